@@ -1,0 +1,141 @@
+# The four Cloud Run v2 services, each with its own service account and its secrets from
+# Secret Manager. Cloud Build deploys new images (`gcloud run services update --image`), so
+# Terraform ignores the image after creation and owns everything else.
+
+locals {
+  # deterministic Cloud Run URLs (https://SERVICE-PROJECT_NUMBER.REGION.run.app)
+  service_url     = { for name in local.service_names : name => "https://${name}-${data.google_project.this.number}.${var.region}.run.app" }
+  portal_base_url = "https://${var.portal_domain}"
+  common_env = {
+    NODE_ENV                 = "production"
+    GOOGLE_CLOUD_PROJECT     = var.project_id
+    GOOGLE_CLOUD_REGION      = var.region
+    STORE_BACKEND            = "firestore"
+    QUEUE_BACKEND            = "pubsub"
+    SECRETS_BACKEND          = "secretmanager"
+    TASKS_BACKEND            = "cloudtasks"
+    EDGE_DOMAIN              = var.edge_domain
+    EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
+    PORTAL_BASE_URL          = local.portal_base_url
+    PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
+    TASKS_SERVICE_ACCOUNT    = google_service_account.tasks_invoker.email
+    LOG_LEVEL                = "info"
+  }
+  service_settings = {
+    "edge-ingest"        = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 1 }
+    "portal-api"         = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 0 }
+    "upsert-worker"      = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 4, memory = "2Gi", cpu = "2", timeout = "600s", min = 0 }
+    "webhook-dispatcher" = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 80, memory = "512Mi", cpu = "1", timeout = "60s", min = 0 }
+  }
+  # secrets each service reads as environment variables
+  service_secrets = {
+    "edge-ingest"        = { KEY_PEPPER = "key-pepper" }
+    "portal-api"         = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
+    "upsert-worker"      = { KEY_PEPPER = "key-pepper" }
+    "webhook-dispatcher" = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
+  }
+}
+
+resource "google_cloud_run_v2_service" "service" {
+  for_each            = local.service_settings
+  name                = each.key
+  location            = var.region
+  ingress             = each.value.ingress
+  deletion_protection = false
+
+  template {
+    service_account                  = local.sa[each.key]
+    timeout                          = each.value.timeout
+    max_instance_request_concurrency = each.value.concurrency
+    scaling {
+      min_instance_count = each.value.min
+      max_instance_count = var.max_instances
+    }
+    containers {
+      image = var.initial_image
+      ports {
+        container_port = 8080
+      }
+      resources {
+        limits = {
+          cpu    = each.value.cpu
+          memory = each.value.memory
+        }
+        cpu_idle = each.key != "upsert-worker"
+      }
+      dynamic "env" {
+        for_each = local.common_env
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+      # the dispatcher's own URL is the Cloud Tasks target and the OIDC audience of push requests
+      env {
+        name  = "PUSH_AUDIENCE"
+        value = local.service_url[each.key]
+      }
+      env {
+        name  = "DISPATCHER_URL"
+        value = local.service_url["webhook-dispatcher"]
+      }
+      dynamic "env" {
+        for_each = local.service_secrets[each.key]
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.platform[env.value].secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+      startup_probe {
+        http_get {
+          path = "/healthz"
+        }
+        period_seconds    = 2
+        failure_threshold = 15
+      }
+      liveness_probe {
+        http_get {
+          path = "/healthz"
+        }
+        period_seconds = 30
+      }
+    }
+  }
+
+  lifecycle {
+    ignore_changes = [template[0].containers[0].image, client, client_version]
+  }
+
+  depends_on = [google_secret_manager_secret_iam_member.reader, google_project_service.enabled]
+}
+
+
+# Public services behind the load balancer: anyone may invoke (they authenticate themselves).
+resource "google_cloud_run_v2_service_iam_member" "public" {
+  for_each = toset(["edge-ingest", "portal-api"])
+  name     = google_cloud_run_v2_service.service[each.value].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "allUsers"
+}
+
+# Internal services: only the push identities may invoke them.
+resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" {
+  for_each = toset(["upsert-worker", "webhook-dispatcher"])
+  name     = google_cloud_run_v2_service.service[each.value].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.pubsub_push.email}"
+}
+
+resource "google_cloud_run_v2_service_iam_member" "tasks_invoker" {
+  name     = google_cloud_run_v2_service.service["webhook-dispatcher"].name
+  location = var.region
+  role     = "roles/run.invoker"
+  member   = "serviceAccount:${google_service_account.tasks_invoker.email}"
+}

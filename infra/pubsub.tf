@@ -1,0 +1,108 @@
+# Topics, push subscriptions (OIDC-authenticated) and dead letters.
+#   contact-batches -> upsert-worker  /pubsub/contact-batches
+#   visit-events    -> webhook-dispatcher /pubsub/visit-events
+#   contact-changes -> BigQuery (bigquery.tf)
+# Every subscription has a retry policy and a dead-letter topic; every dead-letter topic has its
+# own pull subscription so dead letters can be inspected and replayed (docs/operations.md).
+
+locals {
+  push_topics = {
+    "contact-batches" = { service = "upsert-worker", path = "/pubsub/contact-batches", ack_deadline = 600 }
+    "visit-events"    = { service = "webhook-dispatcher", path = "/pubsub/visit-events", ack_deadline = 60 }
+  }
+  all_topics = ["contact-batches", "visit-events", "contact-changes"]
+}
+
+resource "google_pubsub_topic" "main" {
+  for_each                   = toset(local.all_topics)
+  name                       = each.value
+  message_retention_duration = "604800s"
+  depends_on                 = [google_project_service.enabled]
+}
+
+resource "google_pubsub_topic" "dead_letter" {
+  for_each = toset(local.all_topics)
+  name     = "${each.value}-dead-letter"
+}
+
+resource "google_pubsub_subscription" "dead_letter" {
+  for_each                   = toset(local.all_topics)
+  name                       = "${each.value}-dead-letter-sub"
+  topic                      = google_pubsub_topic.dead_letter[each.value].id
+  ack_deadline_seconds       = 60
+  message_retention_duration = "604800s"
+  expiration_policy {
+    ttl = ""
+  }
+  retry_policy {
+    minimum_backoff = "10s"
+    maximum_backoff = "600s"
+  }
+}
+
+resource "google_pubsub_subscription" "push" {
+  for_each             = local.push_topics
+  name                 = "${each.key}-push"
+  topic                = google_pubsub_topic.main[each.key].id
+  ack_deadline_seconds = each.value.ack_deadline
+  expiration_policy {
+    ttl = ""
+  }
+  push_config {
+    push_endpoint = "${local.service_url[each.value.service]}${each.value.path}"
+    oidc_token {
+      service_account_email = google_service_account.pubsub_push.email
+      # the services check this audience (PUSH_AUDIENCE)
+      audience = local.service_url[each.value.service]
+    }
+    no_wrapper {
+      write_metadata = false
+    }
+  }
+  retry_policy {
+    minimum_backoff = "10s"
+    maximum_backoff = "600s"
+  }
+  dead_letter_policy {
+    dead_letter_topic     = google_pubsub_topic.dead_letter[each.key].id
+    max_delivery_attempts = 10
+  }
+  depends_on = [google_pubsub_topic_iam_member.dead_letter_publisher]
+}
+
+# The Pub/Sub service agent forwards to dead-letter topics and acks the source subscription.
+resource "google_pubsub_topic_iam_member" "dead_letter_publisher" {
+  for_each = toset(local.all_topics)
+  topic    = google_pubsub_topic.dead_letter[each.value].id
+  role     = "roles/pubsub.publisher"
+  member   = "serviceAccount:${local.pubsub_agent}"
+}
+
+resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
+  for_each     = local.push_topics
+  subscription = google_pubsub_subscription.push[each.key].id
+  role         = "roles/pubsub.subscriber"
+  member       = "serviceAccount:${local.pubsub_agent}"
+}
+
+# Producers: edge-ingest and portal-api publish batches (portal: origin fallbacks); portal-api
+# publishes visit events (management API); upsert-worker publishes contact changes.
+resource "google_pubsub_topic_iam_member" "publishers" {
+  for_each = {
+    "contact-batches/edge-ingest" = { topic = "contact-batches", sa = "edge-ingest" }
+    "contact-batches/portal-api"  = { topic = "contact-batches", sa = "portal-api" }
+    "visit-events/portal-api"     = { topic = "visit-events", sa = "portal-api" }
+    "contact-changes/upsert"      = { topic = "contact-changes", sa = "upsert-worker" }
+  }
+  topic  = google_pubsub_topic.main[each.value.topic].id
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:${local.sa[each.value.sa]}"
+}
+
+# Workers dead-letter records they can never store (application-level dead letters).
+resource "google_pubsub_topic_iam_member" "worker_dead_letter_publisher" {
+  for_each = { "contact-batches" = "upsert-worker", "visit-events" = "webhook-dispatcher" }
+  topic    = google_pubsub_topic.dead_letter[each.key].id
+  role     = "roles/pubsub.publisher"
+  member   = "serviceAccount:${local.sa[each.value]}"
+}

@@ -1,0 +1,68 @@
+variable "project_id" {
+  description = "Google Cloud project that hosts the platform (an empty project is fine: every API is enabled here)."
+  type        = string
+}
+
+variable "region" {
+  description = "Region of Cloud Run, Cloud Tasks, Artifact Registry and the serverless NEGs."
+  type        = string
+  default     = "europe-west1"
+}
+
+variable "firestore_location" {
+  description = "Location of the Firestore database (a region or a multi-region such as eur3)."
+  type        = string
+  default     = "eur3"
+}
+
+variable "edge_domain" {
+  description = "Edge domain: tenants call <customer_public_id>.<edge_domain>. A wildcard certificate covers *.<edge_domain>."
+  type        = string
+}
+
+variable "portal_domain" {
+  description = "Host name of the portal origin (portal-api), e.g. portal.example.com."
+  type        = string
+}
+
+variable "artifact_repository" {
+  description = "Artifact Registry Docker repository id that Cloud Build pushes the four images to."
+  type        = string
+  default     = "lsv"
+}
+
+variable "initial_image" {
+  description = "Image used when a service is first created, before Cloud Build deploys the real one (Cloud Build changes only the image afterwards)."
+  type        = string
+  default     = "us-docker.pkg.dev/cloudrun/container/hello"
+}
+
+variable "partnercrm_token_cutover" {
+  description = "ISO-8601 instant after which partner CRM webhooks without a token answer 401; empty keeps accepting and flagging them."
+  type        = string
+  default     = ""
+}
+
+variable "max_instances" {
+  description = "Upper bound of instances per Cloud Run service."
+  type        = number
+  default     = 100
+}
+
+variable "delivery_dispatches_per_second" {
+  description = "Default Cloud Tasks dispatch rate of the shared delivery queue (per-endpoint queues get their own rate from the dispatcher)."
+  type        = number
+  default     = 50
+}
+
+variable "alert_email" {
+  description = "Email address that receives alerts; empty disables the notification channel."
+  type        = string
+  default     = ""
+}
+
+variable "bigquery_location" {
+  description = "Location of the BigQuery dataset that receives contact changes."
+  type        = string
+  default     = "EU"
+}

@@ -1,0 +1,27 @@
+/**
+ * `npm run generate`: writes the committed generated files from code.
+ * - shared/generated/contract-2026-09-04.schema.json: the JSON Schema document (GET /api/v1/schema)
+ * - shared/generated/openapi.json: the OpenAPI 3.1.0 document (GET /api/v1/openapi.json)
+ * - infra/bigquery/contact_changes.schema.json: the BigQuery table schema of contact changes
+ * Stable key order, trailing newline. test/contract/drift.test.ts and
+ * test/infra/bigquery-schema.test.ts fail when they are stale.
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { dirname, relative } from 'node:path'
+import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
+import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
+import { CONTACT_CHANGES_SCHEMA_FILE, CONTRACT_SCHEMA_FILE, GENERATED_DIR, OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
+import { CHANGE_ROW_BIGQUERY_SCHEMA } from '@lsv/shared/domain/contacts/change-row.ts'
+import { buildOpenApiDocument } from '../services/portal-api/src/openapi/build.ts'
+
+function write(file: string, text: string): void {
+  const unchanged = existsSync(file) && readFileSync(file, 'utf8') === text
+  if (!unchanged) writeFileSync(file, text)
+  console.log(`${unchanged ? 'unchanged' : 'wrote    '} ${relative(process.cwd(), file)}`)
+}
+
+mkdirSync(GENERATED_DIR, { recursive: true })
+write(CONTRACT_SCHEMA_FILE, canonicalJson(buildContractSchemaDocument()))
+write(OPENAPI_FILE, canonicalJson(await buildOpenApiDocument()))
+mkdirSync(dirname(CONTACT_CHANGES_SCHEMA_FILE), { recursive: true })
+write(CONTACT_CHANGES_SCHEMA_FILE, canonicalJson(CHANGE_ROW_BIGQUERY_SCHEMA))

@@ -1,0 +1,90 @@
+/**
+ * The test command (`npm test`): type-check, start the Firestore and Pub/Sub emulators on free
+ * ports, run every vitest suite against them, stop the emulators by pid (the whole chain), and
+ * print one closing line `tests: N passed, N failed[, N skipped]`.
+ *
+ * Flags: --no-emulators (embedded only), --no-typecheck, and any further args go to vitest.
+ */
+import { spawn } from 'node:child_process'
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
+
+const major = Number(process.versions.node.split('.')[0])
+if (major < 22) {
+  console.error(`Node ${process.versions.node} is too old: the tests need Node 22 or newer (the project pins Node 24 through the "node" devDependency; run through npm).`)
+  process.exit(1)
+}
+
+const argv = process.argv.slice(2)
+const useEmulators = !argv.includes('--no-emulators')
+const typecheck = !argv.includes('--no-typecheck')
+const config = argv.includes('--reliability') ? 'vitest.reliability.config.ts' : 'vitest.config.ts'
+const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability'].includes(a))
+const tmp = join(process.cwd(), '.tmp')
+mkdirSync(tmp, { recursive: true })
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: 'inherit', env })
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))
+  })
+}
+
+const emulators: RunningEmulator[] = []
+let stopping = false
+async function stopAll(): Promise<void> {
+  if (stopping) return
+  stopping = true
+  await Promise.all(emulators.map((e) => e.stop()))
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    void stopAll().finally(() => process.exit(130))
+  })
+}
+
+let exitCode = 0
+try {
+  if (typecheck) {
+    console.log('> type-check (tsc --noEmit)')
+    const code = await run(join('node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit'])
+    if (code !== 0) {
+      console.error('type-check failed')
+      console.log('tests: 0 passed, 1 failed')
+      process.exit(1)
+    }
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' }
+  if (useEmulators) {
+    const project = 'demo-lsv-test'
+    console.log('> starting the Firestore and Pub/Sub emulators')
+    const [fs, ps] = await Promise.all([startEmulator('firestore', tmp, project), startEmulator('pubsub', tmp, project)])
+    emulators.push(fs, ps)
+    env.FIRESTORE_EMULATOR_HOST = fs.hostPort
+    env.PUBSUB_EMULATOR_HOST = ps.hostPort
+    env.EMULATOR_PROJECT = project
+    console.log(`  firestore ${fs.hostPort} (pid ${fs.child.pid}), pubsub ${ps.hostPort} (pid ${ps.child.pid})`)
+  }
+  const report = join(tmp, 'vitest-report.json')
+  rmSync(report, { force: true })
+  exitCode = await run(join('node_modules', '.bin', 'vitest'), [
+    'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs,
+  ], env)
+  try {
+    const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number }
+    const skipped = r.numPendingTests + r.numTodoTests
+    if (r.numTotalTests === 0) exitCode = exitCode || 1
+    console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`)
+  } catch {
+    console.log('tests: 0 passed, 1 failed')
+    exitCode = exitCode || 1
+  }
+} catch (err) {
+  console.error(err)
+  exitCode = 1
+  console.log('tests: 0 passed, 1 failed')
+} finally {
+  await stopAll()
+}
+process.exit(exitCode)

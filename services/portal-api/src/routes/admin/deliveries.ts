@@ -1,0 +1,81 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
+import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
+
+const Attempt = Type.Object({
+  attempt: Type.Integer(),
+  at: Type.String({ format: 'date-time' }),
+  status_code: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  latency_ms: Type.Integer(),
+  response_excerpt: Type.Union([Type.String(), Type.Null()]),
+}, { additionalProperties: false })
+
+const DeliveryEntry = Type.Object({
+  id: Type.String(),
+  event_id: Type.String(),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')]),
+  attempts: Type.Array(Attempt),
+  next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+}, { title: 'DeliveryLogEntry', additionalProperties: false })
+
+const Params = Type.Object({
+  accountId: Type.String({ minLength: 1, maxLength: 128 }),
+  integrationId: Type.String({ minLength: 1, maxLength: 128 }),
+})
+
+/** The delivery log of one integration and its replay (management-api.md). */
+export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void {
+  app.get('/api/v1/admin/accounts/:accountId/integrations/:integrationId/deliveries', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'listDeliveries',
+      tags: ['management'],
+      summary: 'Delivery log of an integration, newest first',
+      security: [{ operatorToken: [] }],
+      params: Params,
+      querystring: Type.Object({
+        cursor: Type.Optional(Type.String({ maxLength: 200, description: 'opaque `next_cursor` of the previous page' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+      }),
+      response: {
+        200: Type.Object({
+          object: Type.Literal('list'),
+          data: Type.Array(DeliveryEntry),
+          has_more: Type.Boolean(),
+          next_cursor: Type.Union([Type.String(), Type.Null()]),
+        }, { additionalProperties: false }),
+        ...errorResponses(400, 401, 404),
+      },
+    } as never,
+  }, async (request) => {
+    await authenticateOperator(deps, request.headers.authorization)
+    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
+    const q = request.query as { cursor?: string; limit?: number }
+    return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25 })
+  })
+
+  app.post('/api/v1/admin/accounts/:accountId/integrations/:integrationId/deliveries/:deliveryId/replay', {
+    schema: {
+      operationId: 'replayDelivery',
+      tags: ['management'],
+      summary: 'Send a kept delivery again (a new run of attempts)',
+      security: [{ operatorToken: [] }],
+      params: Type.Object({ ...Params.properties, deliveryId: Type.String({ minLength: 1, maxLength: 128 }) }),
+      response: {
+        202: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: Type.String() }, { additionalProperties: false }),
+        ...errorResponses(401, 404, 409),
+      },
+    } as never,
+  }, async (request, reply) => {
+    await authenticateOperator(deps, request.headers.authorization)
+    const { accountId, integrationId, deliveryId } = request.params as { accountId: string; integrationId: string; deliveryId: string }
+    const delivery = await replayDeliveryFor(deps, accountId, integrationId, deliveryId)
+    return reply.code(202).send({ ok: true, id: delivery.id, status: delivery.status } as never)
+  })
+}

@@ -1,0 +1,55 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { VisitEventInput } from '@lsv/shared/contract/visit-event.ts'
+import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
+import { AppError } from '@lsv/shared/errors/app-error.ts'
+import { InvalidVisitEvent, validateVisitEvent } from '@lsv/shared/domain/visits/parse.ts'
+import { publishVisitEvent } from '@lsv/shared/domain/visits/publish.ts'
+
+/**
+ * `POST /api/v1/admin/accounts/{accountId}/visits`: injects a visit event on the visit-events
+ * topic, the same message the identification pipeline publishes (management-api.md). 202 once
+ * the message is durable; the dispatcher does the rest asynchronously.
+ */
+export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
+  app.post('/api/v1/admin/accounts/:accountId/visits', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'injectVisitEvent',
+      tags: ['management'],
+      summary: 'Inject a visit event (as the identification pipeline does)',
+      security: [{ operatorToken: [] }],
+      params: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 128 }) }),
+      body: VisitEventInput,
+      response: {
+        202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
+        ...errorResponsesWithIssues(400, 401, 404, 503),
+      },
+    } as never,
+  }, async (request, reply) => {
+    await authenticateOperator(deps, request.headers.authorization)
+    const { accountId } = request.params as { accountId: string }
+    const input = request.body as VisitEventInput
+    if (input.account_id !== undefined && input.account_id !== accountId) {
+      throw new AppError('invalid_payload', { issues: [{ code: 'const', message: 'must equal the accountId of the path', path: '/account_id' }] })
+    }
+    let event
+    try {
+      event = validateVisitEvent({ ...input, account_id: accountId })
+    } catch (err) {
+      if (err instanceof InvalidVisitEvent) {
+        throw new AppError('invalid_payload', { issues: err.issues.map((m) => ({ code: 'invalid', message: m, path: '/' })) })
+      }
+      throw err
+    }
+    if (!(await deps.tenants.getAccount(accountId))) throw new AppError('not_found')
+    try {
+      await publishVisitEvent(deps, event)
+    } catch (cause) {
+      throw new AppError('temporarily_unavailable', { cause })
+    }
+    return reply.code(202).send({ ok: true, id: event.id } as never)
+  })
+}

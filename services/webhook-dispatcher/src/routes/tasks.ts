@@ -1,0 +1,28 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
+
+/**
+ * `POST /tasks/deliver`: Cloud Tasks calls it once per attempt with the task payload as the
+ * body (production). 200 tells Cloud Tasks the task is done, whatever the receiver answered:
+ * our own schedule owns retries. A 5xx (store unavailable) makes Cloud Tasks retry the task.
+ * Authentication is Cloud Run IAM (the OIDC token of the tasks service account).
+ */
+export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
+  const handler = createDeliveryTaskHandler(deps)
+  app.post('/tasks/deliver', {
+    schema: {
+      operationId: 'runDeliveryTask',
+      tags: ['internal'],
+      summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
+      hide: true,
+      response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(500) },
+    } as never,
+  }, async (request) => {
+    const raw = request.rawBody ?? Buffer.from(JSON.stringify(request.body ?? null))
+    const outcome = await handler(raw)
+    return { ok: true as const, outcome }
+  })
+}

@@ -1,0 +1,165 @@
+import { Type, type Static } from 'typebox'
+import { ContractVersionLiteral, MissingReasonSchema, NullableBoolean, NullableString, StringEnum } from './common.ts'
+
+/**
+ * The shared Contact object (contract 2.1): the subject of `visitor.identified`, verbatim, and
+ * the single-resource body of the read contract. Every nested member is optional and
+ * `string` or `null` unless the contract states otherwise.
+ */
+
+export const SUBJECT_TYPES = ['company_profile', 'contact', 'person_profile'] as const
+export const NAME_SOURCES = ['enrichment', 'form', 'manual', 'provider'] as const
+export const TRAIT_GROUPS = ['demographics', 'financial', 'household'] as const
+export const CUSTOM_FIELD_TYPES = [
+  'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number', 'phone', 'select', 'signature', 'text',
+  'textbox_list', 'url',
+] as const
+export const CUSTOM_FIELD_SOURCES = ['ai_enrichment', 'inbound_mapping', 'manual'] as const
+
+const opt = Type.Optional
+
+export const ContactIdentity = Type.Object(
+  {
+    first_name: opt(NullableString({ description: 'given name' })),
+    last_name: opt(NullableString({ description: 'family name' })),
+    full_name: opt(NullableString({ description: 'joined from first and last name at ingest' })),
+    title: opt(NullableString({ description: 'job title at the resolved company' })),
+    seniority: opt(NullableString({ description: 'seniority band' })),
+    network_url: opt(NullableString({ format: 'uri', description: "person's professional-network profile URL" })),
+  },
+  { title: 'ContactIdentity' },
+)
+
+export const ContactCompany = Type.Object(
+  {
+    name: opt(NullableString({ description: 'denormalized employer name' })),
+    domain: opt(NullableString({ description: 'registrable domain of the employer' })),
+    website: opt(NullableString({ format: 'uri', description: 'website URL as delivered' })),
+    industry: opt(NullableString({ description: 'industry band from the resolving provider' })),
+    employee_count: opt(NullableString({ description: 'employee-count band, as delivered' })),
+    est_revenue: opt(NullableString({ description: 'revenue band, as delivered' })),
+    network_url: opt(NullableString({ format: 'uri', description: "organization's professional-network page" })),
+  },
+  { title: 'ContactCompany' },
+)
+
+export const ContactLocation = Type.Object(
+  {
+    city: opt(NullableString()),
+    state: opt(NullableString({ description: 'coarse business region' })),
+    postal_code: opt(NullableString({ description: 'coarse postal code' })),
+  },
+  { title: 'ContactLocation', description: 'coarse business location, not the home address (a tier-3 trait)' },
+)
+
+export const EmailHandle = Type.Object(
+  {
+    value: NullableString(),
+    kind: NullableString(),
+    verified: NullableBoolean(),
+  },
+  { title: 'EmailHandle', additionalProperties: false },
+)
+
+export const PhoneHandle = Type.Object(
+  {
+    value: NullableString(),
+    kind: NullableString(),
+    dnc: NullableBoolean(),
+    dnc_known: Type.Boolean(),
+    callable: Type.Boolean({ description: '`dnc_known` AND NOT `dnc`; a number that is not callable is never emitted' }),
+  },
+  { title: 'PhoneHandle', additionalProperties: false },
+)
+
+export const ContactHandles = Type.Object(
+  {
+    business_email: opt(NullableString({ format: 'email', description: 'work email, stored case-insensitively' })),
+    emails: opt(Type.Array(EmailHandle, { description: 'tier 2; empty when the tier is not enabled' })),
+    phones: opt(Type.Array(PhoneHandle, { description: 'tier 2; empty when the tier is not enabled' })),
+  },
+  { title: 'ContactHandles' },
+)
+
+export const Trait = Type.Object(
+  {
+    key: NullableString(),
+    label: NullableString(),
+    value: NullableString(),
+    group: StringEnum(TRAIT_GROUPS),
+  },
+  { title: 'Trait', additionalProperties: false },
+)
+
+export const CustomField = Type.Object(
+  {
+    key: Type.String({ description: 'stable slug, unique per tenant' }),
+    label: Type.String({ description: 'human-readable name' }),
+    type: StringEnum(CUSTOM_FIELD_TYPES),
+    value: Type.Any({ description: 'scalar types are stored as text; the four JSON storage types are stored as JSON' }),
+    source: StringEnum(CUSTOM_FIELD_SOURCES),
+    enriched_at: NullableString({ format: 'date-time', description: 'set only when `source` is `ai_enrichment`' }),
+  },
+  { title: 'CustomField', additionalProperties: false },
+)
+
+export const ContactMissing = Type.Object(
+  {},
+  {
+    title: 'ContactMissing',
+    description: 'keys of the caller\'s key set K that carry no value, each with one of the five closed reasons',
+    additionalProperties: MissingReasonSchema,
+  },
+)
+
+export const ContactProvenance = Type.Object(
+  {
+    first_seen_at: opt(Type.String({ format: 'date-time', description: 'when the person was first resolved for the tenant' })),
+    last_seen_at: opt(Type.String({ format: 'date-time', description: 'refreshed on every provider upsert' })),
+    name_source: opt(Type.Union([StringEnum(NAME_SOURCES), Type.Null()], {
+      description: 'class of writer that last set the name columns (form > manual > enrichment > provider; null ranks as provider)',
+    })),
+    resolved_by: opt(Type.String({ description: 'insert-only resolution stamp, masked to a tier label' })),
+  },
+  { title: 'ContactProvenance' },
+)
+
+export const ContactLinks = Type.Object(
+  {
+    portal: opt(NullableString({ format: 'uri', description: 'the portal page for the subject' })),
+    self: opt(NullableString({ format: 'uri', description: 'the read-contract URL for the subject' })),
+  },
+  { title: 'ContactLinks' },
+)
+
+export const Contact = Type.Object(
+  {
+    object: Type.Literal('contact'),
+    id: Type.String({ format: 'uuid', description: 'tenant-scoped id of the resolved person record' }),
+    subject_type: StringEnum(SUBJECT_TYPES),
+    contract_version: ContractVersionLiteral(),
+    identity: ContactIdentity,
+    company: ContactCompany,
+    location: ContactLocation,
+    handles: ContactHandles,
+    traits: Type.Array(Trait, { description: 'tier 3' }),
+    custom_fields: Type.Array(CustomField, { description: 'tier 1, always present' }),
+    missing: ContactMissing,
+    provenance: ContactProvenance,
+    links: ContactLinks,
+  },
+  { title: 'Contact', additionalProperties: false },
+)
+
+export type ContactIdentity = Static<typeof ContactIdentity>
+export type ContactCompany = Static<typeof ContactCompany>
+export type ContactLocation = Static<typeof ContactLocation>
+export type EmailHandle = Static<typeof EmailHandle>
+export type PhoneHandle = Static<typeof PhoneHandle>
+export type ContactHandles = Static<typeof ContactHandles>
+export type Trait = Static<typeof Trait>
+export type CustomField = Static<typeof CustomField>
+export type ContactMissing = Static<typeof ContactMissing>
+export type ContactProvenance = Static<typeof ContactProvenance>
+export type ContactLinks = Static<typeof ContactLinks>
+export type Contact = Static<typeof Contact>

@@ -1,0 +1,3 @@
+/** The dated contract version (contract section 9). */
+export const CONTRACT_VERSION = '2026-09-04' as const
+export type ContractVersion = typeof CONTRACT_VERSION

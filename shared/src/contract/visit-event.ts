@@ -1,0 +1,98 @@
+import { Type, type Static } from 'typebox'
+
+/**
+ * A visit event: one identified visit, published by the identification pipeline on the
+ * `visit-events` topic (attribute `v` = VISIT_EVENT_VERSION) or injected through
+ * `POST /api/v1/admin/accounts/{accountId}/visits`. Validated on consume.
+ * Exactly one way to name the person: `contact_id`, `lsv` (a minted link token) or
+ * `resolution` (provider data for a person matched or created by the dispatcher).
+ */
+export const VISIT_EVENT_VERSION = '1'
+
+const NullableString = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])
+
+export const VisitDetails = Type.Object(
+  {
+    captured_url: Type.Optional(NullableString),
+    domain_id: Type.Optional(NullableString),
+    referrer: Type.Optional(NullableString),
+    visitor_id: Type.Optional(NullableString),
+    seen_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  },
+  { title: 'VisitDetails', additionalProperties: false },
+)
+
+const ResolutionEmail = Type.Object(
+  { value: NullableString, kind: Type.Optional(NullableString), verified: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])) },
+  { additionalProperties: false },
+)
+const ResolutionPhone = Type.Object(
+  {
+    value: NullableString,
+    kind: Type.Optional(NullableString),
+    dnc: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    dnc_known: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+const ResolutionTrait = Type.Object(
+  {
+    key: NullableString,
+    label: Type.Optional(NullableString),
+    value: NullableString,
+    group: Type.Union([Type.Literal('demographics'), Type.Literal('financial'), Type.Literal('household')]),
+  },
+  { additionalProperties: false },
+)
+
+export const VisitResolution = Type.Object(
+  {
+    subject_type: Type.Optional(Type.Union([Type.Literal('company_profile'), Type.Literal('contact'), Type.Literal('person_profile')])),
+    identity: Type.Optional(Type.Object({
+      first_name: Type.Optional(NullableString), last_name: Type.Optional(NullableString), full_name: Type.Optional(NullableString),
+      title: Type.Optional(NullableString), seniority: Type.Optional(NullableString), network_url: Type.Optional(NullableString),
+    }, { additionalProperties: false })),
+    company: Type.Optional(Type.Object({
+      name: Type.Optional(NullableString), domain: Type.Optional(NullableString), website: Type.Optional(NullableString),
+      industry: Type.Optional(NullableString), employee_count: Type.Optional(NullableString), est_revenue: Type.Optional(NullableString),
+      network_url: Type.Optional(NullableString),
+    }, { additionalProperties: false })),
+    location: Type.Optional(Type.Object({
+      city: Type.Optional(NullableString), state: Type.Optional(NullableString), postal_code: Type.Optional(NullableString),
+    }, { additionalProperties: false })),
+    handles: Type.Optional(Type.Object({
+      business_email: Type.Optional(NullableString),
+      emails: Type.Optional(Type.Array(ResolutionEmail, { maxItems: 50 })),
+      phones: Type.Optional(Type.Array(ResolutionPhone, { maxItems: 50 })),
+    }, { additionalProperties: false })),
+    traits: Type.Optional(Type.Array(ResolutionTrait, { maxItems: 200 })),
+    resolved_by: Type.String({ minLength: 1, maxLength: 128 }),
+  },
+  { title: 'VisitResolution', additionalProperties: false },
+)
+
+export const VisitEvent = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 256 }),
+    account_id: Type.String({ minLength: 1, maxLength: 128 }),
+    emitted_at: Type.Optional(Type.String({ format: 'date-time' })),
+    tier: Type.Union([Type.Literal('company'), Type.Literal('person')]),
+    visit: Type.Optional(VisitDetails),
+    contact_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    lsv: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    resolution: Type.Optional(VisitResolution),
+    classification: Type.Optional(Type.String({ maxLength: 256 })),
+    served_from: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { title: 'VisitEvent', additionalProperties: false },
+)
+
+export type VisitEvent = Static<typeof VisitEvent>
+export type VisitResolution = Static<typeof VisitResolution>
+
+/** The body of `POST /api/v1/admin/accounts/{accountId}/visits`: `account_id` comes from the path. */
+export const VisitEventInput = Type.Object(
+  { ...VisitEvent.properties, account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
+  { title: 'VisitEventInput', additionalProperties: false },
+)
+export type VisitEventInput = Static<typeof VisitEventInput>

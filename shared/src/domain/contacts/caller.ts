@@ -1,0 +1,25 @@
+import type { PlatformDeps } from '../../platform/deps.ts'
+import type { AccountRecord, CustomFieldDefinition } from '../records.ts'
+
+export interface AccountContactContext {
+  definitions: CustomFieldDefinition[]
+  mappedCustomFieldKeys: Set<string>
+}
+
+/**
+ * What assembling a Contact needs to know about the account beyond the record: its custom
+ * field definitions and which of them some connection maps inbound data to (`unmapped`).
+ */
+export async function loadAccountContactContext(deps: Pick<PlatformDeps, 'tenants'>, account: Pick<AccountRecord, 'id'>): Promise<AccountContactContext> {
+  const [definitions, connections] = await Promise.all([
+    deps.tenants.listCustomFields(account.id),
+    deps.tenants.listConnections(account.id),
+  ])
+  const mapped = new Set<string>()
+  for (const c of connections) {
+    for (const m of c.field_mappings ?? []) {
+      if (m.to.startsWith('custom_fields.')) mapped.add(m.to.slice('custom_fields.'.length))
+    }
+  }
+  return { definitions, mappedCustomFieldKeys: mapped }
+}

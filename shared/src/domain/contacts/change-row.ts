@@ -1,0 +1,140 @@
+import type { ContactRecord } from '../records.ts'
+import { sortKeysDeep } from '../../contract/canonical-json.ts'
+
+/**
+ * One contact change as a flat BigQuery row. The same shape is published by the upsert worker
+ * to `contact-changes` (a BigQuery subscription writes it to `contact_changes`) and written by
+ * the export command as newline-delimited JSON (`bq load`), so both feed one table whose schema
+ * is CHANGE_ROW_BIGQUERY_SCHEMA (committed as infra/bigquery/contact_changes.schema.json).
+ *
+ * Timestamps are ISO-8601 strings (BigQuery parses them into TIMESTAMP); absent values are null,
+ * repeated records are always arrays (BigQuery rejects a null array).
+ */
+export type ChangeOp = 'upsert' | 'delete'
+
+export interface ChangeRowEmail { value: string | null; kind: string | null; verified: boolean | null }
+export interface ChangeRowPhone { value: string | null; kind: string | null; dnc: boolean | null; dnc_known: boolean }
+export interface ChangeRowTrait { key: string | null; label: string | null; value: string | null; group: string }
+
+export interface ChangeRow {
+  account_id: string
+  contact_id: string
+  source: string
+  external_id: string
+  op: ChangeOp
+  changed_at: string
+  first_name: string | null
+  last_name: string | null
+  full_name: string | null
+  title: string | null
+  business_email: string | null
+  company_name: string | null
+  company_domain: string | null
+  city: string | null
+  state: string | null
+  postal_code: string | null
+  name_source: string | null
+  resolved_by: string | null
+  first_seen_at: string | null
+  last_seen_at: string | null
+  updated_at: string | null
+  emails: ChangeRowEmail[]
+  phones: ChangeRowPhone[]
+  traits: ChangeRowTrait[]
+  /** JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted */
+  custom_fields: string
+}
+
+export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeRow {
+  return {
+    account_id: record.account_id,
+    contact_id: record.id,
+    source: record.source,
+    external_id: record.external_id,
+    op,
+    changed_at: at,
+    first_name: record.identity.first_name ?? null,
+    last_name: record.identity.last_name ?? null,
+    full_name: record.identity.full_name ?? null,
+    title: record.identity.title ?? null,
+    business_email: record.business_email ?? null,
+    company_name: record.company.name ?? null,
+    company_domain: record.company.domain ?? null,
+    city: record.location.city ?? null,
+    state: record.location.state ?? null,
+    postal_code: record.location.postal_code ?? null,
+    name_source: record.name_source ?? null,
+    resolved_by: record.resolved_by ?? null,
+    first_seen_at: record.first_seen_at ?? null,
+    last_seen_at: record.last_seen_at ?? null,
+    updated_at: record.updated_at ?? null,
+    emails: (record.emails ?? []).map((e) => ({ value: e.value ?? null, kind: e.kind ?? null, verified: e.verified ?? null })),
+    phones: (record.phones ?? []).map((p) => ({ value: p.value ?? null, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known === true })),
+    traits: (record.traits ?? []).map((t) => ({ key: t.key ?? null, label: t.label ?? null, value: t.value ?? null, group: t.group })),
+    custom_fields: JSON.stringify(sortKeysDeep(record.custom_fields ?? {})),
+  }
+}
+
+// ---- BigQuery table schema ---------------------------------------------------------------
+
+export type BigQueryType = 'STRING' | 'TIMESTAMP' | 'BOOLEAN' | 'RECORD'
+export type BigQueryMode = 'REQUIRED' | 'NULLABLE' | 'REPEATED'
+
+export interface BigQueryField {
+  name: string
+  type: BigQueryType
+  mode: BigQueryMode
+  description: string
+  fields?: BigQueryField[]
+}
+
+const col = (name: string, type: BigQueryType, mode: BigQueryMode, description: string): BigQueryField => ({ name, type, mode, description })
+const str = (name: string, description: string): BigQueryField => col(name, 'STRING', 'NULLABLE', description)
+const ts = (name: string, description: string): BigQueryField => col(name, 'TIMESTAMP', 'NULLABLE', description)
+
+/**
+ * The `contact_changes` table schema (the JSON array `bq` and Terraform take). Column order is
+ * the ChangeRow key order. custom_fields is STRING holding JSON text, not the JSON type: both the
+ * Pub/Sub BigQuery subscription and `bq load` accept a string there, and JSON_VALUE /
+ * PARSE_JSON read it.
+ */
+export const CHANGE_ROW_BIGQUERY_SCHEMA: readonly BigQueryField[] = [
+  col('account_id', 'STRING', 'REQUIRED', 'Account (tenant) id, uuid'),
+  col('contact_id', 'STRING', 'REQUIRED', 'Contact id, uuid derived from (account, source, external_id)'),
+  col('source', 'STRING', 'REQUIRED', 'Source slug of the (source, external_id) anchor'),
+  col('external_id', 'STRING', 'REQUIRED', 'External id of the contact within its source'),
+  col('op', 'STRING', 'REQUIRED', 'upsert or delete'),
+  col('changed_at', 'TIMESTAMP', 'REQUIRED', 'When the change happened (export: when the export ran); partitioning column'),
+  str('first_name', 'Identity first name'),
+  str('last_name', 'Identity last name'),
+  str('full_name', 'Identity full name'),
+  str('title', 'Job title'),
+  str('business_email', 'Business email, lower-cased'),
+  str('company_name', 'Company name'),
+  str('company_domain', 'Company domain'),
+  str('city', 'Location city'),
+  str('state', 'Location state'),
+  str('postal_code', 'Location postal code'),
+  str('name_source', 'Writer class of the current name: form, manual, enrichment or provider'),
+  str('resolved_by', 'What first resolved the contact (insert-only)'),
+  ts('first_seen_at', 'First time the contact was seen'),
+  ts('last_seen_at', 'Last time the contact was seen'),
+  ts('updated_at', 'Last time the stored contact changed'),
+  {
+    name: 'emails', type: 'RECORD', mode: 'REPEATED', description: 'Email handles',
+    fields: [str('value', 'Email address'), str('kind', 'Kind of address'), col('verified', 'BOOLEAN', 'NULLABLE', 'Whether the address is verified')],
+  },
+  {
+    name: 'phones', type: 'RECORD', mode: 'REPEATED', description: 'Phone handles',
+    fields: [
+      str('value', 'Phone number'), str('kind', 'Kind of number'),
+      col('dnc', 'BOOLEAN', 'NULLABLE', 'On a do-not-call list'),
+      col('dnc_known', 'BOOLEAN', 'NULLABLE', 'Whether the do-not-call status is known'),
+    ],
+  },
+  {
+    name: 'traits', type: 'RECORD', mode: 'REPEATED', description: 'Traits',
+    fields: [str('key', 'Trait key'), str('label', 'Trait label'), str('value', 'Trait value'), str('group', 'demographics, financial or household')],
+  },
+  str('custom_fields', 'JSON object text: {key: {value, source, enriched_at}}'),
+]

@@ -1,0 +1,43 @@
+import type { Tier } from '../records.ts'
+import { MISSING_REASONS, type MissingReason } from './key-set.ts'
+
+/** The wire FieldPolicy (contract 2.4). */
+export interface FieldPolicyWire {
+  permitted_tiers: Tier[]
+  enabled_tiers: Tier[]
+  withheld_tiers: Array<'contact_handles' | 'sensitive_traits'>
+  included: number
+  missing: number
+  missing_reason: Record<MissingReason, number>
+}
+
+/**
+ * Per-delivery accounting: `included` counts the keys of K delivered as values, `missing` the
+ * keys in `missing`, `missing_reason` the latter by reason (all five reasons, zero included).
+ * `withheld_tiers` names the gated tiers this receiver did not get.
+ */
+export function fieldPolicyOf(
+  permittedTiers: readonly Tier[],
+  enabledTiers: readonly Tier[],
+  included: number,
+  missing: Record<string, MissingReason>,
+): FieldPolicyWire {
+  const reasons = Object.fromEntries(MISSING_REASONS.map((r) => [r, 0])) as Record<MissingReason, number>
+  let count = 0
+  for (const reason of Object.values(missing)) {
+    reasons[reason]++
+    count++
+  }
+  const enabled = new Set(enabledTiers)
+  const withheld: FieldPolicyWire['withheld_tiers'] = []
+  if (!enabled.has(2)) withheld.push('contact_handles')
+  if (!enabled.has(3)) withheld.push('sensitive_traits')
+  return {
+    permitted_tiers: [...new Set(permittedTiers)].sort(),
+    enabled_tiers: [...enabled].sort(),
+    withheld_tiers: withheld,
+    included,
+    missing: count,
+    missing_reason: reasons,
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * Stored records: what the ports persist. These are internal shapes, not wire types; the wire
+ * types live in `shared/src/contract` (TypeBox). Timestamps are ISO-8601 strings in UTC.
+ */
+
+export type Tier = 1 | 2 | 3
+export type ConnectionType = 'api' | 'webhook' | 'partnercrm'
+export type Scope = 'contacts:write' | 'contacts:links:write' | 'contacts:read'
+export const ALL_SCOPES: readonly Scope[] = ['contacts:write', 'contacts:links:write', 'contacts:read']
+
+export type CustomFieldType =
+  | 'boolean' | 'date' | 'email' | 'file' | 'large_text' | 'multi_select' | 'number'
+  | 'phone' | 'select' | 'signature' | 'text' | 'textbox_list' | 'url'
+
+export const CUSTOM_FIELD_TYPES: readonly CustomFieldType[] = [
+  'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number',
+  'phone', 'select', 'signature', 'text', 'textbox_list', 'url',
+]
+
+export interface AccountRecord {
+  id: string // uuid
+  public_id: string // DNS label, first label of the edge host
+  name: string | null
+  active: boolean
+  api_access: boolean
+  permitted_tiers: Tier[]
+  /** Hosts (lower-case, no trailing dot) that authorize themselves and their subdomains. */
+  authorized_domains: string[]
+  created_at: string
+  updated_at: string
+}
+
+export interface FieldMapping {
+  from: string
+  /** `email` | `first_name` | `last_name` | `company` | `title` | `external_id` | `custom_fields.<key>` */
+  to: string
+}
+
+/** A token or key hash with an optional end of validity (rotation grace, revocation). */
+export interface HashedSecret {
+  hash: string
+  /** null: valid until replaced; otherwise valid strictly before this instant. */
+  expires_at: string | null
+}
+
+export interface ConnectionRecord {
+  id: string // for a webhook connection, the {sourceId} of its URL
+  account_id: string
+  type: ConnectionType
+  source: string // slug, the `source` of the (source, external_id) anchor
+  name: string | null
+  active: boolean
+  field_mappings: FieldMapping[]
+  /** webhook type: the source token hashes (current, plus the previous one during a rotation grace). */
+  token_hashes: HashedSecret[]
+  created_at: string
+  updated_at: string
+}
+
+export interface ApiKeyRecord {
+  id: string
+  account_id: string
+  connection_id: string
+  /** keyed hash (HMAC-SHA256 with the key pepper) of the whole key; the key itself is never stored. */
+  hash: string
+  /** first characters of the key, for display (`lsk_ab12…`) */
+  prefix: string
+  scopes: Scope[]
+  name: string | null
+  expires_at: string | null
+  /** when set, the key answers 401 from this instant on (revocation or end of rotation grace). */
+  revoked_at: string | null
+  created_at: string
+}
+
+export interface LocationRecord {
+  account_id: string
+  connection_id: string
+  location_id: string
+  token_hashes: HashedSecret[]
+  active: boolean
+  created_at: string
+  updated_at: string
+}
+
+export interface CustomFieldDefinition {
+  account_id: string
+  key: string
+  label: string
+  type: CustomFieldType
+  created_at: string
+}
+
+export interface SigningSecret {
+  /** `whsec_<base64>` (Standard Webhooks) */
+  secret: string
+  created_at: string
+  /** null: current; otherwise still signed with until this instant (rotation). */
+  expires_at: string | null
+}
+
+export interface IntegrationRecord {
+  id: string
+  account_id: string
+  url: string
+  payload_version: 1 | 2
+  tiers: { contact_handles: boolean; sensitive_traits: boolean }
+  active: boolean
+  /** why the integration was disabled by the platform (for example `endpoint answered 410`) */
+  disabled_reason: string | null
+  signing_secrets: SigningSecret[]
+  created_at: string
+  updated_at: string
+}
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
+
+export interface DeliveryAttempt {
+  attempt: number
+  at: string
+  status_code: number | null
+  error: string | null
+  latency_ms: number
+  /** at most the first 1 KiB of the response body, as text */
+  response_excerpt: string | null
+}
+
+export interface DeliveryRecord {
+  id: string
+  account_id: string
+  integration_id: string
+  /** the visit-event id, equal to the body `id` and the idempotency key */
+  event_id: string
+  status: DeliveryStatus
+  attempts: DeliveryAttempt[]
+  /** the exact body bytes delivered (kept for replay), UTF-8 */
+  body: string
+  next_attempt_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface LinkTokenRecord {
+  /** SHA-256 (hex) of the opaque token */
+  hash: string
+  account_id: string
+  contact_id: string
+  created_at: string
+}
+
+// ---- contacts -----------------------------------------------------------------------------
+
+export type NameSource = 'enrichment' | 'form' | 'manual' | 'provider' | null
+/** Writer classes, highest precedence first: form > manual > enrichment > provider. */
+export type WriterClass = 'form' | 'manual' | 'enrichment' | 'provider'
+export type SubjectType = 'company_profile' | 'contact' | 'person_profile'
+export type CustomFieldSource = 'ai_enrichment' | 'inbound_mapping' | 'manual'
+
+export interface EmailHandleRecord {
+  value: string | null
+  kind: string | null
+  verified: boolean | null
+}
+
+export interface PhoneHandleRecord {
+  value: string | null
+  kind: string | null
+  dnc: boolean | null
+  dnc_known: boolean
+}
+
+export interface TraitRecord {
+  key: string | null
+  label: string | null
+  value: string | null
+  group: 'demographics' | 'financial' | 'household'
+}
+
+export interface StoredCustomField {
+  value: unknown
+  source: CustomFieldSource
+  enriched_at: string | null
+}
+
+export interface IdentityFields {
+  first_name?: string | null
+  last_name?: string | null
+  full_name?: string | null
+  title?: string | null
+  seniority?: string | null
+  network_url?: string | null
+}
+
+export interface CompanyFields {
+  name?: string | null
+  domain?: string | null
+  website?: string | null
+  industry?: string | null
+  employee_count?: string | null
+  est_revenue?: string | null
+  network_url?: string | null
+}
+
+export interface LocationFields {
+  city?: string | null
+  state?: string | null
+  postal_code?: string | null
+}
+
+export interface ContactRecord {
+  id: string // uuid, = contactIdFor(account_id, source, external_id); also the document id
+  account_id: string
+  source: string
+  external_id: string
+  subject_type: SubjectType
+  identity: IdentityFields
+  company: CompanyFields
+  location: LocationFields
+  business_email: string | null // lower-cased
+  emails: EmailHandleRecord[]
+  phones: PhoneHandleRecord[]
+  traits: TraitRecord[]
+  custom_fields: Record<string, StoredCustomField>
+  name_source: NameSource
+  resolved_by: string | null // insert-only
+  first_seen_at: string
+  last_seen_at: string
+  updated_at: string
+  /**
+   * Per-field write versions used by the merge so that redelivery and reordering converge
+   * (`field path` -> `<event time ISO>|<writer rank>|<message id>`). Owned by the merge function.
+   */
+  versions: Record<string, string>
+}
+
+/** What one upsert wants to write. Produced by field mapping (inbound) or by the visit pipeline. */
+export interface ContactPatch {
+  subject_type?: SubjectType
+  identity?: IdentityFields
+  company?: CompanyFields
+  location?: LocationFields
+  business_email?: string | null
+  emails?: EmailHandleRecord[]
+  phones?: PhoneHandleRecord[]
+  traits?: TraitRecord[]
+  custom_fields?: Record<string, StoredCustomField>
+}
+
+export interface ContactUpsertInput {
+  source: string
+  external_id: string
+  writer: WriterClass
+  /** event time of the write (batch receipt time or visit time), ISO; never the wall clock of the worker */
+  at: string
+  /** a stable id of the originating message + record index, so duplicates are recognised */
+  origin: string
+  resolved_by?: string | null
+  patch: ContactPatch
+}

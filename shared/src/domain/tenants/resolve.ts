@@ -1,0 +1,26 @@
+import type { AccountRecord } from '../records.ts'
+import type { PlatformDeps } from '../../platform/deps.ts'
+import { AppError } from '../../errors/app-error.ts'
+
+/**
+ * The public id named by an edge Host header: its first label, when the rest is the configured
+ * edge domain (`<public_id>.edge.localhost:8080` locally). Null for any other host.
+ */
+export function publicIdFromHost(host: string | undefined, edgeDomain: string): string | null {
+  if (!host) return null
+  const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '')
+  const suffix = `.${edgeDomain.toLowerCase()}`
+  if (!name.endsWith(suffix)) return null
+  const label = name.slice(0, -suffix.length)
+  if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(label)) return null
+  return label
+}
+
+/** The active account of an edge request, else 404 `not found` (unknown or inactive subdomain). */
+export async function resolveEdgeAccount(deps: Pick<PlatformDeps, 'config' | 'tenants'>, host: string | undefined): Promise<AccountRecord> {
+  const publicId = publicIdFromHost(host, deps.config.edgeDomain)
+  if (publicId === null) throw new AppError('not_found')
+  const account = await deps.tenants.getAccountByPublicId(publicId)
+  if (!account || !account.active) throw new AppError('not_found')
+  return account
+}

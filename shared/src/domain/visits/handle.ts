@@ -1,0 +1,72 @@
+import type { PlatformDeps } from '../../platform/deps.ts'
+import type { VisitEvent } from '../../contract/visit-event.ts'
+import { assembleContact } from '../contacts/assemble.ts'
+import { loadAccountContactContext } from '../contacts/caller.ts'
+import { buildWebhookEventV2 } from '../webhooks/build-event.ts'
+import { createDelivery, deliveryIdFor } from '../webhooks/deliveries.ts'
+import type { DeliveryRecord } from '../records.ts'
+import { resolveVisitPerson } from './resolve-person.ts'
+
+/** Idempotency keys live long enough to outlast any redelivery of the queue. */
+const EVENT_CLAIM_TTL_S = 7 * 24 * 3600
+/** "Seen" markers drive `is_repeat`; kept for two years. */
+const SEEN_TTL_S = 2 * 365 * 24 * 3600
+
+export type VisitOutcome =
+  | { result: 'duplicate' }
+  | { result: 'skipped'; reason: string }
+  | { result: 'delivered'; contactId: string; isRepeat: boolean; deliveryIds: string[] }
+
+/**
+ * One visit event, end to end: claim its id (a redelivered event is handled once), resolve
+ * the person, decide `is_repeat`, and create one delivery per active v2 integration of the
+ * account. A body is built per integration because each receiver's tiers shape the subject.
+ */
+export async function handleVisitEvent(deps: PlatformDeps, event: VisitEvent, publishedAt: string): Promise<VisitOutcome> {
+  const account = await deps.tenants.getAccount(event.account_id)
+  if (!account) return { result: 'skipped', reason: 'unknown account' }
+  if (!account.active) return { result: 'skipped', reason: 'account inactive' }
+  const first = await deps.tenants.claimOnce(`visit:${account.id}:${event.id}`, EVENT_CLAIM_TTL_S)
+  const integrations = (await deps.tenants.listIntegrations(account.id)).filter((i) => i.active && i.payload_version === 2)
+  // A claimed event is either a duplicate or a redelivery after a failure part-way. Deliveries
+  // have deterministic ids: when all exist, it is a duplicate; otherwise finish the work.
+  let previous: DeliveryRecord | null = null
+  if (!first) {
+    const existing = await Promise.all(integrations.map((i) => deps.tenants.getDelivery(deliveryIdFor(event.id, i.id))))
+    if (existing.every((d) => d !== null)) return { result: 'duplicate' }
+    previous = existing.find((d) => d !== null) ?? null
+  }
+
+  const person = await resolveVisitPerson(deps, event, publishedAt)
+  if (!person.ok) return { result: 'skipped', reason: person.reason }
+  const contact = person.contact
+  const isRepeat = previous
+    ? (JSON.parse(previous.body) as { is_repeat: boolean }).is_repeat
+    : !(await deps.tenants.claimOnce(`seen:${account.id}:${contact.id}`, SEEN_TTL_S))
+
+  if (integrations.length === 0) return { result: 'delivered', contactId: contact.id, isRepeat, deliveryIds: [] }
+  const context = await loadAccountContactContext(deps, account)
+  const now = new Date(deps.clock.now()).toISOString()
+  const deliveryIds: string[] = []
+  for (const integration of integrations) {
+    const { contact: subject, fieldPolicy } = assembleContact(contact, {
+      permittedTiers: account.permitted_tiers,
+      contactHandles: integration.tiers.contact_handles,
+      sensitiveTraits: integration.tiers.sensitive_traits,
+      definitions: context.definitions,
+      mappedCustomFieldKeys: context.mappedCustomFieldKeys,
+      portalBaseUrl: deps.config.portalBaseUrl,
+      resolvedByLabel: event.tier,
+    })
+    const body = buildWebhookEventV2({ event, subject, fieldPolicy, isRepeat, emittedAt: now })
+    const delivery = await createDelivery(deps, {
+      accountId: account.id,
+      integrationId: integration.id,
+      eventId: event.id,
+      body: JSON.stringify(body),
+      now,
+    })
+    deliveryIds.push(delivery.id)
+  }
+  return { result: 'delivered', contactId: contact.id, isRepeat, deliveryIds }
+}

@@ -1,0 +1,39 @@
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsImport from 'ajv-formats'
+import { VISIT_EVENT_VERSION, VisitEvent } from '../../contract/visit-event.ts'
+
+const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv2020) => Ajv2020
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: false }))
+const validate = ajv.compile<VisitEvent>(VisitEvent as object)
+
+export class InvalidVisitEvent extends Error {
+  readonly issues: string[]
+  constructor(issues: string[]) {
+    super(`invalid visit event: ${issues.join('; ')}`)
+    this.name = 'InvalidVisitEvent'
+    this.issues = issues
+  }
+}
+
+/** Validates an already-parsed event (schema, then: exactly one of contact_id, lsv, resolution). */
+export function validateVisitEvent(value: unknown): VisitEvent {
+  if (!validate(value)) {
+    throw new InvalidVisitEvent((validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`))
+  }
+  const ways = [value.contact_id, value.lsv, value.resolution].filter((x) => x !== undefined).length
+  if (ways !== 1) throw new InvalidVisitEvent(['exactly one of contact_id, lsv, resolution is required'])
+  return value
+}
+
+/** A queue message -> a valid event; unknown versions and bad bodies throw InvalidVisitEvent. */
+export function parseVisitMessage(data: Buffer, attributes: Record<string, string>): VisitEvent {
+  const v = attributes.v ?? VISIT_EVENT_VERSION
+  if (v !== VISIT_EVENT_VERSION) throw new InvalidVisitEvent([`unsupported version ${v}`])
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(data.toString('utf8'))
+  } catch {
+    throw new InvalidVisitEvent(['body is not JSON'])
+  }
+  return validateVisitEvent(parsed)
+}

@@ -1,0 +1,122 @@
+import type { Dispatcher } from 'undici'
+import type { PlatformDeps } from '../../platform/deps.ts'
+import type { DeliveryAttempt, DeliveryRecord } from '../records.ts'
+import { enqueueAttempt, parseDeliveryJob, type DeliveryJob } from './deliveries.ts'
+import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
+import { createSafeAgent } from './safe-agent.ts'
+import { postOnce } from './send.ts'
+import { activeSecrets, signatureHeaders } from './signing.ts'
+import { checkUrlStatically } from './ssrf.ts'
+
+export const GONE_REASON = 'endpoint answered 410'
+
+export interface DeliveryRuntime {
+  /** the SSRF-filtering undici agent (one per process) */
+  dispatcher: Dispatcher
+  /** jitter source in [0,1) */
+  random: () => number
+}
+
+const agents = new Map<boolean, Dispatcher>()
+
+/** The process-wide runtime for a configuration (one keep-alive agent per loopback policy). */
+export function deliveryRuntimeFor(allowLoopback: boolean): DeliveryRuntime {
+  let dispatcher = agents.get(allowLoopback)
+  if (!dispatcher) agents.set(allowLoopback, (dispatcher = createSafeAgent({ allowLoopback })))
+  return { dispatcher, random: Math.random }
+}
+
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'disabled' | 'stale'
+
+/**
+ * Runs one delivery task: one signed POST of the stored body bytes, recorded in the delivery
+ * log. Only 200 acknowledges. 410 disables the integration. Any other answer or transport
+ * error schedules the next attempt as a new task (jittered schedule, Retry-After honoured)
+ * until MAX_ATTEMPTS, then the delivery is `failed` and kept for replay. Never throws for a
+ * receiver's failure; a throw (store unavailable) lets the scheduler retry the same task,
+ * which is safe: a recorded attempt makes the task stale.
+ */
+export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runtime: DeliveryRuntime): Promise<AttemptOutcome> {
+  const delivery = await deps.tenants.getDelivery(job.delivery_id)
+  if (!delivery) return 'stale'
+  if (delivery.attempts.length !== job.seq - 1) {
+    // already ran: if it was the last recorded attempt and asked for a retry, make sure that
+    // retry is scheduled (a crash between writing the log and enqueueing must not strand it)
+    if (delivery.attempts.length === job.seq && delivery.status === 'retrying' && delivery.next_attempt_at) {
+      await enqueueAttempt(deps, delivery, { seq: job.seq + 1, attempt: job.attempt + 1 }, new Date(delivery.next_attempt_at))
+    }
+    return 'stale'
+  }
+  if (delivery.status === 'succeeded' && job.attempt !== 1) return 'stale'
+
+  const nowMs = deps.clock.now()
+  const integration = await deps.tenants.getIntegration(delivery.integration_id)
+  const record = async (attempt: DeliveryAttempt, patch: Partial<DeliveryRecord>) => {
+    const updated: DeliveryRecord = { ...delivery, ...patch, attempts: [...delivery.attempts, attempt], updated_at: new Date(deps.clock.now()).toISOString() }
+    await deps.tenants.putDelivery(updated)
+    return updated
+  }
+  const at = new Date(nowMs).toISOString()
+  if (!integration || !integration.active) {
+    await record(
+      { attempt: job.attempt, at, status_code: null, error: 'integration is not active', latency_ms: 0, response_excerpt: null },
+      { status: 'failed', next_attempt_at: null },
+    )
+    return 'failed'
+  }
+
+  const staticCheck = checkUrlStatically(integration.url, deps.config.allowLoopbackWebhooks)
+  let statusCode: number | null = null
+  let error: string | null = null
+  let latencyMs = 0
+  let excerpt: string | null = null
+  let retryAfterMs: number | null = null
+  const secrets = activeSecrets(integration.signing_secrets, nowMs)
+  if (!staticCheck.ok) error = `destination not allowed: ${staticCheck.reason}`
+  else if (secrets.length === 0) error = 'no signing secret'
+  else {
+    const body = Buffer.from(delivery.body, 'utf8')
+    const headers = signatureHeaders(secrets, delivery.event_id, nowMs, body) as unknown as Record<string, string>
+    const res = await postOnce(runtime.dispatcher, integration.url, body, headers)
+    statusCode = res.statusCode
+    error = res.error
+    latencyMs = res.latencyMs
+    excerpt = res.excerpt
+    retryAfterMs = parseRetryAfter(res.retryAfter, deps.clock.now())
+  }
+  const attempt: DeliveryAttempt = { attempt: job.attempt, at, status_code: statusCode, error, latency_ms: latencyMs, response_excerpt: excerpt }
+
+  if (statusCode === 200) {
+    await record(attempt, { status: 'succeeded', next_attempt_at: null })
+    return 'succeeded'
+  }
+  if (statusCode === 410) {
+    await record(attempt, { status: 'failed', next_attempt_at: null })
+    await deps.tenants.updateIntegration(integration.id, { active: false, disabled_reason: GONE_REASON, updated_at: new Date(deps.clock.now()).toISOString() })
+    deps.logger.warn({ integrationId: integration.id, accountId: integration.account_id }, 'integration disabled: endpoint answered 410')
+    return 'disabled'
+  }
+  const delay = retryDelayMs(job.attempt + 1, runtime.random(), retryAfterMs)
+  if (delay === null) {
+    await record(attempt, { status: 'failed', next_attempt_at: null })
+    return 'failed'
+  }
+  const next = new Date(deps.clock.now() + delay)
+  const updated = await record(attempt, { status: 'retrying', next_attempt_at: next.toISOString() })
+  await enqueueAttempt(deps, updated, { seq: job.seq + 1, attempt: job.attempt + 1 }, next)
+  return 'retrying'
+}
+
+/** The TaskHandler both paths use: Cloud Tasks' POST /tasks/deliver and the embedded runner. */
+export function createDeliveryTaskHandler(deps: PlatformDeps, runtime: DeliveryRuntime = deliveryRuntimeFor(deps.config.allowLoopbackWebhooks)) {
+  return async (payload: Buffer): Promise<AttemptOutcome | 'invalid'> => {
+    const job = parseDeliveryJob(payload)
+    if (!job) {
+      deps.logger.error('dropping an unreadable delivery task')
+      return 'invalid'
+    }
+    return runDeliveryJob(deps, job, runtime)
+  }
+}
+
+export { MAX_ATTEMPTS }

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto'
+import type { PlatformDeps } from '../../platform/deps.ts'
+import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler/interface.ts'
+import type { DeliveryRecord } from '../records.ts'
+
+/** One task = one HTTP attempt of one delivery. */
+export interface DeliveryJob {
+  v: 1
+  delivery_id: string
+  /** the position of this attempt in `attempts` (1-based); a task whose attempt is already recorded is stale */
+  seq: number
+  /** the attempt within the current run (1..MAX_ATTEMPTS); a replay starts a new run at 1 */
+  attempt: number
+}
+
+/** Per-endpoint queue rate: bounded concurrency protects the receiver, not us. */
+export const ENDPOINT_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 }
+
+/** Cloud Tasks queue ids: letters, digits and hyphens, at most 100 characters. */
+export function queueNameFor(integrationId: string): string {
+  const readable = integrationId.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 40)
+  const h = createHash('sha256').update(integrationId).digest('hex').slice(0, 12)
+  return `webhook-${readable}-${h}`
+}
+
+/** Deterministic: a redelivered visit event yields the same delivery for the same integration. */
+export function deliveryIdFor(eventId: string, integrationId: string): string {
+  return `dlv_${createHash('sha256').update(`${eventId}\u0000${integrationId}`).digest('base64url').slice(0, 24)}`
+}
+
+/** Unique per (attempt position, run attempt): a replay never collides with a pending retry. */
+export function taskNameFor(deliveryId: string, seq: number, attempt: number): string {
+  return `${deliveryId}-${seq}-${attempt}`
+}
+
+const ensured = new WeakMap<TaskScheduler, Set<string>>()
+
+/** ensureQueue once per process and queue. */
+export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string): Promise<string> {
+  const name = queueNameFor(integrationId)
+  let set = ensured.get(tasks)
+  if (!set) ensured.set(tasks, (set = new Set()))
+  if (!set.has(name)) {
+    await tasks.ensureQueue(name, ENDPOINT_QUEUE_RATE)
+    set.add(name)
+  }
+  return name
+}
+
+export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'>, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
+  const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id)
+  const payload: DeliveryJob = { v: 1, delivery_id: delivery.id, ...job }
+  await deps.tasks.enqueue({
+    queue,
+    name: taskNameFor(delivery.id, job.seq, job.attempt),
+    payload: Buffer.from(JSON.stringify(payload)),
+    ...(at ? { scheduleAt: at } : {}),
+  })
+}
+
+export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
+  try {
+    const j = JSON.parse(payload.toString('utf8')) as Partial<DeliveryJob>
+    if (j.v !== 1 || typeof j.delivery_id !== 'string' || !Number.isInteger(j.seq) || !Number.isInteger(j.attempt)) return null
+    return j as DeliveryJob
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Creates the delivery record (status pending, body = the exact bytes to send) and schedules
+ * its first attempt. Idempotent: an existing record is kept as is and only its first task is
+ * re-enqueued (the scheduler dedupes task names).
+ */
+export async function createDelivery(
+  deps: Pick<PlatformDeps, 'tenants' | 'tasks'>,
+  args: { accountId: string; integrationId: string; eventId: string; body: string; now: string },
+): Promise<DeliveryRecord> {
+  const id = deliveryIdFor(args.eventId, args.integrationId)
+  const existing = await deps.tenants.getDelivery(id)
+  if (existing) {
+    if (existing.attempts.length === 0 && existing.status === 'pending') await enqueueAttempt(deps, existing, { seq: 1, attempt: 1 })
+    return existing
+  }
+  const delivery: DeliveryRecord = {
+    id,
+    account_id: args.accountId,
+    integration_id: args.integrationId,
+    event_id: args.eventId,
+    status: 'pending',
+    attempts: [],
+    body: args.body,
+    next_attempt_at: args.now,
+    created_at: args.now,
+    updated_at: args.now,
+  }
+  await deps.tenants.putDelivery(delivery)
+  await enqueueAttempt(deps, delivery, { seq: 1, attempt: 1 })
+  return delivery
+}
+
+/** Replay: a new run of attempts for a kept delivery (any status), starting now. */
+export async function replayDelivery(deps: Pick<PlatformDeps, 'tenants' | 'tasks' | 'clock'>, delivery: DeliveryRecord): Promise<DeliveryRecord> {
+  const now = new Date(deps.clock.now()).toISOString()
+  const updated: DeliveryRecord = { ...delivery, status: 'pending', next_attempt_at: now, updated_at: now }
+  await deps.tenants.putDelivery(updated)
+  await enqueueAttempt(deps, updated, { seq: delivery.attempts.length + 1, attempt: 1 })
+  return updated
+}

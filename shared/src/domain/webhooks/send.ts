@@ -1,0 +1,65 @@
+import { request, type Dispatcher } from 'undici'
+
+export const SEND_TIMEOUT_MS = 15_000
+export const MAX_RESPONSE_BYTES = 64 * 1024
+export const EXCERPT_BYTES = 1024
+
+export interface SendResult {
+  statusCode: number | null
+  /** transport failure (refused address, timeout, reset…); null when an answer arrived */
+  error: string | null
+  latencyMs: number
+  /** at most the first 1 KiB of the response body, as text */
+  excerpt: string | null
+  retryAfter: string | undefined
+}
+
+/**
+ * One POST of the exact body bytes. Redirects are not followed (plain undici `request`), the
+ * whole exchange is bounded by 15 s, and at most 64 KiB of the answer is read: a receiver that
+ * streams a large or endless body cannot hold the dispatcher.
+ */
+export async function postOnce(dispatcher: Dispatcher, url: string, body: Buffer, headers: Record<string, string>, now: () => number = Date.now): Promise<SendResult> {
+  const started = now()
+  const signal = AbortSignal.timeout(SEND_TIMEOUT_MS)
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'lsv-webhooks/2026-09-04', ...headers },
+      dispatcher,
+      signal,
+      headersTimeout: SEND_TIMEOUT_MS,
+      bodyTimeout: SEND_TIMEOUT_MS,
+    })
+    const chunks: Buffer[] = []
+    let size = 0
+    try {
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer
+        chunks.push(buf)
+        size += buf.length
+        if (size >= MAX_RESPONSE_BYTES) break // leaving the loop destroys the stream
+      }
+    } catch {
+      // a body that fails mid-way still leaves the status we got
+    }
+    if (size >= MAX_RESPONSE_BYTES) res.body.destroy()
+    const text = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8')
+    const retryAfter = res.headers['retry-after']
+    return {
+      statusCode: res.statusCode,
+      error: null,
+      latencyMs: now() - started,
+      excerpt: text.length ? text : null,
+      retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+    }
+  } catch (err) {
+    const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } }
+    const code = e.cause?.code ?? e.code
+    const msg = code === 'ERR_DESTINATION_NOT_ALLOWED' || e.cause?.code === 'ERR_DESTINATION_NOT_ALLOWED'
+      ? 'destination address not allowed'
+      : signal.aborted ? 'timeout' : (code ?? 'request failed')
+    return { statusCode: null, error: msg, latencyMs: now() - started, excerpt: null, retryAfter: undefined }
+  }
+}

@@ -1,0 +1,138 @@
+import { mkdirSync } from 'node:fs'
+import type { Logger } from 'pino'
+import type { Clock } from '../clock.ts'
+import { systemClock } from '../clock.ts'
+import type { PlatformConfig } from '../config/config.ts'
+import type { ContactStore } from '../ports/contact-store/interface.ts'
+import type { TenantStore } from '../ports/tenant-store/interface.ts'
+import type { RateLimiter } from '../ports/rate-limiter/interface.ts'
+import type { Queue } from '../ports/queue/interface.ts'
+import type { TaskScheduler } from '../ports/task-scheduler/interface.ts'
+import type { Secrets } from '../ports/secrets/interface.ts'
+
+/** Everything a service needs from the outside world, chosen once at start-up. */
+export interface PlatformDeps {
+  config: PlatformConfig
+  logger: Logger
+  clock: Clock
+  contacts: ContactStore
+  tenants: TenantStore
+  rateLimiter: RateLimiter
+  queue: Queue
+  tasks: TaskScheduler
+  secrets: Secrets
+  /** closes every adapter (idempotent) */
+  close(): Promise<void>
+}
+
+export interface DepsOverrides {
+  clock?: Clock
+  contacts?: ContactStore
+  tenants?: TenantStore
+  rateLimiter?: RateLimiter
+  queue?: Queue
+  tasks?: TaskScheduler
+  secrets?: Secrets
+}
+
+/**
+ * Builds the adapters the configuration selects. Google Cloud client libraries are imported
+ * only when selected, so the embedded default starts without touching them.
+ */
+export async function createPlatformDeps(config: PlatformConfig, logger: Logger, overrides: DepsOverrides = {}): Promise<PlatformDeps> {
+  const clock = overrides.clock ?? systemClock
+  const closers: Array<() => Promise<void>> = []
+  let embeddedDb: import('../embedded/db.ts').EmbeddedDb | null = null
+  const embedded = async () => {
+    if (!embeddedDb) {
+      mkdirSync(config.dataDir, { recursive: true })
+      const { openEmbeddedDb } = await import('../embedded/db.ts')
+      embeddedDb = openEmbeddedDb(config.dataDir)
+    }
+    return embeddedDb
+  }
+  let firestore: import('@google-cloud/firestore').Firestore | null = null
+  const getFirestore = async () => {
+    if (!firestore) {
+      const { Firestore } = await import('@google-cloud/firestore')
+      firestore = new Firestore({ projectId: config.gcpProject ?? undefined, ignoreUndefinedProperties: true })
+      const fs = firestore
+      closers.push(() => fs.terminate())
+    }
+    return firestore
+  }
+
+  let contacts = overrides.contacts
+  let tenants = overrides.tenants
+  let rateLimiter = overrides.rateLimiter
+  if (config.storeBackend === 'firestore') {
+    const fs = await getFirestore()
+    contacts ??= (await import('../ports/contact-store/firestore.ts')).createFirestoreContactStore(fs)
+    tenants ??= (await import('../ports/tenant-store/firestore.ts')).createFirestoreTenantStore(fs)
+    rateLimiter ??= (await import('../ports/rate-limiter/firestore.ts')).createFirestoreRateLimiter(fs)
+  } else {
+    const db = await embedded()
+    contacts ??= (await import('../ports/contact-store/embedded.ts')).createEmbeddedContactStore(db)
+    tenants ??= (await import('../ports/tenant-store/embedded.ts')).createEmbeddedTenantStore(db)
+    rateLimiter ??= (await import('../ports/rate-limiter/embedded.ts')).createEmbeddedRateLimiter(db)
+  }
+
+  let queue = overrides.queue
+  if (!queue) {
+    if (config.queueBackend === 'pubsub') {
+      const { PubSub } = await import('@google-cloud/pubsub')
+      const pubsub = new PubSub({ projectId: config.gcpProject ?? undefined })
+      queue = (await import('../ports/queue/pubsub.ts')).createPubSubQueue(pubsub, {
+        logger,
+        // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions
+        createMissing: Boolean(process.env.PUBSUB_EMULATOR_HOST),
+        ...(process.env.PUBSUB_NAME_PREFIX ? { namePrefix: process.env.PUBSUB_NAME_PREFIX } : {}),
+      })
+    } else {
+      queue = (await import('../ports/queue/embedded.ts')).createEmbeddedQueue(await embedded(), { clock, logger })
+    }
+  }
+
+  let tasks = overrides.tasks
+  if (!tasks) {
+    if (config.tasksBackend === 'cloudtasks') {
+      const { CloudTasksClient } = await import('@google-cloud/tasks')
+      tasks = (await import('../ports/task-scheduler/cloud-tasks.ts')).createCloudTasksScheduler(new CloudTasksClient(), {
+        project: config.gcpProject!,
+        location: config.gcpRegion,
+        targetUrl: `${config.dispatcherUrl}/tasks/deliver`,
+        serviceAccountEmail: config.tasksServiceAccount!,
+        audience: config.pushAudience ?? config.dispatcherUrl!,
+      })
+    } else {
+      tasks = (await import('../ports/task-scheduler/embedded.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
+    }
+  }
+
+  let secrets = overrides.secrets
+  if (!secrets) {
+    if (config.secretsBackend === 'secretmanager') {
+      const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
+      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(new SecretManagerServiceClient(), config.gcpProject!)
+    } else {
+      secrets = (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir)
+    }
+  }
+
+  let closed = false
+  const deps: PlatformDeps = {
+    config, logger, clock, contacts, tenants, rateLimiter, queue, tasks, secrets,
+    async close() {
+      if (closed) return
+      closed = true
+      // order: stop producers/consumers first, then stores
+      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.secrets]) {
+        await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
+      }
+      for (const c of closers) await c().catch(() => {})
+      const db = embeddedDb as import('../embedded/db.ts').EmbeddedDb | null
+      db?.close()
+    },
+  }
+  return deps
+}

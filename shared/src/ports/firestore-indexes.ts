@@ -1,0 +1,44 @@
+/**
+ * Every composite index and TTL policy the Firestore adapters rely on. Terraform declares them
+ * (infra tests assert each entry here has its `google_firestore_index` / `google_firestore_field`),
+ * so a new composite query or TTL field must be added here first.
+ */
+
+export interface FirestoreIndexField {
+  fieldPath: string
+  order: 'ASCENDING' | 'DESCENDING'
+}
+
+export interface FirestoreCompositeIndex {
+  collectionGroup: string
+  queryScope: 'COLLECTION'
+  fields: FirestoreIndexField[]
+  /** the query that needs it, for the reader */
+  usedBy: string
+}
+
+export interface FirestoreTtlField {
+  collectionGroup: string
+  field: string
+}
+
+export const FIRESTORE_COMPOSITE_INDEXES: readonly FirestoreCompositeIndex[] = [
+  {
+    collectionGroup: 'deliveries',
+    queryScope: 'COLLECTION',
+    fields: [
+      { fieldPath: 'integration_id', order: 'ASCENDING' },
+      { fieldPath: 'created_at', order: 'DESCENDING' },
+      { fieldPath: '__name__', order: 'DESCENDING' },
+    ],
+    usedBy: 'TenantStore.listDeliveries: where integration_id == ? order by created_at desc, __name__ desc',
+  },
+]
+
+export const FIRESTORE_TTL_FIELDS: readonly FirestoreTtlField[] = [
+  // tenant store: idempotency claims (claimOnce) and delivery history (kept 30 days)
+  { collectionGroup: 'claims', field: 'expire_at' },
+  { collectionGroup: 'deliveries', field: 'expire_at' },
+  // rate limiter: fixed-window counters
+  { collectionGroup: 'rate_limits', field: 'expire_at' },
+]

@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto'
+import { afterEach, expect, it } from 'vitest'
+import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue/interface.ts'
+import { sleep, waitFor } from './wait.ts'
+
+/** A dead letter as the harness reads it back from `<topic>-dead-letter`. */
+export interface ReadDeadLetter {
+  data: Buffer
+  attributes: Record<string, string>
+}
+
+/** One adapter under test on fresh, isolated storage (a temp file, or unique topic names). */
+export interface QueueHarness {
+  queue: Queue
+  /** dead letters of `topic` received so far */
+  deadLetters(topic: Topic): Promise<ReadDeadLetter[]>
+  close(): Promise<void>
+}
+
+const TOPIC: Topic = 'contact-batches'
+
+/** Behaviour every Queue adapter must show. */
+export function queueConformance(makeHarness: () => Promise<QueueHarness>): void {
+  const open: QueueHarness[] = []
+  const harness = async () => {
+    const h = await makeHarness()
+    open.push(h)
+    return h
+  }
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((h) => h.close()))
+  })
+
+  it('delivers a published message with its id, data, attributes and first attempt', async () => {
+    const { queue } = await harness()
+    const id = await queue.publish(TOPIC, Buffer.from('{"batch":1}'), { account_id: 'acc-1', kind: 'batch' })
+    expect(typeof id).toBe('string')
+    expect(id.length).toBeGreaterThan(0)
+    const got: QueueMessage[] = []
+    const sub = await queue.subscribe(TOPIC, async (m) => {
+      got.push(m)
+      return 'ack'
+    })
+    const message = await waitFor(() => got[0], 'delivery')
+    await sub.close()
+    expect(message.id).toBe(id)
+    expect(message.data.toString()).toBe('{"batch":1}')
+    expect(message.attributes).toEqual({ account_id: 'acc-1', kind: 'batch' })
+    expect(message.deliveryAttempt).toBe(1)
+    expect(Number.isNaN(Date.parse(message.publishedAt))).toBe(false)
+  })
+
+  it('round-trips binary data and unicode attributes byte for byte', async () => {
+    const { queue } = await harness()
+    const data = Buffer.concat([Buffer.from([0, 255, 0, 1]), randomBytes(4096), Buffer.from([0])])
+    const attributes = { name: 'Zoë – 東京 ✓', empty: '' }
+    await queue.publish(TOPIC, data, attributes)
+    const got: QueueMessage[] = []
+    const sub = await queue.subscribe(TOPIC, async (m) => {
+      got.push(m)
+      return 'ack'
+    })
+    const message = await waitFor(() => got[0], 'delivery')
+    await sub.close()
+    expect(Buffer.compare(message.data, data)).toBe(0)
+    expect(message.attributes).toEqual(attributes)
+  })
+
+  it('does not deliver an acked message again', async () => {
+    const { queue } = await harness()
+    await queue.publish(TOPIC, Buffer.from('first'))
+    const first: string[] = []
+    const sub1 = await queue.subscribe(TOPIC, async (m) => {
+      first.push(m.data.toString())
+      return 'ack'
+    })
+    await waitFor(() => first.includes('first'), 'first delivery')
+    await sub1.close()
+
+    await queue.publish(TOPIC, Buffer.from('second'))
+    const later: string[] = []
+    const sub2 = await queue.subscribe(TOPIC, async (m) => {
+      later.push(m.data.toString())
+      return 'ack'
+    })
+    await waitFor(() => later.includes('second'), 'second delivery')
+    await sleep(300) // room for a wrongly kept 'first' to show up
+    await sub2.close()
+    expect(later).toEqual(['second'])
+    expect(first).toEqual(['first'])
+  })
+
+  it('redelivers a nacked message with the delivery attempt incremented', async () => {
+    const { queue } = await harness()
+    const id = await queue.publish(TOPIC, Buffer.from('retry me'))
+    const seen: QueueMessage[] = []
+    const sub = await queue.subscribe(TOPIC, async (m) => {
+      seen.push(m)
+      return seen.length === 1 ? 'nack' : 'ack'
+    })
+    await waitFor(() => seen.length >= 2, 'redelivery')
+    await sub.close()
+    expect(seen.map((m) => m.id)).toEqual([id, id])
+    expect(seen.map((m) => m.deliveryAttempt)).toEqual([1, 2])
+    expect(seen[1]!.data.toString()).toBe('retry me')
+  })
+
+  it('moves a message to the dead-letter topic after maxDeliveryAttempts and stops delivering it', async () => {
+    const h = await harness()
+    await h.queue.publish(TOPIC, Buffer.from('poison'), { account_id: 'acc-dl' })
+    const attempts: number[] = []
+    const sub = await h.queue.subscribe(TOPIC, async (m) => {
+      attempts.push(m.deliveryAttempt)
+      return 'nack'
+    }, { maxDeliveryAttempts: 3 })
+    const dead = await waitFor(async () => {
+      const letters = await h.deadLetters(TOPIC)
+      return letters.length > 0 ? letters : undefined
+    }, 'dead letter')
+    await sleep(300) // a fourth delivery would show up here
+    await sub.close()
+    expect(attempts).toEqual([1, 2, 3])
+    expect(dead).toHaveLength(1)
+    expect(dead[0]!.data.toString()).toBe('poison')
+    expect(dead[0]!.attributes.account_id).toBe('acc-dl')
+  })
+
+  it('delivers every message at least once when the handler throws on first sight', async () => {
+    const { queue } = await harness()
+    const payloads = ['a', 'b', 'c', 'd', 'e']
+    for (const p of payloads) await queue.publish(TOPIC, Buffer.from(p))
+    const thrownFor = new Set<string>()
+    const acked = new Set<string>()
+    const sub = await queue.subscribe(TOPIC, async (m) => {
+      const p = m.data.toString()
+      if (!thrownFor.has(p)) {
+        thrownFor.add(p)
+        throw new Error('handler crashed')
+      }
+      acked.add(p)
+      return 'ack'
+    }, { maxDeliveryAttempts: 10 })
+    await waitFor(() => acked.size === payloads.length, 'all messages acked')
+    await sub.close()
+    expect([...acked].sort()).toEqual(payloads)
+  })
+
+  it('keeps at most maxInFlight handlers running', async () => {
+    const { queue } = await harness()
+    for (let i = 0; i < 6; i++) await queue.publish(TOPIC, Buffer.from(`m${i}`))
+    let running = 0
+    let peak = 0
+    const done = new Set<string>()
+    const sub = await queue.subscribe(TOPIC, async (m) => {
+      running++
+      peak = Math.max(peak, running)
+      await sleep(50)
+      running--
+      done.add(m.data.toString())
+      return 'ack'
+    }, { maxInFlight: 2 })
+    await waitFor(() => done.size === 6, 'all handled')
+    await sub.close()
+    expect(peak).toBeGreaterThanOrEqual(1)
+    expect(peak).toBeLessThanOrEqual(2)
+  })
+
+  it('close() waits for the handlers in flight', async () => {
+    const { queue } = await harness()
+    await queue.publish(TOPIC, Buffer.from('slow'))
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let started = false
+    let finished = false
+    const sub = await queue.subscribe(TOPIC, async () => {
+      started = true
+      await gate
+      finished = true
+      return 'ack'
+    })
+    await waitFor(() => started, 'handler start')
+    let closed = false
+    const closing = sub.close().then(() => (closed = true))
+    await sleep(50)
+    expect(closed).toBe(false)
+    release()
+    await closing
+    expect(finished).toBe(true)
+  })
+}

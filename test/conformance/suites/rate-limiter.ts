@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter/interface.ts'
+import { randomSuffix } from '../../helpers/embedded.ts'
+
+/**
+ * Two limiters over one store (two Firestore clients, or two EmbeddedDb handles on one file),
+ * as two instances of a service would be. `close` gets the span of `nowMs` values the suite used,
+ * so a shared store can remove the counters it created.
+ */
+export interface RateLimiterHarness {
+  limiter: RateLimiter
+  other: RateLimiter
+  close(used: { fromMs: number; toMs: number }): Promise<void>
+}
+
+const DAY_MS = 86_400_000
+/** a random whole day far in the future: aligned to every window length used here, and unique per run */
+const BASE = Date.UTC(2040, 0, 1) + Math.floor(Math.random() * 3650) * DAY_MS
+const sec = (s: number) => BASE + s * 1000
+
+const minute = (limit: number, name = 'short'): RateLimitWindow => ({ name, limit, seconds: 60 })
+const hour = (limit: number, name = 'long'): RateLimitWindow => ({ name, limit, seconds: 3600 })
+
+export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>): void {
+  let h: RateLimiterHarness
+  const key = () => `key:${randomSuffix()}`
+  const allowedCount = async (limiter: RateLimiter, k: string, windows: RateLimitWindow[], nowMs: number, n: number) => {
+    let allowed = 0
+    for (let i = 0; i < n; i++) if ((await limiter.consume(k, windows, nowMs)).allowed) allowed++
+    return allowed
+  }
+
+  beforeAll(async () => {
+    h = await open()
+  })
+  afterAll(async () => {
+    await h.close({ fromMs: BASE, toMs: BASE + DAY_MS })
+  })
+
+  it('admits exactly the limit in a window, then answers with the window and the seconds to its end', async () => {
+    const k = key()
+    for (let i = 0; i < 3; i++) expect(await h.limiter.consume(k, [minute(3)], sec(5 + i))).toEqual({ allowed: true })
+    expect(await h.limiter.consume(k, [minute(3)], sec(10))).toEqual({ allowed: false, window: minute(3), resetInSeconds: 50 })
+    // a fraction of a second left still says at least 1
+    expect(await h.limiter.consume(k, [minute(3)], sec(59) + 800)).toEqual({ allowed: false, window: minute(3), resetInSeconds: 1 })
+    // another key has its own count
+    expect(await h.limiter.consume(key(), [minute(3)], sec(10))).toEqual({ allowed: true })
+  })
+
+  it('starts a fresh count when the window rolls over', async () => {
+    const k = key()
+    expect(await allowedCount(h.limiter, k, [minute(2)], sec(120), 4)).toBe(2)
+    expect(await allowedCount(h.limiter, k, [minute(2)], sec(179), 2)).toBe(0)
+    expect(await allowedCount(h.limiter, k, [minute(2)], sec(180), 4)).toBe(2)
+  })
+
+  it('does not count a refused request in any window', async () => {
+    const k = key()
+    const windows = [minute(2), hour(5)]
+    // minute 1: 2 admitted, 3 refused by the short window (they must not reach the long count)
+    expect(await allowedCount(h.limiter, k, windows, sec(3600), 5)).toBe(2)
+    // minute 2: 2 more
+    expect(await allowedCount(h.limiter, k, windows, sec(3660), 5)).toBe(2)
+    // minute 3: one more reaches the hour limit of 5; then the long window refuses
+    expect(await h.limiter.consume(k, windows, sec(3720))).toEqual({ allowed: true })
+    expect(await h.limiter.consume(k, windows, sec(3721))).toEqual({ allowed: false, window: hour(5), resetInSeconds: 3600 - 121 })
+    // the next hour admits again
+    expect(await h.limiter.consume(k, windows, sec(7200))).toEqual({ allowed: true })
+  })
+
+  it('names the first exhausted window when several are', async () => {
+    const k = key()
+    const windows = [minute(1, 'a'), hour(1, 'b')]
+    expect(await h.limiter.consume(k, windows, sec(10_800))).toEqual({ allowed: true })
+    expect(await h.limiter.consume(k, windows, sec(10_830))).toEqual({ allowed: false, window: windows[0], resetInSeconds: 30 })
+    expect(await h.limiter.consume(k, windows, sec(10_860))).toEqual({ allowed: false, window: windows[1], resetInSeconds: 3540 })
+  })
+
+  it('shares the count between instances', async () => {
+    const k = key()
+    expect(await allowedCount(h.limiter, k, [minute(3)], sec(14_400), 2)).toBe(2)
+    expect(await h.other.consume(k, [minute(3)], sec(14_401))).toEqual({ allowed: true })
+    expect(await h.other.consume(k, [minute(3)], sec(14_402))).toMatchObject({ allowed: false })
+    expect(await h.limiter.consume(k, [minute(3)], sec(14_403))).toMatchObject({ allowed: false })
+  })
+
+  it('admits at most the limit under concurrent calls from two instances', async () => {
+    const k = key()
+    const windows = [minute(10), hour(100)]
+    const decisions = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => (i % 2 ? h.other : h.limiter).consume(k, windows, sec(18_000 + (i % 5)))),
+    )
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(10)
+    for (const d of decisions) if (!d.allowed) expect(d.window.name).toBe('short')
+    // the refused ones did not count in the hour: 10 more are admitted next minute
+    expect(await allowedCount(h.limiter, k, windows, sec(18_060), 12)).toBe(10)
+  })
+}

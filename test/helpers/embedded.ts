@@ -1,0 +1,21 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+/** A fresh data folder for one test file; removed by the returned cleanup. */
+export function tempDataDir(prefix = 'lsv-test-'): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Random ids so tests sharing an emulator never collide. */
+export function randomSuffix(bytes = 6): string {
+  return randomBytes(bytes).toString('hex')
+}
+
+export const emulators = {
+  firestore: process.env.FIRESTORE_EMULATOR_HOST ?? null,
+  pubsub: process.env.PUBSUB_EMULATOR_HOST ?? null,
+  project: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test',
+}

@@ -1,0 +1,75 @@
+import pino from 'pino'
+import { randomUUID } from 'node:crypto'
+import { ManualClock } from '@lsv/shared/clock.ts'
+import { loadConfig } from '@lsv/shared/config/config.ts'
+import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
+import { createEmbeddedTenantStore } from '@lsv/shared/ports/tenant-store/embedded.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { TaskRequest, TaskScheduler } from '@lsv/shared/ports/task-scheduler/interface.ts'
+import type { AccountRecord, IntegrationRecord } from '@lsv/shared/domain/records.ts'
+import { generateSigningSecret } from '@lsv/shared/domain/webhooks/signing.ts'
+import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
+import { tempDataDir, randomSuffix } from '../../helpers/embedded.ts'
+
+/** A task scheduler that only records what was enqueued: the test runs each task by hand. */
+export function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequest[] } {
+  const enqueued: TaskRequest[] = []
+  return {
+    enqueued,
+    async ensureQueue() {},
+    async enqueue(task) { enqueued.push(task) },
+    async start() { return { close: async () => {} } },
+    async close() {},
+  }
+}
+
+/**
+ * The part of PlatformDeps the webhook delivery path uses (tenant store on sqlite, a recording
+ * scheduler, a manual clock), built directly so the outbound items do not depend on the other
+ * adapters. `allowLoopbackWebhooks` is whatever the test says (false for SSRF).
+ */
+export async function createOutboundDeps(options: { allowLoopback: boolean }) {
+  const data = tempDataDir('lsv-rel-outbound-')
+  const edb = openEmbeddedDb(data.dir)
+  const tenants = createEmbeddedTenantStore(edb)
+  const tasks = createRecordingScheduler()
+  const clock = new ManualClock(Date.now())
+  const config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: data.dir, OPERATOR_TOKEN: 'x', KEY_PEPPER: 'x' }), allowLoopbackWebhooks: options.allowLoopback }
+  const deps = {
+    config,
+    logger: pino({ level: 'silent' }),
+    clock,
+    tenants,
+    tasks,
+    async close() {},
+  } as unknown as PlatformDeps
+  return {
+    deps,
+    clock,
+    tasks,
+    async cleanup() {
+      await tenants.close().catch(() => {})
+      edb.close()
+      data.cleanup()
+    },
+  }
+}
+
+/** An active account + integration pointing at `url`, and a pending delivery to it. */
+export async function createPendingDelivery(deps: PlatformDeps, url: string) {
+  const now = new Date(deps.clock.now()).toISOString()
+  const account: AccountRecord = {
+    id: randomUUID(), public_id: `r-${randomSuffix(5)}`, name: 'reliability', active: true, api_access: true,
+    permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now,
+  }
+  await deps.tenants.createAccount(account)
+  const integration: IntegrationRecord = {
+    id: `int_${randomSuffix(9)}`, account_id: account.id, url, payload_version: 2,
+    tiers: { contact_handles: false, sensitive_traits: false }, active: true, disabled_reason: null,
+    signing_secrets: [{ secret: generateSigningSecret(), created_at: now, expires_at: null }], created_at: now, updated_at: now,
+  }
+  await deps.tenants.createIntegration(integration)
+  const eventId = `evt_${randomSuffix(8)}`
+  const delivery = await createDelivery(deps, { accountId: account.id, integrationId: integration.id, eventId, body: JSON.stringify({ id: eventId, event: 'visitor.identified' }), now })
+  return { account, integration, delivery }
+}

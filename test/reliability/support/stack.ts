@@ -1,0 +1,75 @@
+import { readFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { descendantsOf } from '../../../scripts/lib/process-tree.ts'
+import { freePort, startNode, waitHealthy, type Spawned } from './processes.ts'
+
+export interface StackPorts { edge: number; portal: number; worker: number; dispatcher: number }
+
+/** The local stack (scripts/start-local.ts) on DATA_DIR with free ports. */
+export async function allocatePorts(): Promise<StackPorts> {
+  return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
+}
+
+export function stackEnv(dataDir: string, ports: StackPorts): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    EDGE_PORT: String(ports.edge),
+    PORTAL_PORT: String(ports.portal),
+    WORKER_PORT: String(ports.worker),
+    UPSERT_WORKER_PORT: String(ports.worker),
+    DISPATCHER_PORT: String(ports.dispatcher),
+    WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+    LOG_LEVEL: 'warn',
+  }
+}
+
+export async function startStack(dataDir: string, ports: StackPorts): Promise<Spawned> {
+  const p = startNode('scripts/start-local.ts', stackEnv(dataDir, ports))
+  await waitHealthy(p, [ports.edge, ports.portal], 120_000)
+  return p
+}
+
+/** SIGKILL to the stack and every process it started (collected by pid first, never by name). */
+export async function killStack(p: Spawned): Promise<void> {
+  const pids = [p.child.pid!, ...descendantsOf(p.child.pid!)]
+  for (const pid of pids) {
+    try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+  }
+  await p.exited
+}
+
+/** SIGTERM to the stack's root; SIGKILL to whatever is left after `graceMs`. */
+export async function stopStack(p: Spawned, graceMs = 15_000): Promise<void> {
+  if (p.exitedAt() !== null) return
+  const pids = [p.child.pid!, ...descendantsOf(p.child.pid!)]
+  try { process.kill(p.child.pid!, 'SIGTERM') } catch { /* gone */ }
+  const timer = setTimeout(() => { for (const pid of pids) { try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } } }, graceMs)
+  await p.exited
+  clearTimeout(timer)
+}
+
+export interface DemoCredentials {
+  publicId: string
+  accountId: string | null
+  key: string
+  raw: unknown
+}
+
+/** Reads <DATA_DIR>/demo-credentials.json, whatever its exact member names. */
+export function readDemoCredentials(dataDir: string): DemoCredentials {
+  const file = join(dataDir, 'demo-credentials.json')
+  if (!existsSync(file)) throw new Error(`${file} not written by start-local`)
+  const raw = JSON.parse(readFileSync(file, 'utf8'))
+  const flat: Record<string, unknown> = {}
+  const walk = (v: unknown, prefix: string) => {
+    if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, prefix ? `${prefix}.${k}` : k)
+    else flat[prefix] = v
+  }
+  walk(raw, '')
+  const find = (re: RegExp, valueRe?: RegExp) => Object.entries(flat).find(([k, v]) => re.test(k) && typeof v === 'string' && (!valueRe || valueRe.test(v)))?.[1] as string | undefined
+  const key = find(/key/i, /^lsk_/) ?? Object.values(flat).find((v) => typeof v === 'string' && v.startsWith('lsk_')) as string | undefined
+  const publicId = find(/public_?id/i) ?? 'demo'
+  const accountId = find(/account_?id|^account\.id$/i) ?? null
+  if (!key) throw new Error(`no lsk_ key in demo-credentials.json: ${JSON.stringify(raw)}`)
+  return { publicId, accountId, key, raw }
+}

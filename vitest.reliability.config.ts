@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/reliability/**/*.test.ts'],
+    setupFiles: ['test/setup/node-version.ts'],
+    pool: 'forks',
+    maxWorkers: 1,
+    testTimeout: 600_000,
+    hookTimeout: 120_000,
+    env: { NODE_ENV: 'test' },
+  },
+})
