@@ -48,7 +48,7 @@ let exitCode = 0
 try {
   if (typecheck) {
     console.log('> type-check (tsc --noEmit)')
-    const code = await run(join('node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit'])
+    const code = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'])
     if (code !== 0) {
       console.error('type-check failed')
       console.log('tests: 0 passed, 1 failed')
@@ -68,8 +68,8 @@ try {
   }
   const report = join(tmp, 'vitest-report.json')
   rmSync(report, { force: true })
-  exitCode = await run(join('node_modules', '.bin', 'vitest'), [
-    'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs,
+  exitCode = await run(process.execPath, [
+    join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs,
   ], env)
   try {
     const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number }

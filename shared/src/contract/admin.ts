@@ -353,3 +353,11 @@ export type CreateIntegrationBody = Static<typeof CreateIntegrationBody>
 export type UpdateIntegrationBody = Static<typeof UpdateIntegrationBody>
 export type IntegrationView = Static<typeof Integration>
 export type CreatedIntegration = Static<typeof CreatedIntegration>
+
+export const AccountList = Type.Object(
+  {
+    data: Type.Array(Account),
+    next_after: Nullable(Type.String(), 'pass as `after` for the next page; null on the last page'),
+  },
+  { title: 'ManagedAccountList', additionalProperties: false },
+)

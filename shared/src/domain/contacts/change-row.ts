@@ -104,7 +104,7 @@ export const CHANGE_ROW_BIGQUERY_SCHEMA: readonly BigQueryField[] = [
   col('source', 'STRING', 'REQUIRED', 'Source slug of the (source, external_id) anchor'),
   col('external_id', 'STRING', 'REQUIRED', 'External id of the contact within its source'),
   col('op', 'STRING', 'REQUIRED', 'upsert or delete'),
-  col('changed_at', 'TIMESTAMP', 'REQUIRED', 'When the change happened (export: when the export ran); partitioning column'),
+  col('changed_at', 'TIMESTAMP', 'REQUIRED', 'When the change happened (export: the contact updated_at); partitioning column'),
   str('first_name', 'Identity first name'),
   str('last_name', 'Identity last name'),
   str('full_name', 'Identity full name'),

@@ -1,0 +1,212 @@
+/**
+ * `export`: all contacts of one account (or of every account) as newline-delimited JSON in the
+ * BigQuery load format, one `toChangeRow` row per contact, matching
+ * infra/bigquery/contact_changes.schema.json:
+ *
+ *   node scripts/cli/export.ts --account acme --out acme.ndjson
+ *   bq load --source_format=NEWLINE_DELIMITED_JSON lsv_contacts.contact_changes acme.ndjson \
+ *     infra/bigquery/contact_changes.schema.json
+ *
+ * Streaming: contacts are read in keyset pages and written page by page, waiting for the output
+ * to drain, so memory stays constant whatever the account size.
+ */
+import { createWriteStream } from 'node:fs'
+import { once } from 'node:events'
+import { parseArgs } from 'node:util'
+import type { Writable } from 'node:stream'
+import pino from 'pino'
+import { ConfigError, loadConfig } from '@lsv/shared/config/config.ts'
+import { createPlatformDeps, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
+import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+
+export const EXPORT_HELP = `Usage: export (--account <id|public_id> | --all) [--out <file>] [--page-size <n>]
+
+Writes every contact of the account (or of all accounts) as newline-delimited JSON, one
+BigQuery row per contact (schema: infra/bigquery/contact_changes.schema.json), to <file> or
+stdout. Progress goes to stderr when it is a terminal; a summary is printed at the end.
+Environment as for the services (DATA_DIR, STORE_BACKEND, GOOGLE_CLOUD_PROJECT, ...).
+
+Load it:
+  bq load --source_format=NEWLINE_DELIMITED_JSON lsv_contacts.contact_changes <file> \\
+    infra/bigquery/contact_changes.schema.json
+`
+
+export interface ExportIo {
+  /** platform deps to read from; default: built from process.env (closed at the end) */
+  deps?: PlatformDeps
+  /** where rows go without --out; default process.stdout */
+  stdout?: Writable
+  /** progress and summary; default process.stderr (progress only when it is a TTY) */
+  stderr?: Writable & { isTTY?: boolean }
+}
+
+export interface ExportSummary {
+  accounts: number
+  contacts: number
+  bytes: number
+}
+
+const ACCOUNT_PAGE = 100
+
+/**
+ * Output with backpressure: write() waits for 'drain' when the buffer is full; a stream error
+ * (EPIPE on a closed pipe, disk full) is kept and thrown at the next write instead of crashing
+ * the process as an unhandled 'error' event.
+ */
+function sink(out: Writable): { write(chunk: string): Promise<void>; check(): void } {
+  let failure: Error | null = null
+  out.on('error', (err: Error) => { failure ??= err })
+  const check = () => {
+    if (failure) throw failure
+  }
+  return {
+    check,
+    async write(chunk) {
+      check()
+      // once() rejects when 'error' is emitted while waiting
+      if (!out.write(chunk)) await once(out, 'drain')
+      check()
+    },
+  }
+}
+
+async function* accountsToExport(deps: PlatformDeps, account: string | undefined): AsyncGenerator<AccountRecord> {
+  if (account !== undefined) {
+    const found = (await deps.tenants.getAccount(account)) ?? (await deps.tenants.getAccountByPublicId(account))
+    if (!found) throw new UsageError(`account not found: ${account}`)
+    yield found
+    return
+  }
+  let after: string | undefined
+  for (;;) {
+    const page = await deps.tenants.listAccounts({ after, limit: ACCOUNT_PAGE })
+    for (const a of page) yield a
+    if (page.length < ACCOUNT_PAGE) return
+    after = page[page.length - 1]!.id
+  }
+}
+
+class UsageError extends Error {}
+
+/** The streaming core: rows of the selected accounts to `out`. */
+export async function exportContacts(
+  deps: PlatformDeps,
+  out: Writable,
+  options: { account?: string; pageSize: number; onProgress?: (s: ExportSummary, account: AccountRecord) => void },
+): Promise<ExportSummary> {
+  const summary: ExportSummary = { accounts: 0, contacts: 0, bytes: 0 }
+  const output = sink(out)
+  for await (const account of accountsToExport(deps, options.account)) {
+    summary.accounts++
+    let after: string | undefined
+    for (;;) {
+      const page = await deps.contacts.list(account.id, { after, limit: options.pageSize })
+      if (page.length === 0) break
+      // changed_at = updated_at: the row describes the state as of its last change, so a loaded
+      // export never looks newer than a change streamed after the snapshot was read
+      let chunk = ''
+      for (const record of page) chunk += `${JSON.stringify(toChangeRow(record, record.updated_at))}\n`
+      await output.write(chunk)
+      summary.contacts += page.length
+      summary.bytes += Buffer.byteLength(chunk)
+      options.onProgress?.(summary, account)
+      if (page.length < options.pageSize) break
+      after = page[page.length - 1]!.id
+    }
+  }
+  return summary
+}
+
+function parse(argv: string[]): { account?: string; all: boolean; out?: string; pageSize: number; help: boolean } {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      account: { type: 'string' },
+      all: { type: 'boolean', default: false },
+      out: { type: 'string', short: 'o' },
+      'page-size': { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  })
+  const pageSize = values['page-size'] === undefined ? 500 : Number(values['page-size'])
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 10_000) throw new UsageError('--page-size must be an integer 1..10000')
+  if (!values.help && (values.account === undefined) === !values.all) throw new UsageError('give exactly one of --account <id> or --all')
+  if (values.account === '') throw new UsageError('--account needs a value')
+  return { account: values.account, all: values.all ?? false, out: values.out, pageSize, help: values.help ?? false }
+}
+
+/** CLI entry point: exit code 0 on success, 2 on a usage error, 1 on any other failure. */
+export async function runExport(argv: string[], io: ExportIo = {}): Promise<number> {
+  const stderr = io.stderr ?? process.stderr
+  let args: ReturnType<typeof parse>
+  try {
+    args = parse(argv)
+  } catch (err) {
+    stderr.write(`export: ${(err as Error).message}\n\n${EXPORT_HELP}`)
+    return 2
+  }
+  if (args.help) {
+    ;(io.stdout ?? process.stdout).write(EXPORT_HELP)
+    return 0
+  }
+
+  let deps = io.deps
+  let ownDeps = false
+  let out: Writable | undefined
+  const tty = stderr.isTTY === true
+  const started = Date.now()
+  try {
+    if (!deps) {
+      const config = loadConfig(process.env)
+      // logs go to stderr so they never mix into NDJSON on stdout
+      deps = await createPlatformDeps(config, pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2)))
+      ownDeps = true
+    }
+    if (args.out !== undefined) {
+      const file = createWriteStream(args.out)
+      out = file
+      await once(file, 'ready') // rejects with the open error (missing folder, permissions)
+    } else {
+      out = io.stdout ?? process.stdout
+    }
+    let lastProgress = 0
+    const summary = await exportContacts(deps, out, {
+      account: args.account,
+      pageSize: args.pageSize,
+      onProgress: tty
+        ? (s, account) => {
+            const now = Date.now()
+            if (now - lastProgress < 200) return
+            lastProgress = now
+            stderr.write(`\r\x1b[2Kexporting ${account.public_id}: ${s.contacts} contacts, ${s.accounts} account(s), ${(s.bytes / 1e6).toFixed(1)} MB`)
+          }
+        : undefined,
+    })
+    if (args.out !== undefined) {
+      out.end()
+      await once(out, 'finish')
+    }
+    if (tty) stderr.write('\r\x1b[2K')
+    const seconds = ((Date.now() - started) / 1000).toFixed(1)
+    stderr.write(`exported ${summary.contacts} contacts of ${summary.accounts} account(s), ${summary.bytes} bytes, to ${args.out ?? 'stdout'} in ${seconds} s\n`)
+    return 0
+  } catch (err) {
+    if (tty) stderr.write('\n')
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      stderr.write(`export: ${err.message}\n`)
+      return 2
+    }
+    stderr.write(`export failed: ${(err as Error).stack ?? String(err)}\n`)
+    if (args.out !== undefined && out) out.destroy()
+    return 1
+  } finally {
+    if (ownDeps) await deps?.close()
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await runExport(process.argv.slice(2))
+}

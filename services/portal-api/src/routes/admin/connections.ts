@@ -1,0 +1,73 @@
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
+import {
+  AccountParams, Connection, ConnectionList, ConnectionParams, CreateConnectionBody, CreatedConnection, UpdateConnectionBody,
+} from '@lsv/shared/contract/admin.ts'
+import { createConnection, getConnection, listConnections, updateConnection } from '@lsv/shared/domain/tenants/connections.ts'
+
+/** Inbound connections of an account (`api`, `webhook`, `partnercrm`). */
+export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
+  app.post('/api/v1/admin/accounts/:accountId/connections', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'createConnection',
+      tags: ['management'],
+      summary: 'Create an inbound connection (a webhook connection\'s token is shown once)',
+      security: SECURITY.operator,
+      params: AccountParams,
+      body: CreateConnectionBody,
+      response: { 201: CreatedConnection, ...errorResponsesWithIssues(400, 401, 404, 409) },
+    } as never,
+  }, async (request, reply) => {
+    const { accountId } = request.params as { accountId: string }
+    return reply.code(201).send(await createConnection(deps, accountId, request.body as CreateConnectionBody) as never)
+  })
+
+  app.get('/api/v1/admin/accounts/:accountId/connections', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'listConnections',
+      tags: ['management'],
+      summary: 'List the connections of an account',
+      security: SECURITY.operator,
+      params: AccountParams,
+      response: { 200: ConnectionList, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId } = request.params as { accountId: string }
+    return listConnections(deps, accountId) as never
+  })
+
+  app.get('/api/v1/admin/accounts/:accountId/connections/:connectionId', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'getConnection',
+      tags: ['management'],
+      summary: 'Read a connection',
+      security: SECURITY.operator,
+      params: ConnectionParams,
+      response: { 200: Connection, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
+    return getConnection(deps, accountId, connectionId) as never
+  })
+
+  app.patch('/api/v1/admin/accounts/:accountId/connections/:connectionId', {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'updateConnection',
+      tags: ['management'],
+      summary: 'Change a connection (active, field mappings, name)',
+      security: SECURITY.operator,
+      params: ConnectionParams,
+      body: UpdateConnectionBody,
+      response: { 200: Connection, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
+    return updateConnection(deps, accountId, connectionId, request.body as UpdateConnectionBody) as never
+  })
+}

@@ -1,0 +1,75 @@
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
+import {
+  AccountParams, CreateIntegrationBody, CreatedIntegration, Integration, IntegrationList, IntegrationParams, UpdateIntegrationBody,
+} from '@lsv/shared/contract/admin.ts'
+import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
+
+/** Outbound `visitor.identified` integrations (the delivery log is in `./deliveries.ts`). */
+export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
+  const path = '/api/v1/admin/accounts/:accountId/integrations'
+
+  app.post(path, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'createIntegration',
+      tags: ['management'],
+      summary: 'Create an outbound integration (the signing secret is shown once)',
+      security: SECURITY.operator,
+      params: AccountParams,
+      body: CreateIntegrationBody,
+      response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request, reply) => {
+    const { accountId } = request.params as { accountId: string }
+    return reply.code(201).send(await createIntegration(deps, accountId, request.body as CreateIntegrationBody) as never)
+  })
+
+  app.get(path, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'listIntegrations',
+      tags: ['management'],
+      summary: 'List the integrations of an account',
+      security: SECURITY.operator,
+      params: AccountParams,
+      response: { 200: IntegrationList, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId } = request.params as { accountId: string }
+    return listIntegrations(deps, accountId) as never
+  })
+
+  app.get(`${path}/:integrationId`, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'getIntegration',
+      tags: ['management'],
+      summary: 'Read an integration (never its signing secret)',
+      security: SECURITY.operator,
+      params: IntegrationParams,
+      response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
+    return getIntegration(deps, accountId, integrationId) as never
+  })
+
+  app.patch(`${path}/:integrationId`, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'updateIntegration',
+      tags: ['management'],
+      summary: 'Change an integration (url, payload version, tiers, active)',
+      security: SECURITY.operator,
+      params: IntegrationParams,
+      body: UpdateIntegrationBody,
+      response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request) => {
+    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
+    return updateIntegration(deps, accountId, integrationId, request.body as UpdateIntegrationBody) as never
+  })
+}

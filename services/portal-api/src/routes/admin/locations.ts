@@ -1,0 +1,45 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { AddLocationBody, ConnectionParams, CreatedLocation, LocationParams } from '@lsv/shared/contract/admin.ts'
+import { addLocation, removeLocation } from '@lsv/shared/domain/tenants/locations.ts'
+
+/** Locations of the `partnercrm` connection, each with its own token. */
+export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
+  const locations = '/api/v1/admin/accounts/:accountId/connections/:connectionId/locations'
+
+  app.post(locations, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'addLocation',
+      tags: ['management'],
+      summary: 'Connect a partner CRM location (its token is shown once)',
+      security: SECURITY.operator,
+      params: ConnectionParams,
+      body: AddLocationBody,
+      response: { 201: CreatedLocation, ...errorResponsesWithIssues(400, 401, 404, 409) },
+    } as never,
+  }, async (request, reply) => {
+    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
+    const { location_id } = request.body as { location_id: string }
+    return reply.code(201).send(await addLocation(deps, accountId, connectionId, location_id) as never)
+  })
+
+  app.delete(`${locations}/:locationId`, {
+    config: { validationIssues: true },
+    schema: {
+      operationId: 'removeLocation',
+      tags: ['management'],
+      summary: 'Disconnect a partner CRM location (it is no longer active)',
+      security: SECURITY.operator,
+      params: LocationParams,
+      response: { 204: Type.Null({ description: 'removed' }), ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request, reply) => {
+    const { accountId, connectionId, locationId } = request.params as { accountId: string; connectionId: string; locationId: string }
+    await removeLocation(deps, accountId, connectionId, locationId)
+    return reply.code(204).send()
+  })
+}

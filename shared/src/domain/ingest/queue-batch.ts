@@ -1,0 +1,55 @@
+import type { PlatformDeps } from '../../platform/deps.ts'
+import { AppError } from '../../errors/app-error.ts'
+import { isoAt } from '../../clock.ts'
+import type { ConnectionRecord } from '../records.ts'
+import { batchAttributes, newBatchMeta, type BatchMeta, type DecodedBatch } from './batch-message.ts'
+import { createRecordMapper, partnerCrmContactId, type InboundRecord } from './mapping.ts'
+import type { BatchShape } from './push-body.ts'
+
+/**
+ * `accepted` of the 202 (docs/ingestion.md): the records that carry an idempotency anchor, an
+ * `external_id` found the way the worker finds it (the connection's mapping to `external_id`, or
+ * the record's own `external_id` key). Records without one are never stored.
+ */
+export function countAccepted(shape: BatchShape, connection: ConnectionRecord, records: readonly InboundRecord[]): number {
+  if (shape === 'partnercrm') return records.length > 0 && partnerCrmContactId(records[0]!) !== null ? 1 : 0
+  const mapper = createRecordMapper(connection.field_mappings ?? [])
+  let n = 0
+  for (const r of records) if (mapper.anchorOf(r) !== null) n++
+  return n
+}
+
+export interface PendingBatch {
+  meta: BatchMeta
+  records: InboundRecord[]
+  raw: Buffer
+}
+
+export function pendingBatch(
+  deps: Pick<PlatformDeps, 'clock'>, shape: BatchShape, connection: ConnectionRecord, raw: Buffer, records: InboundRecord[],
+  locationId?: string,
+): PendingBatch {
+  const meta = newBatchMeta({
+    shape, accountId: connection.account_id, connectionId: connection.id, source: connection.source,
+    receivedAt: isoAt(deps.clock), ...(locationId !== undefined ? { locationId } : {}),
+  })
+  return { meta, records, raw }
+}
+
+/**
+ * Publishes the received bytes as one `contact-batches` message. Resolves once the queue holds
+ * it durably; a refusal is 503 `temporarily unavailable` (retry is safe, contract 7.5), never a
+ * 202 for a batch that is not queued.
+ */
+export async function queueBatch(deps: Pick<PlatformDeps, 'queue'>, batch: PendingBatch): Promise<string> {
+  try {
+    return await deps.queue.publish('contact-batches', batch.raw, batchAttributes(batch.meta))
+  } catch (cause) {
+    throw new AppError('temporarily_unavailable', { cause })
+  }
+}
+
+/** The pending batch as the worker would decode it (the synchronous fallback path). */
+export function asDecoded(batch: PendingBatch): DecodedBatch {
+  return { ...batch.meta, records: batch.records, indexes: batch.records.map((_, i) => i) }
+}

@@ -1,0 +1,125 @@
+import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
+import type {
+  ConnectionView, CreateConnectionBody, CreatedConnection, UpdateConnectionBody,
+} from '../../contract/admin.ts'
+import { getKeyPepper } from '../../platform/platform-secrets.ts'
+import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
+import { prefixedId } from '../ids.ts'
+import type { ConnectionRecord, FieldMapping } from '../records.ts'
+import { invalidPayload, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
+import { connectionView } from './views.ts'
+
+const SOURCE_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/
+const FIXED_TARGETS = new Set(['email', 'first_name', 'last_name', 'company', 'title', 'external_id'])
+const CUSTOM_PREFIX = 'custom_fields.'
+
+/** How a mapping's `from` is compared: case-insensitively, surrounding blanks ignored. */
+function mappingKey(from: string): string {
+  return from.trim().toLowerCase()
+}
+
+/**
+ * Field mappings are checked against what exists now: a `custom_fields.<key>` target must name a
+ * custom field definition of the account (create the definition first), and two mappings may
+ * not read the same inbound key (which one would win is not obvious).
+ */
+export async function validateFieldMappings(deps: Pick<TenantDeps, 'tenants'>, accountId: string, mappings: readonly FieldMapping[]): Promise<FieldMapping[]> {
+  const issues: ValidationIssue[] = []
+  const defined = new Set((await deps.tenants.listCustomFields(accountId)).map((d) => d.key))
+  const seen = new Set<string>()
+  mappings.forEach((m, i) => {
+    const from = m.from.trim()
+    if (from === '') issues.push(issue(`/field_mappings/${i}/from`, 'blank', 'must not be blank'))
+    if (seen.has(mappingKey(from))) issues.push(issue(`/field_mappings/${i}/from`, 'duplicate', `"${from}" is mapped twice (keys compare case-insensitively)`))
+    seen.add(mappingKey(from))
+    if (m.to.startsWith(CUSTOM_PREFIX)) {
+      if (!defined.has(m.to.slice(CUSTOM_PREFIX.length))) {
+        issues.push(issue(`/field_mappings/${i}/to`, 'unknown_custom_field', `no custom field definition "${m.to.slice(CUSTOM_PREFIX.length)}" on this account`))
+      }
+    } else if (!FIXED_TARGETS.has(m.to)) {
+      issues.push(issue(`/field_mappings/${i}/to`, 'enum', 'must be email, first_name, last_name, company, title, external_id or custom_fields.<key>'))
+    }
+  })
+  if (issues.length > 0) throw invalidPayload(...issues)
+  return mappings.map((m) => ({ from: m.from.trim(), to: m.to }))
+}
+
+/**
+ * The `source` of the (source, external_id) anchor. A partner CRM connection always writes
+ * `partnercrm`; no other connection may use that slug, so its contacts cannot be overwritten
+ * from another source by accident.
+ */
+function sourceFor(body: CreateConnectionBody): string {
+  if (body.type === 'partnercrm') {
+    if (body.source !== undefined && body.source !== 'partnercrm') {
+      throw invalidPayload(issue('/source', 'const', 'a partnercrm connection always has source "partnercrm"'))
+    }
+    return 'partnercrm'
+  }
+  const source = body.source ?? body.type
+  if (!SOURCE_SLUG.test(source)) throw invalidPayload(issue('/source', 'pattern', 'must be a slug: lower-case letters, digits, - and _ (at most 64)'))
+  if (source === 'partnercrm') throw invalidPayload(issue('/source', 'reserved', '"partnercrm" is reserved for the partnercrm connection'))
+  return source
+}
+
+/**
+ * `POST /api/v1/admin/accounts/{accountId}/connections`. A webhook connection gets its source
+ * token here (shown once, stored only as a keyed hash). One partner CRM connection per account:
+ * the edge resolves a location to the account's partner CRM connection, so a second one would be
+ * ambiguous (409 `conflict`).
+ */
+export async function createConnection(deps: TenantDeps, accountId: string, body: CreateConnectionBody): Promise<CreatedConnection> {
+  const account = await requireAccount(deps, accountId)
+  const source = sourceFor(body)
+  const mappings = await validateFieldMappings(deps, accountId, body.field_mappings ?? [])
+  if (body.type === 'partnercrm') {
+    const existing = (await deps.tenants.listConnections(accountId)).find((c) => c.type === 'partnercrm')
+    if (existing) throw new AppError('conflict')
+  }
+  const now = nowIso(deps)
+  let token: string | undefined
+  const connection: ConnectionRecord = {
+    id: prefixedId('src'),
+    account_id: accountId,
+    type: body.type,
+    source,
+    name: body.name ?? null,
+    active: true,
+    field_mappings: mappings,
+    token_hashes: [],
+    created_at: now,
+    updated_at: now,
+  }
+  if (body.type === 'webhook') {
+    token = generateSourceToken()
+    connection.token_hashes = [{ hash: hashSecret(await getKeyPepper(deps), token), expires_at: null }]
+  }
+  await deps.tenants.createConnection(connection)
+  return { ...connectionView(deps.config, account, connection), ...(token !== undefined ? { token } : {}) }
+}
+
+/** `PATCH …/connections/{connectionId}`: `type` and `source` are fixed at creation (the anchor). */
+export async function updateConnection(deps: TenantDeps, accountId: string, connectionId: string, body: UpdateConnectionBody): Promise<ConnectionView> {
+  const account = await requireAccount(deps, accountId)
+  await requireConnection(deps, accountId, connectionId)
+  const mappings = body.field_mappings !== undefined ? await validateFieldMappings(deps, accountId, body.field_mappings) : undefined
+  const updated = await deps.tenants.updateConnection(connectionId, {
+    ...(body.active !== undefined ? { active: body.active } : {}),
+    ...(mappings !== undefined ? { field_mappings: mappings } : {}),
+    ...(body.name !== undefined ? { name: body.name } : {}),
+    updated_at: nowIso(deps),
+  })
+  if (!updated) throw new AppError('not_found')
+  return connectionView(deps.config, account, updated)
+}
+
+export async function getConnection(deps: TenantDeps, accountId: string, connectionId: string): Promise<ConnectionView> {
+  const account = await requireAccount(deps, accountId)
+  return connectionView(deps.config, account, await requireConnection(deps, accountId, connectionId))
+}
+
+export async function listConnections(deps: TenantDeps, accountId: string): Promise<{ data: ConnectionView[] }> {
+  const account = await requireAccount(deps, accountId)
+  const rows = await deps.tenants.listConnections(accountId)
+  return { data: rows.map((c) => connectionView(deps.config, account, c)) }
+}

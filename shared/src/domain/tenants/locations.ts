@@ -1,0 +1,52 @@
+import { AppError } from '../../errors/app-error.ts'
+import type { CreatedLocation } from '../../contract/admin.ts'
+import { DuplicateError } from '../../ports/tenant-store/interface.ts'
+import { getKeyPepper } from '../../platform/platform-secrets.ts'
+import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
+import type { LocationRecord } from '../records.ts'
+import { invalidPayload, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
+import { partnerCrmWebhookUrl } from './views.ts'
+
+/**
+ * `POST …/connections/{connectionId}/locations` (partnercrm connections only). A location id is
+ * unique per account among active locations (the edge finds a location by account and id):
+ * adding an active one again is 409 `conflict`; adding a removed one re-activates it with a new
+ * token (the old token stays dead).
+ */
+export async function addLocation(deps: TenantDeps, accountId: string, connectionId: string, locationId: string): Promise<CreatedLocation> {
+  const account = await requireAccount(deps, accountId)
+  await requireConnection(deps, accountId, connectionId, 'partnercrm', 'adding a location')
+  if (locationId.trim() !== locationId || locationId === '') throw invalidPayload(issue('/location_id', 'blank', 'must not be blank or padded'))
+  const existing = await deps.tenants.getLocation(accountId, locationId)
+  const token = generateSourceToken()
+  const now = nowIso(deps)
+  const location: LocationRecord = {
+    account_id: accountId,
+    connection_id: connectionId,
+    location_id: locationId,
+    token_hashes: [{ hash: hashSecret(await getKeyPepper(deps), token), expires_at: null }],
+    active: true,
+    created_at: existing?.created_at ?? now,
+    updated_at: now,
+  }
+  try {
+    await deps.tenants.putLocation(location)
+  } catch (err) {
+    if (err instanceof DuplicateError) throw new AppError('conflict', { cause: err })
+    throw err
+  }
+  return { location_id: locationId, token, webhook_url: partnerCrmWebhookUrl(deps.config, account), active: true, created_at: location.created_at }
+}
+
+/**
+ * `DELETE …/connections/{connectionId}/locations/{locationId}`: the location is no longer active
+ * and its tokens are dropped. Idempotent for a location of this connection; a location this
+ * connection never had is 404.
+ */
+export async function removeLocation(deps: TenantDeps, accountId: string, connectionId: string, locationId: string): Promise<void> {
+  await requireAccount(deps, accountId)
+  await requireConnection(deps, accountId, connectionId, 'partnercrm', 'removing a location')
+  const existing = await deps.tenants.getLocation(accountId, locationId)
+  if (!existing || existing.connection_id !== connectionId) throw new AppError('not_found')
+  await deps.tenants.updateLocation(accountId, locationId, { active: false, token_hashes: [], updated_at: nowIso(deps) })
+}

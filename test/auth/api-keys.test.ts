@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { randomUUID } from 'node:crypto'
+import { ManualClock } from '@lsv/shared/clock.ts'
+import { authenticateApiKey, authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
+import { generateApiKey, generateSourceToken, hashSecret } from '@lsv/shared/domain/auth/hashing.ts'
+import { presentedSourceToken, verifySourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
+import { publicIdFromHost, resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord } from '@lsv/shared/domain/records.ts'
+import { isAppError } from '@lsv/shared/errors/app-error.ts'
+import { createTestDeps } from '../helpers/deps.ts'
+import { randomSuffix } from '../helpers/embedded.ts'
+
+const PEPPER = 'test-key-pepper'
+const T0 = Date.parse('2026-09-04T00:00:00.000Z')
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p
+    return 'ok'
+  } catch (err) {
+    if (isAppError(err)) return err.code
+    throw err
+  }
+}
+
+describe('API key and source token authentication', () => {
+  const clock = new ManualClock(T0)
+  let deps: Awaited<ReturnType<typeof createTestDeps>>
+  let account: AccountRecord
+  let connection: ConnectionRecord
+  const keys: Record<string, string> = {}
+
+  async function addKey(name: string, over: Partial<ApiKeyRecord> = {}): Promise<void> {
+    const key = generateApiKey()
+    keys[name] = key
+    await deps.tenants.createApiKey({
+      id: randomUUID(), account_id: account.id, connection_id: connection.id, hash: hashSecret(PEPPER, key), prefix: key.slice(0, 8),
+      scopes: ['contacts:write'], name, expires_at: null, revoked_at: null, created_at: new Date(T0).toISOString(), ...over,
+    })
+  }
+
+  beforeAll(async () => {
+    deps = await createTestDeps({ clock })
+    const now = new Date(T0).toISOString()
+    account = { id: randomUUID(), public_id: `auth${randomSuffix(6)}`, name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now }
+    await deps.tenants.createAccount(account)
+    connection = { id: randomUUID(), account_id: account.id, type: 'api', source: 'crm', name: null, active: true, field_mappings: [], token_hashes: [], created_at: now, updated_at: now }
+    await deps.tenants.createConnection(connection)
+    await addKey('good')
+    await addKey('links', { scopes: ['contacts:links:write'] })
+    await addKey('expired', { expires_at: new Date(T0 - 1).toISOString() })
+    await addKey('graced', { revoked_at: new Date(T0 + 60_000).toISOString() })
+  })
+  afterAll(async () => {
+    await deps.tenants.deleteAccountData(account.id)
+    await deps.cleanup()
+  })
+
+  it('accepts exactly one key form with the scope', async () => {
+    expect(await codeOf(authenticateApiKey(deps, { authorization: `Bearer ${keys.good}` }, { scope: 'contacts:write' }))).toBe('ok')
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write' }))).toBe('ok')
+    const auth = await authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', accountId: account.id })
+    expect(auth.account.id).toBe(account.id)
+  })
+
+  it('answers unauthorized for missing, both forms, blank, malformed, unknown, expired and other-account keys', async () => {
+    const cases: Array<Record<string, string>> = [
+      {},
+      { authorization: `Bearer ${keys.good}`, 'x-api-key': keys.good },
+      { authorization: 'Bearer ' },
+      { 'x-api-key': '' },
+      { authorization: `Basic ${keys.good}` },
+      { authorization: 'Bearer lsk_short' },
+      { authorization: `Bearer ${generateApiKey()}` },
+      { authorization: `Bearer ${keys.expired}` },
+    ]
+    for (const headers of cases) {
+      expect(await codeOf(authenticateApiKey(deps, headers, { scope: 'contacts:write' })), JSON.stringify(headers)).toBe('unauthorized')
+    }
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', accountId: randomUUID() }))).toBe('unauthorized')
+  })
+
+  it('answers forbidden for a valid key without the scope or without API access', async () => {
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.links }, { scope: 'contacts:write' }))).toBe('forbidden')
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:links:write' }))).toBe('forbidden')
+    await deps.tenants.updateAccount(account.id, { api_access: false })
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write' }))).toBe('forbidden')
+    await deps.tenants.updateAccount(account.id, { api_access: true })
+  })
+
+  it('keeps a revoked key working until the end of its grace, then answers unauthorized', async () => {
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.graced }, { scope: 'contacts:write' }))).toBe('ok')
+    clock.set(T0 + 60_000)
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.graced }, { scope: 'contacts:write' }))).toBe('unauthorized')
+    clock.set(T0)
+  })
+
+  it('checks the operator token in constant time', async () => {
+    expect(await codeOf(authenticateOperator(deps, 'Bearer test-operator-token'))).toBe('ok')
+    for (const h of [undefined, '', 'Bearer', 'Bearer test-operator-tokeN', 'test-operator-token', 'Bearer test-operator-token-longer']) {
+      expect(await codeOf(authenticateOperator(deps, h)), String(h)).toBe('unauthorized')
+    }
+  })
+
+  it('prefers the x-webhook-token header over the token query and honours token expiry', async () => {
+    expect(presentedSourceToken({ 'x-webhook-token': 'h' }, { token: 'q' })).toBe('h')
+    expect(presentedSourceToken({}, { token: 'q' })).toBe('q')
+    expect(presentedSourceToken({ 'x-webhook-token': '' }, { token: 'q' })).toBe('')
+    expect(presentedSourceToken({}, {})).toBeNull()
+    const current = generateSourceToken()
+    const previous = generateSourceToken()
+    const hook: ConnectionRecord = {
+      ...connection, type: 'webhook',
+      token_hashes: [{ hash: hashSecret(PEPPER, current), expires_at: null }, { hash: hashSecret(PEPPER, previous), expires_at: new Date(T0 + 1000).toISOString() }],
+    }
+    expect(await verifySourceToken(deps, hook, current)).toBe(true)
+    expect(await verifySourceToken(deps, hook, previous)).toBe(true)
+    expect(await verifySourceToken(deps, hook, '')).toBe(false)
+    expect(await verifySourceToken(deps, hook, generateSourceToken())).toBe(false)
+    clock.set(T0 + 1000)
+    expect(await verifySourceToken(deps, hook, previous)).toBe(false)
+    clock.set(T0)
+  })
+
+  it('resolves the edge account from the first Host label under the edge domain', async () => {
+    expect(publicIdFromHost(`${account.public_id}.edge.localhost:8080`, 'edge.localhost')).toBe(account.public_id)
+    expect(publicIdFromHost(`${account.public_id.toUpperCase()}.EDGE.localhost.`, 'edge.localhost')).toBe(account.public_id)
+    expect(publicIdFromHost('a.b.edge.localhost', 'edge.localhost')).toBeNull()
+    expect(publicIdFromHost('edge.localhost', 'edge.localhost')).toBeNull()
+    expect(publicIdFromHost(`${account.public_id}.evil.com`, 'edge.localhost')).toBeNull()
+    expect((await resolveEdgeAccount(deps, `${account.public_id}.edge.localhost`)).id).toBe(account.id)
+    expect(await codeOf(resolveEdgeAccount(deps, 'nobody.edge.localhost'))).toBe('not_found')
+    await deps.tenants.updateAccount(account.id, { active: false })
+    expect(await codeOf(resolveEdgeAccount(deps, `${account.public_id}.edge.localhost`))).toBe('not_found')
+    await deps.tenants.updateAccount(account.id, { active: true })
+  })
+})
