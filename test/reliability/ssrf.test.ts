@@ -3,7 +3,7 @@ import { isIP } from 'node:net'
 import type { LookupAddress } from 'node:dns'
 import { Agent } from 'undici'
 import { checkDestinationUrl, type HostResolver } from '@lsv/shared/domain/webhooks/ssrf.ts'
-import { filteringLookup, createSafeAgent } from '@lsv/shared/domain/webhooks/safe-agent.ts'
+import { filteringLookup, createSafeAgent, safeConnector } from '@lsv/shared/domain/webhooks/safe-agent.ts'
 import { isAllowedAddress } from '@lsv/shared/domain/webhooks/ip-ranges.ts'
 import { postOnce } from '@lsv/shared/domain/webhooks/send.ts'
 import { runDeliveryJob } from '@lsv/shared/domain/webhooks/deliver.ts'
@@ -128,7 +128,7 @@ describe('reliability 7: SSRF corpus makes no connection to a denied address', (
         if (!err) for (const row of Array.isArray(a) ? a : [{ address: a as string }]) handedOut.push(row.address)
         cb(err, a, f)
       })
-    return new Agent({ connect: { lookup: recording as never, timeout: 1_000 }, headersTimeout: 2_000, bodyTimeout: 2_000 })
+    return new Agent({ connect: safeConnector({ allowLoopback: false, lookup: recording as never, timeoutMs: 1_000 }), headersTimeout: 2_000, bodyTimeout: 2_000 })
   }
 
   beforeAll(async () => {

@@ -48,6 +48,38 @@ export const PushAccepted = Type.Object(
   { title: 'PushAccepted', additionalProperties: false },
 )
 
+/**
+ * The deprecated nested shape, accepted only by the origin fallbacks (contract 4.6 rule 5): each
+ * `resolution` object is one inbound contact record (documentation only; checked by hand).
+ */
+export const EventsPushBody = Type.Object(
+  {
+    events: Type.Array(
+      Type.Object({ resolution: InboundContactRecord }, { additionalProperties: true }),
+      { minItems: 1, maxItems: MAX_CONTACTS_PER_PUSH, description: 'each `resolution` is one inbound contact record' },
+    ),
+  },
+  { title: 'EventsPushBody', description: 'deprecated nested shape; origin fallbacks only' },
+)
+
+/** What the origin fallbacks accept: the push body, or the deprecated nested shape. */
+export const FallbackPushBody = Type.Union([ContactsPushBodyDocumented, EventsPushBody], { title: 'FallbackPushBody' })
+
+/**
+ * 200 of an origin fallback when the durable queue is unavailable (contract 4.6 rule 3): the
+ * batch was upserted synchronously instead (docs/ingestion.md).
+ */
+export const PushUpsertedSync = Type.Object(
+  {
+    ok: Type.Literal(true),
+    accepted: Type.Integer({ minimum: 0, description: 'records accepted into the batch (those with an idempotency anchor)' }),
+    queued: Type.Literal(false),
+    upserted: Type.Integer({ minimum: 0, description: 'accepted records written (or already up to date)' }),
+    failed: Type.Integer({ minimum: 0, description: 'accepted records that could not be stored' }),
+  },
+  { title: 'PushUpsertedSync', additionalProperties: false },
+)
+
 /** The partner CRM's native contact webhook body (contract 4.5): every member optional. */
 export const PartnerCrmContactBody = Type.Object(
   {
@@ -72,3 +104,4 @@ export type InboundContactRecord = Static<typeof InboundContactRecord>
 export type ContactsPushBody = Static<typeof ContactsPushBody>
 export type PushAccepted = Static<typeof PushAccepted>
 export type PartnerCrmContactBody = Static<typeof PartnerCrmContactBody>
+export type PushUpsertedSync = Static<typeof PushUpsertedSync>

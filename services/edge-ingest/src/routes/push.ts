@@ -1,7 +1,157 @@
+import { Type } from 'typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { AccountRecord, ConnectionRecord } from '@lsv/shared/domain/records.ts'
+import { ContactsPushBodyDocumented, PartnerCrmContactBody, PushAccepted } from '@lsv/shared/contract/push.ts'
+import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
+import { resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
+import { authenticatePartnerCrm, authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
+import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
+import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
+import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 
-/** POST /v1/contacts, /v1/contacts/{sourceId}, /v1/contacts/partnercrm (contract 4.3–4.5). */
-export function registerPushRoutes(_app: App, _deps: PlatformDeps): void {
-  // implemented by the ingestion work (issue 3)
+/** What onRequest established for the handler. */
+interface PushCaller {
+  account: AccountRecord
+  connection?: ConnectionRecord
+}
+const callers = new WeakMap<FastifyRequest, PushCaller>()
+
+/**
+ * Bodies are checked by hand (domain/ingest/push-body.ts: cheap on 10,000 records, and more than
+ * 10000 records must be a 413, not a schema 400); the route schemas only document them.
+ */
+const documentationOnly = () => () => true
+
+/** Infrastructure failures (tenant store, rate limiter) are retryable: 503, never a 500. */
+const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppError('temporarily_unavailable', { cause: err }))
+
+const SourceIdParams = Type.Object({
+  sourceId: Type.String({ description: 'the per-source id of the webhook connection, as shown in its webhook URL' }),
+})
+const TokenQuery = Type.Object({
+  token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token` (the header wins when both are present)' })),
+})
+
+const LIMITS = 'Body cap 8388608 bytes; at most 10000 records. Rate limit: 120 per 60 s and 50,000 per 24 h'
+
+async function send202(reply: FastifyReply, body: { ok: true; accepted: number; queued: true }) {
+  return reply.code(202).send(body)
+}
+
+/**
+ * POST /v1/contacts, /v1/contacts/{sourceId}, /v1/contacts/partnercrm (contract 4.3–4.5,
+ * docs/ingestion.md).
+ *
+ * Order of checks. 4.3 and 4.4, in onRequest, before a byte of the body is read: subdomain (404),
+ * credential (401; 403 for scope or a source of another tenant), rate limit (429, counted only
+ * now, so failures of routing and authentication never count). Then the body: over the cap while
+ * it streams in (413 `payload too large`, nothing more buffered), JSON (400 `invalid JSON body`),
+ * shape (400 `invalid payload`), record count (413 `too many contacts`), publish (503 when the
+ * queue refuses), 202. The partner CRM names its location in the body, so after the subdomain
+ * only the body checks can come first: location (404), token (401), contact id (400), rate limit.
+ */
+export function registerPushRoutes(app: App, deps: PlatformDeps): void {
+  app.post('/v1/contacts', {
+    validatorCompiler: documentationOnly,
+    schema: {
+      operationId: 'pushContacts',
+      tags: ['contacts'],
+      summary: 'Push a batch of contacts (queued, upserted asynchronously)',
+      description: `Requires scope \`contacts:write\`. Idempotent per account on (source, external_id). ${LIMITS} per API key. \`accepted\` counts the records that carry an \`external_id\`; records without one are not stored.`,
+      security: SECURITY.apiKey,
+      body: ContactsPushBodyDocumented,
+      response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+    },
+    onRequest: async (request) => {
+      try {
+        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', accountId: account.id })
+        await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
+        callers.set(request, { account, connection: auth.connection })
+      } catch (err) {
+        throw retryable(err)
+      }
+    },
+  }, async (request, reply) => {
+    const caller = callers.get(request)
+    if (!caller?.connection) throw new AppError('unauthorized')
+    return send202(reply, await acceptPush(deps, { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
+  })
+
+  app.post('/v1/contacts/partnercrm', {
+    validatorCompiler: documentationOnly,
+    schema: {
+      operationId: 'pushHighLevelContact',
+      tags: ['contacts'],
+      summary: 'Partner CRM contact webhook (queued, upserted asynchronously)',
+      description: 'The native webhook of the partner CRM platform. The subdomain selects the account; the body\'s location must be an active location of its partner CRM connection. The token is compared against the location\'s stored hash. Until the tokenized-URL cutover a call without any token is accepted (and flagged); after it, 401. '
+        + 'A missing connection or location answers exactly like an unknown subdomain (404). Body cap 8388608 bytes. Rate limit: 120 per 60 s and 50,000 per 24 h per location.',
+      security: SECURITY.sourceToken,
+      querystring: TokenQuery,
+      body: PartnerCrmContactBody,
+      response: { 202: PushAccepted, ...errorResponses(400, 401, 404, 413, 429, 503) },
+    },
+    onRequest: async (request) => {
+      try {
+        callers.set(request, { account: await resolveEdgeAccount(deps, request.headers.host) })
+      } catch (err) {
+        throw retryable(err)
+      }
+    },
+  }, async (request, reply) => {
+    const caller = callers.get(request)
+    if (!caller) throw new AppError('not_found')
+    const body = request.body
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_payload')
+    const record = body as Record<string, unknown>
+    let locationId: string
+    let connection: ConnectionRecord
+    try {
+      const auth = await authenticatePartnerCrm(deps, caller.account, partnerCrmLocationId(record), request.headers, request.query)
+      locationId = auth.location.location_id
+      connection = auth.connection
+    } catch (err) {
+      throw retryable(err)
+    }
+    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
+    await consumePushQuota(deps, { kind: 'location', accountId: caller.account.id, locationId }).catch((err: unknown) => { throw retryable(err) })
+    return send202(reply, await acceptPush(deps, { shape: 'partnercrm', connection, raw: request.rawBody!, body, locationId }))
+  })
+
+  app.post('/v1/contacts/:sourceId', {
+    validatorCompiler: documentationOnly,
+    schema: {
+      operationId: 'pushContactsBySource',
+      tags: ['contacts'],
+      summary: 'Per-source inbound webhook (queued, upserted asynchronously)',
+      description: `For automation platforms and custom scripts. The per-source token (header \`x-webhook-token\`, else query \`token\`) is compared in constant time against the stored hash; each record is mapped through this source's field mappings. ${LIMITS} per source.`,
+      security: SECURITY.sourceToken,
+      params: SourceIdParams,
+      querystring: TokenQuery,
+      body: ContactsPushBodyDocumented,
+      response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+    },
+    onRequest: async (request) => {
+      try {
+        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const { sourceId } = request.params as { sourceId: string }
+        const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query)
+        // only a caller holding the source's token learns that it belongs to another tenant
+        if (connection.account_id !== account.id) throw new AppError('forbidden')
+        await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
+        callers.set(request, { account, connection })
+      } catch (err) {
+        throw retryable(err)
+      }
+    },
+  }, async (request, reply) => {
+    const caller = callers.get(request)
+    if (!caller?.connection) throw new AppError('unauthorized')
+    return send202(reply, await acceptPush(deps, { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
+  })
 }

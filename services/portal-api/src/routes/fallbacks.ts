@@ -1,7 +1,107 @@
+import { Type } from 'typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { ConnectionRecord } from '@lsv/shared/domain/records.ts'
+import { FallbackPushBody, PushAccepted, PushUpsertedSync } from '@lsv/shared/contract/push.ts'
+import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
+import { authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
+import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
+import { acceptPushOrUpsert } from '@lsv/shared/domain/ingest/accept.ts'
+import { fallbackShapeOf } from '@lsv/shared/domain/ingest/push-body.ts'
 
-/** POST /api/contacts and /api/contacts/webhook/{sourceId} (contract 4.6; issue 3) */
-export function registerFallbackRoutes(_app: App, _deps: PlatformDeps): void {
-  // placeholder until its issue lands
+/**
+ * `Deprecation` (RFC 9745): the instant the fallbacks were deprecated, the contract's date
+ * 2026-09-04T00:00:00Z, as a structured-field date. (No `Link` to the successor: it lives on the
+ * tenant's own edge host, which an unauthenticated answer must not name.)
+ */
+export const DEPRECATION_HEADER = '@1788480000'
+
+const connections = new WeakMap<FastifyRequest, ConnectionRecord>()
+const documentationOnly = () => () => true
+const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppError('temporarily_unavailable', { cause: err }))
+
+const SourceIdParams = Type.Object({
+  sourceId: Type.String({ description: 'the per-source id of the webhook connection' }),
+})
+const TokenQuery = Type.Object({
+  token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token`' })),
+})
+
+const FALLBACK_NOTE = 'Deprecated origin fallback (contract 4.6): every answer carries a `Deprecation` header. Also accepts the nested `{events:[{resolution:{…}}]}` shape (each `resolution` is one record). '
+  + 'When the durable queue is unavailable the batch is upserted synchronously and the answer is 200 `{ok, accepted, queued: false, upserted, failed}` instead of 202; 503 only when that fails too.'
+
+function deprecate(reply: FastifyReply): void {
+  reply.header('deprecation', DEPRECATION_HEADER)
+}
+
+/**
+ * POST /api/contacts and POST /api/contacts/webhook/{sourceId} (contract 4.6; docs/ingestion.md):
+ * the same authentication, checks and answers as the edge operations, minus the subdomain (the
+ * portal origin has none: the key or the source names the tenant). The push fallback counts in
+ * the same per-key window as `POST /v1/contacts`; the webhook fallback has no rate limit.
+ */
+export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
+  app.post('/api/contacts', {
+    validatorCompiler: documentationOnly,
+    schema: {
+      operationId: 'pushContactsFallback',
+      tags: ['contacts'],
+      summary: 'Deprecated origin fallback of POST /v1/contacts',
+      description: `${FALLBACK_NOTE} Requires scope \`contacts:write\`. Rate limit shared with POST /v1/contacts (per API key).`,
+      deprecated: true,
+      security: SECURITY.apiKey,
+      body: FallbackPushBody,
+      response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 403, 413, 429, 503) },
+    },
+    onRequest: async (request, reply) => {
+      deprecate(reply)
+      try {
+        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' })
+        await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
+        connections.set(request, auth.connection)
+      } catch (err) {
+        throw retryable(err)
+      }
+    },
+  }, async (request, reply) => {
+    const connection = connections.get(request)
+    if (!connection) throw new AppError('unauthorized')
+    const result = await acceptPushOrUpsert(deps, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    return reply.code(result.status).send(result.body)
+  })
+
+  app.post('/api/contacts/webhook/:sourceId', {
+    validatorCompiler: documentationOnly,
+    schema: {
+      operationId: 'pushContactsBySourceFallback',
+      tags: ['contacts'],
+      summary: 'Deprecated origin fallback of POST /v1/contacts/{sourceId}',
+      description: `${FALLBACK_NOTE} No rate limit.`,
+      deprecated: true,
+      security: SECURITY.sourceToken,
+      params: SourceIdParams,
+      querystring: TokenQuery,
+      body: FallbackPushBody,
+      response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 413, 503) },
+    },
+    onRequest: async (request, reply) => {
+      const { sourceId } = request.params as { sourceId: string }
+      deprecate(reply)
+      try {
+        const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query)
+        connections.set(request, connection)
+      } catch (err) {
+        throw retryable(err)
+      }
+    },
+  }, async (request, reply) => {
+    const connection = connections.get(request)
+    if (!connection) throw new AppError('unauthorized')
+    const result = await acceptPushOrUpsert(deps, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    return reply.code(result.status).send(result.body)
+  })
 }

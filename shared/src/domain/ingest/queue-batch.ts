@@ -30,7 +30,9 @@ export function pendingBatch(
   locationId?: string,
 ): PendingBatch {
   const meta = newBatchMeta({
-    shape, accountId: connection.account_id, connectionId: connection.id, source: connection.source,
+    shape, accountId: connection.account_id, connectionId: connection.id,
+    // contract 4.5: a partner CRM contact id is an external_id of source `partnercrm`
+    source: shape === 'partnercrm' ? 'partnercrm' : connection.source,
     receivedAt: isoAt(deps.clock), ...(locationId !== undefined ? { locationId } : {}),
   })
   return { meta, records, raw }

@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { isIP } from 'node:net'
-import { Agent } from 'undici'
+import { Agent, buildConnector } from 'undici'
 import { classifyAddress, isAllowedAddress } from './ip-ranges.ts'
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -30,6 +30,33 @@ export function filteringLookup(allowLoopback: boolean, base: LookupFn = dnsLook
   }
 }
 
+export interface SafeConnectorOptions {
+  allowLoopback: boolean
+  timeoutMs?: number
+  /** the lookup used for host names (default: the system resolver behind filteringLookup) */
+  lookup?: LookupFn
+}
+
+/**
+ * The connect function of every outbound socket. A host name goes through the filtering
+ * lookup; an IP literal (which Node connects to without any lookup, including the decimal,
+ * hex and octal IPv4 forms the URL parser normalizes) is checked here, before any socket.
+ */
+export function safeConnector(options: SafeConnectorOptions): buildConnector.connector {
+  const inner = buildConnector({
+    lookup: (options.lookup ?? filteringLookup(options.allowLoopback)) as never,
+    timeout: options.timeoutMs ?? 10_000,
+  })
+  return (opts, callback) => {
+    const host = opts.hostname.replace(/^\[|\]$/g, '')
+    if (isIP(host) !== 0 && !isAllowedAddress(host, options.allowLoopback)) {
+      callback(refused(classifyAddress(host).label), null)
+      return
+    }
+    inner(opts, callback)
+  }
+}
+
 export interface SafeAgentOptions {
   allowLoopback: boolean
   connectTimeoutMs?: number
@@ -44,7 +71,7 @@ export interface SafeAgentOptions {
  */
 export function createSafeAgent(options: SafeAgentOptions): Agent {
   return new Agent({
-    connect: { lookup: filteringLookup(options.allowLoopback) as never, timeout: options.connectTimeoutMs ?? 10_000 },
+    connect: safeConnector({ allowLoopback: options.allowLoopback, timeoutMs: options.connectTimeoutMs ?? 10_000 }),
     connections: options.connections ?? 64,
     keepAliveTimeout: 10_000,
     headersTimeout: 15_000,

@@ -1,0 +1,75 @@
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { deadLetterTopicOf, type HandlerResult, type QueueMessage, type Topic } from '@lsv/shared/ports/queue/interface.ts'
+import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
+import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
+
+/**
+ * A record the store failed to write is retried with its batch (nack; the rest of the batch is a
+ * no-op on redelivery) until this delivery attempt, then reported and given up (dead letter).
+ * Below the queue's own limit (5), so the batch itself never lands in the dead letters for it.
+ */
+export const RECORD_ATTEMPTS = 3
+
+const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
+
+type WorkerDeps = Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue' | 'logger'>
+
+/**
+ * One `contact-batches` message (docs/ingestion.md):
+ * - a message that can never be processed (format version, attributes, body) is logged, parked
+ *   on `contact-batches-dead-letter` as it came, and acked;
+ * - otherwise every anchored record is upserted with origin `<batch_id>:<index>`, so a redelivered
+ *   or duplicated message writes nothing new;
+ * - records that can never be stored (too large) are logged and dead-lettered at once; records the
+ *   store failed to write are retried by redelivery, then dead-lettered at attempt RECORD_ATTEMPTS;
+ *   when every record failed the store is the problem and the message is nacked (never dead-lettered here);
+ * - one change row per changed contact goes to `contact-changes`, then the message is acked.
+ * Anything thrown (store or queue unavailable) is a nack: the queue redelivers with backoff.
+ */
+export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<HandlerResult> {
+  const log = deps.logger.child({ messageId: message.id, attempt: message.deliveryAttempt, batchId: message.attributes?.batch_id })
+  let batch: DecodedBatch
+  try {
+    batch = decodeBatchMessage(message)
+  } catch (err) {
+    if (!(err instanceof InvalidBatchMessage)) throw err
+    log.error({ err, reason: err.message }, 'batch message can never be processed: dead-lettered')
+    await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, 'x-dead-letter-reason': err.message.slice(0, 200) })
+    return 'ack'
+  }
+
+  const result = await upsertBatchRecords(deps, batch, {
+    // an earlier attempt may have stored records whose change rows were never published
+    includeAlreadyApplied: message.deliveryAttempt > 1,
+  })
+  if (result.failed.length > 0) {
+    const everyWriteFailed = result.failed.length === result.upserted
+    if (everyWriteFailed || message.deliveryAttempt < RECORD_ATTEMPTS) {
+      log.warn({ failed: result.failed.length, upserted: result.upserted, firstError: result.failed[0]!.error }, 'batch records failed to store: redelivery')
+      return 'nack'
+    }
+  }
+
+  const given = [
+    ...result.unstorable.map((k) => ({ k, reason: 'record too large to store' })),
+    ...result.failed.map((f) => ({ k: f.index, reason: f.error })),
+  ]
+  if (given.length > 0) {
+    const records = given.map((g) => batch.records[g.k]!)
+    const indexes = given.map((g) => batch.indexes[g.k]!)
+    log.error({ records: given.length, indexes: indexes.slice(0, 20), reasons: [...new Set(given.map((g) => g.reason))].slice(0, 5) },
+      'batch records can never be stored: dead-lettered')
+    await deps.queue.publish(DEAD_LETTER_TOPIC, deadLetterBody(batch.shape, records), {
+      ...batchAttributes(batch, indexes),
+      'x-dead-letter-reason': given[0]!.reason.slice(0, 200),
+    })
+  }
+
+  await publishChangeRows(deps, result.changed, batch.receivedAt)
+  log.info({
+    records: result.records, upserted: result.upserted, withoutAnchor: result.withoutAnchor,
+    changed: result.changed.length, deadLettered: given.length,
+  }, 'batch upserted')
+  return 'ack'
+}
+

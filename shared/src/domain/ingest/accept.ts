@@ -1,0 +1,71 @@
+import type { PlatformDeps } from '../../platform/deps.ts'
+import type { ConnectionRecord } from '../records.ts'
+import { isAppError } from '../../errors/app-error.ts'
+import { recordsOf, type BatchShape } from './push-body.ts'
+import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'
+import { publishChangeRows, upsertBatchRecords } from './upsert.ts'
+
+export interface PushInput {
+  shape: BatchShape
+  connection: ConnectionRecord
+  /** the body bytes as received (request.rawBody) */
+  raw: Buffer
+  /** the parsed body */
+  body: unknown
+  locationId?: string
+}
+
+export interface PushQueued {
+  ok: true
+  accepted: number
+  queued: true
+}
+
+/** The synchronous answer of an origin fallback when the queue is unavailable (contract 4.6 rule 3). */
+export interface PushUpsertedSync {
+  ok: true
+  accepted: number
+  queued: false
+  upserted: number
+  failed: number
+}
+
+type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenants' | 'contacts' | 'logger'>
+
+/**
+ * The edge answer: check the body (400 / 413), count `accepted`, publish the received bytes
+ * (503 when the queue refuses) and answer `{ok, accepted, queued: true}`.
+ */
+export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushQueued> {
+  const records = recordsOf(input.body, input.shape)
+  const accepted = countAccepted(input.shape, input.connection, records)
+  await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId))
+  return { ok: true, accepted, queued: true }
+}
+
+/**
+ * The origin fallbacks' answer: like acceptPush, but when the queue refuses the batch it is
+ * upserted here and now, and the answer is 200 with what happened. Only when that fails too is
+ * the answer 503. Change rows of a synchronous upsert are published best effort (the queue just
+ * refused a publish); a missing one is logged.
+ */
+export async function acceptPushOrUpsert(deps: PushDeps, input: PushInput): Promise<{ status: 202; body: PushQueued } | { status: 200; body: PushUpsertedSync }> {
+  const records = recordsOf(input.body, input.shape)
+  const accepted = countAccepted(input.shape, input.connection, records)
+  const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId)
+  try {
+    await queueBatch(deps, pending)
+    return { status: 202, body: { ok: true, accepted, queued: true } }
+  } catch (err) {
+    if (!isAppError(err) || err.code !== 'temporarily_unavailable') throw err
+    deps.logger.warn({ err: err.cause, batchId: pending.meta.batchId }, 'queue refused a fallback batch: upserting synchronously')
+    const result = await upsertBatchRecords(deps, asDecoded(pending)).catch((cause: unknown) => {
+      deps.logger.error({ err: cause, batchId: pending.meta.batchId }, 'synchronous upsert failed')
+      throw err
+    })
+    await publishChangeRows(deps, result.changed, pending.meta.receivedAt).catch((cause: unknown) =>
+      deps.logger.error({ err: cause, batchId: pending.meta.batchId, contacts: result.changed.length }, 'change rows of a synchronous upsert not published'))
+    const failed = result.failed.length + result.unstorable.length
+    return { status: 200, body: { ok: true, accepted, queued: false, upserted: result.upserted - result.failed.length, failed } }
+  }
+}

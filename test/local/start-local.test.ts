@@ -1,0 +1,167 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { join } from 'node:path'
+import { freePort } from '../../scripts/lib/emulators.ts'
+import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import { DEMO_WEBHOOK_SOURCE, type DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
+import { tempDataDir } from '../helpers/embedded.ts'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const run = promisify(execFile)
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+interface Stack {
+  child: ChildProcess
+  output: () => string
+  exited: Promise<number | null>
+}
+
+const data = tempDataDir('lsv-local-')
+const running = new Set<ChildProcess>()
+let ports: { edge: number; portal: number; worker: number; dispatcher: number }
+
+afterAll(() => {
+  // a failed assertion must not leave the stack behind: kill our own children, by pid
+  for (const child of running) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL')
+  data.cleanup()
+})
+
+function startStack(): Stack {
+  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
+    cwd: ROOT,
+    // a clean environment: no OPERATOR_TOKEN/KEY_PEPPER, so the stack's own local defaults apply
+    env: {
+      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: data.dir, LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  running.add(child)
+  let output = ''
+  child.stdout!.on('data', (d) => (output += d))
+  child.stderr!.on('data', (d) => (output += d))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
+    running.delete(child)
+    resolve(code)
+  }))
+  return { child, output: () => output, exited }
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200
+  } catch {
+    return false
+  }
+}
+
+/** Waits until all four services answer /healthz and the banner is printed. */
+async function waitReady(stack: Stack): Promise<void> {
+  for (let i = 0; i < 300 && stack.child.exitCode === null; i++) {
+    const all = await Promise.all([ports.edge, ports.portal, ports.worker, ports.dispatcher].map(healthy))
+    if (all.every(Boolean) && stack.output().includes('Stop with Ctrl-C.')) return
+    await sleep(100)
+  }
+  throw new Error(`local stack did not become ready:\n${stack.output()}`)
+}
+
+/** SIGTERM must drain and exit 0 within Cloud Run's 10 s (the same budget locally). */
+async function stop(stack: Stack): Promise<number | null | 'timeout'> {
+  stack.child.kill('SIGTERM')
+  const code = await Promise.race([stack.exited, sleep(10_000).then(() => 'timeout' as const)])
+  if (code === 'timeout' && stack.child.pid) process.kill(stack.child.pid, 'SIGKILL')
+  return code
+}
+
+/** The copy-paste curl commands of the banner (a command continues while a line ends in `\`). */
+function curlCommands(banner: string): string[] {
+  const commands: string[] = []
+  let current: string | null = null
+  for (const line of banner.split('\n')) {
+    if (current !== null) current += `\n${line}`
+    else if (/^\s+curl /.test(line)) current = line
+    if (current !== null && !line.endsWith('\\')) {
+      commands.push(current.trim())
+      current = null
+    }
+  }
+  return commands
+}
+
+async function sh(command: string): Promise<string> {
+  const { stdout } = await run('sh', ['-c', command], { timeout: 20_000 })
+  return stdout
+}
+
+async function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { headers })
+  return { status: res.status, body: await res.json().catch(() => null) }
+}
+
+/** The worker applies a batch asynchronously: poll the read API until the contact is there. */
+async function waitForContact(c: DemoCredentials, contactId: string): Promise<Record<string, unknown>> {
+  const url = `http://127.0.0.1:${ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`
+  for (let i = 0; i < 200; i++) {
+    const res = await getJson(url, { authorization: `Bearer ${c.api_key}` })
+    if (res.status === 200) return res.body as Record<string, unknown>
+    expect(res.status, JSON.stringify(res.body)).toBe(404)
+    await sleep(100)
+  }
+  throw new Error(`contact ${contactId} was never stored`)
+}
+
+describe('npm start (scripts/start-local.ts)', () => {
+  let first: DemoCredentials
+  let firstFile: string
+
+  it('starts the four services, creates the demo tenant, and the printed curl commands work', async () => {
+    ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
+    const stack = startStack()
+    await waitReady(stack)
+    firstFile = readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')
+    first = JSON.parse(firstFile) as DemoCredentials
+    expect(first).toMatchObject({
+      public_id: 'demo',
+      edge_url: `http://demo.edge.localhost:${ports.edge}`,
+      portal_url: `http://localhost:${ports.portal}`,
+      webhook_url: expect.stringMatching(new RegExp(`^http://demo\\.edge\\.localhost:${ports.edge}/v1/contacts/`)),
+    })
+    expect(first.api_key).toMatch(/^lsk_/)
+    expect(first.webhook_token).toMatch(/^lst_/)
+    expect(stack.output()).toContain('Demo tenant created')
+    for (const secret of [first.api_key, first.webhook_token, first.operator_token]) expect(stack.output()).toContain(secret)
+
+    const [push, mint, webhook] = curlCommands(stack.output())
+    expect(push, stack.output()).toContain('/v1/contacts')
+    expect(JSON.parse(await sh(push!))).toEqual({ ok: true, accepted: 1, queued: true })
+    const ada = await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
+    expect(ada).toMatchObject({ identity: { first_name: 'Ada', last_name: 'Lovelace' } })
+
+    const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
+    expect(minted.ok, JSON.stringify(minted)).toBe(true)
+    expect(minted.link).toMatch(/^https:\/\/example\.com\/pricing\?lsv=a\./)
+
+    expect(JSON.parse(await sh(webhook!))).toEqual({ ok: true, accepted: 1, queued: true })
+    await waitForContact(first, contactIdFor(first.account_id, DEMO_WEBHOOK_SOURCE, 'grace-1'))
+
+    expect(await stop(stack), stack.output()).toBe(0)
+  }, 90_000)
+
+  it('keeps the demo tenant across restarts and drains again on SIGTERM', async () => {
+    expect(first, 'the first test must have run').toBeTruthy()
+    const stack = startStack()
+    await waitReady(stack)
+    expect(stack.output()).toContain('Demo tenant loaded')
+    expect(stack.output()).not.toContain('Demo tenant created')
+    // not recreated: same file, same key, still one `demo` account
+    expect(readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')).toBe(firstFile)
+    await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
+    const accounts = await getJson(`http://127.0.0.1:${ports.portal}/api/v1/admin/accounts?limit=100`, { authorization: `Bearer ${first.operator_token}` })
+    expect(accounts.status).toBe(200)
+    expect(JSON.stringify(accounts.body).match(/"public_id":"demo"/g)).toHaveLength(1)
+    expect(await stop(stack), stack.output()).toBe(0)
+  }, 60_000)
+})
