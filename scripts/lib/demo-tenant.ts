@@ -80,8 +80,12 @@ export interface DemoTenantOptions {
 export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ credentials: DemoCredentials; created: boolean }> {
   const stored = readDemoCredentials(options.dataDir)
   if (stored && (await options.accountExists(stored.account_id))) {
-    // the operator token may come from the environment and differ from the stored one
-    return { credentials: { ...stored, operator_token: options.operatorToken, edge_url: options.edgeUrl, portal_url: options.portalUrl }, created: false }
+    // the operator token and the ports may come from the environment and differ from last run
+    const webhookUrl = stored.webhook_url.startsWith(stored.edge_url) ? options.edgeUrl + stored.webhook_url.slice(stored.edge_url.length) : stored.webhook_url
+    return {
+      credentials: { ...stored, operator_token: options.operatorToken, edge_url: options.edgeUrl, portal_url: options.portalUrl, webhook_url: webhookUrl },
+      created: false,
+    }
   }
   const { portal, operatorToken } = options
   const created = await call(portal, operatorToken, 'POST', '/api/v1/admin/accounts', { public_id: DEMO_PUBLIC_ID, name: 'Demo' })

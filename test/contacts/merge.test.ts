@@ -33,16 +33,18 @@ describe('mergeContact', () => {
     expect(mergeContact(r, i, ACCOUNT)).toBeNull()
   })
 
-  it('never lets a lower writer overwrite a name set by a higher one (form > manual > enrichment > provider)', () => {
+  it('never lets a lower writer overwrite a value set by a higher one (form > manual > enrichment > provider)', () => {
     const ladder: WriterClass[] = ['provider', 'enrichment', 'manual', 'form']
     for (let hi = 1; hi < ladder.length; hi++) {
       for (let lo = 0; lo < hi; lo++) {
-        const first = mergeContact(null, input({ writer: ladder[hi]!, patch: { identity: { first_name: 'High' } } }), ACCOUNT)!
-        const after = mergeContact(first, input({ writer: ladder[lo]!, at: '2026-10-01T00:00:00.000Z', origin: 'later', patch: { identity: { first_name: 'Low', title: 'CTO' } } }), ACCOUNT)!
+        const first = mergeContact(null, input({ writer: ladder[hi]!, patch: { identity: { first_name: 'High' }, company: { name: 'HighCo' } } }), ACCOUNT)!
+        const after = mergeContact(first, input({ writer: ladder[lo]!, at: '2026-10-01T00:00:00.000Z', origin: 'later', patch: { identity: { first_name: 'Low', title: 'CTO' }, company: { name: 'LowCo' } } }), ACCOUNT)!
         expect(after.identity.first_name).toBe('High')
+        expect(after.company.name).toBe('HighCo')
         expect(after.name_source).toBe(ladder[hi])
-        // non-name fields follow time, whatever the writer
+        // a field nobody higher has set is still filled in, and seen times move on
         expect(after.identity.title).toBe('CTO')
+        expect(after.last_seen_at).toBe('2026-10-01T00:00:00.000Z')
       }
     }
   })

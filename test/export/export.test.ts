@@ -141,7 +141,7 @@ for (const b of backends) {
         company_domain: 'acme.example', postal_code: '69001', resolved_by: 'form', name_source: 'manual',
       })
       expect(JSON.parse(first.custom_fields as string)).toEqual({ plan: { enriched_at: null, source: 'manual', value: ['a', 'b'] } })
-      expect(err.text).toMatch(/exported 23 contacts of 1 account/)
+      expect(err.text).toMatch(/exported 23 contact\(s\) of 1 account/)
     })
 
     it('accepts the account id as well as the public id, and writes to stdout without --out', async () => {
@@ -183,6 +183,16 @@ for (const b of backends) {
       // with backpressure at most the chunk being written is buffered; without it, all 12 pages
       expect(largestChunk).toBeGreaterThan(0)
       expect(maxBuffered).toBeLessThanOrEqual(largestChunk)
+    })
+
+    it('shows a progress line only when stderr is a terminal', async () => {
+      const tty = Object.assign(new Collect(), { isTTY: true })
+      expect(await runExport(['--account', a.public_id], { deps, stdout: new Collect(), stderr: tty })).toBe(0)
+      expect(tty.text).toMatch(/\rexporting|\r\x1b\[2Kexporting/)
+      const pipe = stderr()
+      expect(await runExport(['--account', a.public_id], { deps, stdout: new Collect(), stderr: pipe })).toBe(0)
+      expect(pipe.text).not.toContain('exporting')
+      expect(pipe.text).toMatch(/^exported 23 contact\(s\)/)
     })
 
     it('answers usage errors with exit code 2', async () => {

@@ -72,7 +72,7 @@ describe('operator authentication', () => {
   ]
 
   it.each(routes)('%s %s answers 401 without a token, with a wrong one, and with a non-bearer scheme', async (method, url, payload) => {
-    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' }, { authorization: 'test-operator-token' }]) {
+    for (const headers of <Array<Record<string, string>>>[{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' }, { authorization: 'test-operator-token' }]) {
       const res = await fails(app, method, url, payload, headers)
       expect(res).toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
     }

@@ -9,10 +9,11 @@ import type { ContactPatch, ContactRecord, ContactUpsertInput, NameSource, Write
  * only when its version is greater. Versions form a total order, so applying the same set of
  * writes in any order, any number of times, ends in the same record (redelivery, reordering).
  *
- * - Names (`first_name`, `last_name`, `full_name`): version = (writer rank, event time, origin).
- *   A lower writer never overwrites a name set by a higher one (`name_source` ladder
- *   form > manual > enrichment > provider; null ranks as provider); equal writers: latest wins.
- * - Every other field: version = (event time, writer rank, origin): the latest write wins.
+ * - Every field: version = (writer rank, event time, origin). A lower writer never overwrites a
+ *   value set by a higher one (ladder form > manual > enrichment > provider, contract 2.1; null
+ *   ranks as provider); between writers of one class the latest event wins. So the row a race
+ *   leaves is always one writer's complete write, never a mix (reliability item 10).
+ * - `name_source` is the class of the writer whose version holds the name columns.
  * - `resolved_by` is insert-only: the earliest write that carries one keeps it.
  * - `first_seen_at` / `last_seen_at`: earliest / latest event time seen.
  * - null / undefined in a patch means "no value": it never erases a stored value.
@@ -59,11 +60,12 @@ interface Writer {
 }
 
 function fieldVersion(w: Writer): string {
-  return `${w.at}|${w.rank}|${w.origin}`
+  return `${w.rank}|${w.at}|${w.origin}`
 }
 
-function nameVersion(w: Writer): string {
-  return `${w.rank}|${w.at}|${w.origin}`
+/** the order of insert-only fields: the earliest write keeps them */
+function insertVersion(w: Writer): string {
+  return `${w.at}|${w.rank}|${w.origin}`
 }
 
 /** Writes `value` under `path` when the write's version beats the stored one. */
@@ -80,8 +82,7 @@ function mergeGroup<K extends 'identity' | 'company' | 'location'>(
   if (!values) return
   for (const [field, value] of Object.entries(values)) {
     if (value === null || value === undefined) continue
-    const isName = group === 'identity' && NAME_FIELDS.has(field)
-    writeField(record, `${group}.${field}`, isName ? nameVersion(w) : fieldVersion(w), () => {
+    writeField(record, `${group}.${field}`, fieldVersion(w), () => {
       ;(record[group] as Record<string, unknown>)[field] = value
     })
   }
@@ -121,9 +122,10 @@ export function mergeContact(existing: ContactRecord | null, input: ContactUpser
   }
   if (input.resolved_by) {
     // insert-only: the earliest write carrying a resolver keeps it, whatever the arrival order
+    const iv = insertVersion(w)
     const stored = record.versions.resolved_by
-    if (stored === undefined || v < stored) {
-      record.versions.resolved_by = v
+    if (stored === undefined || iv < stored) {
+      record.versions.resolved_by = iv
       record.resolved_by = input.resolved_by
     }
   }

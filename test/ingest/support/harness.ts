@@ -1,0 +1,64 @@
+import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue/interface.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
+import { buildApp as buildPortal } from '../../../services/portal-api/src/app.ts'
+import { createTestDeps, type TestDepsOptions } from '../../helpers/deps.ts'
+
+export interface Published extends QueueMessage {
+  topic: Topic
+}
+
+/**
+ * A Queue that records what is published (as the messages a subscriber would get) and refuses
+ * publishes while `refuse` is set: the 503 / synchronous-fallback cases.
+ */
+export function recordingQueue() {
+  const published: Published[] = []
+  const state = { refuse: false }
+  const queue: Queue = {
+    async publish(topic, data, attributes = {}) {
+      if (state.refuse) throw new Error('queue unavailable (test)')
+      const id = `m-${published.length + 1}`
+      published.push({ topic, id, data, attributes, deliveryAttempt: 1, publishedAt: new Date().toISOString() })
+      return id
+    },
+    async subscribe() { return { close: async () => {} } },
+    async close() {},
+  }
+  return {
+    queue,
+    published,
+    state,
+    batches: () => published.filter((p) => p.topic === 'contact-batches'),
+    changes: () => published.filter((p) => p.topic === 'contact-changes'),
+    deadLetters: () => published.filter((p) => (p.topic as string) === 'contact-batches-dead-letter'),
+  }
+}
+
+export type Injectable = Awaited<ReturnType<typeof buildEdge>>
+
+export interface Harness {
+  deps: PlatformDeps & { cleanup(): Promise<void> }
+  edge: Injectable
+  portal: Injectable
+  q: ReturnType<typeof recordingQueue>
+  close(): Promise<void>
+}
+
+/** Deps (embedded adapters, recording queue unless one is given) plus the edge and portal apps. */
+export async function createHarness(options: TestDepsOptions = {}): Promise<Harness> {
+  const q = recordingQueue()
+  const deps = await createTestDeps({ queue: q.queue, ...options })
+  const edge = await buildEdge(deps)
+  const portal = await buildPortal(deps)
+  return {
+    deps, edge, portal, q,
+    async close() {
+      await edge.close()
+      await portal.close()
+      await deps.cleanup()
+    },
+  }
+}
+
+export const body = (contacts: unknown[]) => JSON.stringify({ contacts })
