@@ -40,7 +40,8 @@ async function main() {
   const url = `${origin}/hook`
 
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-'))
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded', ALLOW_LOOPBACK_WEBHOOKS: 'true' })
+  // the per-endpoint rate limit is lifted: this measures the delivery pipeline's own cost
+  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded', ALLOW_LOOPBACK_WEBHOOKS: 'true', WEBHOOK_ENDPOINT_RATE: '100000' })
   const deps = await createPlatformDeps(config, pino({ level: 'silent' }))
   const now = new Date().toISOString()
   const accountId = randomUUID()

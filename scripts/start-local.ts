@@ -28,7 +28,7 @@ import { demoBanner, ensureDemoTenant, DEMO_PUBLIC_ID } from './lib/demo-tenant.
 type Env = Record<string, string | undefined>
 
 /** The local defaults, under whatever the environment sets. */
-export function localEnv(env: Env): Env {
+function localEnv(env: Env): Env {
   const out: Env = { NODE_ENV: 'development', ...env }
   if (out.NODE_ENV !== 'production' && (out.ALLOW_LOOPBACK_WEBHOOKS === undefined || out.ALLOW_LOOPBACK_WEBHOOKS === '')) {
     out.ALLOW_LOOPBACK_WEBHOOKS = 'true'
@@ -40,6 +40,12 @@ interface LocalService {
   name: string
   port: number
   build(deps: PlatformDeps): Promise<App>
+}
+
+function backendsOf(config: PlatformConfig): string {
+  const all = [config.storeBackend, config.queueBackend, config.tasksBackend, config.secretsBackend]
+  if (all.every((b) => b === 'embedded')) return 'embedded adapters'
+  return `store ${config.storeBackend}, queue ${config.queueBackend}, tasks ${config.tasksBackend}, secrets ${config.secretsBackend}`
 }
 
 interface Started {
@@ -88,7 +94,7 @@ async function start(config: PlatformConfig, services: LocalService[], logger: L
   process.stdout.write(demoBanner(credentials, {
     upsertWorker: local(services[2]!.port),
     dispatcher: local(services[3]!.port),
-  }, created, config.dataDir))
+  }, created, config.dataDir, backendsOf(config)))
 }
 
 async function main(): Promise<void> {

@@ -181,7 +181,9 @@ export async function runExport(argv: string[], io: ExportIo = {}): Promise<numb
             const now = Date.now()
             if (now - lastProgress < 200) return
             lastProgress = now
-            stderr.write(`\r\x1b[2Kexporting ${account.public_id}: ${s.contacts} contacts, ${s.accounts} account(s), ${(s.bytes / 1e6).toFixed(1)} MB`)
+            // the total is unknown without a count query, so: running totals and the rate
+            const rate = Math.round(s.contacts / Math.max(0.001, (now - started) / 1000))
+            stderr.write(`\r\x1b[2Kexporting ${account.public_id} (account ${s.accounts}): ${s.contacts} contacts, ${(s.bytes / 1e6).toFixed(1)} MB, ${rate}/s`)
           }
         : undefined,
     })

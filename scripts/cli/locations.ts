@@ -1,11 +1,12 @@
 import { seg } from './client.ts'
 import type { Resource } from './types.ts'
+import { defined, int } from './values.ts'
 
 const locationsOf = (args: string[]) => `/accounts/${seg(args[0]!)}/connections/${seg(args[1]!)}/locations`
 
 export const locations: Resource = {
   name: 'locations',
-  summary: 'locations of the partnercrm connection: add, remove',
+  summary: 'locations of the partnercrm connection: add, remove, rotate (token)',
   commands: {
     add: {
       summary: 'connect a location; prints its token (once) and webhook_url',
@@ -18,6 +19,13 @@ export const locations: Resource = {
       usage: '<accountId> <connectionId> <locationId>',
       required: 3,
       run: ({ client, args }) => client.request('DELETE', `${locationsOf(args)}/${seg(args[2]!)}`),
+    },
+    rotate: {
+      summary: 'replace a location\'s token; prints the new one once; the old one works for the grace period',
+      usage: '<accountId> <connectionId> <locationId>',
+      required: 3,
+      options: { grace: { type: 'string', help: 'seconds the old token keeps working (default 86400)' } },
+      run: ({ client, args, flags }) => client.request('POST', `${locationsOf(args)}/${seg(args[2]!)}/token/rotate`, defined({ grace_seconds: int(flags, 'grace') })),
     },
   },
 }

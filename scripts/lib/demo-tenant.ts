@@ -24,6 +24,8 @@ export interface DemoCredentials {
   portal_url: string
   /** `source` of contacts pushed with the API key (the mint command names the contact by it) */
   api_source: string
+  /** `source` of contacts pushed to the webhook URL */
+  webhook_source: string
 }
 
 export function demoCredentialsPath(dataDir: string): string {
@@ -94,7 +96,7 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     accountId = created.body.id as string
   } else if (created.status === 409) {
     const found = await options.accountIdOf(DEMO_PUBLIC_ID)
-    if (!found) throw new Error('demo tenant: public_id demo is taken but the account cannot be listed')
+    if (!found) throw new Error('demo tenant: public_id demo is taken but the account cannot be found')
     accountId = found
   } else {
     throw new Error(`demo tenant: POST /api/v1/admin/accounts answered ${created.status} ${JSON.stringify(created.body)}`)
@@ -119,17 +121,18 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     edge_url: options.edgeUrl,
     portal_url: options.portalUrl,
     api_source: api.source as string,
+    webhook_source: webhook.source as string,
   }
   writeDemoCredentials(options.dataDir, credentials)
   return { credentials, created: true }
 }
 
 /** Text printed at start: URLs, credentials and copy-paste curl commands that work as printed. */
-export function demoBanner(c: DemoCredentials, urls: { upsertWorker: string; dispatcher: string }, created: boolean, dataDir: string): string {
+export function demoBanner(c: DemoCredentials, urls: { upsertWorker: string; dispatcher: string }, created: boolean, dataDir: string, backends: string): string {
   const key = c.api_key
   const lines = [
     '',
-    'Local stack ready (embedded adapters; data in ' + dataDir + ')',
+    `Local stack ready (${backends}; data in ${dataDir})`,
     `  edge-ingest         ${c.edge_url}   (any <public_id>.edge.localhost)`,
     `  portal-api          ${c.portal_url}`,
     `  upsert-worker       ${urls.upsertWorker}`,

@@ -1,12 +1,13 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { contactIdFor } from '@lsv/shared/domain/ids.ts'
-import { DEMO_WEBHOOK_SOURCE, type DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
-import { tempDataDir } from '../helpers/embedded.ts'
+import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
+import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const run = promisify(execFile)
@@ -18,17 +19,17 @@ interface Stack {
   exited: Promise<number | null>
 }
 
-const data = tempDataDir('lsv-local-')
 const running = new Set<ChildProcess>()
-let ports: { edge: number; portal: number; worker: number; dispatcher: number }
+const dataDirs: Array<{ cleanup(): void }> = []
+interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
 
 afterAll(() => {
   // a failed assertion must not leave the stack behind: kill our own children, by pid
   for (const child of running) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL')
-  data.cleanup()
+  for (const d of dataDirs) d.cleanup()
 })
 
-function startStack(): Stack {
+function startStack(data: { dir: string }, ports: Ports, extraEnv: Record<string, string>): Stack {
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     // a clean environment: no OPERATOR_TOKEN/KEY_PEPPER, so the stack's own local defaults apply
@@ -36,6 +37,7 @@ function startStack(): Stack {
       PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: data.dir, LOG_LEVEL: 'warn',
       EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
       UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -59,7 +61,7 @@ async function healthy(port: number): Promise<boolean> {
 }
 
 /** Waits until all four services answer /healthz and the banner is printed. */
-async function waitReady(stack: Stack): Promise<void> {
+async function waitReady(stack: Stack, ports: Ports): Promise<void> {
   for (let i = 0; i < 300 && stack.child.exitCode === null; i++) {
     const all = await Promise.all([ports.edge, ports.portal, ports.worker, ports.dispatcher].map(healthy))
     if (all.every(Boolean) && stack.output().includes('Stop with Ctrl-C.')) return
@@ -103,7 +105,7 @@ async function getJson(url: string, headers: Record<string, string>): Promise<{ 
 
 /** The worker applies a batch asynchronously: poll the read API until the contact is there. */
 async function waitForContact(c: DemoCredentials, contactId: string): Promise<Record<string, unknown>> {
-  const url = `http://127.0.0.1:${ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`
+  const url = `${c.portal_url.replace('localhost', '127.0.0.1')}/api/v1/contacts/${contactId}?include=contact_handles`
   for (let i = 0; i < 200; i++) {
     const res = await getJson(url, { authorization: `Bearer ${c.api_key}` })
     if (res.status === 200) return res.body as Record<string, unknown>
@@ -113,14 +115,40 @@ async function waitForContact(c: DemoCredentials, contactId: string): Promise<Re
   throw new Error(`contact ${contactId} was never stored`)
 }
 
-describe('npm start (scripts/start-local.ts)', () => {
+async function connectionSources(c: DemoCredentials, ports: Ports): Promise<string[]> {
+  const res = await getJson(`http://127.0.0.1:${ports.portal}/api/v1/admin/accounts/${c.account_id}/connections`, {
+    authorization: `Bearer ${c.operator_token}`,
+  })
+  expect(res.status).toBe(200)
+  return (JSON.stringify(res.body).match(/"source":"[^"]+"/g) ?? []).map((m) => m.slice(10, -1)).sort()
+}
+
+const variants = [
+  { name: 'embedded adapters', skip: false, env: (): Record<string, string> => ({}) },
+  {
+    name: 'Firestore and Pub/Sub emulators',
+    skip: !emulators.firestore || !emulators.pubsub,
+    // own topic names, so this stack never consumes another test's messages on the shared emulator
+    env: (): Record<string, string> => ({
+      FIRESTORE_EMULATOR_HOST: emulators.firestore!, PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+      GOOGLE_CLOUD_PROJECT: emulators.project, PUBSUB_NAME_PREFIX: `local-${randomSuffix(4)}-`,
+    }),
+  },
+]
+
+for (const variant of variants) describe.skipIf(variant.skip)(`npm start (scripts/start-local.ts) on ${variant.name}`, () => {
   let first: DemoCredentials
   let firstFile: string
+  let ports: Ports
+  let sourcesAfterFirstRun: string[] = []
+  const data = tempDataDir('lsv-local-')
+  dataDirs.push(data)
+  const env = variant.env()
 
   it('starts the four services, creates the demo tenant, and the printed curl commands work', async () => {
     ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
-    const stack = startStack()
-    await waitReady(stack)
+    const stack = startStack(data, ports, env)
+    await waitReady(stack, ports)
     firstFile = readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')
     first = JSON.parse(firstFile) as DemoCredentials
     expect(first).toMatchObject({
@@ -131,6 +159,7 @@ describe('npm start (scripts/start-local.ts)', () => {
     })
     expect(first.api_key).toMatch(/^lsk_/)
     expect(first.webhook_token).toMatch(/^lst_/)
+    // on a shared emulator `demo` may exist from an earlier run: then new connections are added to it
     expect(stack.output()).toContain('Demo tenant created')
     for (const secret of [first.api_key, first.webhook_token, first.operator_token]) expect(stack.output()).toContain(secret)
 
@@ -145,23 +174,44 @@ describe('npm start (scripts/start-local.ts)', () => {
     expect(minted.link).toMatch(/^https:\/\/example\.com\/pricing\?lsv=a\./)
 
     expect(JSON.parse(await sh(webhook!))).toEqual({ ok: true, accepted: 1, queued: true })
-    await waitForContact(first, contactIdFor(first.account_id, DEMO_WEBHOOK_SOURCE, 'grace-1'))
+    await waitForContact(first, contactIdFor(first.account_id, first.webhook_source, 'grace-1'))
 
+    // the demo tenant's connections (a shared emulator may hold more from earlier runs)
+    sourcesAfterFirstRun = await connectionSources(first, ports)
+    expect(sourcesAfterFirstRun).toEqual(expect.arrayContaining([first.api_source, first.webhook_source]))
     expect(await stop(stack), stack.output()).toBe(0)
   }, 90_000)
 
   it('keeps the demo tenant across restarts and drains again on SIGTERM', async () => {
     expect(first, 'the first test must have run').toBeTruthy()
-    const stack = startStack()
-    await waitReady(stack)
+    const stack = startStack(data, ports, env)
+    await waitReady(stack, ports)
     expect(stack.output()).toContain('Demo tenant loaded')
     expect(stack.output()).not.toContain('Demo tenant created')
-    // not recreated: same file, same key, still one `demo` account
+    // not recreated: same file, the same key still reads the contact, and no connection was added
     expect(readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')).toBe(firstFile)
     await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
-    const accounts = await getJson(`http://127.0.0.1:${ports.portal}/api/v1/admin/accounts?limit=100`, { authorization: `Bearer ${first.operator_token}` })
-    expect(accounts.status).toBe(200)
-    expect(JSON.stringify(accounts.body).match(/"public_id":"demo"/g)).toHaveLength(1)
+    expect(await connectionSources(first, ports)).toEqual(sourcesAfterFirstRun)
     expect(await stop(stack), stack.output()).toBe(0)
   }, 60_000)
+})
+
+describe('npm start when a port is taken', () => {
+  it('says so and exits 1 instead of hanging half-started', async () => {
+    const data = tempDataDir('lsv-local-busy-')
+    dataDirs.push(data)
+    const busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '0.0.0.0', resolve))
+    try {
+      const taken = (busy.address() as { port: number }).port
+      const ports = { edge: await freePort(), portal: taken, worker: await freePort(), dispatcher: await freePort() }
+      const stack = startStack(data, ports, {})
+      const code = await Promise.race([stack.exited, sleep(20_000).then(() => 'timeout' as const)])
+      if (code === 'timeout' && stack.child.pid) process.kill(stack.child.pid, 'SIGKILL')
+      expect(code, stack.output()).toBe(1)
+      expect(stack.output()).toMatch(/EADDRINUSE/)
+    } finally {
+      await new Promise((resolve) => busy.close(resolve))
+    }
+  }, 30_000)
 })

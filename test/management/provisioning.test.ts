@@ -4,7 +4,7 @@ import { buildApp } from '../../services/portal-api/src/app.ts'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { ManualClock } from '@lsv/shared/clock.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
-import { verifySourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
+import { verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 import { ADMIN, call, fails, ok, OPERATOR } from './harness.ts'
@@ -62,6 +62,7 @@ describe('operator authentication', () => {
     ['POST', `${ADMIN}/a/connections/c/token/rotate`, {}],
     ['POST', `${ADMIN}/a/connections/c/locations`, { location_id: 'l' }],
     ['DELETE', `${ADMIN}/a/connections/c/locations/l`, undefined],
+    ['POST', `${ADMIN}/a/connections/c/locations/l/token/rotate`, { grace_seconds: 'x' }],
     ['PUT', `${ADMIN}/a/authorized-domains`, { domains: 'bad' }],
     ['POST', `${ADMIN}/a/custom-fields`, { key: 'k', label: 'K', type: 'text' }],
     ['POST', `${ADMIN}/a/integrations`, { url: 'https://x.example.com', payload_version: 2 }],
@@ -72,7 +73,8 @@ describe('operator authentication', () => {
   ]
 
   it.each(routes)('%s %s answers 401 without a token, with a wrong one, and with a non-bearer scheme', async (method, url, payload) => {
-    for (const headers of <Array<Record<string, string>>>[{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' }, { authorization: 'test-operator-token' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' }, { authorization: 'test-operator-token' }]
+    for (const headers of attempts) {
       const res = await fails(app, method, url, payload, headers)
       expect(res).toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
     }
@@ -349,8 +351,29 @@ describe('partner CRM locations', () => {
     expect((await fails(app, 'DELETE', `${url}/LOC-2`)).status).toBe(404)
     const again = await ok(app, 201, 'POST', url, { location_id: 'LOC-1' })
     expect(again.token).not.toBe(first.token)
+    expect(await verifyLocationToken(deps, (await deps.tenants.getLocation(accountId, 'LOC-1'))!, first.token)).toBe(false)
     // the location id is taken for the account's other connection too
     expect((await fails(app, 'POST', `${ADMIN}/${tenant.accountId}/connections/${tenant.partnerConnectionId}/locations`, { location_id: tenant.locationId })).status).toBe(409)
+  })
+})
+
+describe('partner CRM location token rotation', () => {
+  it('issues a new token; the old one works during the grace only; inactive locations are 404', async () => {
+    const accountId = await newAccount()
+    const partner = await ok(app, 201, 'POST', `${ADMIN}/${accountId}/connections`, { type: 'partnercrm' })
+    const url = `${ADMIN}/${accountId}/connections/${partner.id}/locations`
+    const loc = await ok(app, 201, 'POST', url, { location_id: 'L9' })
+    const rotated = await ok(app, 201, 'POST', `${url}/L9/token/rotate`, { grace_seconds: 30 })
+    expect(rotated).toMatchObject({ location_id: 'L9', webhook_url: loc.webhook_url, previous_expires_at: new Date(clock.now() + 30_000).toISOString() })
+    const check = async (token: string) => verifyLocationToken(deps, (await deps.tenants.getLocation(accountId, 'L9'))!, token)
+    expect(await check(loc.token)).toBe(true)
+    expect(await check(rotated.token)).toBe(true)
+    clock.advance(30_000)
+    expect(await check(loc.token)).toBe(false)
+    expect(await check(rotated.token)).toBe(true)
+    await ok(app, 204, 'DELETE', `${url}/L9`)
+    expect((await fails(app, 'POST', `${url}/L9/token/rotate`)).status).toBe(404)
+    expect((await fails(app, 'POST', `${url}/nope/token/rotate`, {})).status).toBe(404)
   })
 })
 

@@ -48,6 +48,8 @@ export interface PlatformConfig {
   /** operator token and key pepper may come straight from the environment (local, tests) */
   operatorToken: string | null
   keyPepper: string | null
+  /** deliveries per second to one webhook endpoint (its task queue's rate) */
+  webhookEndpointRate: number
 }
 
 type Env = Record<string, string | undefined>
@@ -86,6 +88,14 @@ function str(env: Env, name: string, fallback: string | null, pattern?: RegExp):
   if (raw === undefined || raw === '') return fallback
   if (pattern && !pattern.test(raw)) throw new ConfigError(name, `has an invalid value "${raw}"`)
   return raw
+}
+
+function positiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(name, `must be a positive number (got "${raw}")`)
+  return n
 }
 
 export function port(env: Env, name: string, fallback: number): number {
@@ -132,6 +142,10 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', 'is required when TASKS_BACKEND=cloudtasks')
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', 'is required when TASKS_BACKEND=cloudtasks')
   }
+  const webhookEndpointRate = positiveNumber(env, 'WEBHOOK_ENDPOINT_RATE', 100)
+  if (tasksBackend === 'cloudtasks' && webhookEndpointRate > 500) {
+    throw new ConfigError('WEBHOOK_ENDPOINT_RATE', 'must be at most 500 with Cloud Tasks (its per-queue maximum)')
+  }
   return {
     nodeEnv,
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, nodeEnv === 'test' ? 'silent' : 'info'),
@@ -152,6 +166,7 @@ export function loadConfig(env: Env = process.env): PlatformConfig {
     pushAudience: str(env, 'PUSH_AUDIENCE', null),
     operatorToken: str(env, 'OPERATOR_TOKEN', null),
     keyPepper: str(env, 'KEY_PEPPER', null),
+    webhookEndpointRate,
   }
 }
 

@@ -232,6 +232,16 @@ export const CreatedLocation = Type.Object(
   { title: 'CreatedLocation', additionalProperties: false },
 )
 
+export const RotatedLocationToken = Type.Object(
+  {
+    location_id: Type.String(),
+    token: Type.String({ description: 'the new location token (`lst_…`), shown once' }),
+    webhook_url: Type.String({ format: 'uri' }),
+    previous_expires_at: Nullable(Timestamp, 'the previous token works until this instant; null when there was none'),
+  },
+  { title: 'RotatedLocationToken', additionalProperties: false },
+)
+
 // ---- authorized domains ---------------------------------------------------------------------
 
 export const AuthorizedDomainsBody = Type.Object(
@@ -347,6 +357,7 @@ export type CreatedApiKey = Static<typeof CreatedApiKey>
 export type RotatedApiKey = Static<typeof RotatedApiKey>
 export type RotatedToken = Static<typeof RotatedToken>
 export type CreatedLocation = Static<typeof CreatedLocation>
+export type RotatedLocationToken = Static<typeof RotatedLocationToken>
 export type CreateCustomFieldBody = Static<typeof CreateCustomFieldBody>
 export type CustomFieldView = Static<typeof CustomField>
 export type CreateIntegrationBody = Static<typeof CreateIntegrationBody>

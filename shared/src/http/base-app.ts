@@ -31,7 +31,6 @@ export function buildBaseApp(options: BaseAppOptions): App {
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 128) : randomUUID()),
-    disableRequestLogging: false,
     trustProxy: true,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,

@@ -1,10 +1,12 @@
 import { AppError } from '../../errors/app-error.ts'
-import type { CreatedLocation } from '../../contract/admin.ts'
+import type { CreatedLocation, RotatedLocationToken } from '../../contract/admin.ts'
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../contract/admin.ts'
 import { DuplicateError } from '../../ports/tenant-store/interface.ts'
 import { getKeyPepper } from '../../platform/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
 import type { LocationRecord } from '../records.ts'
-import { invalidPayload, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
+import { invalidPayload, isoAfter, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
+import { rotatedHashes } from './source-token.ts'
 import { partnerCrmWebhookUrl } from './views.ts'
 
 /**
@@ -49,4 +51,23 @@ export async function removeLocation(deps: TenantDeps, accountId: string, connec
   const existing = await deps.tenants.getLocation(accountId, locationId)
   if (!existing || existing.connection_id !== connectionId) throw new AppError('not_found')
   await deps.tenants.updateLocation(accountId, locationId, { active: false, token_hashes: [], updated_at: nowIso(deps) })
+}
+
+/**
+ * `POST …/locations/{locationId}/token/rotate`: a new location token, shown once; the previous one
+ * keeps working for `grace_seconds` (default one day), like a webhook source token. Only an
+ * active location of this connection has a token to rotate (otherwise 404).
+ */
+export async function rotateLocationToken(deps: TenantDeps, accountId: string, connectionId: string, locationId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<RotatedLocationToken> {
+  const account = await requireAccount(deps, accountId)
+  await requireConnection(deps, accountId, connectionId, 'partnercrm', 'rotating a location token')
+  const location = await deps.tenants.getLocation(accountId, locationId)
+  if (!location || location.connection_id !== connectionId || !location.active) throw new AppError('not_found')
+  const token = generateSourceToken()
+  const { hashes, previousExpiresAt } = rotatedHashes(
+    location.token_hashes, hashSecret(await getKeyPepper(deps), token), deps.clock.now(), isoAfter(deps, graceSeconds),
+  )
+  const updated = await deps.tenants.updateLocation(accountId, locationId, { token_hashes: hashes, updated_at: nowIso(deps) })
+  if (!updated) throw new AppError('not_found')
+  return { location_id: locationId, token, webhook_url: partnerCrmWebhookUrl(deps.config, account), previous_expires_at: previousExpiresAt }
 }

@@ -13,8 +13,16 @@ export interface DeliveryJob {
   attempt: number
 }
 
-/** Per-endpoint queue rate: bounded concurrency protects the receiver, not us. */
+/**
+ * Per-endpoint queue rate: bounded rate and concurrency protect the receiver, not us. The rate is
+ * WEBHOOK_ENDPOINT_RATE (deliveries per second per endpoint, default 100; Cloud Tasks allows up
+ * to 500 per queue); at most 50 deliveries to one endpoint are in flight.
+ */
 export const ENDPOINT_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 }
+
+export function endpointQueueRate(config: { webhookEndpointRate?: number } | undefined): QueueRate {
+  return { ...ENDPOINT_QUEUE_RATE, maxDispatchesPerSecond: config?.webhookEndpointRate ?? ENDPOINT_QUEUE_RATE.maxDispatchesPerSecond }
+}
 
 /** Cloud Tasks queue ids: letters, digits and hyphens, at most 100 characters. */
 export function queueNameFor(integrationId: string): string {
@@ -36,19 +44,19 @@ export function taskNameFor(deliveryId: string, seq: number, attempt: number): s
 const ensured = new WeakMap<TaskScheduler, Set<string>>()
 
 /** ensureQueue once per process and queue. */
-export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string): Promise<string> {
+export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string, rate: QueueRate = ENDPOINT_QUEUE_RATE): Promise<string> {
   const name = queueNameFor(integrationId)
   let set = ensured.get(tasks)
   if (!set) ensured.set(tasks, (set = new Set()))
   if (!set.has(name)) {
-    await tasks.ensureQueue(name, ENDPOINT_QUEUE_RATE)
+    await tasks.ensureQueue(name, rate)
     set.add(name)
   }
   return name
 }
 
-export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'>, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
-  const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id)
+export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } }, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
+  const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id, endpointQueueRate(deps.config))
   const payload: DeliveryJob = { v: 1, delivery_id: delivery.id, ...job }
   await deps.tasks.enqueue({
     queue,

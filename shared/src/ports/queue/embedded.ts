@@ -145,8 +145,8 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       if (closed) throw new Error('queue closed')
       const id = randomUUID()
       const now = clock.now()
-      // synchronous=FULL: when run() returns the commit is fsynced to the WAL
-      insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now)
+      // durable: when run() returns the commit is fsynced to the WAL (a 202 may follow)
+      edb.durable(() => insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now))
       wakeups.emit(wakeKey(edb.path, topic))
       return id
     },

@@ -161,9 +161,29 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       return rows
     })
     return claimed.map((row) => {
-      const p: Promise<void> = dispatch(row, handler).finally(() => inFlight.delete(p))
+      const p: Promise<void> = dispatch(row, handler).finally(() => {
+        inFlight.delete(p)
+        // a finished dispatch frees a concurrency slot: look for more work now, not at the next poll
+        if (startedHandler === handler && !closed) scheduleTick(handler)
+      })
       inFlight.add(p)
       return p
+    })
+  }
+
+  let tickScheduled = false
+  /** one coalesced tick per turn of the event loop, however many tasks finish or arrive in it */
+  function scheduleTick(handler: TaskHandler): void {
+    if (tickScheduled) return
+    tickScheduled = true
+    setImmediate(() => {
+      tickScheduled = false
+      if (startedHandler !== handler || closed) return
+      try {
+        tick(handler)
+      } catch (err) {
+        logger.warn({ err }, 'task poll failed')
+      }
     })
   }
 
@@ -178,16 +198,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       insertTask.run(task.queue, task.name, task.payload, task.scheduleAt?.getTime() ?? clock.now())
       // a started scheduler runs a task due now without waiting for its next poll
       const handler = startedHandler
-      if (handler && !closed) {
-        setImmediate(() => {
-          if (startedHandler !== handler || closed) return
-          try {
-            tick(handler)
-          } catch (err) {
-            logger.warn({ err }, 'task poll failed')
-          }
-        })
-      }
+      if (handler && !closed) scheduleTick(handler)
     },
 
     async start(handler) {

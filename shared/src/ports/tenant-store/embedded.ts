@@ -52,14 +52,21 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
   db.exec(SCHEMA)
   let claimsSincePrune = 0
 
+  // statements are compiled once per SQL text: preparing is most of a point read's cost
+  const statements = new Map<string, ReturnType<typeof db.prepare>>()
+  const prepare = (sql: string) => {
+    let st = statements.get(sql)
+    if (!st) statements.set(sql, (st = db.prepare(sql)))
+    return st
+  }
   const one = <T>(sql: string, ...params: SQLInputValue[]): T | null => {
-    const row = db.prepare(sql).get(...params) as { data: string } | undefined
+    const row = prepare(sql).get(...params) as { data: string } | undefined
     return row ? (JSON.parse(row.data) as T) : null
   }
   const many = <T>(sql: string, ...params: SQLInputValue[]): T[] =>
-    (db.prepare(sql).all(...params) as Array<{ data: string }>).map((r) => JSON.parse(r.data) as T)
+    (prepare(sql).all(...params) as Array<{ data: string }>).map((r) => JSON.parse(r.data) as T)
   const run = (sql: string, ...params: SQLInputValue[]): void => {
-    db.prepare(sql).run(...params)
+    prepare(sql).run(...params)
   }
 
   /** read-modify-write of a record stored by id; `write` persists the patched record */
@@ -184,7 +191,9 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
 
     async putDelivery(d: DeliveryRecord) {
       run(
-        `INSERT OR REPLACE INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)`,
+        // an update in place: the indexed columns of a delivery never change after its creation
+        `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
         d.id, d.account_id, d.integration_id, d.created_at, JSON.stringify(d),
       )
     },
@@ -196,7 +205,7 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         return many<DeliveryRecord>(
           `SELECT data FROM tenant_deliveries WHERE integration_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, integrationId, limit)
       }
-      const cursor = db.prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
+      const cursor = prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
         .get(before, integrationId) as { created_at: string } | undefined
       // an unknown cursor (expired or foreign) ends the listing rather than restarting it
       if (!cursor) return []
@@ -212,7 +221,7 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         run(`DELETE FROM tenant_claims WHERE expire_at_ms <= ?`, nowMs)
       }
       return edb.transaction(() => {
-        const row = db.prepare(`SELECT expire_at_ms FROM tenant_claims WHERE key = ?`).get(key) as { expire_at_ms: number } | undefined
+        const row = prepare(`SELECT expire_at_ms FROM tenant_claims WHERE key = ?`).get(key) as { expire_at_ms: number } | undefined
         if (row && row.expire_at_ms > nowMs) return false
         run(`INSERT OR REPLACE INTO tenant_claims (key, expire_at_ms) VALUES (?, ?)`, key, nowMs + ttlSeconds * 1000)
         return true

@@ -11,7 +11,7 @@ import { getApiKey, issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/
 import { rotateSourceToken } from '@lsv/shared/domain/tenants/source-token.ts'
 
 /** A POST whose body is all optional may come without a body: validate it as `{}`. */
-async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {
+export async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {
   if (request.body === undefined || request.body === null) request.body = {}
 }
 

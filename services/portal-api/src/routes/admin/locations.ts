@@ -3,8 +3,11 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
-import { AddLocationBody, ConnectionParams, CreatedLocation, LocationParams } from '@lsv/shared/contract/admin.ts'
-import { addLocation, removeLocation } from '@lsv/shared/domain/tenants/locations.ts'
+import {
+  AddLocationBody, ConnectionParams, CreatedLocation, LocationParams, RotateBody, RotatedLocationToken,
+} from '@lsv/shared/contract/admin.ts'
+import { addLocation, removeLocation, rotateLocationToken } from '@lsv/shared/domain/tenants/locations.ts'
+import { emptyBodyAsObject } from './keys.ts'
 
 /** Locations of the `partnercrm` connection, each with its own token. */
 export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
@@ -41,5 +44,22 @@ export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
     const { accountId, connectionId, locationId } = request.params as { accountId: string; connectionId: string; locationId: string }
     await removeLocation(deps, accountId, connectionId, locationId)
     return reply.code(204).send()
+  })
+  app.post(`${locations}/:locationId/token/rotate`, {
+    config: { validationIssues: true },
+    preValidation: emptyBodyAsObject,
+    schema: {
+      operationId: 'rotateLocationToken',
+      tags: ['management'],
+      summary: 'Replace a location\'s token; the old one keeps working for the grace period',
+      security: SECURITY.operator,
+      params: LocationParams,
+      body: RotateBody,
+      response: { 201: RotatedLocationToken, ...errorResponsesWithIssues(400, 401, 404) },
+    } as never,
+  }, async (request, reply) => {
+    const { accountId, connectionId, locationId } = request.params as { accountId: string; connectionId: string; locationId: string }
+    const { grace_seconds } = request.body as { grace_seconds?: number }
+    return reply.code(201).send(await rotateLocationToken(deps, accountId, connectionId, locationId, grace_seconds) as never)
   })
 }
