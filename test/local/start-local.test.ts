@@ -7,7 +7,10 @@ import { join } from 'node:path'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { contactIdFor } from '@lsv/shared/domain/ids.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
+import { Webhook } from 'standardwebhooks'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
+import { startReceiver } from '../outbound/harness.ts'
+import { contractValidator } from '../outbound/schema.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const run = promisify(execFile)
@@ -172,6 +175,30 @@ for (const variant of variants) describe.skipIf(variant.skip)(`npm start (script
     const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
     expect(minted.ok, JSON.stringify(minted)).toBe(true)
     expect(minted.link).toMatch(/^https:\/\/example\.com\/pricing\?lsv=a\./)
+
+    // a visit carrying the minted link's token reaches a local receiver as a signed, schema-valid
+    // visitor.identified for Ada (issue 5: push, mint, visit, delivery on the local stack)
+    const receiver = await startReceiver()
+    try {
+      const portal = `http://127.0.0.1:${ports.portal}/api/v1/admin/accounts/${first.account_id}`
+      const operator = { authorization: `Bearer ${first.operator_token}`, 'content-type': 'application/json' }
+      const created = await fetch(`${portal}/integrations`, { method: 'POST', headers: operator, body: JSON.stringify({ url: receiver.url, payload_version: 2 }) })
+      expect(created.status, await created.clone().text()).toBe(201)
+      const { signing_secret: secret } = (await created.json()) as { signing_secret: string }
+      const lsv = new URL(minted.link).searchParams.get('lsv')!
+      const visitId = `vis_${randomSuffix(8)}`
+      const visit = await fetch(`${portal}/visits`, { method: 'POST', headers: operator, body: JSON.stringify({ id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv }) })
+      expect(visit.status, await visit.clone().text()).toBe(202)
+      for (let i = 0; i < 200 && receiver.requests.length === 0; i++) await sleep(100)
+      const [delivery] = receiver.requests
+      expect(delivery, 'no webhook delivered').toBeDefined()
+      const verified = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Record<string, unknown>
+      expect(verified).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: contactIdFor(first.account_id, first.api_source, 'ada-1') } })
+      expect(delivery!.headers['x-service-idempotency-key']).toBe(visitId)
+      ;(await contractValidator()).assertWebhookEvent(verified)
+    } finally {
+      await receiver.close()
+    }
 
     expect(JSON.parse(await sh(webhook!))).toEqual({ ok: true, accepted: 1, queued: true })
     await waitForContact(first, contactIdFor(first.account_id, first.webhook_source, 'grace-1'))
