@@ -106,11 +106,10 @@ function extractGlobals(argv: string[]): { rest: string[]; portal?: string; toke
 export async function main(rawArgv: string[], io: Io): Promise<number> {
   try {
     if (rawArgv[0] === 'export') {
-      // owned separately; loaded only when used (the path is a variable so a missing module is a run-time error)
-      const modulePath = './export.ts'
-      const mod = (await import(modulePath)) as { runExport(argv: string[]): Promise<number | void> }
-      const code = await mod.runExport(rawArgv.slice(1))
-      return typeof code === 'number' ? code : 0
+      // reads the stores directly (not the API); loaded only when used, so the API commands
+      // never load the store adapters
+      const { runExport } = await import('./export.ts')
+      return await runExport(rawArgv.slice(1))
     }
     const globals = extractGlobals(rawArgv)
     const argv = globals.rest

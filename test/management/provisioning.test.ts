@@ -177,16 +177,21 @@ describe('connections', () => {
     expect((await fails(app, 'POST', `${ADMIN}/${accountId}/connections`, { type: 'partnercrm' })).status).toBe(409)
   })
 
-  it('validates field mappings: targets, defined custom fields, duplicate keys', async () => {
+  it('validates field mappings: targets and keys; custom fields may be defined later', async () => {
     const accountId = await newAccount()
     const url = `${ADMIN}/${accountId}/connections`
-    const unknownField = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'x', to: 'custom_fields.nope' }] })
-    expect(unknownField.status).toBe(400)
-    expect(unknownField.body.issues).toContainEqual(expect.objectContaining({ code: 'unknown_custom_field', path: '/field_mappings/0/to' }))
     const badTarget = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'x', to: 'phone' }] })
+    expect(badTarget.status).toBe(400)
     expect(badTarget.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/0/to' }))
-    const dup = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'Mail', to: 'email' }, { from: 'mail', to: 'title' }] })
-    expect(dup.body.issues).toContainEqual(expect.objectContaining({ code: 'duplicate', path: '/field_mappings/1/from' }))
+    const badKey = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'x', to: 'email' }, { from: 'y', to: 'custom_fields.Bad-Key' }] })
+    expect(badKey.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/1/to' }))
+    const noKey = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: '--', to: 'email' }] })
+    expect(noKey.body.issues).toContainEqual(expect.objectContaining({ code: 'no_key', path: '/field_mappings/0/from' }))
+    const extra = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'a', to: 'email', note: 'x' }] })
+    expect(extra.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/0/note' }))
+    // one key may feed several targets, and a custom field may be defined after the mapping
+    const early = await ok(app, 201, 'POST', url, { type: 'api', source: 'early', field_mappings: [{ from: 'Mail', to: 'email' }, { from: 'mail', to: 'custom_fields.work_mail' }] })
+    expect(early.field_mappings).toEqual([{ from: 'Mail', to: 'email' }, { from: 'mail', to: 'custom_fields.work_mail' }])
     const c = await ok(app, 201, 'POST', url, { type: 'api', field_mappings: [{ from: 'Mail', to: 'email' }] })
     const patched = await ok(app, 200, 'PATCH', `${url}/${c.id}`, { active: false, field_mappings: [{ from: 'surname', to: 'last_name' }] })
     expect(patched).toMatchObject({ active: false, field_mappings: [{ from: 'surname', to: 'last_name' }], source: 'api' })
@@ -290,6 +295,21 @@ describe('API keys', () => {
     expect(rotated.previous.revoked_at).toBe(new Date(clock.now() + 86_400_000).toISOString())
     expect((await fails(app, 'POST', `${keys}/${old.id}/rotate`, { grace_seconds: -1 })).status).toBe(400)
     expect((await fails(app, 'POST', `${keys}/${old.id}/rotate`, { grace_seconds: 'soon' })).status).toBe(400)
+  })
+
+  it('treats an empty body with a JSON content type as no body where the body is optional', async () => {
+    const accountId = await newAccount()
+    const keys = `${ADMIN}/${accountId}/connections/${await apiConnection(accountId)}/keys`
+    const headers = { ...OPERATOR, 'content-type': 'application/json' }
+    const created = await app.inject({ method: 'POST', url: keys, headers })
+    expect(created.statusCode, created.body).toBe(201)
+    const rotated = await app.inject({ method: 'POST', url: `${keys}/${created.json().id}/rotate`, headers })
+    expect(rotated.statusCode, rotated.body).toBe(201)
+    const revoked = await app.inject({ method: 'DELETE', url: `${keys}/${rotated.json().id}`, headers })
+    expect(revoked.statusCode, revoked.body).toBe(204)
+    // where a body is required, an empty one stays a JSON error
+    const account = await app.inject({ method: 'POST', url: ADMIN, headers })
+    expect(account.json()).toEqual({ ok: false, error: 'invalid JSON body' })
   })
 
   it('revokes at once by default, or after grace_seconds; revocation never extends', async () => {

@@ -98,6 +98,11 @@ function nameSourceOf(record: ContactRecord): NameSource {
   return best === 0 ? null : NAME_SOURCE_OF_RANK[best]!
 }
 
+/** The same keys in one order, so converged rows are equal byte for byte, not only deeply. */
+function sortedKeys<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as T
+}
+
 export function mergeContact(existing: ContactRecord | null, input: ContactUpsertInput, accountId: string): ContactRecord | null {
   const at = normalizeInstant(input.at)
   const record: ContactRecord = existing ? structuredClone(existing) : emptyRecord(accountId, input, at)
@@ -132,6 +137,12 @@ export function mergeContact(existing: ContactRecord | null, input: ContactUpser
   record.name_source = nameSourceOf(record)
   if (at < record.first_seen_at) record.first_seen_at = at
   if (at > record.last_seen_at) record.last_seen_at = at
+
+  record.identity = sortedKeys(record.identity)
+  record.company = sortedKeys(record.company)
+  record.location = sortedKeys(record.location)
+  record.custom_fields = sortedKeys(record.custom_fields)
+  record.versions = sortedKeys(record.versions)
 
   if (existing && JSON.stringify(record) === JSON.stringify(existing)) return null
   if (at > record.updated_at) record.updated_at = at

@@ -6,42 +6,34 @@ import { getKeyPepper } from '../../platform/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
 import { prefixedId } from '../ids.ts'
 import type { ConnectionRecord, FieldMapping } from '../records.ts'
+import { CORE_TARGETS, normalizeKey } from '../ingest/mapping.ts'
 import { invalidPayload, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
 import { connectionView } from './views.ts'
 
 const SOURCE_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/
-const FIXED_TARGETS = new Set(['email', 'first_name', 'last_name', 'company', 'title', 'external_id'])
+const FIXED_TARGETS = new Set<string>(CORE_TARGETS)
+const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,63}$/
 const CUSTOM_PREFIX = 'custom_fields.'
 
-/** How a mapping's `from` is compared: case-insensitively, surrounding blanks ignored. */
-function mappingKey(from: string): string {
-  return from.trim().toLowerCase()
-}
-
 /**
- * Field mappings are checked against what exists now: a `custom_fields.<key>` target must name a
- * custom field definition of the account (create the definition first), and two mappings may
- * not read the same inbound key (which one would win is not obvious).
+ * Field mappings as the inbound mapper reads them (`shared/src/domain/ingest/mapping.ts`): `from`
+ * is compared after normalization (lower-case, letters and digits only), so a `from` without any
+ * letter or digit could never match and is refused. One `from` may feed several targets. A
+ * `custom_fields.<key>` target may name a definition that does not exist yet: the mapper ignores
+ * it until the definition is created, so provisioning order does not matter.
  */
-export async function validateFieldMappings(deps: Pick<TenantDeps, 'tenants'>, accountId: string, mappings: readonly FieldMapping[]): Promise<FieldMapping[]> {
+export function validateFieldMappings(mappings: readonly FieldMapping[]): FieldMapping[] {
   const issues: ValidationIssue[] = []
-  const defined = new Set((await deps.tenants.listCustomFields(accountId)).map((d) => d.key))
-  const seen = new Set<string>()
   mappings.forEach((m, i) => {
-    const from = m.from.trim()
-    if (from === '') issues.push(issue(`/field_mappings/${i}/from`, 'blank', 'must not be blank'))
-    if (seen.has(mappingKey(from))) issues.push(issue(`/field_mappings/${i}/from`, 'duplicate', `"${from}" is mapped twice (keys compare case-insensitively)`))
-    seen.add(mappingKey(from))
+    if (normalizeKey(m.from) === '') issues.push(issue(`/field_mappings/${i}/from`, 'no_key', 'must contain a letter or a digit (keys are compared by letters and digits only)'))
     if (m.to.startsWith(CUSTOM_PREFIX)) {
-      if (!defined.has(m.to.slice(CUSTOM_PREFIX.length))) {
-        issues.push(issue(`/field_mappings/${i}/to`, 'unknown_custom_field', `no custom field definition "${m.to.slice(CUSTOM_PREFIX.length)}" on this account`))
-      }
+      if (!CUSTOM_KEY.test(m.to.slice(CUSTOM_PREFIX.length))) issues.push(issue(`/field_mappings/${i}/to`, 'pattern', 'custom field keys match ^[a-z][a-z0-9_]{0,63}$'))
     } else if (!FIXED_TARGETS.has(m.to)) {
       issues.push(issue(`/field_mappings/${i}/to`, 'enum', 'must be email, first_name, last_name, company, title, external_id or custom_fields.<key>'))
     }
   })
   if (issues.length > 0) throw invalidPayload(...issues)
-  return mappings.map((m) => ({ from: m.from.trim(), to: m.to }))
+  return mappings.map((m) => ({ from: m.from, to: m.to }))
 }
 
 /**
@@ -71,7 +63,7 @@ function sourceFor(body: CreateConnectionBody): string {
 export async function createConnection(deps: TenantDeps, accountId: string, body: CreateConnectionBody): Promise<CreatedConnection> {
   const account = await requireAccount(deps, accountId)
   const source = sourceFor(body)
-  const mappings = await validateFieldMappings(deps, accountId, body.field_mappings ?? [])
+  const mappings = validateFieldMappings(body.field_mappings ?? [])
   if (body.type === 'partnercrm') {
     const existing = (await deps.tenants.listConnections(accountId)).find((c) => c.type === 'partnercrm')
     if (existing) throw new AppError('conflict')
@@ -102,7 +94,7 @@ export async function createConnection(deps: TenantDeps, accountId: string, body
 export async function updateConnection(deps: TenantDeps, accountId: string, connectionId: string, body: UpdateConnectionBody): Promise<ConnectionView> {
   const account = await requireAccount(deps, accountId)
   await requireConnection(deps, accountId, connectionId)
-  const mappings = body.field_mappings !== undefined ? await validateFieldMappings(deps, accountId, body.field_mappings) : undefined
+  const mappings = body.field_mappings !== undefined ? validateFieldMappings(body.field_mappings) : undefined
   const updated = await deps.tenants.updateConnection(connectionId, {
     ...(body.active !== undefined ? { active: body.active } : {}),
     ...(mappings !== undefined ? { field_mappings: mappings } : {}),

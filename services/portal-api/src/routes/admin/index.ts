@@ -1,4 +1,4 @@
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
@@ -14,6 +14,35 @@ import { registerVisitAdminRoutes } from './visits.ts'
 
 export const ADMIN_PREFIX = '/api/v1/admin/'
 
+type Hook = onRequestHookHandler | preParsingHookHandler | ((request: FastifyRequest) => Promise<void>)
+
+function withHook(existing: unknown, hook: Hook, position: 'first' | 'last'): never {
+  const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
+  return (position === 'first' ? [hook, ...list] : [...list, hook]) as never
+}
+
+/** True when the route takes no body or a body whose members are all optional. */
+function bodyIsOptional(schema: unknown): boolean {
+  const body = (schema as { body?: { required?: unknown } } | undefined)?.body
+  return body === undefined || !Array.isArray(body.required) || body.required.length === 0
+}
+
+/**
+ * Many HTTP clients send `Content-Type: application/json` on every request, also on a DELETE or a
+ * rotation without a body. Where the body is optional, an empty body is no body (instead of 400
+ * `invalid JSON body`), and is then validated as `{}`.
+ */
+const emptyBodyIsNoBody: preParsingHookHandler = async (request, _reply, payload) => {
+  const length = request.headers['content-length']
+  if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) {
+    delete request.headers['content-type']
+  }
+  return payload
+}
+const noBodyAsEmptyObject = async (request: FastifyRequest): Promise<void> => {
+  if (request.body === undefined || request.body === null) request.body = {}
+}
+
 /**
  * The management API (management-api.md, docs/management-api.md). Every route under
  * `/api/v1/admin/` gets the operator check as an `onRequest` hook, attached here in one place so
@@ -27,8 +56,13 @@ export function registerAdminRoutes(app: App, deps: PlatformDeps): void {
   }
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith(ADMIN_PREFIX)) return
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [operatorOnly, ...existing] as never
+    route.onRequest = withHook(route.onRequest, operatorOnly, 'first')
+    if (bodyIsOptional(route.schema)) {
+      route.preParsing = withHook(route.preParsing, emptyBodyIsNoBody, 'last')
+      if ((route.schema as { body?: unknown } | undefined)?.body !== undefined) {
+        route.preValidation = withHook(route.preValidation, noBodyAsEmptyObject, 'first')
+      }
+    }
   })
   registerAccountRoutes(app, deps)
   registerConnectionRoutes(app, deps)

@@ -1,5 +1,4 @@
 import { Type } from 'typebox'
-import type { FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
@@ -10,18 +9,12 @@ import {
 import { getApiKey, issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/api-keys.ts'
 import { rotateSourceToken } from '@lsv/shared/domain/tenants/source-token.ts'
 
-/** A POST whose body is all optional may come without a body: validate it as `{}`. */
-export async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {
-  if (request.body === undefined || request.body === null) request.body = {}
-}
-
 /** API keys of `api` connections and the source token of `webhook` connections. */
 export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
   const keys = '/api/v1/admin/accounts/:accountId/connections/:connectionId/keys'
 
   app.post(keys, {
     config: { validationIssues: true },
-    preValidation: emptyBodyAsObject,
     schema: {
       operationId: 'createApiKey',
       tags: ['management'],
@@ -53,7 +46,6 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
 
   app.post(`${keys}/:keyId/rotate`, {
     config: { validationIssues: true },
-    preValidation: emptyBodyAsObject,
     schema: {
       operationId: 'rotateApiKey',
       tags: ['management'],
@@ -89,7 +81,6 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
 
   app.post('/api/v1/admin/accounts/:accountId/connections/:connectionId/token/rotate', {
     config: { validationIssues: true },
-    preValidation: emptyBodyAsObject,
     schema: {
       operationId: 'rotateSourceToken',
       tags: ['management'],

@@ -7,7 +7,6 @@ import {
   AddLocationBody, ConnectionParams, CreatedLocation, LocationParams, RotateBody, RotatedLocationToken,
 } from '@lsv/shared/contract/admin.ts'
 import { addLocation, removeLocation, rotateLocationToken } from '@lsv/shared/domain/tenants/locations.ts'
-import { emptyBodyAsObject } from './keys.ts'
 
 /** Locations of the `partnercrm` connection, each with its own token. */
 export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
@@ -47,7 +46,6 @@ export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
   })
   app.post(`${locations}/:locationId/token/rotate`, {
     config: { validationIssues: true },
-    preValidation: emptyBodyAsObject,
     schema: {
       operationId: 'rotateLocationToken',
       tags: ['management'],
