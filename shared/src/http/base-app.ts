@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { randomUUID } from 'node:crypto'
 import { registerJsonBodyParser } from './json-body.ts'
-import { registerErrorHandling } from './error-handler.ts'
+import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
 import { createValidatorCompiler } from './validation.ts'
 import { traceFieldOf } from '../logging/logger.ts'
 
@@ -32,7 +32,13 @@ export function buildBaseApp(options: BaseAppOptions): App {
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 128) : randomUUID()),
     trustProxy: true,
-    routerOptions: { ignoreTrailingSlash: true },
+    // a long path parameter (an unknown source id of 1,000 characters) reaches the route and gets
+    // the route's own answer (401 for a source id) instead of the router's 414
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // errors raised before routing (bad URL encoding, …) use the contract's envelope too
+    frameworkErrors: (error, request, reply) => {
+      sendError(reply, toAppError(error, request))
+    },
     return503OnClosing: true,
   }).withTypeProvider<TypeBoxTypeProvider>()
 

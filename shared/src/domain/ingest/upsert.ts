@@ -4,6 +4,7 @@ import type { ContactRecord, ContactUpsertInput, WriterClass } from '../records.
 import type { MergeFn, UpsertOutcome } from '../../ports/contact-store/interface.ts'
 import { mergeContact } from '../contacts/merge.ts'
 import { toChangeRow } from '../contacts/change-row.ts'
+import { sortKeysDeep } from '../../contract/canonical-json.ts'
 import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
 import type { DecodedBatch } from './batch-message.ts'
 
@@ -105,8 +106,11 @@ export async function upsertBatchRecords(
   const merged = new Map<string, ContactRecord>()
   const capture: MergeFn = (existing, input, accountId) => {
     const next = mergeContact(existing, input, accountId)
-    if (next) merged.set(next.id, next)
-    return next
+    if (!next) return null
+    // keys in one order whatever order the writes arrived in: replays converge byte for byte
+    const canonical = sortKeysDeep(next)
+    merged.set(canonical.id, canonical)
+    return canonical
   }
   const outcomes = inputs.length > 0
     ? await deps.contacts.upsertBatch(batch.accountId, inputs, capture, { onProgress: options.onProgress })
