@@ -3,7 +3,12 @@
  * ports, run every vitest suite against them, stop the emulators by pid (the whole chain), and
  * print one closing line `tests: N passed, N failed[, N skipped]`.
  *
- * Flags: --no-emulators (embedded only), --no-typecheck, and any further args go to vitest.
+ * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the
+ * reliability suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …,
+ * one file at a time because they start processes and measure). Their figures are printed.
+ *
+ * Flags: --no-emulators (embedded only), --no-typecheck, --quick (main suites only),
+ * --reliability (reliability suite only), and any further args go to vitest.
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -19,8 +24,10 @@ if (major < 22) {
 const argv = process.argv.slice(2)
 const useEmulators = !argv.includes('--no-emulators')
 const typecheck = !argv.includes('--no-typecheck')
-const config = argv.includes('--reliability') ? 'vitest.reliability.config.ts' : 'vitest.config.ts'
-const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability'].includes(a))
+const configs = argv.includes('--reliability')
+  ? ['vitest.reliability.config.ts']
+  : argv.includes('--quick') ? ['vitest.config.ts'] : ['vitest.config.ts', 'vitest.reliability.config.ts']
+const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability', '--quick'].includes(a))
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 
@@ -66,20 +73,31 @@ try {
     env.EMULATOR_PROJECT = project
     console.log(`  firestore ${fs.hostPort} (pid ${fs.child.pid}), pubsub ${ps.hostPort} (pid ${ps.child.pid})`)
   }
-  const report = join(tmp, 'vitest-report.json')
-  rmSync(report, { force: true })
-  exitCode = await run(process.execPath, [
-    join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs,
-  ], env)
-  try {
-    const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number }
-    const skipped = r.numPendingTests + r.numTodoTests
-    if (r.numTotalTests === 0) exitCode = exitCode || 1
-    console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed${skipped ? `, ${skipped} skipped` : ''}`)
-  } catch {
-    console.log('tests: 0 passed, 1 failed')
-    exitCode = exitCode || 1
+  const totals = { passed: 0, failed: 0, skipped: 0 }
+  for (const config of configs) {
+    const report = join(tmp, `vitest-report-${config.replace(/\W+/g, '-')}.json`)
+    rmSync(report, { force: true })
+    console.log(`> vitest --config ${config}`)
+    const code = await run(process.execPath, [
+      join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`,
+      ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []), ...vitestArgs,
+    ], env)
+    exitCode = exitCode || code
+    try {
+      const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number }
+      // a pass that selects no test at all (a filter for the other config) is not a failure
+      if (r.numTotalTests === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
+      totals.passed += r.numPassedTests
+      totals.failed += r.numFailedTests
+      totals.skipped += r.numPendingTests + r.numTodoTests
+    } catch {
+      if (code !== 0 || vitestArgs.length === 0) {
+        totals.failed += 1
+        exitCode = exitCode || 1
+      }
+    }
   }
+  console.log(`tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`)
 } catch (err) {
   console.error(err)
   exitCode = 1

@@ -48,6 +48,7 @@ describe('origin fallbacks', () => {
     expect((await post(`/api/contacts/webhook/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`, body([record(2)]), {})).statusCode).toBe(202)
     expectError(await post(`/api/contacts/webhook/${t.webhook.id}`, body([record(2)]), { 'x-webhook-token': 'wrong' }), 401, 'unauthorized')
     expectError(await post('/api/contacts/webhook/src_nope', body([record(2)]), token()), 401, 'unauthorized')
+    expectError(await post(`/api/contacts/webhook/${'x'.repeat(3000)}`, body([record(2)]), token()), 401, 'unauthorized')
   })
 
   it('the same body answers as the edge: 400, 403, 413', async () => {
