@@ -247,13 +247,13 @@ describe('upsert worker: subscription and push endpoint', () => {
     }
   })
 
-  it('POST /push/contact-batches (Pub/Sub push envelope) upserts and answers 204; /healthz still answers', async () => {
+  it('POST /pubsub/contact-batches (Pub/Sub push envelope) upserts and answers 204; /healthz still answers', async () => {
     const deps = await createTestDeps()
     const t = await createIngestTenant(deps)
     const app = await buildWorker(deps)
     try {
       const attributes = batchAttributes({ shape: 'contacts', accountId: t.account.id, connectionId: t.api.id, source: 'crm', receivedAt: new Date().toISOString(), batchId: 'b-push' })
-      const res = await app.inject({ method: 'POST', url: '/push/contact-batches', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({
+      const res = await app.inject({ method: 'POST', url: '/pubsub/contact-batches', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({
         message: { data: Buffer.from(body([record(5)])).toString('base64'), attributes, messageId: '1', publishTime: new Date().toISOString() },
         subscription: 'projects/p/subscriptions/contact-batches-push',
       }) })

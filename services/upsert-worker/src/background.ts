@@ -9,7 +9,7 @@ export const BATCH_MAX_IN_FLIGHT = 4
 
 /**
  * The pull subscription of `contact-batches` (the embedded queue locally; a Pub/Sub pull
- * subscription when configured). In production Pub/Sub pushes to POST /push/contact-batches
+ * subscription when configured). In production Pub/Sub pushes to POST /pubsub/contact-batches
  * instead and this is not started.
  */
 export async function startUpsertWorkerBackground(deps: PlatformDeps): Promise<{ close(): Promise<void> }> {

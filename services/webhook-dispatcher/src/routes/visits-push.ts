@@ -5,5 +5,5 @@ import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'
 
 /** Pub/Sub push subscription of visit-events (production); the same handler as the pull path. */
 export function registerVisitPushRoutes(app: App, deps: PlatformDeps): void {
-  registerPushEndpoint(app, '/push/visit-events', createVisitMessageHandler(deps), pushOptionsFromConfig(deps.config))
+  registerPushEndpoint(app, '/pubsub/visit-events', createVisitMessageHandler(deps), pushOptionsFromConfig(deps.config))
 }

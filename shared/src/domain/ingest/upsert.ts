@@ -24,6 +24,11 @@ export const INBOUND_WRITER: WriterClass = 'manual'
  */
 export const MAX_RECORD_BYTES = 900 * 1024
 
+const CHANGE_ROWS_PER_SLICE = 500
+
+/** reads in flight when a redelivery looks for contacts an earlier attempt already wrote */
+const RECHECK_READS_IN_FLIGHT = 200
+
 export interface BatchUpsertResult {
   /** records in the batch */
   records: number
@@ -128,10 +133,11 @@ export async function upsertBatchRecords(
     }
   })
   const changed = [...changedIds].map((id) => merged.get(id)).filter((r): r is ContactRecord => r !== undefined)
-  for (const [id, origins] of unchanged) {
-    if (changedIds.has(id)) continue
-    const stored = await deps.contacts.get(batch.accountId, id)
-    if (stored && carriesOrigin(stored, origins)) changed.push(stored)
+  const recheck = [...unchanged].filter(([id]) => !changedIds.has(id))
+  for (let i = 0; i < recheck.length; i += RECHECK_READS_IN_FLIGHT) {
+    const slice = recheck.slice(i, i + RECHECK_READS_IN_FLIGHT)
+    const stored = await Promise.all(slice.map(([id]) => deps.contacts.get(batch.accountId, id)))
+    stored.forEach((r, k) => { if (r && carriesOrigin(r, slice[k]![1])) changed.push(r) })
   }
   return { records: batch.records.length, upserted: inputs.length, withoutAnchor, unstorable, failed, changed, outcomes }
 }
@@ -141,6 +147,11 @@ export async function upsertBatchRecords(
  * JSON, which the BigQuery subscription writes as one row. Rejects when any publish fails.
  */
 export async function publishChangeRows(deps: Pick<PlatformDeps, 'queue'>, records: readonly ContactRecord[], at: string): Promise<void> {
-  await Promise.all(records.map((r) =>
-    deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(toChangeRow(r, at))), { v: '1', account_id: r.account_id, contact_id: r.id })))
+  // in slices: the embedded queue commits each publish synchronously, and 10,000 in one go would
+  // hold the event loop (health checks, lease renewals) for seconds; Pub/Sub batches each slice
+  for (let i = 0; i < records.length; i += CHANGE_ROWS_PER_SLICE) {
+    await Promise.all(records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) =>
+      deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(toChangeRow(r, at))), { v: '1', account_id: r.account_id, contact_id: r.id })))
+    if (i + CHANGE_ROWS_PER_SLICE < records.length) await new Promise<void>((resolve) => setImmediate(resolve))
+  }
 }

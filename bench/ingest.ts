@@ -1,0 +1,317 @@
+/**
+ * Ingestion benchmark (`npm run bench:ingest`; issue 3 "Performance", docs/performance.md).
+ * Every figure is a ratio against a control run side by side in this same process, in
+ * alternating rounds (edge, control, control, edge, …); the median of the per-round ratios is
+ * printed with the goal.
+ *
+ *  A. small pushes: requests/s of POST /v1/contacts (1 record) on the real edge app with the
+ *     embedded adapters vs a bare fastify route answering 202 to the same body (autocannon, 10
+ *     connections). The edge does all its work: tenant lookup, key check, rate limit (each request
+ *     lands in a fresh window, so the limiter writes and never refuses), durable publish.
+ *  B. a 10,000-record ~8 MiB batch: process CPU per batch (app.inject, no client sockets) of the
+ *     edge vs a bare fastify route that reads and parses the same body, and vs JSON.parse alone.
+ *     Twice: with the embedded queue (a durable SQLite write of 8 MiB) and with a queue whose
+ *     publish is free (the edge's own work; Pub/Sub hands the bytes to its client).
+ *  C. memory retained per in-flight 8 MiB batch (after a GC, four batches held at publish).
+ *  D. upsert worker records/s into the Firestore emulator vs a raw unthrottled BulkWriter writing
+ *     the same documents, new and overwrite passes (only with FIRESTORE_EMULATOR_HOST).
+ *
+ * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import type { AddressInfo } from 'node:net'
+import Fastify from 'fastify'
+import pino from 'pino'
+import { createRequire } from 'node:module'
+import { loadConfig } from '../shared/src/config/config.ts'
+import { createPlatformDeps, type PlatformDeps } from '../shared/src/platform/deps.ts'
+import type { Clock } from '../shared/src/clock.ts'
+import type { Queue } from '../shared/src/ports/queue/interface.ts'
+import type { ContactRecord } from '../shared/src/domain/records.ts'
+import { generateApiKey, hashSecret } from '../shared/src/domain/auth/hashing.ts'
+import { contactIdFor } from '../shared/src/domain/ids.ts'
+import { mergeContact } from '../shared/src/domain/contacts/merge.ts'
+import { batchAttributes } from '../shared/src/domain/ingest/batch-message.ts'
+import { buildUpsertInputs } from '../shared/src/domain/ingest/upsert.ts'
+import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts'
+import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
+import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
+
+interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number }
+// autocannon is CommonJS without type declarations
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<AutocannonResult>
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
+const WORKER_RECORDS = Number(process.env.BENCH_WORKER_RECORDS ?? 5000)
+const PEPPER = 'bench-pepper'
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const pct = (x: number) => `${(x * 100).toFixed(0)}%`
+const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+const line = (label: string, value: string, goal: string, ok: boolean) =>
+  console.log(`${label.padEnd(58)} ${value.padStart(10)}   goal ${goal.padEnd(8)} ${ok ? 'met' : 'NOT MET'}`)
+
+/** Each call a minute later: every request counts in a fresh rate-limit window (the limiter writes, never refuses). */
+function windowHoppingClock(): Clock {
+  let t = Date.now()
+  return { now: () => (t += 61_000) }
+}
+
+const nullQueue = (): Queue => ({ publish: async () => 'x', subscribe: async () => ({ close: async () => {} }), close: async () => {} })
+
+async function makeDeps(dir: string, overrides: { clock?: Clock; queue?: Queue } = {}): Promise<PlatformDeps> {
+  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded', KEY_PEPPER: PEPPER, OPERATOR_TOKEN: 'bench' })
+  return createPlatformDeps(config, pino({ level: 'silent' }), overrides)
+}
+
+async function makeTenant(deps: PlatformDeps): Promise<{ host: string; key: string; accountId: string; connectionId: string }> {
+  const now = new Date().toISOString()
+  const accountId = randomUUID()
+  const publicId = `bench-${accountId.slice(0, 8)}`
+  await deps.tenants.createAccount({ id: accountId, public_id: publicId, name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now })
+  const connectionId = `con_${accountId.slice(0, 12)}`
+  await deps.tenants.createConnection({ id: connectionId, account_id: accountId, type: 'api', source: 'crm', name: null, active: true, field_mappings: [], token_hashes: [], created_at: now, updated_at: now })
+  const key = generateApiKey()
+  await deps.tenants.createApiKey({ id: `key_${accountId.slice(0, 12)}`, account_id: accountId, connection_id: connectionId, hash: hashSecret(PEPPER, key), prefix: key.slice(0, 8), scopes: ['contacts:write'], name: null, expires_at: null, revoked_at: null, created_at: now })
+  return { host: `${publicId}.${deps.config.edgeDomain}`, key, accountId, connectionId }
+}
+
+/** A bare fastify app: the default JSON parser (reads and parses), 202 with a constant body. */
+function control() {
+  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 })
+  app.post('/v1/contacts', async (request, reply) => {
+    const contacts = (request.body as { contacts?: unknown[] }).contacts
+    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
+  })
+  return app
+}
+
+/** ~8 MiB, 10,000 records, under the 8388608-byte cap. */
+function bigBody(): Buffer {
+  const records = Array.from({ length: 10_000 }, (_, i) => ({
+    external_id: `big-${i}`, email: `person.${i}@example.com`, first_name: `First${i}`, last_name: `Last${i}`,
+    company: `Company ${i % 977}`, title: 'Head of Things', notes: 'n'.repeat(640),
+  }))
+  const buf = Buffer.from(JSON.stringify({ contacts: records }))
+  if (buf.length > 8_388_608) throw new Error(`bench body too large: ${buf.length}`)
+  return buf
+}
+
+async function rps(url: string, headers: Record<string, string>, body: string, seconds = SECONDS): Promise<number> {
+  const result = await autocannon({ url, method: 'POST', headers, body, connections: 10, duration: seconds })
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  return result.requests.average
+}
+
+async function smallPushes(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
+  const deps = await makeDeps(dir, { clock: windowHoppingClock() })
+  const edge = await buildEdge(deps)
+  const bare = control()
+  try {
+    const t = await makeTenant(deps)
+    await edge.listen({ port: 0, host: '127.0.0.1' })
+    await bare.listen({ port: 0, host: '127.0.0.1' })
+    const edgeUrl = `http://127.0.0.1:${(edge.server.address() as AddressInfo).port}/v1/contacts`
+    const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/v1/contacts`
+    const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
+    const headers = { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }
+    const ratios: number[] = []
+    const figures: string[] = []
+    // warm-up: JIT, SQLite page cache, connection pools
+    await rps(edgeUrl, headers, body, 1)
+    await rps(bareUrl, headers, body, 1)
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
+      const got: Record<string, number> = {}
+      for (const which of order) got[which] = await rps(which === 'edge' ? edgeUrl : bareUrl, headers, body)
+      ratios.push(got.edge! / got.bare!)
+      figures.push(`${got.edge!.toFixed(0)}/${got.bare!.toFixed(0)}`)
+    }
+    console.log(`  small pushes req/s edge/bare per round: ${figures.join(', ')}`)
+    line('A. small pushes: edge req/s vs bare fastify 202', pct(median(ratios)), '>= 60%', median(ratios) >= 0.6)
+  } finally {
+    await edge.close()
+    await bare.close()
+    await deps.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function bigBatch(): Promise<void> {
+  const body = bigBody()
+  const text = body.toString('utf8')
+  console.log(`  batch: 10,000 records, ${body.length} bytes`)
+  const dirs = [mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-')), mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))]
+  const durable = await makeDeps(dirs[0]!, { clock: windowHoppingClock() })
+  const free = await makeDeps(dirs[1]!, { clock: windowHoppingClock(), queue: nullQueue() })
+  const edges = { durable: await buildEdge(durable), free: await buildEdge(free) }
+  const tenants = { durable: await makeTenant(durable), free: await makeTenant(free) }
+  const bare = control()
+  await bare.ready()
+  const PER_ROUND = 3
+  const measure = async (run: () => Promise<unknown>) => {
+    gc()
+    const start = cpuMs()
+    for (let i = 0; i < PER_ROUND; i++) await run()
+    return (cpuMs() - start) / PER_ROUND
+  }
+  const post = (app: typeof bare | typeof edges.durable, host?: { host: string; key: string }) => async () => {
+    const res = await app.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { 'content-type': 'application/json', ...(host ? { host: host.host, authorization: `Bearer ${host.key}` } : {}) } })
+    if (res.statusCode !== 202) throw new Error(`${res.statusCode} ${res.body}`)
+  }
+  try {
+    const vsBare = { durable: [] as number[], free: [] as number[] }
+    const vsParse = { durable: [] as number[], free: [] as number[] }
+    const cpu: string[] = []
+    const runs = {
+      parse: async () => JSON.parse(text),
+      control: post(bare),
+      durable: post(edges.durable, tenants.durable),
+      free: post(edges.free, tenants.free),
+    }
+    // warm-up (JIT, SQLite caches): the first batches cost about twice the steady state
+    for (const run of Object.values(runs)) await measure(run)
+    for (let r = 0; r < ROUNDS; r++) {
+      const got: Record<string, number> = {}
+      const names = Object.keys(runs) as Array<keyof typeof runs>
+      for (const name of r % 2 === 0 ? names : [...names].reverse()) got[name] = await measure(runs[name])
+      const { parse, control, durable: d, free: f } = got as Record<keyof typeof runs, number>
+      vsBare.durable.push(d / control)
+      vsBare.free.push(f / control)
+      vsParse.durable.push(d / parse)
+      vsParse.free.push(f / parse)
+      cpu.push(`JSON.parse ${parse.toFixed(0)} / bare ${control.toFixed(0)} / edge ${f.toFixed(0)} (+embedded queue ${d.toFixed(0)})`)
+    }
+    console.log(`  CPU ms per batch by round: ${cpu.join('; ')}`)
+    line('B. 8 MiB batch CPU: edge vs bare read+parse', `${median(vsBare.free).toFixed(2)}x`, '<= 1.5x', median(vsBare.free) <= 1.5)
+    line('B. 8 MiB batch CPU: edge vs JSON.parse alone', `${median(vsParse.free).toFixed(2)}x`, '<= 3.5x', median(vsParse.free) <= 3.5)
+    line('B. same, with the durable embedded queue: vs bare', `${median(vsBare.durable).toFixed(2)}x`, '(info)', true)
+    line('B. same, with the durable embedded queue: vs JSON.parse', `${median(vsParse.durable).toFixed(2)}x`, '(info)', true)
+
+    // C. memory held per in-flight batch: four pushes parked at publish, measured after a GC
+    const IN_FLIGHT = 4
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    let arrived = 0
+    let allIn!: () => void
+    const allArrived = new Promise<void>((r) => { allIn = r })
+    const parking: Queue = { ...nullQueue(), publish: async () => { if (++arrived === IN_FLIGHT) allIn(); await gate; return 'x' } }
+    const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
+    dirs.push(dir)
+    const memDeps = await makeDeps(dir, { clock: windowHoppingClock(), queue: parking })
+    const memEdge = await buildEdge(memDeps)
+    const memTenant = await makeTenant(memDeps)
+    const payloads = Array.from({ length: IN_FLIGHT }, () => Buffer.from(body))
+    gc()
+    const m = process.memoryUsage()
+    const before = m.heapUsed + m.arrayBuffers
+    const inflight = payloads.map((p) => memEdge.inject({ method: 'POST', url: '/v1/contacts', payload: p, headers: { 'content-type': 'application/json', host: memTenant.host, authorization: `Bearer ${memTenant.key}` } }))
+    await allArrived
+    gc()
+    const m2 = process.memoryUsage()
+    const perBatch = (m2.heapUsed + m2.arrayBuffers - before) / IN_FLIGHT
+    release()
+    await Promise.all(inflight)
+    await memEdge.close()
+    await memDeps.close()
+    line('C. memory retained per in-flight 8 MiB batch', `${(perBatch / body.length).toFixed(2)}x`, '<= 3x', perBatch / body.length <= 3)
+  } finally {
+    await edges.durable.close()
+    await edges.free.close()
+    await durable.close()
+    await free.close()
+    for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  }
+}
+
+async function worker(): Promise<void> {
+  if (!process.env.FIRESTORE_EMULATOR_HOST) {
+    console.log('D. upsert worker vs raw BulkWriter: skipped (set FIRESTORE_EMULATOR_HOST)')
+    return
+  }
+  const { Firestore } = await import('@google-cloud/firestore')
+  const { createFirestoreContactStore } = await import('../shared/src/ports/contact-store/firestore.ts')
+  const firestore = new Firestore({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test' })
+  const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
+  const base = await makeDeps(dir, { queue: nullQueue() })
+  // the bench measures write throughput: BulkWriter unthrottled on both sides (production keeps the 500/50/5 ramp)
+  const deps = { ...base, contacts: createFirestoreContactStore(firestore, { bulkWriterThrottling: false }) }
+  const t = await makeTenant(base)
+  const records = Array.from({ length: WORKER_RECORDS }, (_, i) => ({ external_id: `w-${i}`, email: `w${i}@example.com`, first_name: `F${i}`, last_name: `L${i}`, company: 'Acme', title: 'T' }))
+  const data = Buffer.from(JSON.stringify({ contacts: records }))
+  const message = (accountId: string, pass: number) => ({
+    id: `${accountId}-${pass}`, data, deliveryAttempt: 1, publishedAt: new Date().toISOString(),
+    attributes: batchAttributes({ shape: 'contacts', accountId, connectionId: t.connectionId, source: 'crm', receivedAt: new Date(Date.now() + pass * 1000).toISOString(), batchId: randomUUID() }),
+  })
+  const rawDocs = async (accountId: string, pass: number): Promise<ContactRecord[]> => {
+    const decoded = decodeBatchMessage(message(accountId, pass))
+    const { inputs } = await buildUpsertInputs(deps, decoded)
+    return inputs.map((input) => mergeContact(null, input, accountId)!)
+  }
+  try {
+    const ratios: Record<'new' | 'overwrite', number[]> = { new: [], overwrite: [] }
+    const figures: string[] = []
+    // warm-up of the emulator and both code paths (not counted)
+    await handleBatchMessage(deps, message(t.accountId, -10))
+    await deps.contacts.deleteAccountData(t.accountId)
+    for (let r = 0; r < ROUNDS; r++) {
+      // the worker's account and the control's account share the tenant's connection (mappings)
+      const workerAccount = t.accountId
+      const controlAccount = randomUUID()
+      const docs = await rawDocs(controlAccount, 0)
+      const runWorker = async (pass: number) => {
+        const start = performance.now()
+        const result = await handleBatchMessage(deps, message(workerAccount, pass + r * 2))
+        if (result !== 'ack') throw new Error('worker nacked')
+        return WORKER_RECORDS / ((performance.now() - start) / 1000)
+      }
+      const runRaw = async () => {
+        const writer = firestore.bulkWriter({ throttling: false })
+        const collection = firestore.collection('accounts').doc(controlAccount).collection('contacts')
+        const start = performance.now()
+        for (const d of docs) writer.set(collection.doc(contactIdFor(controlAccount, 'crm', d.external_id)), d).catch(() => {})
+        await writer.close()
+        return WORKER_RECORDS / ((performance.now() - start) / 1000)
+      }
+      // alternate who goes first, so drift of the emulator hits both sides
+      const both = async (w: () => Promise<number>, c: () => Promise<number>): Promise<[number, number]> => {
+        if (r % 2 === 0) { const a = await w(); return [a, await c()] }
+        const b = await c()
+        return [await w(), b]
+      }
+      const [newW, newC] = await both(() => runWorker(0), runRaw)
+      const [wOver, cOver] = await both(() => runWorker(1), runRaw)
+      ratios.new.push(newW / newC)
+      ratios.overwrite.push(wOver / cOver)
+      figures.push(`new ${newW.toFixed(0)}/${newC.toFixed(0)}, overwrite ${wOver.toFixed(0)}/${cOver.toFixed(0)}`)
+      await deps.contacts.deleteAccountData(workerAccount)
+      await deps.contacts.deleteAccountData(controlAccount)
+    }
+    console.log(`  worker/raw records/s by round (${WORKER_RECORDS} records): ${figures.join('; ')}`)
+    line('D. upsert worker records/s vs raw BulkWriter (new)', pct(median(ratios.new)), '>= 80%', median(ratios.new) >= 0.8)
+    line('D. upsert worker records/s vs raw BulkWriter (overwrite)', pct(median(ratios.overwrite)), '>= 80%', median(ratios.overwrite) >= 0.8)
+  } finally {
+    await base.close()
+    await firestore.terminate()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function main() {
+  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run, node ${process.version})`)
+  await smallPushes()
+  await bigBatch()
+  await worker()
+}
+
+await main()
