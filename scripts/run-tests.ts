@@ -71,6 +71,8 @@ try {
     env.FIRESTORE_EMULATOR_HOST = fs.hostPort
     env.PUBSUB_EMULATOR_HOST = ps.hostPort
     env.EMULATOR_PROJECT = project
+    // no GCE metadata server here: google-auth would otherwise probe it and warn (ENOTFOUND)
+    env.METADATA_SERVER_DETECTION ??= 'none'
     console.log(`  firestore ${fs.hostPort} (pid ${fs.child.pid}), pubsub ${ps.hostPort} (pid ${ps.child.pid})`)
   }
   const totals = { passed: 0, failed: 0, skipped: 0 }

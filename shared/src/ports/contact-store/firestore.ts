@@ -96,6 +96,9 @@ export function createFirestoreContactStore(
     return snap.empty ? null : (snap.docs[0]!.data() as ContactRecord)
   }
 
+  /** chunks whose reads may be in flight at once */
+  const READ_AHEAD = 4
+
   /**
    * One attempt for a set of documents: read them with one getAll, merge, enqueue the conditional
    * writes. Resolves once the writes are enqueued; `settled` then yields the documents whose
@@ -143,14 +146,17 @@ export function createFirestoreContactStore(
         readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS)
       let done = 0
       const chunkTasks: Array<Promise<void>> = []
+      const reading: Array<Promise<unknown>> = []
       try {
         for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
           const docs = groups.slice(start, start + DOCS_PER_CHUNK).map((group) => ({ group, ref: collection.doc(group.contactId) }))
           const records = docs.reduce((sum, d) => sum + d.group.indexes.length, 0)
-          // reads go one chunk at a time; the chunk's writes (and retries) run on while the next chunk is read
-          const { settled } = await attempt(docs, 1)
+          // up to READ_AHEAD chunks are read at once (chunks hold disjoint documents); each
+          // chunk's writes (and retries) run on while later chunks are read
+          const firstAttempt = attempt(docs, 1)
+          reading.push(firstAttempt)
           chunkTasks.push((async () => {
-            let conflicted = await settled
+            let conflicted = await (await firstAttempt).settled
             for (let n = 2; conflicted.length > 0; n++) {
               await backoff(n - 1)
               conflicted = await (await attempt(conflicted, n)).settled
@@ -158,6 +164,7 @@ export function createFirestoreContactStore(
             done += records
             opts.onProgress?.(done)
           })())
+          if (reading.length >= READ_AHEAD) await reading.shift()
         }
         await Promise.all(chunkTasks)
       } finally {
