@@ -17,6 +17,7 @@
  *     the same documents, new and overwrite passes (only with FIRESTORE_EMULATOR_HOST).
  *
  * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000).
+ * BENCH_PARTS=A,D runs only those parts (default: all).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -309,9 +310,11 @@ async function worker(): Promise<void> {
 
 async function main() {
   console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run, node ${process.version})`)
-  await smallPushes()
-  await bigBatch()
-  await worker()
+  // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
+  const parts = new Set((process.env.BENCH_PARTS ?? 'A,B,C,D').toUpperCase().split(','))
+  if (parts.has('A')) await smallPushes()
+  if (parts.has('B') || parts.has('C')) await bigBatch()
+  if (parts.has('D')) await worker()
 }
 
 await main()

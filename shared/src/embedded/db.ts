@@ -1,14 +1,18 @@
 import { DatabaseSync } from 'node:sqlite'
 import { mkdirSync } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /**
  * The embedded adapters' one database: `<dataDir>/platform.db`, SQLite in WAL mode.
  *
  * Durability: every commit survives a crash of the process (it is in the WAL before the call
- * returns). Commits that answer a client's "accepted" (a queued batch) are made with
- * `durable()`: `synchronous=FULL` for that commit, fsynced before it returns, so they survive a
- * crash of the machine too. Other commits use `synchronous=NORMAL` (no fsync per commit): after a
+ * returns). Commits that answer a client's "accepted" (a queued batch) must survive a crash of
+ * the machine too: either `durable()` (`synchronous=FULL` for that commit, fsynced on the event
+ * loop before it returns) or a normal commit followed by `syncWal()`, which fdatasyncs the WAL
+ * file on libuv's thread pool — the event loop keeps serving while the disk works, and one sync
+ * covers every commit made before it started (group commit). Other commits use
+ * `synchronous=NORMAL` (no fsync per commit): after a
  * power loss the WAL may lose a suffix of recent commits, never a middle one, so state stays
  * consistent (an upsert can only be lost together with the queue ack that followed it, and the
  * message is then delivered again). Each adapter creates its own tables.
@@ -21,6 +25,11 @@ export interface EmbeddedDb {
   transaction<T>(fn: () => T): T
   /** runs fn (its own transaction, or a single statement) with the commit fsynced before returning */
   durable<T>(fn: () => T): T
+  /**
+   * Resolves once every commit made before the call is on disk (WAL fdatasync off the event
+   * loop). Concurrent calls share syncs: at most one runs, and one more queues behind it.
+   */
+  syncWal(): Promise<void>
   close(): void
 }
 
@@ -30,11 +39,32 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
   const db = new DatabaseSync(path)
   // busy_timeout first: switching to WAL takes a lock, and processes opening one file at once must wait, not fail
   db.exec('PRAGMA busy_timeout = 10000')
-  db.exec('PRAGMA journal_mode = WAL')
+  const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
   let depth = 0
   let closed = false
+
+  // the WAL file stays in place while this connection is open (SQLite removes it on the last close)
+  let wal: Promise<FileHandle> | null = null
+  let running: Promise<void> | null = null
+  let queued: Promise<void> | null = null
+  async function syncOnce(): Promise<void> {
+    // without WAL (a filesystem without shared memory) a commit writes the database file itself
+    wal ??= open(mode === 'wal' ? `${path}-wal` : path, 'r+')
+    await (await wal).datasync()
+  }
+  function syncWal(): Promise<void> {
+    if (closed) return Promise.reject(new Error('database closed'))
+    if (!running) {
+      running = syncOnce().finally(() => { running = null })
+      return running
+    }
+    // a sync already under way may have started before the caller's commit: queue one more
+    queued ??= running.catch(() => {}).then(() => { queued = null; return syncWal() })
+    return queued
+  }
+
   return {
     db,
     path,
@@ -63,9 +93,14 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
         db.exec('PRAGMA synchronous = NORMAL')
       }
     },
+    syncWal,
     close() {
       if (closed) return
       closed = true
+      const handle = wal
+      wal = null
+      // after any sync still running; the handle is not needed by SQLite
+      void Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
       db.close()
     },
   }

@@ -140,49 +140,24 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     }
   }
 
-  /**
-   * Group commit: publishes that arrive in the same turn of the event loop are inserted in one
-   * transaction with one fsync, and each resolves only once that commit is durable. Ten
-   * concurrent pushes cost one fsync instead of ten; none is acknowledged before it is on disk.
-   */
-  interface PendingPublish {
-    id: string
-    topic: Topic
-    data: Buffer
-    attributes: string
-    at: number
-    resolve: (id: string) => void
-    reject: (err: unknown) => void
-  }
-  let pending: PendingPublish[] = []
-  let flushScheduled = false
-  function flushPublishes(): void {
-    flushScheduled = false
-    const batch = pending
-    pending = []
-    if (batch.length === 0) return
-    try {
-      edb.durable(() => edb.transaction(() => {
-        for (const p of batch) insert.run(p.id, p.topic, p.data, p.attributes, new Date(p.at).toISOString(), p.at)
-      }))
-    } catch (err) {
-      for (const p of batch) p.reject(err)
-      return
-    }
-    for (const topic of new Set(batch.map((p) => p.topic))) wakeups.emit(wakeKey(edb.path, topic))
-    for (const p of batch) p.resolve(p.id)
-  }
-
+  const syncing = new Set<Promise<void>>()
   const queue: EmbeddedQueue = {
     async publish(topic, data, attributes = {}) {
       if (closed) throw new Error('queue closed')
-      return new Promise<string>((resolve, reject) => {
-        pending.push({ id: randomUUID(), topic, data, attributes: JSON.stringify(attributes), at: clock.now(), resolve, reject })
-        if (!flushScheduled) {
-          flushScheduled = true
-          setImmediate(flushPublishes)
-        }
-      })
+      const id = randomUUID()
+      const now = clock.now()
+      insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now)
+      wakeups.emit(wakeKey(edb.path, topic))
+      // group commit: the caller answers "accepted" only once the WAL is fsynced; the sync runs
+      // off the event loop and one sync covers every publish committed before it started
+      const synced = edb.syncWal()
+      syncing.add(synced)
+      try {
+        await synced
+      } finally {
+        syncing.delete(synced)
+      }
+      return id
     },
 
     async subscribe(topic, handler: MessageHandler, subscribeOptions: SubscribeOptions = {}): Promise<Subscription> {
@@ -295,7 +270,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     async close() {
       if (closed) return
       closed = true
-      flushPublishes() // publishes already accepted are committed, not dropped
+      await Promise.allSettled([...syncing]) // publishes under way still learn whether they are durable
       await Promise.all([...subscriptions].map((s) => s.close()))
     },
   }

@@ -68,7 +68,11 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       done_at INTEGER,
       PRIMARY KEY (queue, name)
     );
-    CREATE INDEX IF NOT EXISTS task_tasks_due ON task_tasks (queue, done_at, run_at);
+    -- pending tasks only: finished ones stay a day as tombstones (names are not reused) and must
+    -- not slow every poll down
+    DROP INDEX IF EXISTS task_tasks_due;
+    CREATE INDEX IF NOT EXISTS task_tasks_pending ON task_tasks (queue, run_at) WHERE done_at IS NULL;
+    CREATE INDEX IF NOT EXISTS task_tasks_done ON task_tasks (done_at) WHERE done_at IS NOT NULL;
   `)
   const upsertQueue = db.prepare(`
     INSERT INTO task_queues (queue, max_dispatches_per_second, max_concurrent_dispatches) VALUES (?, ?, ?)
@@ -76,9 +80,17 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       max_concurrent_dispatches = excluded.max_concurrent_dispatches`)
   const selectQueues = db.prepare('SELECT queue, max_dispatches_per_second, max_concurrent_dispatches FROM task_queues')
   const insertTask = db.prepare('INSERT OR IGNORE INTO task_tasks (queue, name, payload, run_at) VALUES (?, ?, ?, ?)')
-  const selectDueQueues = db.prepare(
-    'SELECT DISTINCT queue FROM task_tasks WHERE done_at IS NULL AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)',
-  )
+  // the queues with a due task: a loose index scan (one index seek per queue with pending
+  // tasks), then one EXISTS probe each — not a scan of every pending task on every poll
+  const selectDueQueues = db.prepare(`
+    WITH RECURSIVE q(queue) AS (
+      SELECT (SELECT MIN(queue) FROM task_tasks WHERE done_at IS NULL)
+      UNION ALL
+      SELECT (SELECT MIN(queue) FROM task_tasks WHERE done_at IS NULL AND queue > q.queue) FROM q WHERE q.queue IS NOT NULL
+    )
+    SELECT queue FROM q WHERE queue IS NOT NULL AND EXISTS (
+      SELECT 1 FROM task_tasks t
+      WHERE t.queue = q.queue AND t.done_at IS NULL AND t.run_at <= ? AND (t.lease_until IS NULL OR t.lease_until <= ?))`)
   const selectDue = db.prepare(`
     SELECT queue, name, payload, dispatch_count FROM task_tasks
     WHERE queue = ? AND done_at IS NULL AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
