@@ -8,10 +8,9 @@ import { join } from 'node:path'
  *
  * Durability: every commit survives a crash of the process (it is in the WAL before the call
  * returns). Commits that answer a client's "accepted" (a queued batch) must survive a crash of
- * the machine too: either `durable()` (`synchronous=FULL` for that commit, fsynced on the event
- * loop before it returns) or a normal commit followed by `syncWal()`, which fdatasyncs the WAL
- * file on libuv's thread pool — the event loop keeps serving while the disk works, and one sync
- * covers every commit made before it started (group commit). Other commits use
+ * the machine too: such a commit is followed by `syncWal()`, which fdatasyncs the WAL file on
+ * libuv's thread pool — the event loop keeps serving while the disk works, and one sync covers
+ * every commit made before it started (group commit). Other commits use
  * `synchronous=NORMAL` (no fsync per commit): after a
  * power loss the WAL may lose a suffix of recent commits, never a middle one, so state stays
  * consistent (an upsert can only be lost together with the queue ack that followed it, and the
@@ -23,8 +22,6 @@ export interface EmbeddedDb {
   readonly dataDir: string
   /** runs fn inside BEGIN IMMEDIATE … COMMIT (ROLLBACK on throw); nested calls join the outer one */
   transaction<T>(fn: () => T): T
-  /** runs fn (its own transaction, or a single statement) with the commit fsynced before returning */
-  durable<T>(fn: () => T): T
   /**
    * Resolves once every commit made before the call is on disk (WAL fdatasync off the event
    * loop). Concurrent calls share syncs: at most one runs, and one more queues behind it.
@@ -52,7 +49,12 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
   async function syncOnce(): Promise<void> {
     // without WAL (a filesystem without shared memory) a commit writes the database file itself
     wal ??= open(mode === 'wal' ? `${path}-wal` : path, 'r+')
-    await (await wal).datasync()
+    try {
+      await (await wal).datasync()
+    } catch (err) {
+      wal = null // a failed open or sync is not cached: the next call opens the file again
+      throw err
+    }
   }
   function syncWal(): Promise<void> {
     if (closed) return Promise.reject(new Error('database closed'))
@@ -82,15 +84,6 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
         throw err
       } finally {
         depth--
-      }
-    },
-    durable<T>(fn: () => T): T {
-      if (depth > 0) throw new Error('durable() cannot join an open transaction')
-      db.exec('PRAGMA synchronous = FULL')
-      try {
-        return fn()
-      } finally {
-        db.exec('PRAGMA synchronous = NORMAL')
       }
     },
     syncWal,

@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { open } from 'node:fs/promises'
+import { join } from 'node:path'
+import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
+import { createEmbeddedQueue } from '@lsv/shared/ports/queue/embedded.ts'
+import { systemClock } from '@lsv/shared/clock.ts'
+import pino from 'pino'
+import { tempDataDir } from '../helpers/embedded.ts'
+
+const cleanups: Array<() => void> = []
+afterEach(() => {
+  vi.restoreAllMocks()
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+/** the prototype of node's FileHandle (not exported), to count datasync calls */
+async function fileHandlePrototype(path: string): Promise<{ datasync(): Promise<void> }> {
+  const h = await open(path, 'w')
+  const proto = Object.getPrototypeOf(h) as { datasync(): Promise<void> }
+  await h.close()
+  return proto
+}
+
+describe('embedded db: syncWal (group commit)', () => {
+  it('shares syncs between concurrent callers: 50 calls at once cost at most two fdatasyncs', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    cleanups.unshift(() => edb.close())
+    edb.db.exec('CREATE TABLE t (v INTEGER)')
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    const datasync = vi.spyOn(proto, 'datasync')
+    const calls = Array.from({ length: 50 }, (_, i) => {
+      edb.db.prepare('INSERT INTO t (v) VALUES (?)').run(i)
+      return edb.syncWal()
+    })
+    await Promise.all(calls)
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(1)
+    expect(datasync.mock.calls.length).toBeLessThanOrEqual(2)
+    // a later call after the others settled starts a sync of its own
+    await edb.syncWal()
+    expect(datasync.mock.calls.length).toBeLessThanOrEqual(3)
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(2)
+  })
+
+  it('a failed sync rejects its callers and the next call syncs again', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    cleanups.unshift(() => edb.close())
+    edb.db.exec('CREATE TABLE t (v INTEGER)')
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    const datasync = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }))
+    await expect(edb.syncWal()).rejects.toThrow('EIO')
+    await expect(edb.syncWal()).resolves.toBeUndefined()
+    expect(datasync).toHaveBeenCalledTimes(2)
+  })
+
+  it('rejects after close', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    edb.close()
+    await expect(edb.syncWal()).rejects.toThrow('database closed')
+  })
+
+  it('a publish is not acknowledged when its WAL sync fails (the edge then answers 503)', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    const queue = createEmbeddedQueue(edb, { clock: systemClock, logger: pino({ level: 'silent' }) })
+    cleanups.unshift(() => edb.close())
+    await queue.publish('contact-batches', Buffer.from('warm-up'))
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    vi.spyOn(proto, 'datasync').mockRejectedValueOnce(new Error('EIO: i/o error'))
+    await expect(queue.publish('contact-batches', Buffer.from('x'))).rejects.toThrow('EIO')
+    await expect(queue.publish('contact-batches', Buffer.from('y'))).resolves.toMatch(/[0-9a-f-]{36}/)
+    await queue.close()
+  })
+})
