@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { open } from 'node:fs/promises'
+import { DatabaseSync } from 'node:sqlite'
 import { join } from 'node:path'
 import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
 import { createEmbeddedQueue } from '@lsv/shared/ports/queue/embedded.ts'
@@ -76,5 +77,41 @@ describe('embedded db: syncWal (group commit)', () => {
     await expect(queue.publish('contact-batches', Buffer.from('x'))).rejects.toThrow('EIO')
     await expect(queue.publish('contact-batches', Buffer.from('y'))).resolves.toMatch(/[0-9a-f-]{36}/)
     await queue.close()
+  })
+})
+
+describe('embedded db: groupCommit', () => {
+  it('writes queued in one turn share one commit; a failing write rejects alone', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    cleanups.unshift(() => edb.close())
+    edb.db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+    edb.db.prepare('INSERT INTO t (id) VALUES (0)').run()
+    // data_version on a second connection moves once per commit made by others
+    const observer = new DatabaseSync(join(dir, 'platform.db'))
+    cleanups.unshift(() => observer.close())
+    const version = () => (observer.prepare('PRAGMA data_version').get() as { data_version: number }).data_version
+    const before = version()
+    const insert = edb.db.prepare('INSERT INTO t (id) VALUES (?)')
+    const results = await Promise.allSettled([1, 2, 0, 3].map((id) => edb.groupCommit(() => { insert.run(id) })))
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+    expect(version() - before).toBe(1)
+    const ids = (observer.prepare('SELECT id FROM t ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id)
+    expect(ids).toEqual([0, 1, 2, 3])
+  })
+
+  it('commits writes still queued when the database closes, and refuses new ones', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir)
+    edb.db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+    const pending = edb.groupCommit(() => { edb.db.prepare('INSERT INTO t (id) VALUES (7)').run() })
+    edb.close()
+    await expect(pending).resolves.toBeUndefined()
+    await expect(edb.groupCommit(() => {})).rejects.toThrow('database closed')
+    const reopened = new DatabaseSync(join(dir, 'platform.db'))
+    expect(reopened.prepare('SELECT count(*) AS n FROM t').get()).toEqual(expect.objectContaining({ n: 1 }))
+    reopened.close()
   })
 })

@@ -27,6 +27,12 @@ export interface EmbeddedDb {
    * loop). Concurrent calls share syncs: at most one runs, and one more queues behind it.
    */
   syncWal(): Promise<void>
+  /**
+   * Runs fn with the other writes queued in the same turn of the event loop, in one transaction
+   * (one commit, not one each), and resolves once that commit is done. A write that throws
+   * rejects alone; a failed commit rejects them all. For hot paths whose callers await the write.
+   */
+  groupCommit(fn: () => void): Promise<void>
   close(): void
 }
 
@@ -67,28 +73,65 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
     return queued
   }
 
+  interface GroupedWrite { fn: () => void; resolve: () => void; reject: (err: unknown) => void }
+  let grouped: GroupedWrite[] = []
+  function flushGrouped(): void {
+    const batch = grouped
+    grouped = []
+    if (batch.length === 0 || closed) {
+      for (const w of batch) w.reject(new Error('database closed'))
+      return
+    }
+    const failed = new Map<GroupedWrite, unknown>()
+    try {
+      transaction(() => {
+        for (const w of batch) {
+          // a failing statement is undone by SQLite on its own; the transaction goes on
+          try { w.fn() } catch (err) { failed.set(w, err) }
+        }
+      })
+    } catch (err) {
+      for (const w of batch) w.reject(err)
+      return
+    }
+    for (const w of batch) {
+      if (failed.has(w)) w.reject(failed.get(w))
+      else w.resolve()
+    }
+  }
+
+  function transaction<T>(fn: () => T): T {
+    if (depth > 0) return fn()
+    db.exec('BEGIN IMMEDIATE')
+    depth++
+    try {
+      const result = fn()
+      db.exec('COMMIT')
+      return result
+    } catch (err) {
+      db.exec('ROLLBACK')
+      throw err
+    } finally {
+      depth--
+    }
+  }
+
   return {
     db,
     path,
     dataDir,
-    transaction<T>(fn: () => T): T {
-      if (depth > 0) return fn()
-      db.exec('BEGIN IMMEDIATE')
-      depth++
-      try {
-        const result = fn()
-        db.exec('COMMIT')
-        return result
-      } catch (err) {
-        db.exec('ROLLBACK')
-        throw err
-      } finally {
-        depth--
-      }
+    transaction,
+    groupCommit(fn) {
+      if (closed) return Promise.reject(new Error('database closed'))
+      return new Promise<void>((resolve, reject) => {
+        if (grouped.length === 0) setImmediate(flushGrouped)
+        grouped.push({ fn, resolve, reject })
+      })
     },
     syncWal,
     close() {
       if (closed) return
+      flushGrouped() // writes already accepted are committed, not dropped
       closed = true
       const handle = wal
       wal = null

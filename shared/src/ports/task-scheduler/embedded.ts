@@ -133,7 +133,10 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     running.set(row.queue, (running.get(row.queue) ?? 0) + 1)
     try {
       await handler(Buffer.from(row.payload), { queue: row.queue, name: row.name, dispatchCount: row.dispatch_count })
-      finishTask.run(clock.now(), row.queue, row.name)
+      // marked done with the next poll's transaction (one commit for many tasks, not one each);
+      // until then its lease keeps it from running again, and a crash in between only lets it
+      // run once more after the lease — the at-least-once every task handler already allows for
+      finished.push({ queue: row.queue, name: row.name, at: clock.now() })
     } catch (err) {
       const delay = Math.min(retryBackoffMs * 2 ** (row.dispatch_count - 1), MAX_RETRY_BACKOFF_MS)
       logger.warn({ err, queue: row.queue, task: row.name, dispatchCount: row.dispatch_count }, 'task failed; retrying later')
@@ -147,6 +150,21 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     }
   }
 
+  const finished: Array<{ queue: string; name: string; at: number }> = []
+  /** marks the finished tasks done; inside a transaction when called from one */
+  function flushFinished(): void {
+    if (finished.length === 0) return
+    const batch = finished.splice(0)
+    try {
+      edb.transaction(() => {
+        for (const f of batch) finishTask.run(f.at, f.queue, f.name)
+      })
+    } catch (err) {
+      finished.unshift(...batch)
+      throw err
+    }
+  }
+
   /** Claims and starts the due tasks the rates allow; returns their promises. */
   function tick(handler: TaskHandler): Array<Promise<void>> {
     const now = clock.now()
@@ -156,6 +174,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     }
     const rates = ratesByQueue()
     const claimed = edb.transaction(() => {
+      flushFinished()
       const rows: TaskRow[] = []
       const dueQueues = selectDueQueues.all(now, now) as Array<{ queue: string }>
       for (const { queue } of dueQueues) {
@@ -236,6 +255,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
           startedHandler = null
           if (timer) clearTimeout(timer)
           while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+          flushFinished()
         },
       }
     },
@@ -245,6 +265,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       if (!h) throw new Error('runDue needs a handler (or start() first)')
       const started = tick(h)
       await Promise.allSettled(started)
+      flushFinished()
       return started.length
     },
 
@@ -253,6 +274,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       startedHandler = null
       if (timer) clearTimeout(timer)
       while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+      flushFinished()
     },
   }
   return scheduler

@@ -190,12 +190,15 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     },
 
     async putDelivery(d: DeliveryRecord) {
-      run(
+      const data = JSON.stringify(d)
+      // the delivery log is written once per attempt by many deliveries at once: their writes
+      // share one commit (resolved only once it is committed)
+      await edb.groupCommit(() => run(
         // an update in place: the indexed columns of a delivery never change after its creation
         `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
-        d.id, d.account_id, d.integration_id, d.created_at, JSON.stringify(d),
-      )
+        d.id, d.account_id, d.integration_id, d.created_at, data,
+      ))
     },
     async getDelivery(id) {
       return one<DeliveryRecord>(`SELECT data FROM tenant_deliveries WHERE id = ?`, id)
