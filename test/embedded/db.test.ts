@@ -14,6 +14,16 @@ afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()!()
 })
 
+/** a fresh database in its own folder, closed and removed after the test */
+function freshDb(table = 'CREATE TABLE t (v INTEGER)') {
+  const { dir, cleanup } = tempDataDir()
+  cleanups.push(cleanup)
+  const edb = openEmbeddedDb(dir)
+  cleanups.unshift(() => edb.close())
+  if (table) edb.db.exec(table)
+  return { dir, edb }
+}
+
 /** the prototype of node's FileHandle (not exported), to count datasync calls */
 async function fileHandlePrototype(path: string): Promise<{ datasync(): Promise<void> }> {
   const h = await open(path, 'w')
@@ -24,11 +34,7 @@ async function fileHandlePrototype(path: string): Promise<{ datasync(): Promise<
 
 describe('embedded db: syncWal (group commit)', () => {
   it('shares syncs between concurrent callers: 50 calls at once cost at most two fdatasyncs', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir)
-    cleanups.unshift(() => edb.close())
-    edb.db.exec('CREATE TABLE t (v INTEGER)')
+    const { dir, edb } = freshDb()
     const proto = await fileHandlePrototype(join(dir, 'probe'))
     const datasync = vi.spyOn(proto, 'datasync')
     const calls = Array.from({ length: 50 }, (_, i) => {
@@ -45,11 +51,7 @@ describe('embedded db: syncWal (group commit)', () => {
   })
 
   it('a failed sync rejects its callers and the next call syncs again', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir)
-    cleanups.unshift(() => edb.close())
-    edb.db.exec('CREATE TABLE t (v INTEGER)')
+    const { dir, edb } = freshDb()
     const proto = await fileHandlePrototype(join(dir, 'probe'))
     const datasync = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }))
     await expect(edb.syncWal()).rejects.toThrow('EIO')
@@ -66,11 +68,8 @@ describe('embedded db: syncWal (group commit)', () => {
   })
 
   it('a publish is not acknowledged when its WAL sync fails (the edge then answers 503)', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir)
+    const { dir, edb } = freshDb('')
     const queue = createEmbeddedQueue(edb, { clock: systemClock, logger: pino({ level: 'silent' }) })
-    cleanups.unshift(() => edb.close())
     await queue.publish('contact-batches', Buffer.from('warm-up'))
     const proto = await fileHandlePrototype(join(dir, 'probe'))
     vi.spyOn(proto, 'datasync').mockRejectedValueOnce(new Error('EIO: i/o error'))
@@ -82,11 +81,7 @@ describe('embedded db: syncWal (group commit)', () => {
 
 describe('embedded db: groupCommit', () => {
   it('writes queued in one turn share one commit; a failing write rejects alone', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir)
-    cleanups.unshift(() => edb.close())
-    edb.db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)')
+    const { dir, edb } = freshDb('CREATE TABLE t (id INTEGER PRIMARY KEY)')
     edb.db.prepare('INSERT INTO t (id) VALUES (0)').run()
     // data_version on a second connection moves once per commit made by others
     const observer = new DatabaseSync(join(dir, 'platform.db'))
