@@ -29,10 +29,11 @@ export interface EmbeddedDb {
   syncWal(): Promise<void>
   /**
    * Runs fn with the other writes queued in the same turn of the event loop, in one transaction
-   * (one commit, not one each), and resolves once that commit is done. A write that throws
-   * rejects alone; a failed commit rejects them all. For hot paths whose callers await the write.
+   * (one commit, not one each), and resolves with fn's result once that commit is done. A write
+   * that throws rejects alone; a failed commit rejects them all. For hot paths whose callers
+   * await the write anyway.
    */
-  groupCommit(fn: () => void): Promise<void>
+  groupCommit<T>(fn: () => T): Promise<T>
   close(): void
 }
 
@@ -73,7 +74,7 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
     return queued
   }
 
-  interface GroupedWrite { fn: () => void; resolve: () => void; reject: (err: unknown) => void }
+  interface GroupedWrite { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void }
   let grouped: GroupedWrite[] = []
   function flushGrouped(): void {
     const batch = grouped
@@ -83,11 +84,12 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
       return
     }
     const failed = new Map<GroupedWrite, unknown>()
+    const results = new Map<GroupedWrite, unknown>()
     try {
       transaction(() => {
         for (const w of batch) {
           // a failing statement is undone by SQLite on its own; the transaction goes on
-          try { w.fn() } catch (err) { failed.set(w, err) }
+          try { results.set(w, w.fn()) } catch (err) { failed.set(w, err) }
         }
       })
     } catch (err) {
@@ -96,7 +98,7 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
     }
     for (const w of batch) {
       if (failed.has(w)) w.reject(failed.get(w))
-      else w.resolve()
+      else w.resolve(results.get(w))
     }
   }
 
@@ -121,11 +123,11 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
     path,
     dataDir,
     transaction,
-    groupCommit(fn) {
+    groupCommit<T>(fn: () => T): Promise<T> {
       if (closed) return Promise.reject(new Error('database closed'))
-      return new Promise<void>((resolve, reject) => {
+      return new Promise<T>((resolve, reject) => {
         if (grouped.length === 0) setImmediate(flushGrouped)
-        grouped.push({ fn, resolve, reject })
+        grouped.push({ fn, resolve: resolve as (value: unknown) => void, reject })
       })
     },
     syncWal,

@@ -146,7 +146,8 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       if (closed) throw new Error('queue closed')
       const id = randomUUID()
       const now = clock.now()
-      insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now)
+      // publishes (and other hot writes) of one event-loop turn share a commit
+      await edb.groupCommit(() => insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now))
       wakeups.emit(wakeKey(edb.path, topic))
       // group commit: the caller answers "accepted" only once the WAL is fsynced; the sync runs
       // off the event loop and one sync covers every publish committed before it started

@@ -5,8 +5,9 @@ import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from './windows.
 
 /**
  * Fixed-window counters in `rate_counters`, one row per (sha256(key), window name, window start).
- * A request reads and increments its windows inside one BEGIN IMMEDIATE transaction, so every
- * handle and process sharing the file sees one consistent count. Ended windows are pruned now
+ * A request reads and increments its windows inside a BEGIN IMMEDIATE transaction (shared with
+ * the other requests of the same event-loop turn: one commit for all), so every handle and
+ * process sharing the file sees one consistent count. Ended windows are pruned now
  * and then (the embedded counterpart of Firestore's TTL policy).
  */
 const SCHEMA = `
@@ -37,7 +38,8 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
       const known = memo.firstExhausted(memoKeys, nowMs)
       if (known >= 0) return rejection(slots[known]!, nowMs)
 
-      const { admitted, counts } = edb.transaction(() => {
+      // requests arriving in the same turn share one transaction and one commit
+      const { admitted, counts } = await edb.groupCommit(() => {
         if (++sincePrune >= PRUNE_EVERY) {
           sincePrune = 0
           prune.run(nowMs)
