@@ -147,8 +147,9 @@ export async function upsertBatchRecords(
  * JSON, which the BigQuery subscription writes as one row. Rejects when any publish fails.
  */
 export async function publishChangeRows(deps: Pick<PlatformDeps, 'queue'>, records: readonly ContactRecord[], at: string): Promise<void> {
-  // in slices: the embedded queue commits each publish synchronously, and 10,000 in one go would
-  // hold the event loop (health checks, lease renewals) for seconds; Pub/Sub batches each slice
+  // in slices: the embedded queue commits a slice's publishes together (one commit, one WAL sync),
+  // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
+  // transaction; Pub/Sub batches each slice
   for (let i = 0; i < records.length; i += CHANGE_ROWS_PER_SLICE) {
     await Promise.all(records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) =>
       deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(toChangeRow(r, at))), { v: '1', account_id: r.account_id, contact_id: r.id })))
