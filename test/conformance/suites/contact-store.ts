@@ -177,6 +177,23 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
     expect(await store.upsertBatch(acc, [], testMerge)).toEqual([])
   })
 
+  it('merges into existing documents that follow a chunk of new ones (no blind overwrite)', async () => {
+    const acc = newAccount()
+    // existing documents, found only in the second chunk of the batch below
+    await store.upsertBatch(acc, Array.from({ length: 30 }, (_, i) => input(`late${i}`, `seed${i}`)), testMerge)
+    const batch = [
+      ...Array.from({ length: 500 }, (_, i) => input(`fresh${i}`, `f${i}`)),
+      ...Array.from({ length: 40 }, (_, i) => input(`late${i}`, `l${i}`)),
+    ]
+    const out = await store.upsertBatch(acc, batch, testMerge)
+    expect(out.filter((o) => o.result === 'created')).toHaveLength(510)
+    expect(out.filter((o) => o.result === 'updated')).toHaveLength(30)
+    expect(out.filter((o) => o.result === 'failed')).toHaveLength(0)
+    expect(seqOf(await store.getByAnchor(acc, 'crm', 'late7'))).toEqual(['seed7', 'l7'])
+    expect(seqOf(await store.getByAnchor(acc, 'crm', 'late35'))).toEqual(['l35'])
+    expect(seqOf(await store.getByAnchor(acc, 'crm', 'fresh499'))).toEqual(['f499'])
+  })
+
   it('finds by network url and by business email (lower-case), within the account only', async () => {
     const acc = newAccount()
     const other = newAccount()

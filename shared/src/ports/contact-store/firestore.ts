@@ -18,7 +18,8 @@ import { applyGroup, DOCS_PER_CHUNK, errorText, failWrites, groupByDocument, typ
  * with one `getAll`, merged in memory, and written through a BulkWriter with a precondition
  * (`create` for a new document, `update` with `lastUpdateTime` for an existing one). A concurrent
  * writer makes the precondition fail; that document alone is re-read, re-merged and retried.
- * Reading chunk n+1 overlaps with the writes of chunk n.
+ * Reading chunk n+1 overlaps with the writes of chunk n. When the first chunk holds no existing
+ * document, later chunks skip the read and create blindly (see upsertBatch).
  */
 
 const NOT_FOUND = 5
@@ -106,20 +107,24 @@ export function createFirestoreContactStore(
    */
   async function readAndEnqueue(
     accountId: string, docs: DocState[], inputs: readonly ContactUpsertInput[], merge: MergeFn,
-    writer: BulkWriter, results: UpsertOutcome[], lastAttempt: boolean,
-  ): Promise<{ settled: Promise<DocState[]> }> {
-    const snaps: DocumentSnapshot[] = await firestore.getAll(...docs.map((d) => d.ref))
+    writer: BulkWriter, results: UpsertOutcome[], lastAttempt: boolean, blind = false,
+  ): Promise<{ settled: Promise<DocState[]>; existing: number }> {
+    // blind: no read, every document is created (a `create` precondition) as if new; one that
+    // exists after all fails with ALREADY_EXISTS and takes the read-merge-update retry
+    const snaps: Array<DocumentSnapshot | null> = blind ? docs.map(() => null) : await firestore.getAll(...docs.map((d) => d.ref))
     const writes: Array<Promise<DocState | null>> = []
+    let existingCount = 0
     for (let i = 0; i < docs.length; i++) {
       const doc = docs[i]!
       const snap = snaps[i]!
-      const existing = snap.exists ? (snap.data() as ContactRecord) : null
+      const existing = snap?.exists ? (snap.data() as ContactRecord) : null
+      if (existing) existingCount++
       const { next, outcomes } = applyGroup(accountId, doc.group, existing, inputs, merge)
       const settle = (list: UpsertOutcome[]) => doc.group.indexes.forEach((index, k) => { results[index] = list[k]! })
       settle(outcomes)
       if (!next) continue
       const op = existing
-        ? writer.update(doc.ref, updateData(next, existing as unknown as Record<string, unknown>), { lastUpdateTime: snap.updateTime as Timestamp })
+        ? writer.update(doc.ref, updateData(next, existing as unknown as Record<string, unknown>), { lastUpdateTime: snap!.updateTime as Timestamp })
         : writer.create(doc.ref, withoutUndefined(next))
       writes.push(op.then(
         () => null,
@@ -132,7 +137,7 @@ export function createFirestoreContactStore(
     }
     // partial batches are only sent on flush (it does not wait for later enqueues)
     writer.flush().catch(() => {})
-    return { settled: Promise.all(writes).then((list) => list.filter((d): d is DocState => d !== null)) }
+    return { settled: Promise.all(writes).then((list) => list.filter((d): d is DocState => d !== null)), existing: existingCount }
   }
 
   return {
@@ -142,21 +147,30 @@ export function createFirestoreContactStore(
       const collection = contacts(accountId)
       const groups = groupByDocument(accountId, inputs)
       const writer = firestore.bulkWriter(throttling ? {} : { throttling: false })
-      const attempt = (docs: DocState[], n: number) =>
-        readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS)
+      const attempt = (docs: DocState[], n: number, blind = false) =>
+        readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS, blind)
       let done = 0
       const chunkTasks: Array<Promise<void>> = []
       const reading: Array<Promise<unknown>> = []
+      // Read or write blind: the first chunk is read alone; when none of its documents exists
+      // (a batch of new contacts), later chunks are created without a read — a write per
+      // document, like a plain import. Any document found to exist turns reading back on.
+      let probed = false
+      let blind = false
       try {
         for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
           const docs = groups.slice(start, start + DOCS_PER_CHUNK).map((group) => ({ group, ref: collection.doc(group.contactId) }))
           const records = docs.reduce((sum, d) => sum + d.group.indexes.length, 0)
           // up to READ_AHEAD chunks are read at once (chunks hold disjoint documents); each
           // chunk's writes (and retries) run on while later chunks are read
-          const firstAttempt = attempt(docs, 1)
+          const firstAttempt: ReturnType<typeof attempt> = attempt(docs, 1, blind).then((first) => {
+            if (first.existing > 0) blind = false
+            return first
+          })
           reading.push(firstAttempt)
           chunkTasks.push((async () => {
             let conflicted = await (await firstAttempt).settled
+            if (conflicted.length > 0) blind = false
             for (let n = 2; conflicted.length > 0; n++) {
               await backoff(n - 1)
               conflicted = await (await attempt(conflicted, n)).settled
@@ -164,7 +178,11 @@ export function createFirestoreContactStore(
             done += records
             opts.onProgress?.(done)
           })())
-          if (reading.length >= READ_AHEAD) await reading.shift()
+          if (!probed) {
+            probed = true
+            blind = (await firstAttempt).existing === 0
+            reading.shift()
+          } else if (reading.length >= READ_AHEAD) await reading.shift()
         }
         await Promise.all(chunkTasks)
       } finally {
