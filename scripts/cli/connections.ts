@@ -1,6 +1,5 @@
 import { seg } from './client.ts'
 import type { Resource } from './types.ts'
-import { CliError } from './types.ts'
 import { defined, either, mappings, str } from './values.ts'
 
 const MAP_HELP = 'field mapping from=to (repeatable or comma-separated); to is email, first_name, last_name, company, title, external_id or custom_fields.<key>'
@@ -14,18 +13,14 @@ export const connections: Resource = {
       usage: '<accountId>',
       required: 1,
       options: {
-        type: { type: 'string', help: 'api | webhook | partnercrm (required)' },
+        type: { type: 'string', required: true, help: 'api | webhook | partnercrm' },
         source: { type: 'string', help: 'source slug of the (source, external_id) anchor (default: the type)' },
         name: { type: 'string', help: 'display name' },
         map: { type: 'string', multiple: true, help: MAP_HELP },
       },
-      run: ({ client, args, flags }) => {
-        const type = str(flags, 'type')
-        if (!type) throw new CliError('--type is required (api, webhook or partnercrm)')
-        return client.request('POST', `/accounts/${seg(args[0]!)}/connections`, defined({
-          type, source: str(flags, 'source'), name: str(flags, 'name'), field_mappings: mappings(flags, 'map'),
-        }))
-      },
+      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/connections`, defined({
+        type: str(flags, 'type'), source: str(flags, 'source'), name: str(flags, 'name'), field_mappings: mappings(flags, 'map'),
+      })),
     },
     list: {
       summary: 'list the connections of an account',

@@ -1,6 +1,5 @@
 import { seg } from './client.ts'
 import type { Resource } from './types.ts'
-import { CliError } from './types.ts'
 import { str } from './values.ts'
 
 const TYPES = 'boolean, date, email, file, large_text, multi_select, number, phone, select, signature, text, textbox_list, url'
@@ -15,13 +14,11 @@ export const customFields: Resource = {
       required: 2,
       options: {
         label: { type: 'string', help: 'display label (default: the key)' },
-        type: { type: 'string', help: `one of ${TYPES} (required)` },
+        type: { type: 'string', required: true, help: `one of ${TYPES}` },
       },
-      run: ({ client, args, flags }) => {
-        const type = str(flags, 'type')
-        if (!type) throw new CliError(`--type is required (${TYPES})`)
-        return client.request('POST', `/accounts/${seg(args[0]!)}/custom-fields`, { key: args[1]!, label: str(flags, 'label') ?? args[1]!, type })
-      },
+      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/custom-fields`, {
+        key: args[1]!, label: str(flags, 'label') ?? args[1]!, type: str(flags, 'type'),
+      }),
     },
     list: {
       summary: 'list the definitions',

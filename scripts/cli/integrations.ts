@@ -1,6 +1,5 @@
 import { seg } from './client.ts'
 import type { Resource } from './types.ts'
-import { CliError } from './types.ts'
 import { bool, defined, either, int, str } from './values.ts'
 
 const TIER_OPTIONS = {
@@ -22,17 +21,13 @@ export const integrations: Resource = {
       usage: '<accountId>',
       required: 1,
       options: {
-        url: { type: 'string', help: 'receiver URL (required)' },
+        url: { type: 'string', required: true, help: 'receiver URL' },
         'payload-version': { type: 'string', help: '1 or 2 (default 2, the contract body)' },
         ...TIER_OPTIONS,
       },
-      run: ({ client, args, flags }) => {
-        const url = str(flags, 'url')
-        if (!url) throw new CliError('--url is required')
-        return client.request('POST', `/accounts/${seg(args[0]!)}/integrations`, defined({
-          url, payload_version: int(flags, 'payload-version') ?? 2, tiers: tiersOf(flags),
-        }))
-      },
+      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/integrations`, defined({
+        url: str(flags, 'url'), payload_version: int(flags, 'payload-version') ?? 2, tiers: tiersOf(flags),
+      })),
     },
     list: {
       summary: 'list the integrations of an account',

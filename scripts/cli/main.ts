@@ -71,7 +71,7 @@ function commandHelp(r: Resource, verb: string, c: Command): string {
     ...(c.details ? ['', ...c.details] : []),
     '',
     'options:',
-    ...optionLines([...options.map(([name, o]): [string, string] => [`--${name}${o.type === 'string' ? ' <value>' : ''}`, o.help]), ...GLOBAL_OPTIONS]),
+    ...optionLines([...options.map(([name, o]): [string, string] => [`--${name}${o.type === 'string' ? ' <value>' : ''}`, o.required ? `${o.help} (required)` : o.help]), ...GLOBAL_OPTIONS]),
   ].join('\n')
 }
 
@@ -157,6 +157,9 @@ export async function main(rawArgv: string[], io: Io): Promise<number> {
       throw new CliError(`usage: ${resource.name} ${verb} ${command.usage}`)
     }
     const flags = parsed.values as Record<string, string | boolean | string[] | undefined>
+    for (const [name, o] of Object.entries(command.options ?? {})) {
+      if (o.required && (flags[name] === undefined || flags[name] === '')) throw new CliError(`--${name} is required: ${o.help}`)
+    }
     const portal = globals.portal ?? (io.env.PORTAL_URL || DEFAULT_PORTAL)
     const token = globals.token ?? io.env.OPERATOR_TOKEN
     if (!token) throw new CliError('no operator token: set OPERATOR_TOKEN or pass --token')

@@ -5,6 +5,8 @@ export interface OptionSpec {
   type: 'string' | 'boolean'
   multiple?: boolean
   short?: string
+  /** the command refuses to run without it (checked before any request) */
+  required?: boolean
   help: string
 }
 

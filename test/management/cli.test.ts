@@ -153,6 +153,12 @@ describe('operator CLI', () => {
       expect(r.code, args.join(' ')).toBe(1)
       expect(r.stderr, args.join(' ')).toMatch(/^error: /)
     }
+    // required options are checked by the CLI itself, with the option's help
+    for (const [args, name] of [[['connections', 'create', 'a'], 'type'], [['integrations', 'create', 'a'], 'url'], [['custom-fields', 'create', 'a', 'k'], 'type']] as const) {
+      const r = await cli([...args])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(new RegExp(`^error: --${name} is required: `))
+    }
   })
 
   it('answers --help at every level', async () => {
