@@ -7,7 +7,7 @@ import { ManualClock } from '@lsv/shared/clock.ts'
 import { generateApiKey, hashSecret } from '@lsv/shared/domain/auth/hashing.ts'
 import { prefixedId } from '@lsv/shared/domain/ids.ts'
 import { decodeBatchMessage } from '@lsv/shared/domain/ingest/batch-message.ts'
-import { createHarness, body, type Harness } from './support/harness.ts'
+import { createIngestFixture, body, type Harness, expectError, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, record, TEST_PEPPER, type IngestTenant } from './support/tenant.ts'
 
 /** POST /v1/contacts (contract 4.3): every status and `error` text. */
@@ -19,21 +19,14 @@ describe('POST /v1/contacts', () => {
   const push = (payload: string | Buffer | Readable, headers: Record<string, string> = t.keyHeaders()) =>
     h.edge.inject({ method: 'POST', url: '/v1/contacts', headers, payload })
 
+  let fixture: IngestFixture
   beforeAll(async () => {
-    h = await createHarness({ clock })
-    t = await createIngestTenant(h.deps)
-    other = await createIngestTenant(h.deps)
+    ({ h, t, other } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
-    await t?.cleanup()
-    await other?.cleanup()
-    await h?.close()
+    await fixture?.close()
   })
 
-  const expectError = (res: { statusCode: number; json(): unknown }, status: number, error: string) => {
-    expect(res.statusCode).toBe(status)
-    expect(res.json()).toEqual({ ok: false, error })
-  }
 
   it('202 {ok, accepted, queued: true} once the received bytes are queued (bearer and x-api-key)', async () => {
     const payload = `{ "contacts" : [ ${JSON.stringify(record(1))}, ${JSON.stringify(record(2))} ] }`

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ManualClock } from '@lsv/shared/clock.ts'
-import { createHarness, type Harness } from './support/harness.ts'
+import { createIngestFixture, type Harness, expectError, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, type IngestTenant } from './support/tenant.ts'
 
 const CUTOVER = Date.UTC(2026, 9, 1)
@@ -13,20 +13,13 @@ describe('POST /v1/contacts/partnercrm', () => {
   const clock = new ManualClock(CUTOVER - 86_400_000)
   const push = (payload: unknown, headers: Record<string, string> = { 'x-webhook-token': t.locationToken }, url = '/v1/contacts/partnercrm') =>
     h.edge.inject({ method: 'POST', url, headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) })
-  const expectError = (res: { statusCode: number; json(): unknown }, status: number, error: string) => {
-    expect(res.statusCode).toBe(status)
-    expect(res.json()).toEqual({ ok: false, error })
-  }
 
+  let fixture: IngestFixture
   beforeAll(async () => {
-    h = await createHarness({ clock, env: { PARTNERCRM_TOKEN_CUTOVER: new Date(CUTOVER).toISOString() } })
-    t = await createIngestTenant(h.deps)
-    other = await createIngestTenant(h.deps)
+    ({ h, t, other } = fixture = await createIngestFixture({ clock, env: { PARTNERCRM_TOKEN_CUTOVER: new Date(CUTOVER).toISOString() } }))
   })
   afterAll(async () => {
-    await t?.cleanup()
-    await other?.cleanup()
-    await h?.close()
+    await fixture?.close()
   })
 
   it('202 for every id and location alias; the message carries the raw body, source partnercrm and the location', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, body, type Harness } from './support/harness.ts'
+import { createIngestFixture, body, type Harness, expectError, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
 
 /** POST /v1/contacts/{sourceId} (contract 4.4). */
@@ -9,20 +9,13 @@ describe('POST /v1/contacts/{sourceId}', () => {
   let other: IngestTenant
   const push = (url: string, headers: Record<string, string>, payload = body([record(1)])) =>
     h.edge.inject({ method: 'POST', url, headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload })
-  const expectError = (res: { statusCode: number; json(): unknown }, status: number, error: string) => {
-    expect(res.statusCode).toBe(status)
-    expect(res.json()).toEqual({ ok: false, error })
-  }
 
+  let fixture: IngestFixture
   beforeAll(async () => {
-    h = await createHarness()
-    t = await createIngestTenant(h.deps)
-    other = await createIngestTenant(h.deps)
+    ({ h, t, other } = fixture = await createIngestFixture())
   })
   afterAll(async () => {
-    await t?.cleanup()
-    await other?.cleanup()
-    await h?.close()
+    await fixture?.close()
   })
 
   it('202 with the token in x-webhook-token or in ?token=; the message names the source connection', async () => {

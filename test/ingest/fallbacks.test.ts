@@ -3,7 +3,7 @@ import { ManualClock } from '@lsv/shared/clock.ts'
 import { buildOpenApiDocument } from '../../services/portal-api/src/openapi/build.ts'
 import { DEPRECATION_HEADER } from '../../services/portal-api/src/routes/fallbacks.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
-import { createHarness, body, type Harness } from './support/harness.ts'
+import { createHarness, body, type Harness, expectError } from './support/harness.ts'
 import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
 
 /** The deprecated origin fallbacks (contract 4.6). */
@@ -15,10 +15,6 @@ describe('origin fallbacks', () => {
     h.portal.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload })
   const key = () => ({ authorization: `Bearer ${t.key}` })
   const token = () => ({ 'x-webhook-token': t.sourceToken })
-  const expectError = (res: { statusCode: number; json(): unknown }, status: number, error: string) => {
-    expect(res.statusCode).toBe(status)
-    expect(res.json()).toEqual({ ok: false, error })
-  }
 
   beforeAll(async () => {
     h = await createHarness({ clock })

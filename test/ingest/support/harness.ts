@@ -2,7 +2,9 @@ import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue/interfa
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../../services/portal-api/src/app.ts'
+import { expect } from 'vitest'
 import { createTestDeps, type TestDepsOptions } from '../../helpers/deps.ts'
+import { createIngestTenant, type IngestTenant } from './tenant.ts'
 
 export interface Published extends QueueMessage {
   topic: Topic
@@ -62,3 +64,31 @@ export async function createHarness(options: TestDepsOptions = {}): Promise<Harn
 }
 
 export const body = (contacts: unknown[]) => JSON.stringify({ contacts })
+
+/** The harness and two tenants of their own (`other` for cross-tenant checks), closed together. */
+export interface IngestFixture {
+  h: Harness
+  t: IngestTenant
+  other: IngestTenant
+  close(): Promise<void>
+}
+
+export async function createIngestFixture(options: TestDepsOptions = {}): Promise<IngestFixture> {
+  const h = await createHarness(options)
+  const t = await createIngestTenant(h.deps)
+  const other = await createIngestTenant(h.deps)
+  return {
+    h, t, other,
+    async close() {
+      await t.cleanup()
+      await other.cleanup()
+      await h.close()
+    },
+  }
+}
+
+/** The contract's error envelope with exactly this status and text. */
+export function expectError(res: { statusCode: number; json(): unknown }, status: number, error: string): void {
+  expect(res.statusCode).toBe(status)
+  expect(res.json()).toEqual({ ok: false, error })
+}
