@@ -3,7 +3,7 @@ import { ManualClock } from '@lsv/shared/clock.ts'
 import { buildOpenApiDocument } from '../../services/portal-api/src/openapi/build.ts'
 import { DEPRECATION_HEADER } from '../../services/portal-api/src/routes/fallbacks.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
-import { createHarness, body, type Harness, expectError } from './support/harness.ts'
+import { body, createIngestFixture, expectError, type Harness, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
 
 /** The deprecated origin fallbacks (contract 4.6). */
@@ -16,13 +16,12 @@ describe('origin fallbacks', () => {
   const key = () => ({ authorization: `Bearer ${t.key}` })
   const token = () => ({ 'x-webhook-token': t.sourceToken })
 
+  let fixture: IngestFixture
   beforeAll(async () => {
-    h = await createHarness({ clock })
-    t = await createIngestTenant(h.deps)
+    ({ h, t } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
-    await t?.cleanup()
-    await h?.close()
+    await fixture?.close()
   })
 
   it('POST /api/contacts mirrors POST /v1/contacts: 202 queued, with a Deprecation header on every answer', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { ManualClock } from '@lsv/shared/clock.ts'
 import type { RateLimiter } from '@lsv/shared/ports/rate-limiter/interface.ts'
 import { PUSH_WINDOWS } from '@lsv/shared/domain/ingest/rate-limit.ts'
-import { createHarness, body, type Harness } from './support/harness.ts'
+import { body, createHarness, createIngestFixture, type Harness, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
 
 const DAY_MS = 86_400_000
@@ -22,13 +22,12 @@ describe('push rate limits', () => {
     { name: 'per location (4.5)', send: (x, hd) => h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: x.host, 'x-webhook-token': x.locationToken, 'content-type': 'application/json', ...hd }, payload: JSON.stringify({ contactId: 'c', locationId: x.locationId }) }) },
   ]
 
+  let fixture: IngestFixture
   beforeAll(async () => {
-    h = await createHarness({ clock })
-    t = await createIngestTenant(h.deps)
+    ({ h, t } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
-    await t?.cleanup()
-    await h?.close()
+    await fixture?.close()
   })
 
   it('the windows are the contract\'s', () => {
