@@ -154,8 +154,7 @@ export function createFirestoreContactStore(
       const reading: Array<Promise<unknown>> = []
       // Read or write blind: the first chunk is read alone; when none of its documents exists
       // (a batch of new contacts), later chunks are created without a read — a write per
-      // document, like a plain import. Any document found to exist turns reading back on.
-      let probed = false
+      // document, like a plain import. A blind create that finds its document turns reading back on.
       let blind = false
       try {
         for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
@@ -163,10 +162,7 @@ export function createFirestoreContactStore(
           const records = docs.reduce((sum, d) => sum + d.group.indexes.length, 0)
           // up to READ_AHEAD chunks are read at once (chunks hold disjoint documents); each
           // chunk's writes (and retries) run on while later chunks are read
-          const firstAttempt: ReturnType<typeof attempt> = attempt(docs, 1, blind).then((first) => {
-            if (first.existing > 0) blind = false
-            return first
-          })
+          const firstAttempt = attempt(docs, 1, blind)
           reading.push(firstAttempt)
           chunkTasks.push((async () => {
             let conflicted = await (await firstAttempt).settled
@@ -178,11 +174,8 @@ export function createFirestoreContactStore(
             done += records
             opts.onProgress?.(done)
           })())
-          if (!probed) {
-            probed = true
-            blind = (await firstAttempt).existing === 0
-            reading.shift()
-          } else if (reading.length >= READ_AHEAD) await reading.shift()
+          if (start === 0) blind = (await firstAttempt).existing === 0
+          if (reading.length >= READ_AHEAD) await reading.shift()
         }
         await Promise.all(chunkTasks)
       } finally {

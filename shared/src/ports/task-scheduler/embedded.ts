@@ -151,19 +151,23 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   }
 
   const finished: Array<{ queue: string; name: string; at: number }> = []
-  /** marks the finished tasks done; inside a transaction when called from one */
-  function flushFinished(): void {
-    if (finished.length === 0) return
+  /**
+   * Runs fn in one transaction that first marks the finished tasks done. If the transaction
+   * fails they stay queued for the next one (their leases still keep them from running).
+   */
+  function withFinished<T>(fn: () => T): T {
     const batch = finished.splice(0)
     try {
-      edb.transaction(() => {
+      return edb.transaction(() => {
         for (const f of batch) finishTask.run(f.at, f.queue, f.name)
+        return fn()
       })
     } catch (err) {
       finished.unshift(...batch)
       throw err
     }
   }
+  const flushFinished = () => { if (finished.length > 0) withFinished(() => undefined) }
 
   /** Claims and starts the due tasks the rates allow; returns their promises. */
   function tick(handler: TaskHandler): Array<Promise<void>> {
@@ -173,8 +177,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       purgeTombstones.run(now - TOMBSTONE_MS)
     }
     const rates = ratesByQueue()
-    const claimed = edb.transaction(() => {
-      flushFinished()
+    const claimed = withFinished(() => {
       const rows: TaskRow[] = []
       const dueQueues = selectDueQueues.all(now, now) as Array<{ queue: string }>
       for (const { queue } of dueQueues) {
