@@ -9,16 +9,9 @@ import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
 import { createTenant, startReceiver } from './harness.ts'
 import { contractValidator } from './schema.ts'
+import { waitFor } from '../conformance/suites/wait.ts'
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
-
-async function waitFor(check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const until = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > until) throw new Error('timed out waiting for the delivery')
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 describe('end to end: visit event -> signed visitor.identified at a local receiver', () => {
   let deps: Deps
@@ -59,7 +52,7 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
       visit: { captured_url: 'https://shop.example/pricing', referrer: null, seen_at: new Date().toISOString() },
       classification: 'high_intent',
     })
-    await waitFor(() => receiver.requests.length >= 1)
+    await waitFor(() => receiver.requests.length >= 1, 'the delivery', 15_000)
     const [req] = receiver.requests
     expect(req!.headers['content-type']).toBe('application/json')
     expect(req!.headers['x-service-idempotency-key']).toBe(eventId)

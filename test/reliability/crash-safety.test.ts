@@ -68,7 +68,7 @@ describe('reliability 1: crash safety of the local stack', () => {
     const ports = await allocatePorts()
     stack = await startStack(data.dir, ports)
     const creds = readDemoCredentials(data.dir)
-    const host = `${creds.publicId}.edge.localhost:${ports.edge}`
+    const host = `${creds.public_id}.edge.localhost:${ports.edge}`
     // kill points: a batch index and a delay into (or after) its push
     const killAt = new Map<number, number>()
     while (killAt.size < Math.min(KILLS, BATCHES)) killAt.set(Math.floor(rnd() * BATCHES), Math.floor(rnd() * 1500))
@@ -80,7 +80,7 @@ describe('reliability 1: crash safety of the local stack', () => {
       for (let attempt = 0; !accepted.has(j); attempt++) {
         if (attempt > 5) throw new Error(`batch ${j} never accepted`)
         if (attempt > 0) retries++
-        const pending = post(ports.edge, host, creds.key, body)
+        const pending = post(ports.edge, host, creds.api_key, body)
         const delay = attempt === 0 ? killAt.get(j) : undefined
         if (delay !== undefined) {
           await new Promise((r) => setTimeout(r, delay))
@@ -99,7 +99,7 @@ describe('reliability 1: crash safety of the local stack', () => {
     // let the worker drain, then stop the stack cleanly and read the store
     const deps = await createTestDeps({ env: { DATA_DIR: data.dir } })
     try {
-      const accountId = creds.accountId ?? (await deps.tenants.getAccountByPublicId(creds.publicId))!.id
+      const accountId = creds.account_id
       const expected = BATCHES * PER_BATCH
       const deadline = Date.now() + 8 * 60_000
       let rows: ContactRecord[] = []

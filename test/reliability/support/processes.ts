@@ -1,18 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { request } from 'node:http'
+export { freePort } from '../../../scripts/lib/emulators.ts'
 
 export const NODE = new URL('../../../node_modules/.bin/node', import.meta.url).pathname
 export const REPO = new URL('../../../', import.meta.url).pathname
-
-/** A free TCP port on 127.0.0.1 (bound then released). */
-export async function freePort(): Promise<number> {
-  const s = createServer()
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r))
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>((r) => s.close(() => r()))
-  return port
-}
 
 export interface Spawned {
   child: ChildProcess

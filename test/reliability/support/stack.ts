@@ -1,5 +1,4 @@
-import { readFileSync, existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { readDemoCredentials as readStackCredentials, type DemoCredentials } from '../../../scripts/lib/demo-tenant.ts'
 import { descendantsOf } from '../../../scripts/lib/process-tree.ts'
 import { freePort, startNode, waitHealthy, type Spawned } from './processes.ts'
 
@@ -48,28 +47,9 @@ export async function stopStack(p: Spawned, graceMs = 15_000): Promise<void> {
   clearTimeout(timer)
 }
 
-export interface DemoCredentials {
-  publicId: string
-  accountId: string | null
-  key: string
-  raw: unknown
-}
-
-/** Reads <DATA_DIR>/demo-credentials.json, whatever its exact member names. */
+/** The demo tenant's credentials that start-local wrote (its own reader; fails when missing). */
 export function readDemoCredentials(dataDir: string): DemoCredentials {
-  const file = join(dataDir, 'demo-credentials.json')
-  if (!existsSync(file)) throw new Error(`${file} not written by start-local`)
-  const raw = JSON.parse(readFileSync(file, 'utf8'))
-  const flat: Record<string, unknown> = {}
-  const walk = (v: unknown, prefix: string) => {
-    if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, prefix ? `${prefix}.${k}` : k)
-    else flat[prefix] = v
-  }
-  walk(raw, '')
-  const find = (re: RegExp, valueRe?: RegExp) => Object.entries(flat).find(([k, v]) => re.test(k) && typeof v === 'string' && (!valueRe || valueRe.test(v)))?.[1] as string | undefined
-  const key = find(/key/i, /^lsk_/) ?? Object.values(flat).find((v) => typeof v === 'string' && v.startsWith('lsk_')) as string | undefined
-  const publicId = find(/public_?id/i) ?? 'demo'
-  const accountId = find(/account_?id|^account\.id$/i) ?? null
-  if (!key) throw new Error(`no lsk_ key in demo-credentials.json: ${JSON.stringify(raw)}`)
-  return { publicId, accountId, key, raw }
+  const creds = readStackCredentials(dataDir)
+  if (!creds) throw new Error(`${dataDir}/demo-credentials.json not written by start-local`)
+  return creds
 }

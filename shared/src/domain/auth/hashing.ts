@@ -24,11 +24,6 @@ export function generateSourceToken(): string {
   return `lst_${randomToken()}`
 }
 
-/** A Standard Webhooks signing secret. */
-export function generateSigningSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`
-}
-
 /** Constant-time string equality (length leaks only through the hash, which is fixed). */
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a, 'utf8')

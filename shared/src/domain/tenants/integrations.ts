@@ -1,7 +1,7 @@
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
 import type { CreateIntegrationBody, CreatedIntegration, IntegrationView, UpdateIntegrationBody } from '../../contract/admin.ts'
 import { checkUrlStatically } from '../webhooks/ssrf.ts'
-import { generateSigningSecret } from '../auth/hashing.ts'
+import { generateSigningSecret } from '../webhooks/signing.ts'
 import { prefixedId } from '../ids.ts'
 import type { AccountRecord, IntegrationRecord } from '../records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
