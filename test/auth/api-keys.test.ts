@@ -59,7 +59,7 @@ describe('API key and source token authentication', () => {
   it('accepts exactly one key form with the scope', async () => {
     expect(await codeOf(authenticateApiKey(deps, { authorization: `Bearer ${keys.good}` }, { scope: 'contacts:write' }))).toBe('ok')
     expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write' }))).toBe('ok')
-    const auth = await authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', accountId: account.id })
+    const auth = await authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', account })
     expect(auth.account.id).toBe(account.id)
   })
 
@@ -77,7 +77,7 @@ describe('API key and source token authentication', () => {
     for (const headers of cases) {
       expect(await codeOf(authenticateApiKey(deps, headers, { scope: 'contacts:write' })), JSON.stringify(headers)).toBe('unauthorized')
     }
-    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', accountId: randomUUID() }))).toBe('unauthorized')
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', account: { ...account, id: randomUUID() } }))).toBe('unauthorized')
   })
 
   it('answers forbidden for a valid key without the scope or without API access', async () => {

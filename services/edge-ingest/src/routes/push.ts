@@ -70,7 +70,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
     onRequest: async (request) => {
       try {
         const account = await resolveEdgeAccount(deps, request.headers.host)
-        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', accountId: account.id })
+        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
         await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
         callers.set(request, { account, connection: auth.connection })
       } catch (err) {

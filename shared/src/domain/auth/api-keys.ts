@@ -51,14 +51,15 @@ export function isKeyUsable(key: ApiKeyRecord, nowMs: number): boolean {
 /**
  * Authenticates a tenant API key (`Authorization: Bearer` or `x-api-key`, exactly one) and checks
  * its scope. Every failure of identity (missing, malformed, unknown, expired, revoked past its
- * grace, a key of another account than `accountId`, an inactive account or connection) is the
+ * grace, a key of another account than `account`, an inactive account or connection) is the
  * same 401 `unauthorized`; a valid key without the scope, or an account without the API-access
- * plan feature, is 403 `forbidden`.
+ * plan feature, is 403 `forbidden`. `account`: the tenant the caller already resolved (the edge's
+ * subdomain) — the key must belong to it, and it is not read again.
  */
 export async function authenticateApiKey(
   deps: AuthDeps,
   headers: Headers,
-  options: { scope: Scope; accountId?: string },
+  options: { scope: Scope; account?: AccountRecord },
 ): Promise<ApiKeyAuth> {
   const presented = presentedApiKey(headers)
   if (presented === null) throw new AppError('unauthorized')
@@ -66,9 +67,9 @@ export async function authenticateApiKey(
   const key = await deps.tenants.getApiKeyByHash(hashSecret(pepper, presented))
   const now = deps.clock.now()
   if (!key || !isKeyUsable(key, now)) throw new AppError('unauthorized')
-  if (options.accountId !== undefined && key.account_id !== options.accountId) throw new AppError('unauthorized')
+  if (options.account !== undefined && key.account_id !== options.account.id) throw new AppError('unauthorized')
   const [account, connection] = await Promise.all([
-    deps.tenants.getAccount(key.account_id),
+    options.account ?? deps.tenants.getAccount(key.account_id),
     deps.tenants.getConnection(key.connection_id),
   ])
   if (!account || !account.active || !connection || !connection.active || connection.type !== 'api') {
