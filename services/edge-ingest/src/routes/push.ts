@@ -132,7 +132,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
     onRequest: async (request: FastifyRequest) => {
       try {
         const account = await resolveEdgeAccount(deps, request.headers.host)
-        const { connection } = await authenticateSource(deps, sourceIdOf(request), request.headers, request.query)
+        const { connection } = await authenticateSource(deps, sourceIdOf(request), request.headers, request.query, account)
         // only a caller holding the source's token learns that it belongs to another tenant
         if (connection.account_id !== account.id) throw new AppError('forbidden')
         await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })

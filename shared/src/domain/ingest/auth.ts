@@ -16,16 +16,19 @@ const NO_CONNECTION: ConnectionRecord = {
  * The per-source webhook (contract 4.4, 4.6): the connection `{sourceId}` names, when the
  * presented token (header `x-webhook-token`, else query `token`) matches its stored hash.
  * Unknown, inactive or non-webhook source, missing, blank or wrong token, and an inactive
- * account are one answer: 401 `unauthorized` (section 5.6).
+ * account are one answer: 401 `unauthorized` (section 5.6). `resolved`: the account the caller
+ * already holds (the edge's subdomain), not read again when the source is one of its own.
  */
-export async function authenticateSource(deps: AuthDeps, sourceId: string, headers: Headers, query: unknown): Promise<{ connection: ConnectionRecord; account: AccountRecord }> {
+export async function authenticateSource(
+  deps: AuthDeps, sourceId: string, headers: Headers, query: unknown, resolved?: AccountRecord,
+): Promise<{ connection: ConnectionRecord; account: AccountRecord }> {
   const token = presentedSourceToken(headers, query)
   // ids are short; anything else is unknown without a lookup
   const found = sourceId.length > 0 && sourceId.length <= 128 ? await deps.tenants.getConnection(sourceId) : null
   const usable = found !== null && found.active && found.type === 'webhook'
   const matches = await verifySourceToken(deps, usable ? found : NO_CONNECTION, token ?? '')
   if (!usable || token === null || !matches) throw new AppError('unauthorized')
-  const account = await deps.tenants.getAccount(found.account_id)
+  const account = resolved?.id === found.account_id ? resolved : await deps.tenants.getAccount(found.account_id)
   if (!account || !account.active) throw new AppError('unauthorized')
   return { connection: found, account }
 }
