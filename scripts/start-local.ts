@@ -91,6 +91,8 @@ async function start(config: PlatformConfig, services: LocalService[], logger: L
   for (const s of services) await built.get(s.name)!.listen({ port: s.port, host: '0.0.0.0' })
 
   const local = (p: number) => `http://localhost:${p}`
+  // the banner comes last: pino writes asynchronously, so its buffered lines go out first
+  await new Promise<void>((resolve) => logger.flush(() => resolve()))
   process.stdout.write(demoBanner(credentials, {
     upsertWorker: local(services[2]!.port),
     dispatcher: local(services[3]!.port),
