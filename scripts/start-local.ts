@@ -12,7 +12,7 @@
  */
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, edgeBaseUrlFor, loadConfig, port, type PlatformConfig } from '@lsv/shared/config/config.ts'
-import { createLogger, type Logger } from '@lsv/shared/logging/logger.ts'
+import { createLogger, flushLoggerSync, type Logger } from '@lsv/shared/logging/logger.ts'
 import { createPlatformDeps, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { getOperatorToken } from '@lsv/shared/platform/platform-secrets.ts'
 import { SHUTDOWN_GRACE_MS, type Background } from '@lsv/shared/platform/serve.ts'
@@ -91,8 +91,8 @@ async function start(config: PlatformConfig, services: LocalService[], logger: L
   for (const s of services) await built.get(s.name)!.listen({ port: s.port, host: '0.0.0.0' })
 
   const local = (p: number) => `http://localhost:${p}`
-  // the banner comes last: pino writes asynchronously, so its buffered lines go out first
-  await new Promise<void>((resolve) => logger.flush(() => resolve()))
+  // the banner comes last: pino writes asynchronously, so its buffered lines are written out first
+  flushLoggerSync(logger)
   process.stdout.write(demoBanner(credentials, {
     upsertWorker: local(services[2]!.port),
     dispatcher: local(services[3]!.port),

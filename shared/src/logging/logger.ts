@@ -33,6 +33,15 @@ export function createLogger(level: string, service: string): Logger {
   return pino(loggerOptions(level, service))
 }
 
+/**
+ * Writes out what the logger still buffers (pino writes asynchronously), so that plain text
+ * printed next comes after the log lines that preceded it.
+ */
+export function flushLoggerSync(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym]
+  stream?.flushSync?.()
+}
+
 /** `X-Cloud-Trace-Context: TRACE_ID/SPAN_ID;o=1` -> Cloud Logging trace field value */
 export function traceFieldOf(header: string | undefined, project: string | null): Record<string, string> {
   if (!header || !project) return {}
