@@ -3,36 +3,11 @@
 # Terraform ignores the image after creation and owns everything else.
 
 locals {
-  # deterministic Cloud Run URLs (https://SERVICE-PROJECT_NUMBER.REGION.run.app)
-  service_url     = { for name in local.service_names : name => "https://${name}-${data.google_project.this.number}.${var.region}.run.app" }
-  portal_base_url = "https://${var.portal_domain}"
-  common_env = {
-    NODE_ENV                 = "production"
-    GOOGLE_CLOUD_PROJECT     = var.project_id
-    GOOGLE_CLOUD_REGION      = var.region
-    STORE_BACKEND            = "firestore"
-    QUEUE_BACKEND            = "pubsub"
-    SECRETS_BACKEND          = "secretmanager"
-    TASKS_BACKEND            = "cloudtasks"
-    EDGE_DOMAIN              = var.edge_domain
-    EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
-    PORTAL_BASE_URL          = local.portal_base_url
-    PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
-    TASKS_SERVICE_ACCOUNT    = google_service_account.tasks_invoker.email
-    LOG_LEVEL                = "info"
-  }
   service_settings = {
     "edge-ingest"        = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 1 }
     "portal-api"         = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 0 }
     "upsert-worker"      = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 4, memory = "2Gi", cpu = "2", timeout = "600s", min = 0 }
     "webhook-dispatcher" = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 80, memory = "512Mi", cpu = "1", timeout = "60s", min = 0 }
-  }
-  # secrets each service reads as environment variables
-  service_secrets = {
-    "edge-ingest"        = { KEY_PEPPER = "key-pepper" }
-    "portal-api"         = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
-    "upsert-worker"      = { KEY_PEPPER = "key-pepper" }
-    "webhook-dispatcher" = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
   }
 }
 
@@ -63,24 +38,16 @@ resource "google_cloud_run_v2_service" "service" {
         }
         cpu_idle = each.key != "upsert-worker"
       }
+      # every variable a service gets is declared once, in service-env.tf
       dynamic "env" {
-        for_each = local.common_env
+        for_each = local.service_env[each.key]
         content {
           name  = env.key
           value = env.value
         }
       }
-      # the dispatcher's own URL is the Cloud Tasks target and the OIDC audience of push requests
-      env {
-        name  = "PUSH_AUDIENCE"
-        value = local.service_url[each.key]
-      }
-      env {
-        name  = "DISPATCHER_URL"
-        value = local.service_url["webhook-dispatcher"]
-      }
       dynamic "env" {
-        for_each = local.service_secrets[each.key]
+        for_each = local.service_secret_env[each.key]
         content {
           name = env.key
           value_source {
