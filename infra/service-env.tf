@@ -2,45 +2,64 @@
 # each service gets. `npm run start:cloud` reads this file to start the services locally with
 # exactly this environment, so keep every value a literal, a var./local. reference, a service
 # account's .email, or a string template of those.
+#
+# Each service gets only what its code uses (shared/src/config/services.ts is the same table on
+# the code side; test/deploy/service-needs.test.ts keeps the two in step). In production a
+# missing audience or identity stops the service at start-up, naming the variable.
 
 locals {
   # deterministic Cloud Run URLs (https://SERVICE-PROJECT_NUMBER.REGION.run.app)
   service_url     = { for name in local.service_names : name => "https://${name}-${data.google_project.this.number}.${var.region}.run.app" }
   portal_base_url = "https://${var.portal_domain}"
+  # every service: production mode, Firestore, Pub/Sub
   common_env = {
-    NODE_ENV                 = "production"
-    GOOGLE_CLOUD_PROJECT     = var.project_id
-    GOOGLE_CLOUD_REGION      = var.region
-    STORE_BACKEND            = "firestore"
-    QUEUE_BACKEND            = "pubsub"
-    SECRETS_BACKEND          = "secretmanager"
-    TASKS_BACKEND            = "cloudtasks"
-    EDGE_DOMAIN              = var.edge_domain
-    EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
-    PORTAL_BASE_URL          = local.portal_base_url
-    PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
-    TASKS_SERVICE_ACCOUNT    = google_service_account.tasks_invoker.email
-    LOG_LEVEL                = "info"
+    NODE_ENV             = "production"
+    GOOGLE_CLOUD_PROJECT = var.project_id
+    STORE_BACKEND        = "firestore"
+    QUEUE_BACKEND        = "pubsub"
+    LOG_LEVEL            = "info"
+  }
+  # services that create delivery tasks: Cloud Tasks in the region, each task calling the
+  # dispatcher's /tasks/deliver with the tasks-invoker identity and the dispatcher URL as audience
+  task_creator_env = {
+    TASKS_BACKEND         = "cloudtasks"
+    GOOGLE_CLOUD_REGION   = var.region
+    DISPATCHER_URL        = local.service_url["webhook-dispatcher"]
+    TASKS_SERVICE_ACCOUNT = google_service_account.tasks_invoker.email
+    WEBHOOK_ENDPOINT_RATE = var.webhook_endpoint_rate
   }
   # the whole environment of each service (plain values; secrets are in service_secret_env)
   service_env = {
-    "edge-ingest" = local.common_env
-    "portal-api" = merge(local.common_env, {
-      DISPATCHER_URL = local.service_url["webhook-dispatcher"]
+    "edge-ingest" = merge(local.common_env, {
+      SECRETS_BACKEND          = "secretmanager"
+      EDGE_DOMAIN              = var.edge_domain
+      PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
+    })
+    "portal-api" = merge(local.common_env, local.task_creator_env, {
+      SECRETS_BACKEND          = "secretmanager"
+      EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
+      PORTAL_BASE_URL          = local.portal_base_url
+      PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
     })
     "upsert-worker" = merge(local.common_env, {
-      PUSH_AUDIENCE = local.service_url["upsert-worker"]
+      # Pub/Sub push on /pubsub/contact-batches: the token's aud and email
+      PUSH_AUDIENCE        = local.service_url["upsert-worker"]
+      PUSH_SERVICE_ACCOUNT = google_service_account.pubsub_push.email
     })
-    "webhook-dispatcher" = merge(local.common_env, {
-      PUSH_AUDIENCE  = local.service_url["webhook-dispatcher"]
-      DISPATCHER_URL = local.service_url["webhook-dispatcher"]
+    "webhook-dispatcher" = merge(local.common_env, local.task_creator_env, {
+      SECRETS_BACKEND = "secretmanager"
+      PORTAL_BASE_URL = local.portal_base_url
+      # Pub/Sub push on /pubsub/visit-events; /tasks/deliver checks DISPATCHER_URL + TASKS_SERVICE_ACCOUNT
+      PUSH_AUDIENCE        = local.service_url["webhook-dispatcher"]
+      PUSH_SERVICE_ACCOUNT = google_service_account.pubsub_push.email
     })
   }
-  # secrets each service reads as environment variables (variable -> secret id)
+  # secrets each service reads as environment variables (variable -> secret id): the operator
+  # token only on portal-api (management API), the key pepper where keys and tokens are hashed
   service_secret_env = {
     "edge-ingest"        = { KEY_PEPPER = "key-pepper" }
     "portal-api"         = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
-    "upsert-worker"      = { KEY_PEPPER = "key-pepper" }
-    "webhook-dispatcher" = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
+    "upsert-worker"      = {}
+    "webhook-dispatcher" = {}
   }
 }

@@ -22,7 +22,8 @@ import { buildApp as buildPortalApp } from '../services/portal-api/src/app.ts'
 import { buildApp as buildUpsertWorkerApp } from '../services/upsert-worker/src/app.ts'
 import { buildApp as buildDispatcherApp } from '../services/webhook-dispatcher/src/app.ts'
 import { startDispatcherBackground } from '../services/webhook-dispatcher/src/background.ts'
-import { startUpsertWorkerBackground } from '../services/upsert-worker/src/background.ts'
+import { upsertWorkerBackground } from '../services/upsert-worker/src/background.ts'
+import { backgroundFor } from '@lsv/shared/platform/background.ts'
 import { demoBanner, ensureDemoTenant, DEMO_PUBLIC_ID } from './lib/demo-tenant.ts'
 
 type Env = Record<string, string | undefined>
@@ -85,8 +86,9 @@ async function start(config: PlatformConfig, services: LocalService[], logger: L
     accountIdOf: async (publicId) => (await deps.tenants.getAccountByPublicId(publicId))?.id ?? null,
   })
 
-  started.background.push(await startUpsertWorkerBackground(deps))
-  started.background.push(...(await startDispatcherBackground(deps)))
+  // one process, nobody pushes to it: backgroundFor() plans the pull consumers and the task runner
+  started.background.push(...(await upsertWorkerBackground(deps, backgroundFor('upsert-worker', config, 'local-stack'))))
+  started.background.push(...(await startDispatcherBackground(deps, backgroundFor('webhook-dispatcher', config, 'local-stack'))))
 
   for (const s of services) await built.get(s.name)!.listen({ port: s.port, host: '0.0.0.0' })
 

@@ -11,6 +11,7 @@ import { createEmbeddedQueue, type EmbeddedQueueOptions } from '@lsv/shared/port
 import { createPubSubQueue } from '@lsv/shared/ports/queue/pubsub.ts'
 import { decodePushEnvelope, registerPushEndpoint } from '@lsv/shared/ports/queue/push-endpoint.ts'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
+import { pushCallers } from '@lsv/shared/platform/internal-callers.ts'
 import { randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 import { queueConformance, type ReadDeadLetter } from './suites/queue.ts'
 import { sleep, waitFor } from './suites/wait.ts'
@@ -296,7 +297,7 @@ describe('queue: Pub/Sub push endpoint', () => {
       seen.push(m)
       if (result === 'throw') throw new Error('boom')
       return result
-    }, { audience: null })
+    }, { callers: { identity: null, verify: async () => { throw new Error('no token expected') } } })
     const post = (payload: unknown) => app.inject({ method: 'POST', url: '/push/contact-batches', payload: payload as object })
     expect((await post(envelope())).statusCode).toBe(204)
     expect(seen[0]!.data.toString()).toBe('{"x":1}')
@@ -311,17 +312,19 @@ describe('queue: Pub/Sub push endpoint', () => {
     await app.close()
   })
 
-  it('checks the OIDC bearer token against the audience before running the handler', async () => {
-    const calls: Array<[string, string]> = []
+  it('checks the OIDC bearer token against the audience and identity before running the handler', async () => {
+    const calls: Array<[string, string, string]> = []
     let handled = 0
     const app = appWith(async () => {
       handled++
       return 'ack'
     }, {
-      audience: 'https://worker.example/push',
-      verifyIdToken: async (token, audience) => {
-        calls.push([token, audience])
-        if (token !== 'good-token') throw new Error('bad signature')
+      callers: {
+        identity: { audience: 'https://worker.example/push', email: 'pubsub-push@p.iam.gserviceaccount.com' },
+        verify: async (token, expected) => {
+          calls.push([token, expected.audience, expected.email])
+          if (token !== 'good-token') throw new Error('bad signature')
+        },
       },
     })
     const post = (authorization?: string) => app.inject({
@@ -332,12 +335,13 @@ describe('queue: Pub/Sub push endpoint', () => {
     expect(handled).toBe(0)
     expect((await post('Bearer good-token')).statusCode).toBe(204)
     expect(handled).toBe(1)
-    expect(calls).toEqual([['forged', 'https://worker.example/push'], ['good-token', 'https://worker.example/push']])
+    const who = ['https://worker.example/push', 'pubsub-push@p.iam.gserviceaccount.com']
+    expect(calls).toEqual([['forged', ...who], ['good-token', ...who]])
     await app.close()
   })
 
-  it('rejects an unverifiable token with the default google-auth-library verifier', async () => {
-    const app = appWith(async () => 'ack', { audience: 'https://worker.example/push' })
+  it('rejects an unverifiable token with the default verifier (Google issuer)', async () => {
+    const app = appWith(async () => 'ack', { callers: pushCallers({ pushAudience: 'https://worker.example/push', pushServiceAccount: 'pubsub-push@p.iam.gserviceaccount.com', oidc: null }) })
     const res = await app.inject({
       method: 'POST', url: '/push/contact-batches', payload: envelope(), headers: { authorization: 'Bearer not.a.jwt' },
     })

@@ -5,6 +5,7 @@ import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { publishVisitEvent } from '@lsv/shared/domain/visits/publish.ts'
 import type { Background } from '@lsv/shared/platform/serve.ts'
 import { startDispatcherBackground } from '../../services/webhook-dispatcher/src/background.ts'
+import { backgroundFor } from '@lsv/shared/platform/background.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
 import { createTenant, startReceiver } from './harness.ts'
@@ -24,7 +25,7 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
     receiver = await startReceiver()
     tenant = await createTenant(deps, { url: receiver.url, tiers: { contact_handles: true, sensitive_traits: false } })
     await deps.tenants.createCustomField({ account_id: tenant.account.id, key: 'plan', label: 'Plan', type: 'select', created_at: new Date().toISOString() })
-    background = await startDispatcherBackground(deps)
+    background = await startDispatcherBackground(deps, backgroundFor('webhook-dispatcher', deps.config))
   })
   afterAll(async () => {
     for (const b of background) await b.close()

@@ -1,4 +1,6 @@
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { BackgroundPlan } from '@lsv/shared/platform/background.ts'
+import type { Background } from '@lsv/shared/platform/serve.ts'
 import { handleBatchMessage } from './handle-batch.ts'
 
 /**
@@ -7,11 +9,15 @@ import { handleBatchMessage } from './handle-batch.ts'
  */
 export const BATCH_MAX_IN_FLIGHT = 4
 
-/**
- * The pull subscription of `contact-batches` (the embedded queue locally; a Pub/Sub pull
- * subscription when configured). In production Pub/Sub pushes to POST /pubsub/contact-batches
- * instead and this is not started.
- */
-export async function startUpsertWorkerBackground(deps: PlatformDeps): Promise<{ close(): Promise<void> }> {
+/** The pull consumer of `contact-batches` on whatever queue deps hold. */
+export async function startUpsertWorkerBackground(deps: PlatformDeps): Promise<Background> {
   return deps.queue.subscribe('contact-batches', (message) => handleBatchMessage(deps, message), { maxInFlight: BATCH_MAX_IN_FLIGHT })
+}
+
+/**
+ * What the worker runs besides its HTTP app, as backgroundFor() plans it: the pull consumer
+ * (embedded queue, local stack). With Pub/Sub push, batches arrive on POST /pubsub/contact-batches.
+ */
+export async function upsertWorkerBackground(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
+  return plan.pull.includes('contact-batches') ? [await startUpsertWorkerBackground(deps)] : []
 }

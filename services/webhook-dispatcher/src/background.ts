@@ -1,4 +1,5 @@
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { BackgroundPlan } from '@lsv/shared/platform/background.ts'
 import type { Background } from '@lsv/shared/platform/serve.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
@@ -7,15 +8,21 @@ import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.t
 const VISIT_MAX_IN_FLIGHT = 32
 
 /**
- * What the dispatcher runs besides its HTTP app: the visit-events pull subscription and the
- * task runner (the embedded scheduler calls the delivery handler in process; with Cloud Tasks
- * `start` is a no-op and deliveries arrive on POST /tasks/deliver). The local stack calls this.
+ * What the dispatcher runs besides its HTTP app, as backgroundFor() plans it: the visit-events
+ * pull consumer (embedded queue, local stack; with Pub/Sub push, visits arrive on
+ * POST /pubsub/visit-events) and the embedded task runner (with Cloud Tasks, deliveries arrive on
+ * POST /tasks/deliver).
  */
-export async function startDispatcherBackground(deps: PlatformDeps): Promise<Background[]> {
-  const subscription = await deps.queue.subscribe('visit-events', createVisitMessageHandler(deps), { maxInFlight: VISIT_MAX_IN_FLIGHT })
-  const handler = createDeliveryTaskHandler(deps)
-  const runner = await deps.tasks.start(async (payload) => {
-    await handler(payload)
-  })
-  return [runner, subscription]
+export async function startDispatcherBackground(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
+  const started: Background[] = []
+  if (plan.taskRunner) {
+    const handler = createDeliveryTaskHandler(deps)
+    started.push(await deps.tasks.start(async (payload) => {
+      await handler(payload)
+    }))
+  }
+  if (plan.pull.includes('visit-events')) {
+    started.push(await deps.queue.subscribe('visit-events', createVisitMessageHandler(deps), { maxInFlight: VISIT_MAX_IN_FLIGHT }))
+  }
+  return started
 }

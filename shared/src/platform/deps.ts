@@ -9,6 +9,8 @@ import type { RateLimiter } from '../ports/rate-limiter/interface.ts'
 import type { Queue } from '../ports/queue/interface.ts'
 import type { TaskScheduler } from '../ports/task-scheduler/interface.ts'
 import type { Secrets } from '../ports/secrets/interface.ts'
+import { needsOf, type Backend } from '../config/services.ts'
+import { standInClientOptions } from './google-stand-in.ts'
 
 /** Everything a service needs from the outside world, chosen once at start-up. */
 export interface PlatformDeps {
@@ -36,11 +38,30 @@ export interface DepsOverrides {
 }
 
 /**
- * Builds the adapters the configuration selects. Google Cloud client libraries are imported
- * only when selected, so the embedded default starts without touching them.
+ * The adapter of a backend this service does not use (shared/src/config/services.ts): nothing is
+ * built or opened for it (no embedded file in production), and a call says so instead of
+ * reaching a store the deployment never gave the service.
+ */
+function unused<T extends object>(backend: Backend, service: string): T {
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      if (prop === 'close') return async () => {}
+      if (prop === 'then') return undefined
+      return () => {
+        throw new Error(`${service} does not use the ${backend} backend (shared/src/config/services.ts), yet ${String(prop)}() was called`)
+      }
+    },
+  })
+}
+
+/**
+ * Builds the adapters the configuration selects, for the backends its service uses. Google Cloud
+ * client libraries are imported only when selected, so the embedded default starts without them.
  */
 export async function createPlatformDeps(config: PlatformConfig, logger: Logger, overrides: DepsOverrides = {}): Promise<PlatformDeps> {
   const clock = overrides.clock ?? systemClock
+  const needs = needsOf(config.service)
+  const uses = (backend: Backend) => needs.backends.includes(backend)
   const closers: Array<() => Promise<void>> = []
   let embeddedDb: import('../embedded/db.ts').EmbeddedDb | null = null
   const embedded = async () => {
@@ -78,6 +99,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let queue = overrides.queue
+  if (!queue && !uses('queue')) queue = unused('queue', config.service!)
   if (!queue) {
     if (config.queueBackend === 'pubsub') {
       const { PubSub } = await import('@google-cloud/pubsub')
@@ -85,7 +107,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
       queue = (await import('../ports/queue/pubsub.ts')).createPubSubQueue(pubsub, {
         logger,
         // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions
-        createMissing: Boolean(process.env.PUBSUB_EMULATOR_HOST),
+        createMissing: config.emulatorHosts.pubsub !== null,
         ...(process.env.PUBSUB_NAME_PREFIX ? { namePrefix: process.env.PUBSUB_NAME_PREFIX } : {}),
       })
     } else {
@@ -94,15 +116,21 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let tasks = overrides.tasks
+  if (!tasks && !uses('tasks')) tasks = unused('tasks', config.service!)
   if (!tasks) {
     if (config.tasksBackend === 'cloudtasks') {
       const { CloudTasksClient } = await import('@google-cloud/tasks')
-      tasks = (await import('../ports/task-scheduler/cloud-tasks.ts')).createCloudTasksScheduler(new CloudTasksClient(), {
+      const host = config.emulatorHosts.cloudTasks
+      const client = new CloudTasksClient(host ? await standInClientOptions(host) : {})
+      closers.push(() => client.close())
+      // every task, whoever creates it (dispatcher, portal-api's replay), calls the dispatcher's
+      // task route with the identity and audience that route checks (taskCallers)
+      tasks = (await import('../ports/task-scheduler/cloud-tasks.ts')).createCloudTasksScheduler(client, {
         project: config.gcpProject!,
         location: config.gcpRegion,
         targetUrl: `${config.dispatcherUrl}/tasks/deliver`,
         serviceAccountEmail: config.tasksServiceAccount!,
-        audience: config.pushAudience ?? config.dispatcherUrl!,
+        audience: config.dispatcherUrl!,
       })
     } else {
       tasks = (await import('../ports/task-scheduler/embedded.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
@@ -110,10 +138,14 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let secrets = overrides.secrets
+  if (!secrets && !uses('secrets')) secrets = unused('secrets', config.service!)
   if (!secrets) {
     if (config.secretsBackend === 'secretmanager') {
       const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
-      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(new SecretManagerServiceClient(), config.gcpProject!)
+      const host = config.emulatorHosts.secretManager
+      const client = new SecretManagerServiceClient(host ? await standInClientOptions(host) : {})
+      closers.push(() => client.close())
+      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject!)
     } else {
       secrets = (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir)
     }

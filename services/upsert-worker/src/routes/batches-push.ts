@@ -1,6 +1,7 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { pushOptionsFromConfig, registerPushEndpoint } from '@lsv/shared/ports/queue/push-endpoint.ts'
+import { registerPushEndpoint } from '@lsv/shared/ports/queue/push-endpoint.ts'
+import { pushCallers } from '@lsv/shared/platform/internal-callers.ts'
 import { handleBatchMessage } from '../handle-batch.ts'
 
 /** the push endpoint infra/pubsub.tf points the contact-batches subscription at */
@@ -8,8 +9,9 @@ export const BATCH_PUSH_PATH = '/pubsub/contact-batches'
 
 /**
  * `POST /pubsub/contact-batches`: the Pub/Sub push subscription of contact-batches (production),
- * the same handler as the pull path. The OIDC token is checked when PUSH_AUDIENCE is set.
+ * the same handler as the pull path. Only Pub/Sub's push identity may call it (PUSH_AUDIENCE,
+ * PUSH_SERVICE_ACCOUNT), or loopback callers in local development.
  */
 export function registerBatchPushRoutes(app: App, deps: PlatformDeps): void {
-  registerPushEndpoint(app, BATCH_PUSH_PATH, (message) => handleBatchMessage(deps, message), pushOptionsFromConfig(deps.config))
+  registerPushEndpoint(app, BATCH_PUSH_PATH, (message) => handleBatchMessage(deps, message), { callers: pushCallers(deps.config) })
 }

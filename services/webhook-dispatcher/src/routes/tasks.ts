@@ -3,23 +3,29 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
+import { checkInternalCaller, taskCallers } from '@lsv/shared/platform/internal-callers.ts'
 
 /**
  * `POST /tasks/deliver`: Cloud Tasks calls it once per attempt with the task payload as the
  * body (production). 200 tells Cloud Tasks the task is done, whatever the receiver answered:
  * our own schedule owns retries. A 5xx (store unavailable) makes Cloud Tasks retry the task.
- * Authentication is Cloud Run IAM (the OIDC token of the tasks service account).
+ * Only Cloud Tasks may call it: an OIDC token with audience DISPATCHER_URL and the email
+ * TASKS_SERVICE_ACCOUNT (the oidcToken every task carries), or loopback callers in local
+ * development. Cloud Run IAM (run.invoker) guards the service as a whole and admits Pub/Sub's
+ * identity too; this check keeps each route to its own caller.
  */
 export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
   const handler = createDeliveryTaskHandler(deps)
+  const callers = taskCallers(deps.config)
   app.post('/tasks/deliver', {
     schema: {
       operationId: 'runDeliveryTask',
       tags: ['internal'],
       summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
       hide: true,
-      response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(500) },
+      response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
     } as never,
+    onRequest: async (request) => checkInternalCaller(request, callers),
   }, async (request) => {
     const raw = request.rawBody ?? Buffer.from(JSON.stringify(request.body ?? null))
     const outcome = await handler(raw)

@@ -1,18 +1,11 @@
-import type { FastifyRequest } from 'fastify'
 import { AppError } from '../../errors/app-error.ts'
 import type { App } from '../../http/base-app.ts'
+import { checkInternalCaller, type InternalCallers } from '../../platform/internal-callers.ts'
 import type { MessageHandler, QueueMessage } from './interface.ts'
 
-/** Checks a Google-signed OIDC token for `audience`; throws when it is not valid. */
-export type IdTokenVerifier = (token: string, audience: string) => Promise<void>
-
 export interface PushEndpointOptions {
-  /** expected `aud` of the push subscription's OIDC token; null disables the check (emulator, local) */
-  audience: string | null
-  /** when set, the token must also carry this service-account email */
-  serviceAccountEmail?: string
-  /** replaces the google-auth-library check (tests) */
-  verifyIdToken?: IdTokenVerifier
+  /** who may post: the push subscription's OIDC identity, or loopback only (local) */
+  callers: InternalCallers
 }
 
 /** A push body can hold a 10 MB message, base64-encoded (4/3) plus the envelope. */
@@ -55,45 +48,19 @@ export function decodePushEnvelope(body: unknown): QueueMessage {
   }
 }
 
-/** The default verifier: google-auth-library (a dependency of the Google clients), loaded on first use. */
-function googleVerifier(serviceAccountEmail: string | undefined): IdTokenVerifier {
-  let client: Promise<import('google-auth-library').OAuth2Client> | null = null
-  return async (token, audience) => {
-    client ??= import('google-auth-library').then((m) => new m.OAuth2Client())
-    const ticket = await (await client).verifyIdToken({ idToken: token, audience })
-    const payload = ticket.getPayload()
-    if (!payload) throw new Error('token without payload')
-    if (serviceAccountEmail && (payload.email !== serviceAccountEmail || payload.email_verified !== true)) {
-      throw new Error('token of another identity')
-    }
-  }
-}
-
-function bearerOf(request: FastifyRequest): string | null {
-  const header = request.headers.authorization
-  if (typeof header !== 'string') return null
-  const match = /^Bearer\s+(\S+)$/i.exec(header)
-  return match ? match[1]! : null
-}
-
 /**
  * Registers `POST path` for a Pub/Sub PUSH subscription (production: Pub/Sub → Cloud Run).
  * Answers 204 when the handler acks, 503 when it nacks or throws (Pub/Sub retries any non-2xx
  * with its backoff), 400 for a body that is not a push envelope (Pub/Sub retries that too, so a
- * dead-letter policy on the subscription catches it), 401 when the OIDC token does not verify.
+ * dead-letter policy on the subscription catches it; a `no_wrapper` subscription's bare payload
+ * lands here), 401 when the caller is not the subscription's identity (checked before the body).
  */
 export function registerPushEndpoint(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
-  const verify = options.audience === null ? null : (options.verifyIdToken ?? googleVerifier(options.serviceAccountEmail))
-  app.post(path, { schema: { hide: true } as never, bodyLimit: PUSH_BODY_LIMIT }, async (request, reply) => {
-    if (verify) {
-      const token = bearerOf(request)
-      if (!token) throw new AppError('unauthorized')
-      try {
-        await verify(token, options.audience!)
-      } catch (cause) {
-        throw new AppError('unauthorized', { cause })
-      }
-    }
+  app.post(path, {
+    schema: { hide: true } as never,
+    bodyLimit: PUSH_BODY_LIMIT,
+    onRequest: async (request) => checkInternalCaller(request, options.callers),
+  }, async (request, reply) => {
     const message = decodePushEnvelope(request.body)
     let result: 'ack' | 'nack'
     try {
@@ -105,9 +72,4 @@ export function registerPushEndpoint(app: App, path: string, handler: MessageHan
     if (result === 'nack') throw new AppError('temporarily_unavailable')
     return reply.code(204).send()
   })
-}
-
-/** Push-endpoint options from the platform configuration (PUSH_AUDIENCE, TASKS_SERVICE_ACCOUNT). */
-export function pushOptionsFromConfig(config: { pushAudience: string | null; tasksServiceAccount: string | null }): PushEndpointOptions {
-  return { audience: config.pushAudience, ...(config.tasksServiceAccount ? { serviceAccountEmail: config.tasksServiceAccount } : {}) }
 }

@@ -1,0 +1,52 @@
+/**
+ * What each service uses from the outside world, in one table. loadConfig(env, service) checks
+ * only what the named service needs (edge-ingest runs without DISPATCHER_URL), createPlatformDeps
+ * builds only the adapters it uses, and test/deploy checks infra/service-env.tf against it.
+ * Derived from the code each service's app and background reach (see test/deploy/service-needs.test.ts).
+ */
+
+export const SERVICE_NAMES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher'] as const
+export type ServiceName = (typeof SERVICE_NAMES)[number]
+
+export type Backend = 'store' | 'queue' | 'tasks' | 'secrets'
+
+export interface ServiceNeeds {
+  /** adapters the service calls; an unused one is never built (and its backend never checked) */
+  backends: readonly Backend[]
+  /** receives Pub/Sub push on /pubsub/*: PUSH_AUDIENCE + PUSH_SERVICE_ACCOUNT */
+  pushRoutes: boolean
+  /** receives Cloud Tasks on /tasks/deliver: DISPATCHER_URL (audience) + TASKS_SERVICE_ACCOUNT */
+  taskRoute: boolean
+  /** creates delivery tasks: DISPATCHER_URL (target and audience) + TASKS_SERVICE_ACCOUNT (identity) */
+  createsTasks: boolean
+  /** secrets read straight from the environment (Secret Manager → env in Cloud Run) */
+  envSecrets: readonly ('KEY_PEPPER' | 'OPERATOR_TOKEN')[]
+}
+
+export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
+  // pushes and visits: tenants and rate limits in the store, batches and visits to the queue, key hashes
+  'edge-ingest': { backends: ['store', 'queue', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: false, envSecrets: ['KEY_PEPPER'] },
+  // management API (operator token, key hashes), link minting (link-signing-keys), delivery replay (tasks)
+  'portal-api': { backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: true, envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'] },
+  // contact batches by push; publishes change rows; reads no secret
+  'upsert-worker': { backends: ['store', 'queue'], pushRoutes: true, taskRoute: false, createsTasks: false, envSecrets: [] },
+  // visit events by push, resolves link tokens (link-signing-keys), schedules and runs deliveries
+  'webhook-dispatcher': { backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: true, taskRoute: true, createsTasks: true, envSecrets: [] },
+}
+
+/** What a process needs when it is no single service (the local stack, tools): everything. */
+export const ALL_NEEDS: ServiceNeeds = {
+  backends: ['store', 'queue', 'tasks', 'secrets'],
+  pushRoutes: true,
+  taskRoute: true,
+  createsTasks: true,
+  envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+}
+
+export function needsOf(service: ServiceName | null): ServiceNeeds {
+  return service === null ? ALL_NEEDS : SERVICE_NEEDS[service]
+}
+
+export function isServiceName(name: string): name is ServiceName {
+  return (SERVICE_NAMES as readonly string[]).includes(name)
+}

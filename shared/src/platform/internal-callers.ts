@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify'
+import type { PlatformConfig } from '../config/config.ts'
+import { isLoopbackAddress } from '../config/loopback.ts'
+import { AppError } from '../errors/app-error.ts'
+import { oidcVerifierFor, type IdTokenVerifier, type OidcIdentity } from './oidc.ts'
+
+/**
+ * Who may call an internal route (`/pubsub/*`, `/tasks/deliver`). Never fails open:
+ * - an identity is configured (always in production: loadConfig refuses to start without it):
+ *   only a Bearer ID token of exactly that audience and email, from any address, loopback included;
+ * - none (local development): only callers whose socket is on loopback. The socket address, not
+ *   X-Forwarded-For (trustProxy would let any client claim 127.0.0.1 there).
+ */
+export interface InternalCallers {
+  identity: OidcIdentity | null
+  verify: IdTokenVerifier
+}
+
+/** The Pub/Sub push identity: PUSH_AUDIENCE + PUSH_SERVICE_ACCOUNT. */
+export function pushCallers(config: Pick<PlatformConfig, 'pushAudience' | 'pushServiceAccount' | 'oidc'>): InternalCallers {
+  const identity = config.pushAudience && config.pushServiceAccount ? { audience: config.pushAudience, email: config.pushServiceAccount } : null
+  return { identity, verify: oidcVerifierFor(config) }
+}
+
+/** The Cloud Tasks identity: audience DISPATCHER_URL, email TASKS_SERVICE_ACCOUNT. */
+export function taskCallers(config: Pick<PlatformConfig, 'dispatcherUrl' | 'tasksServiceAccount' | 'oidc'>): InternalCallers {
+  const identity = config.dispatcherUrl && config.tasksServiceAccount ? { audience: config.dispatcherUrl, email: config.tasksServiceAccount } : null
+  return { identity, verify: oidcVerifierFor(config) }
+}
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization
+  if (typeof header !== 'string') return null
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  return match ? match[1]! : null
+}
+
+/** Throws AppError('unauthorized') unless the request comes from an admitted caller. */
+export async function checkInternalCaller(request: FastifyRequest, callers: InternalCallers): Promise<void> {
+  if (callers.identity === null) {
+    if (!isLoopbackAddress(request.raw.socket.remoteAddress)) throw new AppError('unauthorized')
+    return
+  }
+  const token = bearerOf(request)
+  if (!token) throw new AppError('unauthorized')
+  try {
+    await callers.verify(token, callers.identity)
+  } catch (cause) {
+    request.log.warn({ reason: (cause as Error).message, path: request.routeOptions.url }, 'internal route: token refused')
+    throw new AppError('unauthorized', { cause })
+  }
+}
