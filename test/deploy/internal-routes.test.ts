@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import { buildApp as buildWorker } from '../../services/upsert-worker/src/app.ts'
+import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/src/app.ts'
+import { createTestDeps } from '../helpers/deps.ts'
+import { startLocalIssuer, type LocalIssuer } from './support/issuer.ts'
+
+/**
+ * Who may call the internal routes, over real HTTP on loopback with real ID tokens from a local
+ * issuer, verified by the production code path (OIDC_ISSUER / OIDC_JWKS_URL only swap Google's
+ * issuer and key set). Identities and audiences as infra/service-env.tf wires them.
+ */
+const PUSH_SA = 'pubsub-push@lsv-test.iam.gserviceaccount.com'
+const TASKS_SA = 'tasks-invoker@lsv-test.iam.gserviceaccount.com'
+const WORKER_URL = 'https://upsert-worker-123.europe-west1.run.app'
+const DISPATCHER_URL = 'https://webhook-dispatcher-123.europe-west1.run.app'
+
+const envelope = () => JSON.stringify({
+  message: { data: Buffer.from('{"not":"a batch"}').toString('base64'), attributes: {}, messageId: '42', publishTime: new Date().toISOString() },
+  subscription: 'projects/lsv-test/subscriptions/some-push',
+})
+
+type Deps = Awaited<ReturnType<typeof createTestDeps>>
+
+async function listen(app: App): Promise<string> {
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+}
+
+describe('internal routes with identities configured (as deployed)', () => {
+  let issuer: LocalIssuer
+  let deps: { worker: Deps; dispatcher: Deps }
+  let worker: App
+  let dispatcher: App
+  let workerUrl: string
+  let dispatcherUrl: string
+
+  beforeAll(async () => {
+    issuer = await startLocalIssuer()
+    const common = { OIDC_ISSUER: issuer.issuer, OIDC_JWKS_URL: issuer.jwksUrl, TASKS_SERVICE_ACCOUNT: TASKS_SA, DISPATCHER_URL, PUSH_SERVICE_ACCOUNT: PUSH_SA }
+    deps = {
+      worker: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: WORKER_URL } }),
+      dispatcher: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: DISPATCHER_URL } }),
+    }
+    worker = await buildWorker(deps.worker)
+    dispatcher = await buildDispatcher(deps.dispatcher)
+    workerUrl = await listen(worker)
+    dispatcherUrl = await listen(dispatcher)
+  })
+  afterAll(async () => {
+    await worker?.close()
+    await dispatcher?.close()
+    await deps?.worker.cleanup()
+    await deps?.dispatcher.cleanup()
+    await issuer?.close()
+  })
+
+  const post = (url: string, token: string | null, body = envelope(), contentType = 'application/json') => fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body,
+  })
+  const hourAgo = () => Math.floor(Date.now() / 1000) - 3600
+
+  it('/pubsub/contact-batches: only the push identity with the worker audience gets through', async () => {
+    const url = `${workerUrl}/pubsub/contact-batches`
+    expect((await post(url, await issuer.token(PUSH_SA, WORKER_URL))).status).toBe(204)
+    const refused = {
+      'tasks identity': await issuer.token(TASKS_SA, WORKER_URL),
+      'another service account': await issuer.token('intruder@lsv-test.iam.gserviceaccount.com', WORKER_URL),
+      'the dispatcher audience': await issuer.token(PUSH_SA, DISPATCHER_URL),
+      'expired': await issuer.token(PUSH_SA, WORKER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
+      'email not verified': await issuer.token(PUSH_SA, WORKER_URL, { email_verified: false }),
+      'another issuer': await issuer.token(PUSH_SA, WORKER_URL, { iss: 'https://accounts.google.com' }),
+      'a key the issuer never published': await issuer.forge(PUSH_SA, WORKER_URL),
+      'not a JWT': 'abc.def.ghi',
+    }
+    for (const [label, token] of Object.entries(refused)) {
+      const res = await post(url, token)
+      expect({ label, status: res.status, body: await res.json() }).toEqual({ label, status: 401, body: { ok: false, error: 'unauthorized' } })
+    }
+    const none = await post(url, null)
+    expect(none.status).toBe(401)
+    const basic = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Basic eDp5' }, body: envelope() })
+    expect(basic.status).toBe(401)
+  })
+
+  it('/pubsub/contact-batches: a no_wrapper (bare) payload with a valid token is 400, not processed', async () => {
+    const url = `${workerUrl}/pubsub/contact-batches`
+    const token = await issuer.token(PUSH_SA, WORKER_URL)
+    const bare = await post(url, token, '{"records":[]}')
+    expect(bare.status).toBe(400)
+    expect(await bare.json()).toEqual({ ok: false, error: 'invalid payload' })
+    // the Pub/Sub emulator sends a no_wrapper body as application/x-www-form-urlencoded
+    // (shared/findings/pubsub-emulator-push.md): the same 400
+    const form = await post(url, token, '{"records":[]}', 'application/x-www-form-urlencoded')
+    expect(form.status).toBe(400)
+    expect(await form.json()).toEqual({ ok: false, error: 'invalid payload' })
+  })
+
+  it('/pubsub/visit-events: the push identity with the dispatcher audience, nothing else', async () => {
+    const url = `${dispatcherUrl}/pubsub/visit-events`
+    expect((await post(url, await issuer.token(PUSH_SA, DISPATCHER_URL))).status).toBe(204)
+    expect((await post(url, await issuer.token(TASKS_SA, DISPATCHER_URL))).status).toBe(401)
+    expect((await post(url, await issuer.token(PUSH_SA, WORKER_URL))).status).toBe(401)
+    expect((await post(url, null)).status).toBe(401)
+  })
+
+  it('/tasks/deliver: only the tasks identity with audience DISPATCHER_URL', async () => {
+    const url = `${dispatcherUrl}/tasks/deliver`
+    const job = JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })
+    const ok = await post(url, await issuer.token(TASKS_SA, DISPATCHER_URL), job)
+    expect(ok.status).toBe(200)
+    expect((await ok.json()).ok).toBe(true)
+    const refused = {
+      'push identity': await issuer.token(PUSH_SA, DISPATCHER_URL),
+      'worker audience': await issuer.token(TASKS_SA, WORKER_URL),
+      'expired': await issuer.token(TASKS_SA, DISPATCHER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
+      'forged': await issuer.forge(TASKS_SA, DISPATCHER_URL),
+    }
+    for (const [label, token] of Object.entries(refused)) {
+      expect({ label, status: (await post(url, token, job)).status }).toEqual({ label, status: 401 })
+    }
+    expect((await post(url, null, job)).status).toBe(401)
+  })
+
+  it('fetches the key set once, not per request', () => {
+    expect(issuer.fetches()).toBe(1)
+  })
+})
+
+describe('internal routes in local development (no identity configured)', () => {
+  let deps: { worker: Deps; dispatcher: Deps }
+  let worker: App
+  let dispatcher: App
+
+  beforeAll(async () => {
+    deps = { worker: await createTestDeps(), dispatcher: await createTestDeps() }
+    worker = await buildWorker(deps.worker)
+    dispatcher = await buildDispatcher(deps.dispatcher)
+  })
+  afterAll(async () => {
+    await worker?.close()
+    await dispatcher?.close()
+    await deps?.worker.cleanup()
+    await deps?.dispatcher.cleanup()
+  })
+
+  const job = JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })
+  const routes = () => [
+    { app: worker, url: '/pubsub/contact-batches', body: envelope(), ok: 204 },
+    { app: dispatcher, url: '/pubsub/visit-events', body: envelope(), ok: 204 },
+    { app: dispatcher, url: '/tasks/deliver', body: job, ok: 200 },
+  ]
+  const call = (app: App, url: string, body: string, remoteAddress: string, headers: Record<string, string> = {}) =>
+    app.inject({ method: 'POST', url, payload: body, remoteAddress, headers: { 'content-type': 'application/json', ...headers } })
+
+  it('accepts callers on loopback (127.0.0.0/8, ::1, IPv4-mapped) without a token', async () => {
+    for (const { app, url, body, ok } of routes()) {
+      for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) {
+        expect({ url, address, status: (await call(app, url, body, address)).statusCode }).toEqual({ url, address, status: ok })
+      }
+    }
+  })
+
+  it('refuses any other socket address, whatever X-Forwarded-For or Authorization claims', async () => {
+    for (const { app, url, body } of routes()) {
+      for (const address of ['10.1.2.3', '192.168.0.5', '::ffff:10.0.0.1', '2001:db8::1', '169.254.1.1']) {
+        const res = await call(app, url, body, address, { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', authorization: 'Bearer whatever' })
+        expect({ url, address, status: res.statusCode }).toEqual({ url, address, status: 401 })
+        expect(res.json()).toEqual({ ok: false, error: 'unauthorized' })
+      }
+    }
+  })
+})
