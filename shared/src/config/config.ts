@@ -261,9 +261,6 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
   const allowLoopbackWebhooks = bool(env, 'ALLOW_LOOPBACK_WEBHOOKS', false)
 
   // internal routes and the tokens tasks carry
-  pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
-  pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
-  pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
   const pushAudience = str(env, 'PUSH_AUDIENCE', null)
   const pushServiceAccount = str(env, 'PUSH_SERVICE_ACCOUNT', null, EMAIL)
   const tasksServiceAccount = str(env, 'TASKS_SERVICE_ACCOUNT', null, EMAIL)
@@ -280,6 +277,9 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', why)
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', why)
   }
+  pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
+  pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
+  pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
   if (tasksBackend === 'cloudtasks' && needs.backends.includes('tasks')) {
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', 'is required when TASKS_BACKEND=cloudtasks')
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', 'is required when TASKS_BACKEND=cloudtasks')
