@@ -87,8 +87,11 @@ describe('destination URL corpus', () => {
     expect(accepted).toEqual([])
   })
 
-  it('rejects hostile URLs only with the two contract texts', () => {
-    for (const raw of HOSTILE) expect(['invalid destination URL', 'destination host is not authorized']).toContain(outcome(raw))
+  it('rejects hostile URLs only with the two contract texts, `invalid destination URL` only when the value does not parse', () => {
+    for (const raw of HOSTILE) {
+      const expected = URL.canParse(raw) ? 'destination host is not authorized' : 'invalid destination URL'
+      expect(outcome(raw), raw).toBe(expected)
+    }
   })
 
   it('accepts every valid URL', () => {
@@ -99,14 +102,26 @@ describe('destination URL corpus', () => {
 
 describe('which failure is which (docs/links.md)', () => {
   it.each([
+    // does not parse as a URL (WHATWG, no base): the only cases of `invalid destination URL`
     ['not a URL', 'invalid destination URL'],
-    ['ftp://example.com/', 'invalid destination URL'],
-    ['https://user:pass@example.com/', 'invalid destination URL'],
-    ['https://example.com@evil.com/', 'invalid destination URL'],
-    ['https://example.com\\@evil.com', 'invalid destination URL'],
-    ['https://ex%61mple.com/', 'invalid destination URL'],
-    ['https:example.com', 'invalid destination URL'],
-    ['https://evil.com;.example.com/', 'invalid destination URL'],
+    ['example.com', 'invalid destination URL'],
+    ['//example.com/', 'invalid destination URL'],
+    ['/path/only', 'invalid destination URL'],
+    ['https://', 'invalid destination URL'],
+    ['https://example.com:99999/', 'invalid destination URL'],
+    ['https://exa mple.com/', 'invalid destination URL'],
+    // parses, but its host is not an authorized one as every client reads it
+    ['https://example.com@evil.com/', 'destination host is not authorized'],
+    ['https://example.com:443@evil.com/', 'destination host is not authorized'],
+    ['https://user:pass@example.com/', 'destination host is not authorized'],
+    ['https://@example.com/', 'destination host is not authorized'],
+    ['ftp://example.com/', 'destination host is not authorized'],
+    ['javascript:alert(1)//example.com', 'destination host is not authorized'],
+    ['https://example.com\\@evil.com', 'destination host is not authorized'],
+    ['https://ex%61mple.com/', 'destination host is not authorized'],
+    ['https:example.com', 'destination host is not authorized'],
+    [' https://example.com/', 'destination host is not authorized'],
+    ['https://evil.com;.example.com/', 'destination host is not authorized'],
     ['https://evil-example.com/', 'destination host is not authorized'],
     ['https://example.com.evil.com/', 'destination host is not authorized'],
     ['https://example.com./', 'destination host is not authorized'],
@@ -134,6 +149,20 @@ describe('authorized domains', () => {
 
   it('a single-label entry authorizes nothing (it would authorize every host under it)', () => {
     expect(isAuthorizedHost('evil.com', ['com'])).toBe(false)
+  })
+
+  it('a public suffix (Public Suffix List, private section included) authorizes nothing', () => {
+    for (const suffix of ['co.uk', 'com.au', 'github.io', 'appspot.com', 'CO.UK.', '*.co.uk']) {
+      expect(normalizeAuthorizedDomain(suffix), suffix).toBeNull()
+    }
+    expect(isAuthorizedHost('www.bbc.co.uk', ['co.uk'])).toBe(false)
+    expect(isAuthorizedHost('co.uk', ['co.uk'])).toBe(false)
+    expect(isAuthorizedHost('victim.github.io', ['github.io'])).toBe(false)
+    expect(outcome('https://anyone.co.uk/')).toBe('destination host is not authorized')
+    // a registrable name under a suffix is an ordinary domain
+    expect(normalizeAuthorizedDomain('acme.co.uk')).toBe('acme.co.uk')
+    expect(isAuthorizedHost('www.acme.co.uk', ['co.uk', 'acme.co.uk'])).toBe(true)
+    expect(isAuthorizedHost('acme.github.io', ['acme.github.io'])).toBe(true)
   })
 
   it('no authorized domains: nothing is authorized', () => {

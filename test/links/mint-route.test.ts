@@ -9,7 +9,7 @@ import { ManualClock } from '@lsv/shared/clock.ts'
 import { resolveLinkToken } from '@lsv/shared/domain/links/resolve.ts'
 import { hashOpaqueToken } from '@lsv/shared/domain/links/opaque.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { provisionTenant, removeTenant, seedContact, type Tenant } from './fixtures.ts'
+import { OPERATOR, provisionTenant, removeTenant, seedContact, type Tenant } from './fixtures.ts'
 
 const URL_PATH = '/api/contacts/links'
 // the start of a minute, so a test's requests stay in one rate-limit window unless it moves the clock
@@ -188,8 +188,8 @@ describe('POST /api/contacts/links: failures', () => {
     expect((await mint({ destinationUrl: 'https://example.com/', contactId: contactA, type: 'signed', expSeconds: 1 })).statusCode).toBe(200)
   })
 
-  it('400 invalid destination URL', async () => {
-    for (const destinationUrl of ['not a url', 'ftp://example.com/', 'https://user:pw@example.com/', 'https://example.com\\@evil.com']) {
+  it('400 invalid destination URL: only for a value that does not parse as a URL', async () => {
+    for (const destinationUrl of ['not a url', 'example.com/landing', '//example.com/', 'https://', 'https://example.com:99999/']) {
       const res = await mint({ destinationUrl, contactId: contactA })
       expect(res.statusCode).toBe(400)
       expect(res.json()).toEqual({ ok: false, error: 'invalid destination URL' })
@@ -202,6 +202,42 @@ describe('POST /api/contacts/links: failures', () => {
       expect(res.statusCode).toBe(400)
       expect(res.json()).toEqual({ ok: false, error: 'destination host is not authorized' })
     }
+  })
+
+  it('400 destination host is not authorized for every URL that parses but names its host ambiguously (contract 4.2)', async () => {
+    // each parses as a URL, but none is an http(s) URL whose host every client reads alike as an authorized one
+    for (const destinationUrl of [
+      'https://example.com@other.example/', 'https://shop.acme.io:443@evil.example/x', 'https://user:pw@example.com/',
+      'https://example.com\\@evil.com', 'ftp://example.com/', 'javascript:alert(1)//example.com', 'https:example.com',
+    ]) {
+      const res = await mint({ destinationUrl, contactId: contactA })
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toEqual({ ok: false, error: 'destination host is not authorized' })
+    }
+  })
+
+  it('public suffixes: the management API refuses `co.uk`, `github.io`; one stored before that rule authorizes nothing', async () => {
+    for (const suffix of ['co.uk', 'github.io', 'com.au']) {
+      const res = await app.inject({ method: 'PUT', url: `/api/v1/admin/accounts/${tenant.accountId}/authorized-domains`, headers: OPERATOR, payload: { domains: ['example.com', suffix] } })
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toMatchObject({ ok: false, error: 'invalid payload', issues: [{ code: 'public_suffix', path: '/domains/1' }] })
+    }
+    // the list is unchanged by the refused requests
+    expect((await deps.tenants.getAccount(tenant.accountId))!.authorized_domains).toEqual(['example.com', 'shop.acme.io'])
+    // an account that holds `co.uk` from before the rule (written directly to the store)
+    await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['other.example', 'co.uk', 'github.io'], updated_at: new Date(clock.now()).toISOString() })
+    const otherContact = await seedContact(deps, other.accountId, 'crm', 'ext-psl')
+    for (const destinationUrl of ['https://anyone.co.uk/', 'https://www.bbc.co.uk/news', 'https://co.uk/', 'https://someone.github.io/']) {
+      const res = await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.linkKey}` })
+      expect(res.statusCode, destinationUrl).toBe(400)
+      expect(res.json()).toEqual({ ok: false, error: 'destination host is not authorized' })
+    }
+    // a tenant's own name under a suffix is an ordinary domain
+    await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['acme.co.uk', 'acme.github.io'], updated_at: new Date(clock.now()).toISOString() })
+    for (const destinationUrl of ['https://www.acme.co.uk/', 'https://acme.github.io/page']) {
+      expect((await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.linkKey}` })).statusCode, destinationUrl).toBe(200)
+    }
+    await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['other.example'], updated_at: new Date(clock.now()).toISOString() })
   })
 
   it('401 without a key, with a wrong or blank key, with both key forms; before the body is looked at', async () => {
