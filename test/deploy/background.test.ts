@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { loadConfig } from '@lsv/shared/config/config.ts'
+import { SERVICE_NAMES } from '@lsv/shared/config/services.ts'
+import { backgroundFor } from '@lsv/shared/platform/background.ts'
+import { freePort } from '../../scripts/lib/emulators.ts'
+import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
+
+/**
+ * Background consumers run only where the deployment says so (defect 4): with Pub/Sub, Pub/Sub
+ * pushes to the services, so no service process pulls (Terraform creates no pull subscription
+ * for contact-batches or visit-events); the single-process `npm start` pulls because nobody
+ * pushes to it; the task runner runs only with embedded tasks.
+ */
+const ROOT = join(import.meta.dirname, '..', '..')
+
+describe('backgroundFor: the one place that decides', () => {
+  const config = (queueBackend: 'embedded' | 'pubsub', tasksBackend: 'embedded' | 'cloudtasks') => ({ queueBackend, tasksBackend })
+
+  it('a service process with Pub/Sub pulls nothing; with Cloud Tasks runs no task runner', () => {
+    for (const service of SERVICE_NAMES) {
+      expect({ service, plan: backgroundFor(service, config('pubsub', 'cloudtasks')) }).toEqual({ service, plan: { pull: [], taskRunner: false } })
+    }
+    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'))).toEqual({ pull: [], taskRunner: true })
+  })
+
+  it('a service process pulls its own topic from the embedded queue only', () => {
+    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'))).toEqual({ pull: ['contact-batches'], taskRunner: false })
+    expect(backgroundFor('webhook-dispatcher', config('embedded', 'embedded'))).toEqual({ pull: ['visit-events'], taskRunner: true })
+    expect(backgroundFor('webhook-dispatcher', config('embedded', 'cloudtasks'))).toEqual({ pull: ['visit-events'], taskRunner: false })
+    expect(backgroundFor('edge-ingest', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false })
+    expect(backgroundFor('portal-api', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false })
+  })
+
+  it('the local stack pulls whatever its queue is (no push subscription points at it)', () => {
+    expect(backgroundFor('upsert-worker', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false })
+    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['visit-events'], taskRunner: true })
+  })
+
+  it('the deployed environment of the dispatcher plans nothing in the background', () => {
+    const deployed = loadConfig({
+      NODE_ENV: 'production', GOOGLE_CLOUD_PROJECT: 'lsv-prod', STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', SECRETS_BACKEND: 'secretmanager',
+      TASKS_BACKEND: 'cloudtasks', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.iam.gserviceaccount.com',
+      PUSH_AUDIENCE: 'https://d.example', PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com',
+    }, 'webhook-dispatcher')
+    expect(backgroundFor('webhook-dispatcher', deployed)).toEqual({ pull: [], taskRunner: false })
+  })
+})
+
+describe.skipIf(!emulators.pubsub)('webhook-dispatcher server.ts against the Pub/Sub emulator', () => {
+  it('starts no pull consumer: no visit-events-sub is created or pulled', { timeout: 120_000 }, async () => {
+    const project = `demo-bg-${randomSuffix(4)}`
+    const data = tempDataDir()
+    const port = await freePort()
+    const child = spawn(process.execPath, [join(ROOT, 'services', 'webhook-dispatcher', 'src', 'server.ts')], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '', NODE_ENV: 'development', PORT: String(port), DATA_DIR: data.dir, LOG_LEVEL: 'warn',
+        METADATA_SERVER_DETECTION: 'none', QUEUE_BACKEND: 'pubsub', PUBSUB_EMULATOR_HOST: emulators.pubsub!, GOOGLE_CLOUD_PROJECT: project,
+        STORE_BACKEND: 'embedded', TASKS_BACKEND: 'embedded', SECRETS_BACKEND: 'embedded',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    child.stdout.on('data', (d) => (output += d))
+    child.stderr.on('data', (d) => (output += d))
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    try {
+      // serve() starts the background before it listens: once /healthz answers, a consumer would exist
+      let healthy = false
+      for (let i = 0; i < 600 && !healthy && child.exitCode === null; i++) {
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false)
+        if (!healthy) await new Promise((r) => setTimeout(r, 100))
+      }
+      expect({ healthy, output }).toMatchObject({ healthy: true })
+      const res = await fetch(`http://${emulators.pubsub}/v1/projects/${project}/subscriptions`)
+      expect(res.status).toBe(200)
+      const names = ((await res.json()) as { subscriptions?: Array<{ name: string }> }).subscriptions?.map((s) => s.name) ?? []
+      expect(names).toEqual([])
+      const sub = await fetch(`http://${emulators.pubsub}/v1/projects/${project}/subscriptions/visit-events-sub`)
+      expect(sub.status).toBe(404)
+    } finally {
+      child.kill('SIGTERM')
+      await exited
+      data.cleanup()
+    }
+  })
+})
