@@ -4,6 +4,8 @@ import { buildWebhookEventV2 } from '@lsv/shared/domain/webhooks/build-event.ts'
 import { assembleContact } from '@lsv/shared/domain/contacts/assemble.ts'
 import { patchFromResolution, resolutionExternalId } from '@lsv/shared/domain/visits/resolution-patch.ts'
 import { baseRecord } from './records.ts'
+import { VisitResolution } from '@lsv/shared/contract/visit-event.ts'
+import { ContactCompany, ContactIdentity, ContactLocation, EmailHandle, PhoneHandle, Trait } from '@lsv/shared/contract/contact.ts'
 
 const base = { id: 'visit_1', account_id: 'acct', tier: 'person' as const }
 
@@ -31,12 +33,52 @@ describe('visit event message', () => {
   })
 })
 
+describe('resolution members have the Contact\'s own shapes (management-api.md)', () => {
+  const props = (schema: unknown) => Object.keys((schema as { properties: Record<string, unknown> }).properties).sort()
+  const resolutionProps = VisitResolution.properties
+
+  it('declares every member of the Contact\'s identity, company, location, EmailHandle, PhoneHandle and Trait', () => {
+    expect(props(resolutionProps.identity)).toEqual(props(ContactIdentity))
+    expect(props(resolutionProps.company)).toEqual(props(ContactCompany))
+    expect(props(resolutionProps.location)).toEqual(props(ContactLocation))
+    const handles = resolutionProps.handles as unknown as { properties: { emails: { items: unknown }; phones: { items: unknown } } }
+    expect(props(handles.properties.emails.items)).toEqual(props(EmailHandle))
+    expect(props(handles.properties.phones.items)).toEqual(props(PhoneHandle))
+    expect(props((resolutionProps.traits as unknown as { items: unknown }).items)).toEqual(props(Trait))
+  })
+
+  it('accepts whole handles as a Contact carries them, `callable` included', () => {
+    const resolution = {
+      identity: { first_name: 'A', last_name: 'B', full_name: 'A B', title: 'CTO', seniority: 'c-level', network_url: 'https://n.example/in/a' },
+      handles: {
+        business_email: 'a@b.example',
+        emails: [{ value: 'a@home.example', kind: 'personal', verified: true }],
+        phones: [{ value: '+15550000001', kind: 'mobile', dnc: false, dnc_known: true, callable: true }],
+      },
+      traits: [{ key: 'k', label: 'L', value: 'v', group: 'household' }],
+      resolved_by: 'v',
+    }
+    expect(validateVisitEvent({ ...base, resolution }).resolution).toEqual(resolution)
+  })
+
+  it('recomputes derived members: full_name from first and last name; callable is not stored', () => {
+    const patch = patchFromResolution({
+      identity: { first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Lord Byron' },
+      handles: { phones: [{ value: '+1', dnc: true, dnc_known: true, callable: true }] },
+      resolved_by: 'v',
+    }, null)
+    expect(patch.identity).toEqual({ first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Ada Lovelace' })
+    expect(patch.phones).toEqual([{ value: '+1', kind: null, dnc: true, dnc_known: true }])
+    expect(patchFromResolution({ identity: { full_name: 'Only Full' }, resolved_by: 'v' }, null).identity).toEqual({})
+  })
+})
+
 describe('resolution -> provider patch', () => {
   it('never overwrites an existing network_url and lower-cases the business email', () => {
     const resolution = { identity: { first_name: 'A', network_url: 'https://n.example/in/new' }, handles: { business_email: 'A@Acme.Example' }, resolved_by: 'v' }
     const existing = baseRecord({ identity: { network_url: 'https://n.example/in/old' } })
     const patch = patchFromResolution(resolution, existing)
-    expect(patch.identity).toEqual({ first_name: 'A' })
+    expect(patch.identity).toEqual({ first_name: 'A', full_name: 'A' })
     expect(patch.business_email).toBe('a@acme.example')
     expect(patchFromResolution(resolution, null).identity!.network_url).toBe('https://n.example/in/new')
   })

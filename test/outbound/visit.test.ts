@@ -5,6 +5,7 @@ import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { handleVisitEvent } from '@lsv/shared/domain/visits/handle.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'
 import { RESOLUTION_SOURCE } from '@lsv/shared/domain/visits/resolve-person.ts'
+import { deliveryIdFor } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import type { VisitEvent } from '@lsv/shared/contract/visit-event.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
@@ -95,6 +96,55 @@ describe('visit events', () => {
     const first = await handleVisitEvent(deps, e, published)
     expect(first.result).toBe('delivered')
     expect(await handleVisitEvent(deps, e, published)).toEqual({ result: 'duplicate' })
+  })
+
+  it('accepts resolution members in the Contact\'s own shapes: a PhoneHandle with `callable` (recomputed, never trusted); full_name joined', async () => {
+    const handler = createVisitMessageHandler(deps)
+    const networkUrl = `https://network.example/in/${randomSuffix()}`
+    const e = event({
+      resolution: {
+        identity: { first_name: 'Ada', last_name: 'Lovelace', full_name: 'Countess of Lovelace', network_url: networkUrl },
+        handles: {
+          emails: [{ value: 'ada@home.example', kind: 'personal', verified: true }],
+          phones: [
+            // claims callable although on the do-not-call list: must be withheld
+            { value: '+15550000001', kind: 'mobile', dnc: true, dnc_known: true, callable: true },
+            // claims not callable although known and not on the list: callable after all
+            { value: '+15550000002', kind: 'work', dnc: false, dnc_known: true, callable: false },
+            // dnc unknown: never callable, whatever it says
+            { value: '+15550000003', kind: 'work', dnc: null, dnc_known: false, callable: true },
+          ],
+        },
+        traits: [{ key: 'age_band', label: 'Age band', value: '30-39', group: 'demographics' }],
+        resolved_by: 'vendor-y',
+      },
+    })
+    // through the consumer, as the pipeline's message arrives: validation accepts it (acked, not dropped)
+    const msg = { id: randomSuffix(), data: Buffer.from(JSON.stringify(e)), attributes: { v: '1' }, deliveryAttempt: 1, publishedAt: published }
+    expect(await handler(msg)).toBe('ack')
+    const contactId = contactIdFor(tenant.account.id, RESOLUTION_SOURCE, (await deps.contacts.findByNetworkUrl(tenant.account.id, networkUrl))!.external_id)
+    const stored = await deps.contacts.get(tenant.account.id, contactId)
+    expect(stored!.identity).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace', full_name: 'Ada Lovelace' })
+    const delivery = await deps.tenants.getDelivery(deliveryIdFor(e.id, tenant.integration.id))
+    expect(delivery).not.toBeNull()
+    const subject = JSON.parse(delivery!.body).subject
+    expect(subject.identity.full_name).toBe('Ada Lovelace')
+    expect(subject.handles.phones).toEqual([{ value: '+15550000002', kind: 'work', dnc: false, dnc_known: true, callable: true }])
+    expect(subject.missing['handles.phones[0]']).toBe('withheld_compliance')
+    expect(subject.missing['handles.phones[2]']).toBe('withheld_compliance')
+    expect(subject.handles.emails).toEqual([{ value: 'ada@home.example', kind: 'personal', verified: true }])
+  })
+
+  it('full_name is joined from whichever of first and last name the resolution gives, and a sent full_name alone is not trusted', async () => {
+    const only = async (identity: Record<string, string>) => {
+      const networkUrl = `https://network.example/in/${randomSuffix()}`
+      const r = await handleVisitEvent(deps, event({ resolution: { identity: { ...identity, network_url: networkUrl }, resolved_by: 'v' } }), published)
+      if (r.result !== 'delivered') throw new Error(r.result)
+      return (await deps.contacts.get(tenant.account.id, r.contactId))!.identity.full_name
+    }
+    expect(await only({ first_name: 'Grace' })).toBe('Grace')
+    expect(await only({ last_name: 'Hopper' })).toBe('Hopper')
+    expect(await only({ full_name: 'Someone Else' })).toBeUndefined()
   })
 
   it('acks and drops an invalid or unknown-version message; validates on consume', async () => {

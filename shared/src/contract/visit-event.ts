@@ -1,6 +1,12 @@
 import { Type, type Static } from 'typebox'
 
 /**
+ * The members of `resolution` have the shapes of the Contact's own members (contract 2.1,
+ * management-api.md): `identity`, `company`, `location` as there, `handles.emails[]` as
+ * EmailHandle, `handles.phones[]` as PhoneHandle, `traits[]` as Trait; members the Contact
+ * requires are optional here (the provider may not know them). Derived members (`callable`,
+ * `identity.full_name`) are accepted and recomputed, never trusted.
+ *
  * A visit event: one identified visit, published by the identification pipeline on the
  * `visit-events` topic (attribute `v` = VISIT_EVENT_VERSION) or injected through
  * `POST /api/v1/admin/accounts/{accountId}/visits`. Validated on consume.
@@ -26,12 +32,18 @@ const ResolutionEmail = Type.Object(
   { value: NullableString, kind: Type.Optional(NullableString), verified: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])) },
   { additionalProperties: false },
 )
+/**
+ * A PhoneHandle as the Contact carries it (contract 2.1). `callable` is derived (`dnc_known` AND
+ * NOT `dnc`): the pipeline may send it, and it is accepted and ignored; the dispatcher recomputes
+ * it from `dnc_known` and `dnc` whenever the handle is emitted (management-api.md, visit events).
+ */
 const ResolutionPhone = Type.Object(
   {
     value: NullableString,
     kind: Type.Optional(NullableString),
     dnc: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     dnc_known: Type.Optional(Type.Boolean()),
+    callable: Type.Optional(Type.Boolean({ description: 'derived; accepted and recomputed, never trusted' })),
   },
   { additionalProperties: false },
 )

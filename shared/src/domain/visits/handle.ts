@@ -6,6 +6,7 @@ import { buildWebhookEventV2 } from '../webhooks/build-event.ts'
 import { createDelivery, deliveryIdFor } from '../webhooks/deliveries.ts'
 import type { DeliveryRecord } from '../records.ts'
 import { resolveVisitPerson } from './resolve-person.ts'
+import { boundEventTimes } from './event-time.ts'
 
 /** Idempotency keys live long enough to outlast any redelivery of the queue. */
 const EVENT_CLAIM_TTL_S = 7 * 24 * 3600
@@ -18,11 +19,14 @@ export type VisitOutcome =
   | { result: 'delivered'; contactId: string; isRepeat: boolean; deliveryIds: string[] }
 
 /**
- * One visit event, end to end: claim its id (a redelivered event is handled once), resolve
+ * One visit event, end to end: bound its times to the clock, claim its id (a redelivered event is handled once), resolve
  * the person, decide `is_repeat`, and create one delivery per active v2 integration of the
  * account. A body is built per integration because each receiver's tiers shape the subject.
  */
-export async function handleVisitEvent(deps: PlatformDeps, event: VisitEvent, publishedAt: string): Promise<VisitOutcome> {
+export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent, publishedAt: string): Promise<VisitOutcome> {
+  // an event time far past the clock would win every later merge (event-time.ts)
+  const { event, adjusted } = boundEventTimes(received, deps.clock.now(), publishedAt)
+  if (adjusted.length > 0) deps.logger.warn({ eventId: event.id, adjusted }, 'visit event time past the clock replaced by the publish time')
   const account = await deps.tenants.getAccount(event.account_id)
   if (!account) return { result: 'skipped', reason: 'unknown account' }
   if (!account.active) return { result: 'skipped', reason: 'account inactive' }

@@ -21,15 +21,29 @@ export function resolutionExternalId(resolution: VisitResolution, eventId: strin
   return hashed('ev', eventId)
 }
 
-/** Provider data -> the patch the provider writer asks the merge to apply. */
+/**
+ * `identity.full_name` as the contract defines it: joined from first and last name (contract
+ * 2.1), the same rule as an inbound push (domain/ingest/mapping.ts). Null when neither is given.
+ */
+export function joinedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
+  const parts = [first, last].filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim())
+  return parts.length === 0 ? null : parts.join(' ')
+}
+
+/**
+ * Provider data -> the patch the provider writer asks the merge to apply. Derived members are
+ * recomputed, never taken from the provider: `full_name` from first and last name here; a phone's
+ * `callable` is not stored at all (assembleContact derives it from `dnc_known` and `dnc`).
+ */
 export function patchFromResolution(resolution: VisitResolution, existing: ContactRecord | null): ContactPatch {
   const patch: ContactPatch = {}
   if (resolution.subject_type && !existing) patch.subject_type = resolution.subject_type
   if (resolution.identity) {
-    const identity = { ...resolution.identity }
+    const { full_name: _sent, ...identity } = resolution.identity
+    const fullName = joinedFullName(identity.first_name, identity.last_name)
     // network_url is half of the row's unique key: the provider never overwrites one
     if (existing?.identity.network_url) delete identity.network_url
-    patch.identity = identity
+    patch.identity = fullName === null ? identity : { ...identity, full_name: fullName }
   }
   if (resolution.company) patch.company = { ...resolution.company }
   if (resolution.location) patch.location = { ...resolution.location }

@@ -7,11 +7,13 @@ import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { InvalidVisitEvent, validateVisitEvent } from '@lsv/shared/domain/visits/parse.ts'
 import { publishVisitEvent } from '@lsv/shared/domain/visits/publish.ts'
+import { futureEventTimeIssues } from '@lsv/shared/domain/visits/event-time.ts'
 
 /**
  * `POST /api/v1/admin/accounts/{accountId}/visits`: injects a visit event on the visit-events
  * topic, the same message the identification pipeline publishes (management-api.md). 202 once
- * the message is durable; the dispatcher does the rest asynchronously.
+ * the message is durable; the dispatcher does the rest asynchronously. An event time more than
+ * five minutes past the clock is a 400 (domain/visits/event-time.ts).
  */
 export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
   app.post('/api/v1/admin/accounts/:accountId/visits', {
@@ -44,6 +46,9 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
       }
       throw err
     }
+    // a time far past the clock would win every later merge: refused here, where the caller hears it
+    const lateTimes = futureEventTimeIssues(event, deps.clock.now())
+    if (lateTimes.length > 0) throw new AppError('invalid_payload', { issues: lateTimes })
     if (!(await deps.tenants.getAccount(accountId))) throw new AppError('not_found')
     try {
       await publishVisitEvent(deps, event)
