@@ -43,6 +43,12 @@ export const SECURITY = {
   apiKey: [{ bearerKey: [] }, { apiKeyHeader: [] }] as Array<Record<string, string[]>>,
   /** per-source token, header or query */
   sourceToken: [{ webhookTokenHeader: [] }, { webhookTokenQuery: [] }] as Array<Record<string, string[]>>,
+  /**
+   * the partner CRM webhook (contract 4.5, section 5 rule 8): a location token, header or query;
+   * until the tokenized-URL cutover a call with no token at all is also accepted (and flagged),
+   * which the empty requirement `{}` says. After the cutover that call answers 401.
+   */
+  partnerCrm: [{ webhookTokenHeader: [] }, { webhookTokenQuery: [] }, {}] as Array<Record<string, string[]>>,
   /** operator bearer token */
   operator: [{ operatorToken: [] }] as Array<Record<string, string[]>>,
 }

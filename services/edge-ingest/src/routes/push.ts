@@ -91,7 +91,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
       summary: 'Partner CRM contact webhook (queued, upserted asynchronously)',
       description: 'The native webhook of the partner CRM platform. The subdomain selects the account; the body\'s location must be an active location of its partner CRM connection. The token is compared against the location\'s stored hash. Until the tokenized-URL cutover a call without any token is accepted (and flagged); after it, 401. '
         + 'A missing connection or location answers exactly like an unknown subdomain (404). Body cap 8388608 bytes. Rate limit: 120 per 60 s and 50,000 per 24 h per location.',
-      security: SECURITY.sourceToken,
+      security: SECURITY.partnerCrm,
       querystring: TokenQuery,
       body: PartnerCrmContactBody,
       response: { 202: PushAccepted, ...errorResponses(400, 401, 404, 413, 429, 503) },
