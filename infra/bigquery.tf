@@ -45,8 +45,12 @@ resource "google_bigquery_dataset_iam_member" "pubsub_writer" {
   dataset_id = google_bigquery_dataset.contacts.dataset_id
   role       = "roles/bigquery.dataEditor"
   member     = "serviceAccount:${local.pubsub_agent}"
+  depends_on = [google_project_service_identity.pubsub]
 }
 
+# use_table_schema: each message is one JSON change row (shared/src/domain/contacts/change-row.ts)
+# whose fields are the table's columns; timestamps are ISO-8601 UTC strings. What was checked
+# against the documented rules is in docs/deploy.md ("BigQuery: how rows get in").
 resource "google_pubsub_subscription" "contact_changes_bigquery" {
   name  = "contact-changes-bigquery"
   topic = google_pubsub_topic.main["contact-changes"].id
@@ -66,11 +70,13 @@ resource "google_pubsub_subscription" "contact_changes_bigquery" {
     dead_letter_topic     = google_pubsub_topic.dead_letter["contact-changes"].id
     max_delivery_attempts = 10
   }
-  depends_on = [google_bigquery_dataset_iam_member.pubsub_writer, google_pubsub_topic_iam_member.dead_letter_publisher]
+  # creating it checks that the Pub/Sub agent can write the table: wait for the grant to apply
+  depends_on = [google_bigquery_dataset_iam_member.pubsub_writer, google_pubsub_topic_iam_member.dead_letter_publisher, time_sleep.iam_propagation]
 }
 
 resource "google_pubsub_subscription_iam_member" "bigquery_dead_letter_subscriber" {
   subscription = google_pubsub_subscription.contact_changes_bigquery.id
   role         = "roles/pubsub.subscriber"
   member       = "serviceAccount:${local.pubsub_agent}"
+  depends_on   = [google_project_service_identity.pubsub]
 }

@@ -1,6 +1,7 @@
 # The four Cloud Run v2 services, each with its own service account and its secrets from
-# Secret Manager. Cloud Build deploys new images (`gcloud run services update --image`), so
-# Terraform ignores the image after creation and owns everything else.
+# Secret Manager. Cloud Build (and deploy/roll-out.sh) deploys new images with
+# `gcloud run services update --image`, so Terraform ignores the image after creation and owns
+# everything else: environment, secrets, probes, scaling, identity.
 
 locals {
   service_settings = {
@@ -78,7 +79,8 @@ resource "google_cloud_run_v2_service" "service" {
     ignore_changes = [template[0].containers[0].image, client, client_version]
   }
 
-  depends_on = [google_secret_manager_secret_iam_member.reader, google_project_service.enabled]
+  # a revision starts only if every secret it mounts has a version its account may read
+  depends_on = [google_secret_manager_secret_version.initial, time_sleep.iam_propagation, google_project_service.enabled]
 }
 
 

@@ -60,8 +60,9 @@ resource "google_certificate_manager_dns_authorization" "edge" {
 }
 
 resource "google_certificate_manager_dns_authorization" "portal" {
-  name   = "portal-domain"
-  domain = var.portal_domain
+  name       = "portal-domain"
+  domain     = var.portal_domain
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_certificate_manager_certificate" "edge_wildcard" {
@@ -81,7 +82,8 @@ resource "google_certificate_manager_certificate" "portal" {
 }
 
 resource "google_certificate_manager_certificate_map" "lb" {
-  name = "lsv-certificates"
+  name       = "lsv-certificates"
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_certificate_manager_certificate_map_entry" "edge" {
@@ -120,6 +122,7 @@ resource "google_compute_url_map" "http_redirect" {
     strip_query            = false
     redirect_response_code = "MOVED_PERMANENTLY_DEFAULT"
   }
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_compute_target_http_proxy" "http" {

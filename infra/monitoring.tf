@@ -12,6 +12,13 @@ resource "google_monitoring_notification_channel" "email" {
 
 locals {
   channels = [for c in google_monitoring_notification_channel.email : c.id]
+  # every subscription that consumes a main topic (push and BigQuery); the dead-letter
+  # subscriptions have their own alert below. The names come from the resources, so a new
+  # subscription is either listed here or caught by test/infra/terraform.test.ts.
+  consuming_subscriptions = concat(
+    [for s in google_pubsub_subscription.push : s.name],
+    [google_pubsub_subscription.contact_changes_bigquery.name],
+  )
 }
 
 resource "google_monitoring_alert_policy" "dead_letters" {
@@ -31,15 +38,16 @@ resource "google_monitoring_alert_policy" "dead_letters" {
     }
   }
   notification_channels = local.channels
+  depends_on            = [google_project_service.enabled]
 }
 
 resource "google_monitoring_alert_policy" "push_backlog" {
-  display_name = "Push subscription backlog older than 10 minutes"
+  display_name = "Subscription backlog older than 10 minutes"
   combiner     = "OR"
   conditions {
     display_name = "oldest unacked message age > 600 s"
     condition_threshold {
-      filter          = "resource.type = \"pubsub_subscription\" AND metric.type = \"pubsub.googleapis.com/subscription/oldest_unacked_message_age\" AND resource.label.subscription_id = monitoring.regex.full_match(\".*-push\")"
+      filter          = "resource.type = \"pubsub_subscription\" AND metric.type = \"pubsub.googleapis.com/subscription/oldest_unacked_message_age\" AND resource.label.subscription_id = one_of(${join(", ", [for n in local.consuming_subscriptions : "\"${n}\""])})"
       comparison      = "COMPARISON_GT"
       threshold_value = 600
       duration        = "300s"
@@ -50,6 +58,7 @@ resource "google_monitoring_alert_policy" "push_backlog" {
     }
   }
   notification_channels = local.channels
+  depends_on            = [google_project_service.enabled]
 }
 
 resource "google_monitoring_alert_policy" "server_errors" {
@@ -71,4 +80,5 @@ resource "google_monitoring_alert_policy" "server_errors" {
     }
   }
   notification_channels = local.channels
+  depends_on            = [google_project_service.enabled]
 }

@@ -41,3 +41,14 @@ output "operator_token_secret" {
   description = "Secret Manager secret holding the operator token (read it with gcloud secrets versions access latest --secret=operator-token)."
   value       = google_secret_manager_secret.platform["operator-token"].secret_id
 }
+
+output "cloud_build_submit" {
+  description = "The command that tests, builds and rolls out the four images with Cloud Build, as the cloud-build account (run it from the repository root)."
+  value = join(" ", [
+    "gcloud builds submit --config cloudbuild.yaml",
+    "--project=${var.project_id}",
+    "--service-account=${google_service_account.cloud_build.id}",
+    "--gcs-source-staging-dir=gs://${google_storage_bucket.build_source.name}/source",
+    "--substitutions=_REGION=${var.region},_REPOSITORY=${google_artifact_registry_repository.images.repository_id}",
+  ])
+}

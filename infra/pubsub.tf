@@ -21,8 +21,9 @@ resource "google_pubsub_topic" "main" {
 }
 
 resource "google_pubsub_topic" "dead_letter" {
-  for_each = toset(local.all_topics)
-  name     = "${each.value}-dead-letter"
+  for_each   = toset(local.all_topics)
+  name       = "${each.value}-dead-letter"
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_pubsub_subscription" "dead_letter" {
@@ -50,13 +51,12 @@ resource "google_pubsub_subscription" "push" {
   }
   push_config {
     push_endpoint = "${local.service_url[each.value.service]}${each.value.path}"
+    # Pub/Sub wraps each message ({message: {data, attributes, messageId, …}, subscription}),
+    # which is what decodePushEnvelope reads: never set no_wrapper here.
     oidc_token {
+      # the services accept exactly this identity (PUSH_SERVICE_ACCOUNT) and audience (PUSH_AUDIENCE)
       service_account_email = google_service_account.pubsub_push.email
-      # the services check this audience (PUSH_AUDIENCE)
-      audience = local.service_url[each.value.service]
-    }
-    no_wrapper {
-      write_metadata = false
+      audience              = local.service_url[each.value.service]
     }
   }
   retry_policy {
@@ -72,10 +72,11 @@ resource "google_pubsub_subscription" "push" {
 
 # The Pub/Sub service agent forwards to dead-letter topics and acks the source subscription.
 resource "google_pubsub_topic_iam_member" "dead_letter_publisher" {
-  for_each = toset(local.all_topics)
-  topic    = google_pubsub_topic.dead_letter[each.value].id
-  role     = "roles/pubsub.publisher"
-  member   = "serviceAccount:${local.pubsub_agent}"
+  for_each   = toset(local.all_topics)
+  topic      = google_pubsub_topic.dead_letter[each.value].id
+  role       = "roles/pubsub.publisher"
+  member     = "serviceAccount:${local.pubsub_agent}"
+  depends_on = [google_project_service_identity.pubsub]
 }
 
 resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
@@ -83,16 +84,19 @@ resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
   subscription = google_pubsub_subscription.push[each.key].id
   role         = "roles/pubsub.subscriber"
   member       = "serviceAccount:${local.pubsub_agent}"
+  depends_on   = [google_project_service_identity.pubsub]
 }
 
 # Producers: edge-ingest and portal-api publish batches (portal: origin fallbacks); portal-api
-# publishes visit events (management API); upsert-worker publishes contact changes.
+# publishes visit events (management API); upsert-worker publishes contact changes, and so does
+# portal-api when an origin fallback upserts synchronously (acceptPushOrUpsert).
 resource "google_pubsub_topic_iam_member" "publishers" {
   for_each = {
     "contact-batches/edge-ingest" = { topic = "contact-batches", sa = "edge-ingest" }
     "contact-batches/portal-api"  = { topic = "contact-batches", sa = "portal-api" }
     "visit-events/portal-api"     = { topic = "visit-events", sa = "portal-api" }
     "contact-changes/upsert"      = { topic = "contact-changes", sa = "upsert-worker" }
+    "contact-changes/portal-api"  = { topic = "contact-changes", sa = "portal-api" }
   }
   topic  = google_pubsub_topic.main[each.value.topic].id
   role   = "roles/pubsub.publisher"

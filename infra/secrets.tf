@@ -1,41 +1,55 @@
-# Secrets the services read at start-up (operator token, key pepper) and at run time (link
-# signing keys). Values are generated here once; rotation adds versions (docs/operations.md).
+# Secrets the services read at start-up (operator token, key pepper: as environment variables,
+# see service-env.tf) and at run time (link signing keys: through the Secret Manager API).
+#
+# No secret value is ever in Terraform state or plan: each first version is written once from an
+# ephemeral random value through the write-only argument `secret_data_wo` (Terraform >= 1.11).
+# Terraform stores only `secret_data_wo_version = 1`, and since it can neither read nor compare a
+# write-only value, later applies leave the secret alone: a rotation (a new version added with
+# `gcloud secrets versions add`, docs/operations.md) stays in force, and so does disabling the
+# first version afterwards (`enabled` is ignored below).
 
-resource "random_password" "operator_token" {
+ephemeral "random_password" "operator_token" {
   length  = 48
   special = false
 }
 
-resource "random_password" "key_pepper" {
+ephemeral "random_password" "key_pepper" {
   length  = 64
   special = false
 }
 
-resource "random_bytes" "link_signing_key" {
+ephemeral "random_bytes" "link_signing_key" {
   length = 32
 }
 
 locals {
-  secrets = {
-    "operator-token"    = random_password.operator_token.result
-    "key-pepper"        = random_password.key_pepper.result
-    "link-signing-keys" = jsonencode({ current = "k1", keys = { k1 = random_bytes.link_signing_key.base64 } })
-  }
-  # which service reads which secret
-  secret_readers = {
-    "operator-token"    = ["portal-api", "webhook-dispatcher"]
-    "key-pepper"        = ["edge-ingest", "portal-api", "upsert-worker", "webhook-dispatcher"]
+  secret_ids = toset(["operator-token", "key-pepper", "link-signing-keys"])
+
+  # secrets a service reads through the Secret Manager API while running (not as environment
+  # variables): link-signing-keys, to mint signed links (portal-api) and to resolve them in
+  # visits (webhook-dispatcher). shared/src/domain/links/signing-keys.ts
+  runtime_secret_readers = {
     "link-signing-keys" = ["portal-api", "webhook-dispatcher"]
   }
-  secret_grants = merge([
-    for secret, readers in local.secret_readers : {
-      for reader in readers : "${secret}/${reader}" => { secret = secret, reader = reader }
-    }
-  ]...)
+
+  # every (secret, service) pair that gets secretAccessor: the environment each service is given
+  # (service-env.tf) plus the run-time readers above, and nothing else
+  secret_grants = merge(
+    merge([
+      for service, vars in local.service_secret_env : {
+        for variable, secret in vars : "${secret}/${service}" => { secret = secret, reader = service }
+      }
+    ]...),
+    merge([
+      for secret, readers in local.runtime_secret_readers : {
+        for reader in readers : "${secret}/${reader}" => { secret = secret, reader = reader }
+      }
+    ]...),
+  )
 }
 
 resource "google_secret_manager_secret" "platform" {
-  for_each  = local.secrets
+  for_each  = local.secret_ids
   secret_id = each.key
   replication {
     auto {}
@@ -44,12 +58,20 @@ resource "google_secret_manager_secret" "platform" {
 }
 
 resource "google_secret_manager_secret_version" "initial" {
-  for_each    = local.secrets
-  secret      = google_secret_manager_secret.platform[each.key].id
-  secret_data = each.value
+  for_each = local.secret_ids
+  secret   = google_secret_manager_secret.platform[each.key].id
+  secret_data_wo = {
+    "operator-token"    = ephemeral.random_password.operator_token.result
+    "key-pepper"        = ephemeral.random_password.key_pepper.result
+    "link-signing-keys" = jsonencode({ current = "k1", keys = { k1 = ephemeral.random_bytes.link_signing_key.base64 } })
+  }[each.key]
+  # constant: Terraform never writes a second value (rotation is gcloud's, docs/operations.md)
+  secret_data_wo_version = 1
+  # if this resource is ever replaced, the version it held stays readable instead of being destroyed
+  deletion_policy = "ABANDON"
   lifecycle {
-    # rotation adds versions outside Terraform
-    ignore_changes = [secret_data]
+    # an operator disables the first version after a rotation; Terraform must not re-enable it
+    ignore_changes = [enabled]
   }
 }
 
@@ -58,11 +80,4 @@ resource "google_secret_manager_secret_iam_member" "reader" {
   secret_id = google_secret_manager_secret.platform[each.value.secret].id
   role      = "roles/secretmanager.secretAccessor"
   member    = "serviceAccount:${local.sa[each.value.reader]}"
-}
-
-# portal-api rotates link signing keys (adds versions)
-resource "google_secret_manager_secret_iam_member" "portal_signing_key_rotation" {
-  secret_id = google_secret_manager_secret.platform["link-signing-keys"].id
-  role      = "roles/secretmanager.secretVersionAdder"
-  member    = "serviceAccount:${local.sa["portal-api"]}"
 }

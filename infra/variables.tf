@@ -49,10 +49,14 @@ variable "max_instances" {
   default     = 100
 }
 
-variable "delivery_dispatches_per_second" {
-  description = "Default Cloud Tasks dispatch rate of the shared delivery queue (per-endpoint queues get their own rate from the dispatcher)."
+variable "webhook_endpoint_rate" {
+  description = "Deliveries per second to one webhook endpoint (WEBHOOK_ENDPOINT_RATE): the rate of each per-endpoint Cloud Tasks queue the services create at run time. Cloud Tasks allows at most 500 per queue."
   type        = number
-  default     = 50
+  default     = 100
+  validation {
+    condition     = var.webhook_endpoint_rate >= 1 && var.webhook_endpoint_rate <= 500
+    error_message = "webhook_endpoint_rate must be between 1 and 500 (Cloud Tasks' per-queue maximum)."
+  }
 }
 
 variable "alert_email" {
