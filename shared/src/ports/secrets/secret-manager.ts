@@ -20,7 +20,9 @@ const ALREADY_EXISTS = 6
 const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code
 
 /**
- * Secrets in Google Secret Manager; `get` reads the `latest` version. Values are cached in
+ * Secrets in Google Secret Manager; `get` reads the `latest` version. With
+ * SECRET_MANAGER_EMULATOR_HOST the real client speaks REST over HTTP to a local stand-in
+ * (platform/google-stand-in.ts; requests checked in test/deploy/google-rest-adapters.test.ts). Values are cached in
  * process for a minute so hot paths (key pepper, link signing keys) do not call the API per
  * request; a rotation elsewhere is seen within that minute, one made here at once.
  */

@@ -77,9 +77,11 @@ export function cloudTasksTaskId(name: string): string {
 }
 
 /**
- * Tasks on Google Cloud Tasks (no emulator exists; tests check the exact requests against a fake
- * client). Cloud Tasks pushes each task to `targetUrl` with an OIDC token and enforces the queue's
- * rate; named tasks make enqueue idempotent (ALREADY_EXISTS means "already queued").
+ * Tasks on Google Cloud Tasks. Cloud Tasks pushes each task to `targetUrl` with an OIDC token and
+ * enforces the queue's rate; named tasks make enqueue idempotent (ALREADY_EXISTS means "already
+ * queued"). No emulator exists: with CLOUD_TASKS_EMULATOR_HOST the real client speaks REST over
+ * HTTP to a local stand-in (platform/google-stand-in.ts); test/deploy/google-rest-adapters.test.ts
+ * checks the exact requests that way, test/conformance/task-scheduler.test.ts against a fake client.
  */
 export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudTasksSchedulerOptions): TaskScheduler {
   const locationPath = `projects/${options.project}/locations/${options.location}`
