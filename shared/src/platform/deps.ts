@@ -106,8 +106,10 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
       const pubsub = new PubSub({ projectId: config.gcpProject ?? undefined })
       queue = (await import('../ports/queue/pubsub.ts')).createPubSubQueue(pubsub, {
         logger,
-        // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions
-        createMissing: config.emulatorHosts.pubsub !== null,
+        // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions, and
+        // so it does in the deployed shape on this machine (LOCAL_WIRING: start:cloud creates them
+        // from infra/): a publisher must not add pull subscriptions nobody reads
+        createMissing: config.emulatorHosts.pubsub !== null && !config.localWiring,
         ...(process.env.PUBSUB_NAME_PREFIX ? { namePrefix: process.env.PUBSUB_NAME_PREFIX } : {}),
       })
     } else {
