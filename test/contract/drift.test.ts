@@ -52,11 +52,39 @@ describe('the OpenAPI document', () => {
     expect(doc.components.securitySchemes.webhookTokenQuery).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' })
   })
 
-  it('gives every edge path (/v1/...) the edge host as its only server, and no other path', () => {
+  it('gives every operation exactly one server: the edge host for /v1/..., the portal for the rest', () => {
     for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
-      if (path.startsWith('/v1/')) expect(item.servers?.map((s: { url: string }) => s.url), path).toEqual(['{edge_base_url}'])
-      else expect(item.servers, path).toBeUndefined()
+      expect(item.servers, path).toBeUndefined()
+      for (const [method, op] of Object.entries<any>(item)) {
+        const urls = op.servers?.map((s: { url: string }) => s.url)
+        expect(urls, `${method} ${path}`).toEqual([path.startsWith('/v1/') ? '{edge_base_url}' : '{portal_base_url}'])
+      }
     }
+  })
+
+  it('declares Retry-After (integer, minimum 1) on every 429 response', () => {
+    let count = 0
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        const r429 = op.responses['429']
+        if (!r429) continue
+        count++
+        expect(r429.headers?.['Retry-After']?.schema, `${method} ${path}`).toMatchObject({ type: 'integer', minimum: 1 })
+      }
+    }
+    expect(count).toBeGreaterThanOrEqual(5)
+  })
+
+  it('answers the read operations with the Contact and ContactList components', () => {
+    const schemaOf = (path: string) => doc.paths[path].get.responses['200'].content['application/json'].schema
+    expect(schemaOf('/api/v1/contacts/{id}')).toEqual({ $ref: '#/components/schemas/Contact' })
+    expect(schemaOf('/api/v1/contacts')).toEqual({ $ref: '#/components/schemas/ContactList' })
+  })
+
+  it('lets the partner CRM push be called without a token (before the cutover), and no other push', () => {
+    expect(doc.paths['/v1/contacts/partnercrm'].post.security).toEqual([{ webhookTokenHeader: [] }, { webhookTokenQuery: [] }, {}])
+    expect(doc.paths['/v1/contacts/{sourceId}'].post.security).toEqual([{ webhookTokenHeader: [] }, { webhookTokenQuery: [] }])
+    expect(doc.paths['/v1/contacts'].post.security).toEqual([{ bearerKey: [] }, { apiKeyHeader: [] }])
   })
 
   it('has a unique operationId on every operation', () => {
@@ -88,6 +116,15 @@ describe('the OpenAPI document', () => {
   it('describes the outbound visitor.identified webhook with the contract schemas as components', () => {
     expect(doc.webhooks.visitorIdentifiedV2.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/WebhookEventV2' })
     for (const name of ['Contact', 'ContactList', 'FieldPolicy', 'WebhookEventV2']) expect(doc.components.schemas[name]?.title).toBe(name)
+  })
+
+  it('declares the headers a webhook receiver verifies (Standard Webhooks and the contract\'s), and no credential scheme', () => {
+    const op = doc.webhooks.visitorIdentifiedV2.post
+    const headers = op.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string; required: boolean }) => [p.name, p.required])
+    expect(headers).toEqual(expect.arrayContaining([
+      ['webhook-id', true], ['webhook-timestamp', true], ['webhook-signature', true], ['X-Service-Signature', true], ['X-Service-Idempotency-Key', true],
+    ]))
+    expect(op.security).toEqual([])
   })
 
   it('has only internal references, and every one resolves', () => {

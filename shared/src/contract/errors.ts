@@ -32,18 +32,56 @@ export const ErrorEnvelopeWithIssues = Type.Object(
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>
 export type ValidationIssueType = Static<typeof ValidationIssue>
 
+/** What each failure status means, as the OpenAPI response description (texts per operation: docs/errors.md). */
+const STATUS_DESCRIPTIONS: Record<number, string> = {
+  400: 'the request is malformed or invalid',
+  401: 'credential missing, malformed or not valid (never says which)',
+  403: 'the credential is valid but not permitted',
+  404: 'not found',
+  405: 'method not allowed',
+  409: 'conflict',
+  410: 'gone',
+  413: 'too large',
+  415: 'unsupported media type',
+  429: 'rate limited: wait `Retry-After` seconds',
+  500: 'internal failure (the cause is logged, never sent)',
+  503: 'temporarily unavailable; retry is safe',
+}
+
+/** Contract 7.3: every 429 carries `Retry-After`, integer seconds, minimum 1. */
+export const RETRY_AFTER_HEADER = {
+  'Retry-After': {
+    type: 'integer',
+    minimum: 1,
+    description: 'seconds to wait before retrying: 60 for the 60-second window, the seconds left for the 24-hour window (contract 7.3)',
+  },
+} as const
+
+/**
+ * One failure response for a route schema, in the media-type form fastify and @fastify/swagger
+ * both read: a description, the envelope as `application/json`, and `Retry-After` on a 429.
+ * Errors are sent already serialized (http/error-handler.ts), so this only describes them.
+ */
+function failureResponse(status: number, envelope: TSchema): TSchema {
+  return {
+    description: STATUS_DESCRIPTIONS[status] ?? 'failure',
+    ...(status === 429 ? { headers: RETRY_AFTER_HEADER } : {}),
+    content: { 'application/json': { schema: envelope } },
+  } as unknown as TSchema
+}
+
 /**
  * Response schemas for a route's failure statuses, for OpenAPI:
  * `response: { 202: Accepted, ...errorResponses(400, 401, 403) }`.
  */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {}
-  for (const s of statuses) out[s] = ErrorEnvelope
+  for (const s of statuses) out[s] = failureResponse(s, ErrorEnvelope)
   return out
 }
 
 export function errorResponsesWithIssues(...statuses: number[]): Record<number, TSchema> {
   const out: Record<number, TSchema> = {}
-  for (const s of statuses) out[s] = s === 400 ? ErrorEnvelopeWithIssues : ErrorEnvelope
+  for (const s of statuses) out[s] = failureResponse(s, s === 400 ? ErrorEnvelopeWithIssues : ErrorEnvelope)
   return out
 }

@@ -1,6 +1,7 @@
 /**
  * The two hosts of the interface (contract: `{portal_base_url}` and `{edge_base_url}`) as
- * OpenAPI server variables. The document lists both; edge paths name only the edge host.
+ * OpenAPI server variables. Every operation names exactly the one host that serves it: the
+ * generator records which app registered each route (build.ts) and assignServers writes it.
  */
 export const PORTAL_SERVER = {
   url: '{portal_base_url}',
@@ -16,14 +17,33 @@ export const EDGE_SERVER = {
   },
 }
 
-/** Edge operations live under `/v1/...` and are served by the edge host only. */
-export function isEdgePath(path: string): boolean {
-  return path === '/v1' || path.startsWith('/v1/')
+export type Host = 'portal' | 'edge'
+export const SERVER_OF: Record<Host, typeof PORTAL_SERVER | typeof EDGE_SERVER> = { portal: PORTAL_SERVER, edge: EDGE_SERVER }
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+
+/** A fastify route path (`/v1/contacts/:sourceId`) as an OpenAPI path (`/v1/contacts/{sourceId}`). */
+export function openApiPath(fastifyUrl: string): string {
+  return fastifyUrl.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
 }
 
-/** Gives every edge path item a path-level `servers` entry for the edge host (in place). */
-export function assignEdgeServers(doc: { paths?: Record<string, Record<string, unknown>> }): void {
+/** `POST /v1/contacts` -> the key used by routeKey and assignServers. */
+export function routeKey(method: string, openApiPathName: string): string {
+  return `${method.toUpperCase()} ${openApiPathName}`
+}
+
+/**
+ * Gives every operation `servers: [<its host>]` (in place), from `hostOf` (routeKey -> host).
+ * An operation whose host is unknown is a generator bug: it throws rather than guess.
+ */
+export function assignServers(doc: { paths?: Record<string, Record<string, unknown>> }, hostOf: ReadonlyMap<string, Host>): void {
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    if (isEdgePath(path)) item.servers = [EDGE_SERVER]
+    for (const method of METHODS) {
+      const operation = item[method] as Record<string, unknown> | undefined
+      if (!operation) continue
+      const host = hostOf.get(routeKey(method, path))
+      if (!host) throw new Error(`OpenAPI generation: no app registered ${routeKey(method, path)}`)
+      operation.servers = [SERVER_OF[host]]
+    }
   }
 }

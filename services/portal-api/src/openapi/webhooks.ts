@@ -1,15 +1,13 @@
-import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
-
 /**
- * The contract's outbound event (section 6) for the OpenAPI document: the `$defs` of the contract
- * schema become `components.schemas` (refs rewritten to `#/components/schemas/...`) and
- * `visitor.identified` is described under the top-level `webhooks` (OpenAPI 3.1).
+ * The contract's outbound event (section 6) under the top-level `webhooks` (OpenAPI 3.1):
+ * `visitor.identified`, as a receiver sees the request. The signature headers are the ones a
+ * receiver verifies (docs/webhooks.md): the contract's `X-Service-Signature` and
+ * `X-Service-Idempotency-Key`, and the same signature in the Standard Webhooks headers
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) that receiver libraries read.
  */
-export function contractComponentSchemas(): Record<string, unknown> {
-  const defs = buildContractSchemaDocument().$defs
-  const text = JSON.stringify(defs).replaceAll('"#/$defs/', '"#/components/schemas/')
-  return JSON.parse(text) as Record<string, unknown>
-}
+
+const header = (name: string, description: string, schema: Record<string, unknown> = { type: 'string' }) =>
+  ({ name, in: 'header', required: true, description, schema })
 
 export function outboundWebhooks(): Record<string, unknown> {
   return {
@@ -19,10 +17,16 @@ export function outboundWebhooks(): Record<string, unknown> {
         tags: ['outbound webhook'],
         summary: '`visitor.identified` (v2, opt-in per integration through `payload_version`)',
         description:
-          'Sent by POST to the customer endpoint of an integration whose `payload_version` selects v2 when a visitor is identified. Status 200 acknowledges the delivery.',
+          'Sent by POST to the customer endpoint of an integration whose `payload_version` selects v2 when a visitor is identified. Status 200 acknowledges the delivery; anything else is retried (docs/webhooks.md). '
+          + 'The request carries no credential: the receiver authenticates it by verifying the signature (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<exact body bytes>` with the integration\'s signing secret, Standard Webhooks).',
+        // no credential scheme: authenticity comes from the signature headers below
+        security: [],
         parameters: [
-          { name: 'X-Service-Signature', in: 'header', required: true, description: 'signature over the exact body bytes', schema: { type: 'string' } },
-          { name: 'X-Service-Idempotency-Key', in: 'header', required: true, description: 'equal to the body `id` (the visit-event id)', schema: { type: 'string' } },
+          header('webhook-id', 'Standard Webhooks message id; equal to the body `id` (the visit-event id), the same on every retry'),
+          header('webhook-timestamp', 'Standard Webhooks timestamp: Unix seconds when this attempt was signed', { type: 'string', pattern: '^[0-9]+$' }),
+          header('webhook-signature', 'Standard Webhooks signature: `v1,<base64 HMAC-SHA256>`, several space-separated during a secret rotation', { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' }),
+          header('X-Service-Signature', 'signature over the exact body bytes; the same value as `webhook-signature`'),
+          header('X-Service-Idempotency-Key', 'equal to the body `id` (the visit-event id)'),
         ],
         requestBody: {
           required: true,

@@ -2,11 +2,10 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { Contact } from '@lsv/shared/contract/contact.ts'
+import { ContactList } from '@lsv/shared/contract/contact-list.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
 import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
-
-const ContactBody = Type.Object({}, { additionalProperties: true, description: 'Contact (contract 2.1)' })
-const ContactListBody = Type.Object({}, { additionalProperties: true, description: 'ContactList (contract 2.3)' })
 
 const IncludeQuery = Type.String({
   maxLength: 200,
@@ -29,7 +28,7 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
       security: Security,
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
       querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
-      response: { 200: ContactBody, ...errorResponses(400, 401, 403, 404, 429, 503) },
+      response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
     } as never,
   }, async (request) => {
     const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:read' })
@@ -49,7 +48,7 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
         cursor: Type.Optional(Type.String({ maxLength: 400, description: 'opaque `next_cursor` of the previous page' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
       }),
-      response: { 200: ContactListBody, ...errorResponses(400, 401, 403, 429, 503) },
+      response: { 200: ContactList, ...errorResponses(400, 401, 403, 429, 503) },
     } as never,
   }, async (request) => {
     const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:read' })

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { CONTRACT_VERSION } from '@lsv/shared/contract/version.ts'
-import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
+import { buildContractSchemaDocument, CONTRACT_SCHEMA_DIALECT } from '@lsv/shared/contract/schema-document.ts'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
@@ -13,12 +13,15 @@ import { AppError } from '@lsv/shared/errors/app-error.ts'
 export const SCHEMA_MEDIA_TYPE = 'application/schema+json'
 export const CONTRACT_HEADER = 'X-Service-Contract'
 
-/** Describes (does not repeat) the served document, for OpenAPI. */
+/**
+ * Describes (does not repeat) the served document, for OpenAPI. Its members are named in the
+ * description only: `$schema`, `$id` and `$defs` as property names would be read as keywords by
+ * the schema resolvers fastify and @fastify/swagger run over route schemas.
+ */
 const SchemaDocumentShape = Type.Object(
   {},
   {
-    description: 'JSON Schema 2020-12 document declaring Contact, ContactList, FieldPolicy and WebhookEventV2 under `$defs`',
-    required: ['$schema', '$id', 'title', 'x-service-contract-version', '$defs'],
+    description: `JSON Schema 2020-12 document (\`$schema\` ${CONTRACT_SCHEMA_DIALECT}) with \`$id\`, \`title\`, \`x-service-contract-version\` (${CONTRACT_VERSION}) and, under \`$defs\`, Contact, ContactList, FieldPolicy and WebhookEventV2`,
     additionalProperties: true,
   },
 )
