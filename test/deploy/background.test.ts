@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { loadConfig } from '@lsv/shared/config/config.ts'
 import { SERVICE_NAMES } from '@lsv/shared/config/services.ts'
 import { backgroundFor } from '@lsv/shared/platform/background.ts'
+import { createPlatformDeps } from '@lsv/shared/platform/deps.ts'
+import pino from 'pino'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 
@@ -85,5 +87,35 @@ describe.skipIf(!emulators.pubsub)('webhook-dispatcher server.ts against the Pub
       await exited
       data.cleanup()
     }
+  })
+})
+
+describe.skipIf(!emulators.pubsub)('publishing in the deployed shape (LOCAL_WIRING) against the Pub/Sub emulator', () => {
+  const subscriptionsOf = async (project: string) => {
+    const res = await fetch(`http://${emulators.pubsub}/v1/projects/${project}/subscriptions`)
+    return (((await res.json()) as { subscriptions?: Array<{ name: string }> }).subscriptions ?? []).map((s) => s.name.split('/').pop())
+  }
+  const publishOnce = async (localWiring: boolean) => {
+    const project = `demo-pub-${randomSuffix(4)}`
+    const data = tempDataDir()
+    // Terraform's topic exists (start:cloud creates it from infra/); the publisher only publishes
+    expect((await fetch(`http://${emulators.pubsub}/v1/projects/${project}/topics/visit-events`, { method: 'PUT' })).status).toBe(200)
+    const config = loadConfig({
+      NODE_ENV: 'development', DATA_DIR: data.dir, GOOGLE_CLOUD_PROJECT: project, PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+      QUEUE_BACKEND: 'pubsub', STORE_BACKEND: 'embedded', ...(localWiring ? { LOCAL_WIRING: 'true' } : {}),
+    }, 'edge-ingest')
+    const deps = await createPlatformDeps(config, pino({ level: 'silent' }))
+    try {
+      await deps.queue.publish('visit-events', Buffer.from('{}'))
+      return await subscriptionsOf(project)
+    } finally {
+      await deps.close()
+      data.cleanup()
+    }
+  }
+
+  it('creates no subscription (Terraform owns them), where the plain emulator set-up creates its pull subscriptions', { timeout: 60_000 }, async () => {
+    expect(await publishOnce(true)).toEqual([])
+    expect((await publishOnce(false)).sort()).toEqual(['visit-events-dead-letter-sub', 'visit-events-sub'])
   })
 })
