@@ -1,9 +1,12 @@
-# syntax=docker/dockerfile:1
 # One image recipe for the four services: `docker build --build-arg SERVICE=edge-ingest .`
 # Node 24 runs the TypeScript sources directly (type stripping), so the "build" is the pruned
 # production install of one workspace plus its sources; the container starts node itself (not
 # npm, which would swallow SIGTERM), as the unprivileged `node` user.
-ARG NODE_IMAGE=node:24-slim
+#
+# The base image is the Node version the tests run on: the tag equals the `node` devDependency
+# in package.json (test/infra/build-config.test.ts checks it), and the digest pins the exact
+# multi-platform image of that tag (docs/deploy.md, "Base image", says how to move both).
+ARG NODE_IMAGE=node:24.21.0-slim@sha256:0e0ff40c39bc087845bfb27465a0df4ea419520094bc35842ff83dd8cbe6f9b6
 
 FROM ${NODE_IMAGE} AS deps
 ARG SERVICE
@@ -22,12 +25,15 @@ FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE
 ENV NODE_ENV=production
 WORKDIR /app
-COPY --from=deps --chown=node:node /app/node_modules ./node_modules
-COPY --chown=node:node package.json ./
-COPY --chown=node:node shared ./shared
-COPY --chown=node:node services/${SERVICE} ./services/${SERVICE}
+# Code and dependencies stay owned by root: the service user can read them but write nothing in
+# /app. A service wired by mistake to a file-backed (embedded) backend is refused by its config
+# check at start-up in production instead of writing next to its code.
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY shared ./shared
+COPY services/${SERVICE} ./services/${SERVICE}
 # the entry point names the service once, so CMD stays a fixed exec-form command
-RUN printf 'import "./services/%s/src/server.ts"\n' "${SERVICE}" > /app/main.mjs && chown node:node /app/main.mjs
+RUN printf 'import "./services/%s/src/server.ts"\n' "${SERVICE}" > /app/main.mjs
 USER node
 EXPOSE 8080
 ENV PORT=8080

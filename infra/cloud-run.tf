@@ -76,7 +76,10 @@ resource "google_cloud_run_v2_service" "service" {
   }
 
   lifecycle {
-    ignore_changes = [template[0].containers[0].image, client, client_version]
+    # Rolling out (Cloud Build, deploy/roll-out.sh) changes the image; gcloud marks the new
+    # revision with a nonce label or, for a restart after a secret rotation, a revision name
+    # (docs/operations.md). Terraform sets none of these, so it must not take them back.
+    ignore_changes = [template[0].containers[0].image, template[0].labels, template[0].revision, client, client_version]
   }
 
   # a revision starts only if every secret it mounts has a version its account may read
