@@ -1,7 +1,8 @@
 import { DatabaseSync } from 'node:sqlite'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 
 /**
  * The embedded adapters' one database: `<dataDir>/platform.db`, SQLite in WAL mode.
@@ -15,6 +16,11 @@ import { join } from 'node:path'
  * power loss the WAL may lose a suffix of recent commits, never a middle one, so state stays
  * consistent (an upsert can only be lost together with the queue ack that followed it, and the
  * message is then delivered again). Each adapter creates its own tables.
+ *
+ * Housekeeping runs off the event loop (maintenance-thread.ts, a worker thread with its own
+ * connection): WAL checkpoints (automatic ones are off on this connection: SQLite would run them
+ * inside a commit, on the event loop) and, with auto_vacuum=INCREMENTAL, giving free pages back
+ * to the file system, so the file follows the live data instead of its high-water mark.
  */
 export interface EmbeddedDb {
   readonly db: DatabaseSync
@@ -34,20 +40,82 @@ export interface EmbeddedDb {
    * await the write anyway.
    */
   groupCommit<T>(fn: () => T): Promise<T>
+  /** pages of the file, free pages among them, and the page size */
+  stats(): { pageSize: number; pages: number; freePages: number; autoVacuum: 'none' | 'full' | 'incremental' }
+  /**
+   * A database file created before auto_vacuum=INCREMENTAL keeps every page it ever had: rewrites
+   * it once (VACUUM) so free pages can be given back from then on. Blocks for a time proportional
+   * to the live data; meant for start-up, after the caller removed what is not worth copying.
+   * Returns whether it converted.
+   */
+  convertToIncrementalVacuum(): boolean
+  /** runs the housekeeping now and resolves when it is done (tests, benchmarks) */
+  maintain(): Promise<void>
   close(): void
 }
 
-export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedDb {
+export interface EmbeddedDbOptions {
+  /** how often the WAL size is checked for a checkpoint (default 200 ms) */
+  maintenanceIntervalMs?: number
+  /** the WAL is checkpointed once larger than this (default 4 MiB, SQLite's own default) */
+  checkpointBytes?: number
+  /** free pages kept for reuse before any is given back (default 2048, 8 MiB) */
+  slackPages?: number
+}
+
+/** how long opening may wait for other processes opening or writing the same file */
+const OPEN_TIMEOUT_MS = 10_000
+const SQLITE_BUSY = 5
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+
+/**
+ * Runs a set-up statement, retrying while the file is locked. Needed on top of busy_timeout:
+ * `PRAGMA journal_mode = WAL` on a fresh file reads page 1, then upgrades to a write, and SQLite
+ * returns SQLITE_BUSY without calling the busy handler when such an upgrade meets another
+ * connection's write (waiting could deadlock). Two processes opening one fresh folder at the same
+ * moment hit it (1 of 80 opens here).
+ */
+export function retryWhileBusy<T>(fn: () => T, timeoutMs = OPEN_TIMEOUT_MS): T {
+  const deadline = Date.now() + timeoutMs
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn()
+    } catch (err) {
+      const code = (err as { errcode?: number }).errcode
+      if (code === undefined || (code & 0xff) !== SQLITE_BUSY || Date.now() > deadline) throw err
+      sleepSync(Math.min(100, 5 * 2 ** attempt) * (0.5 + Math.random()))
+    }
+  }
+}
+
+export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: EmbeddedDbOptions = {}): EmbeddedDb {
   mkdirSync(dataDir, { recursive: true })
   const path = join(dataDir, file)
   const db = new DatabaseSync(path)
   // busy_timeout first: switching to WAL takes a lock, and processes opening one file at once must wait, not fail
-  db.exec('PRAGMA busy_timeout = 10000')
-  const mode = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode
+  db.exec(`PRAGMA busy_timeout = ${OPEN_TIMEOUT_MS}`)
+  // before anything creates page 1: a fresh file gives freed pages back (an existing file keeps its mode)
+  retryWhileBusy(() => db.exec('PRAGMA auto_vacuum = INCREMENTAL'))
+  const mode = retryWhileBusy(() => (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode)
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
+  // checkpoints run on the maintenance thread (below), not inside a commit on the event loop
+  db.exec('PRAGMA wal_autocheckpoint = 0')
+  // a WAL that grew for one big transaction shrinks back once checkpointed
+  db.exec(`PRAGMA journal_size_limit = ${16 * 1024 * 1024}`)
   let depth = 0
   let closed = false
+  const maintenance = startMaintenance(path, mode === 'wal', db, options)
+  const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
+  function stats(): ReturnType<EmbeddedDb['stats']> {
+    const av = pragma('auto_vacuum')
+    return {
+      pageSize: pragma('page_size'),
+      pages: pragma('page_count'),
+      freePages: pragma('freelist_count'),
+      autoVacuum: av === 2 ? 'incremental' : av === 1 ? 'full' : 'none',
+    }
+  }
 
   // the WAL file stays in place while this connection is open (SQLite removes it on the last close)
   let wal: Promise<FileHandle> | null = null
@@ -131,15 +199,109 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db'): EmbeddedD
       })
     },
     syncWal,
+    stats,
+    convertToIncrementalVacuum() {
+      if (stats().autoVacuum === 'incremental') return false
+      retryWhileBusy(() => {
+        db.exec('PRAGMA auto_vacuum = INCREMENTAL')
+        db.exec('VACUUM')
+      }, 60_000)
+      return true
+    },
+    maintain: () => maintenance.now(),
     close() {
       if (closed) return
       flushGrouped() // writes already accepted are committed, not dropped
       closed = true
+      maintenance.stop()
       const handle = wal
       wal = null
       // after any sync still running; the handle is not needed by SQLite
       void Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
       db.close()
+    },
+  }
+}
+
+interface Maintenance {
+  now(): Promise<void>
+  stop(): void
+}
+
+/**
+ * Watches the WAL's size from the event loop (a stat every interval, microseconds) and hands the
+ * work to the maintenance thread, started on first need: a process that never writes much never
+ * starts it. If the thread cannot start, SQLite's own automatic checkpoints come back.
+ */
+function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions): Maintenance {
+  const checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024
+  const slackPages = options.slackPages ?? 2048
+  let worker: Worker | null = null
+  let busy: Promise<void> | null = null
+  let stopped = false
+  let lastFreeCheck = 0
+  const walBytes = () => {
+    try {
+      return wal ? statSync(`${path}-wal`).size : 0
+    } catch {
+      return 0
+    }
+  }
+  const ensureWorker = (): Worker | null => {
+    if (worker || stopped) return worker
+    try {
+      worker = new Worker(new URL('./maintenance-thread.ts', import.meta.url), {
+        workerData: { path, checkpointBytes, slackPages, stepPages: 256 },
+      })
+      worker.unref()
+      worker.on('error', () => {
+        // housekeeping lost: SQLite checkpoints inside commits again (slower, never unbounded)
+        worker = null
+        if (!stopped) db.exec('PRAGMA wal_autocheckpoint = 1000')
+      })
+    } catch {
+      db.exec('PRAGMA wal_autocheckpoint = 1000')
+      stopped = true
+    }
+    return worker
+  }
+  const run = (): Promise<void> => {
+    if (busy) return busy
+    const w = ensureWorker()
+    if (!w) return Promise.resolve()
+    busy = new Promise<void>((resolve) => {
+      const done = () => {
+        w.off('message', done)
+        w.off('exit', done)
+        busy = null
+        resolve()
+      }
+      w.on('message', done)
+      w.on('exit', done)
+      w.postMessage({ kind: 'tick', walBytes: walBytes() })
+    })
+    return busy
+  }
+  const timer = setInterval(() => {
+    if (busy) return
+    // free pages are looked at every few seconds; the WAL at every tick
+    const now = Date.now()
+    if (walBytes() > checkpointBytes || (worker && now - lastFreeCheck > 5000)) {
+      lastFreeCheck = now
+      void run()
+    }
+  }, options.maintenanceIntervalMs ?? 200)
+  timer.unref()
+  return {
+    now: async () => {
+      await busy
+      await run()
+    },
+    stop() {
+      stopped = true
+      clearInterval(timer)
+      worker?.postMessage({ kind: 'close' })
+      worker = null
     },
   }
 }

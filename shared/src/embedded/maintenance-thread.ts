@@ -1,0 +1,69 @@
+/**
+ * Worker-thread entry (started by db.ts): the database file's housekeeping on a connection of its
+ * own, so that none of it runs on the event loop of the process that serves requests.
+ *
+ * - WAL checkpoints: the serving connection has automatic checkpoints off. A checkpoint copies
+ *   the WAL into the database file and fsyncs it; run by SQLite after a commit it took 30–180 ms of
+ *   the event loop per big commit under load (measured: most of the time /healthz waited).
+ *   PASSIVE never waits for other connections: frames still read by someone are copied next time.
+ * - Free pages: with auto_vacuum=INCREMENTAL, pages freed by deleted rows (acked messages) beyond
+ *   a slack are given back to the file system in small steps (`incremental_vacuum`), each a short
+ *   write transaction, so writers on other connections wait at most one step.
+ *
+ * Messages in: `{ kind: 'tick' }` (do what is due) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
+ * after each tick, `{ kind: 'error', message }` when a step failed (the next tick tries again).
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { DatabaseSync } from 'node:sqlite'
+
+interface Data {
+  path: string
+  /** checkpoint once the WAL file is larger than this */
+  checkpointBytes: number
+  /** free pages kept for reuse before any is given back */
+  slackPages: number
+  /** pages given back per step */
+  stepPages: number
+}
+
+const data = workerData as Data
+const port = parentPort!
+const db = new DatabaseSync(data.path)
+// short waits only: this connection is never in a hurry, the serving one is
+db.exec('PRAGMA busy_timeout = 200')
+db.exec('PRAGMA wal_autocheckpoint = 0')
+const freelist = db.prepare('PRAGMA freelist_count')
+const pageCount = db.prepare('PRAGMA page_count')
+const autoVacuum = db.prepare('PRAGMA auto_vacuum')
+const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
+const num = (row: unknown) => Number(Object.values(row as Record<string, unknown>)[0])
+
+function tick(walBytes: number): void {
+  if (walBytes > data.checkpointBytes) checkpoint.get()
+  if (num(autoVacuum.get()) !== 2) return
+  // give back what exceeds the slack (at least 10 % of the file stays reusable), in steps
+  for (let step = 0; step < 64; step++) {
+    const free = num(freelist.get())
+    const excess = free - Math.max(data.slackPages, Math.floor(num(pageCount.get()) / 10))
+    if (excess <= 0) break
+    db.exec(`PRAGMA incremental_vacuum(${Math.min(excess, data.stepPages)})`)
+  }
+}
+
+port.on('message', (message: { kind: 'tick'; walBytes: number } | { kind: 'close' }) => {
+  if (message.kind === 'close') {
+    try {
+      db.close() // the last connection to close checkpoints and removes the WAL
+    } catch {
+      // the folder may be gone already (a test's cleanup): nothing left to tidy
+    }
+    port.close()
+    return
+  }
+  try {
+    tick(message.walBytes)
+    port.postMessage({ kind: 'done' })
+  } catch (err) {
+    port.postMessage({ kind: 'error', message: (err as Error).message })
+  }
+})
