@@ -5,7 +5,14 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { App } from '@lsv/shared/http/base-app.ts'
+
+/**
+ * What the demo tenant needs of portal-api: fastify's `inject` (npm start, one process) or the
+ * same call over HTTP (start:cloud, portal-api in its own process).
+ */
+export interface ManagementApi {
+  inject(request: { method: 'GET' | 'POST' | 'PUT'; url: string; headers: Record<string, string>; payload?: object }): Promise<{ statusCode: number; json(): unknown }>
+}
 
 export const DEMO_PUBLIC_ID = 'demo'
 export const DEMO_API_SOURCE = 'demo-api'
@@ -45,7 +52,7 @@ function writeDemoCredentials(dataDir: string, credentials: DemoCredentials): vo
   renameSync(`${file}.tmp`, file)
 }
 
-async function call(portal: App, operatorToken: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(portal: ManagementApi, operatorToken: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await portal.inject({ method, url, headers: { authorization: `Bearer ${operatorToken}` }, ...(payload ? { payload } : {}) })
   let body: Record<string, unknown> = {}
   try {
@@ -56,14 +63,14 @@ async function call(portal: App, operatorToken: string, method: 'GET' | 'POST' |
   return { status: res.statusCode, body }
 }
 
-async function must(portal: App, operatorToken: string, method: 'POST' | 'PUT', url: string, payload: object): Promise<Record<string, unknown>> {
+async function must(portal: ManagementApi, operatorToken: string, method: 'POST' | 'PUT', url: string, payload: object): Promise<Record<string, unknown>> {
   const res = await call(portal, operatorToken, method, url, payload)
   if (res.status >= 300) throw new Error(`demo tenant: ${method} ${url} answered ${res.status} ${JSON.stringify(res.body)}`)
   return res.body
 }
 
 export interface DemoTenantOptions {
-  portal: App
+  portal: ManagementApi
   dataDir: string
   operatorToken: string
   edgeUrl: string

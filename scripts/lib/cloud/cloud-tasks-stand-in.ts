@@ -1,0 +1,376 @@
+/**
+ * A Cloud Tasks stand-in at the HTTP level (REST v2, what the client library's REST transport
+ * sends): create, get, update and delete queues; create, get and delete tasks. Each task's
+ * httpRequest is sent at its scheduleTime with an OIDC ID token for its oidcToken
+ * (serviceAccountEmail, audience, or the URL when no audience is set) and the X-CloudTasks-*
+ * headers; a non-2xx answer is retried with the queue's backoff (minBackoff doubling up to
+ * maxBackoff, maxDoublings) until maxAttempts; dispatches per second and concurrent dispatches
+ * follow the queue's rate limits. Task names stay taken after the task ran or was deleted, as in
+ * Cloud Tasks (about an hour there; the whole run here).
+ *
+ * Each service calls on its own port, so calls are checked against the IAM grants infra/ declares
+ * for its account (cloudtasks.queues.* / cloudtasks.tasks.create, and iam.serviceAccounts.actAs
+ * on the account a task's token is minted for). Only loopback URLs are ever called.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { listen, readJson, sendGoogleError, sendJson, type Listener } from './http.ts'
+import type { Iam } from './iam.ts'
+import type { OidcIssuer } from './oidc-issuer.ts'
+
+interface RetryConfig { maxAttempts: number; minBackoffMs: number; maxBackoffMs: number; maxDoublings: number; maxRetryDurationMs: number }
+interface Queue {
+  name: string
+  rate: { maxDispatchesPerSecond: number; maxConcurrentDispatches: number }
+  retry: RetryConfig
+  tokens: number
+  refilledAt: number
+  running: number
+}
+interface Task {
+  name: string
+  queue: string
+  url: string
+  method: string
+  headers: Record<string, string>
+  body: Buffer
+  oidc: { serviceAccountEmail: string; audience: string } | null
+  scheduleMs: number
+  createMs: number
+  firstAttemptMs: number | null
+  dispatchCount: number
+  responseCount: number
+  running: boolean
+}
+
+export interface TaskLogLine {
+  time: string
+  task: string
+  url: string
+  attempt: number
+  status: number
+  error?: string
+  next?: string
+}
+
+export interface CloudTasksStandIn {
+  listenFor(account: string): Promise<Listener>
+  /** queues Terraform declares (google_cloud_tasks_queue), created before any service starts */
+  declareQueue(path: string, rate: Queue['rate'] | null, retry: Partial<RetryConfig> | null): void
+  close(): Promise<void>
+}
+
+const DEFAULT_RETRY: RetryConfig = { maxAttempts: 100, minBackoffMs: 100, maxBackoffMs: 3_600_000, maxDoublings: 16, maxRetryDurationMs: 0 }
+const DEFAULT_RATE = { maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000 }
+const HTTP_METHODS = ['HTTP_METHOD_UNSPECIFIED', 'POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']
+
+/** proto3 JSON Duration ("1.5s") or the object form ({seconds, nanos}) → ms */
+function durationMs(v: unknown): number | null {
+  if (v === undefined || v === null) return null
+  if (typeof v === 'string') {
+    const m = /^(-?\d+(?:\.\d+)?)s$/.exec(v)
+    if (!m) throw new Error(`bad duration ${v}`)
+    return Number(m[1]) * 1000
+  }
+  if (typeof v === 'object') {
+    const o = v as { seconds?: number | string; nanos?: number }
+    return Number(o.seconds ?? 0) * 1000 + Number(o.nanos ?? 0) / 1e6
+  }
+  throw new Error(`bad duration ${String(v)}`)
+}
+
+/** proto3 JSON Timestamp (RFC 3339) or {seconds, nanos} → ms */
+function timestampMs(v: unknown): number | null {
+  if (v === undefined || v === null) return null
+  if (typeof v === 'string') {
+    const ms = Date.parse(v)
+    if (Number.isNaN(ms)) throw new Error(`bad timestamp ${v}`)
+    return ms
+  }
+  return durationMs(v)
+}
+
+function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname
+    return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
+  } catch {
+    return false
+  }
+}
+
+export function createCloudTasksStandIn(options: { project: string; issuer: OidcIssuer; iam: Iam; log: (line: TaskLogLine | Record<string, unknown>) => void }): CloudTasksStandIn {
+  const { project, issuer, iam, log } = options
+  const queues = new Map<string, Queue>()
+  const tasks = new Map<string, Task>()
+  /** names of tasks that ran or were deleted: not reusable (Cloud Tasks' de-duplication window) */
+  const spent = new Set<string>()
+  const listeners: Listener[] = []
+  let timer: NodeJS.Timeout | null = null
+  let closed = false
+
+  function retryOf(body: Record<string, unknown> | undefined, base: RetryConfig): RetryConfig {
+    if (!body) return base
+    const num = (v: unknown, fallback: number) => (v === undefined || v === null ? fallback : Number(v))
+    return {
+      maxAttempts: num(body.maxAttempts, base.maxAttempts),
+      minBackoffMs: durationMs(body.minBackoff) ?? base.minBackoffMs,
+      maxBackoffMs: durationMs(body.maxBackoff) ?? base.maxBackoffMs,
+      maxDoublings: num(body.maxDoublings, base.maxDoublings),
+      maxRetryDurationMs: durationMs(body.maxRetryDuration) ?? base.maxRetryDurationMs,
+    }
+  }
+
+  function rateOf(body: Record<string, unknown> | undefined, base: Queue['rate']): Queue['rate'] {
+    if (!body) return base
+    return {
+      maxDispatchesPerSecond: body.maxDispatchesPerSecond === undefined ? base.maxDispatchesPerSecond : Number(body.maxDispatchesPerSecond),
+      maxConcurrentDispatches: body.maxConcurrentDispatches === undefined ? base.maxConcurrentDispatches : Number(body.maxConcurrentDispatches),
+    }
+  }
+
+  function queueJson(q: Queue): Record<string, unknown> {
+    return {
+      name: q.name,
+      rateLimits: { ...q.rate, maxBurstSize: Math.max(1, Math.ceil(q.rate.maxDispatchesPerSecond)) },
+      retryConfig: {
+        maxAttempts: q.retry.maxAttempts,
+        minBackoff: `${q.retry.minBackoffMs / 1000}s`,
+        maxBackoff: `${q.retry.maxBackoffMs / 1000}s`,
+        maxDoublings: q.retry.maxDoublings,
+        maxRetryDuration: `${q.retry.maxRetryDurationMs / 1000}s`,
+      },
+      state: 'RUNNING',
+    }
+  }
+
+  function taskJson(t: Task): Record<string, unknown> {
+    return {
+      name: t.name,
+      httpRequest: { url: t.url, httpMethod: t.method, headers: t.headers, ...(t.oidc ? { oidcToken: t.oidc } : {}) },
+      scheduleTime: new Date(t.scheduleMs).toISOString(),
+      createTime: new Date(t.createMs).toISOString(),
+      dispatchCount: t.dispatchCount,
+      responseCount: t.responseCount,
+      view: 'BASIC',
+    }
+  }
+
+  function backoffMs(q: Queue, attempt: number): number {
+    // attempt 1 failed → minBackoff; doubles maxDoublings times, then grows linearly; capped
+    const { minBackoffMs: min, maxBackoffMs: max, maxDoublings } = q.retry
+    const doublings = Math.min(attempt - 1, maxDoublings)
+    const linear = Math.max(0, attempt - 1 - maxDoublings)
+    const value = min * 2 ** doublings + linear * min * 2 ** maxDoublings
+    return Math.min(max, value)
+  }
+
+  async function dispatch(t: Task, q: Queue): Promise<void> {
+    t.running = true
+    q.running++
+    t.dispatchCount++
+    t.firstAttemptMs ??= Date.now()
+    const attempt = t.dispatchCount
+    const headers: Record<string, string> = {
+      ...t.headers,
+      'user-agent': 'Google-Cloud-Tasks',
+      'x-cloudtasks-queuename': q.name.split('/').pop()!,
+      'x-cloudtasks-taskname': t.name.split('/').pop()!,
+      'x-cloudtasks-taskretrycount': String(attempt - 1),
+      'x-cloudtasks-taskexecutioncount': String(t.responseCount),
+      'x-cloudtasks-tasketa': (t.scheduleMs / 1000).toFixed(6),
+    }
+    if (t.oidc) headers.authorization = `Bearer ${await issuer.mint(t.oidc.serviceAccountEmail, t.oidc.audience)}`
+    let status = 0
+    let error: string | undefined
+    try {
+      const res = await fetch(t.url, { method: t.method, headers, ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }), signal: AbortSignal.timeout(600_000) })
+      await res.arrayBuffer()
+      status = res.status
+      t.responseCount++
+    } catch (err) {
+      error = (err as Error).message
+    }
+    q.running--
+    t.running = false
+    const base = { time: new Date().toISOString(), task: t.name, url: t.url, attempt, status, ...(error ? { error } : {}) }
+    if (status >= 200 && status < 300) {
+      tasks.delete(t.name)
+      spent.add(t.name)
+      log(base)
+      return
+    }
+    const exhausted = (q.retry.maxAttempts >= 0 && attempt >= q.retry.maxAttempts)
+      || (q.retry.maxRetryDurationMs > 0 && Date.now() - t.firstAttemptMs >= q.retry.maxRetryDurationMs)
+    if (exhausted || !tasks.has(t.name)) {
+      tasks.delete(t.name)
+      spent.add(t.name)
+      log({ ...base, next: 'dropped: retries exhausted' })
+      return
+    }
+    t.scheduleMs = Date.now() + backoffMs(q, attempt)
+    log({ ...base, next: new Date(t.scheduleMs).toISOString() })
+  }
+
+  /** Starts every due task the queues' rate limits allow, then sleeps until the next one is due. */
+  function tick(): void {
+    timer = null
+    if (closed) return
+    const now = Date.now()
+    let nextDue = Infinity
+    for (const t of [...tasks.values()].sort((a, b) => a.scheduleMs - b.scheduleMs)) {
+      if (t.running) continue
+      if (t.scheduleMs > now) {
+        nextDue = Math.min(nextDue, t.scheduleMs)
+        continue
+      }
+      const q = queues.get(t.queue)
+      if (!q) continue
+      q.tokens = Math.min(Math.max(1, q.rate.maxDispatchesPerSecond), q.tokens + ((now - q.refilledAt) / 1000) * q.rate.maxDispatchesPerSecond)
+      q.refilledAt = now
+      if (q.tokens < 1 || q.running >= q.rate.maxConcurrentDispatches) {
+        nextDue = Math.min(nextDue, now + Math.max(5, 1000 / Math.max(q.rate.maxDispatchesPerSecond, 0.001)))
+        continue
+      }
+      q.tokens -= 1
+      void dispatch(t, q).finally(schedule)
+    }
+    if (nextDue < Infinity) timer = setTimeout(tick, Math.max(0, Math.min(nextDue - Date.now(), 60_000)))
+  }
+
+  function schedule(): void {
+    if (closed) return
+    if (timer) clearTimeout(timer)
+    timer = setTimeout(tick, 0)
+  }
+
+  function upsertQueue(path: string, body: Record<string, unknown>, existing: Queue | undefined): Queue {
+    const q: Queue = existing ?? {
+      name: path, rate: { ...DEFAULT_RATE }, retry: { ...DEFAULT_RETRY }, tokens: 1, refilledAt: Date.now(), running: 0,
+    }
+    q.rate = rateOf(body.rateLimits as Record<string, unknown> | undefined, q.rate)
+    q.retry = retryOf(body.retryConfig as Record<string, unknown> | undefined, q.retry)
+    queues.set(path, q)
+    return q
+  }
+
+  const handle = (account: string) => async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://stand-in')
+    const path = decodeURIComponent(url.pathname)
+    const deny = (permission: string, resource: string) => {
+      log({ time: new Date().toISOString(), denied: permission, resource, account })
+      sendGoogleError(res, 'PERMISSION_DENIED', `The principal (user or service account) lacks IAM permission "${permission}" for the resource "${resource}" (or the resource may not exist). [caller ${account}; start:cloud checks the IAM grants in infra/]`)
+    }
+    const may = (permission: string, resource: string, p: string) => p === project && iam.allows(account, permission, resource)
+    let m: RegExpExecArray | null
+
+    if ((m = /^\/v2\/projects\/([^/]+)\/locations\/([^/]+)\/queues$/.exec(path)) && req.method === 'POST') {
+      const [, p] = m as unknown as [string, string, string]
+      const body = await readJson(req)
+      const name = String(body.name ?? '')
+      if (!name.startsWith(`${path.slice(4)}/`) || !/\/queues\/[A-Za-z0-9-]{1,100}$/.test(name)) return sendGoogleError(res, 'INVALID_ARGUMENT', `bad queue name ${name}`)
+      if (!may('cloudtasks.queues.create', `queue:${name.split('/').pop()}`, p)) return deny('cloudtasks.queues.create', name)
+      if (queues.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Queue already exists')
+      return sendJson(res, 200, queueJson(upsertQueue(name, body, undefined)))
+    }
+
+    if ((m = /^\/v2\/(projects\/([^/]+)\/locations\/([^/]+)\/queues\/([^/]+))$/.exec(path))) {
+      const [, name, p, , id] = m as unknown as [string, string, string, string, string]
+      if (req.method === 'GET') {
+        if (!may('cloudtasks.queues.get', `queue:${id}`, p)) return deny('cloudtasks.queues.get', name)
+        const q = queues.get(name)
+        return q ? sendJson(res, 200, queueJson(q)) : sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
+      }
+      if (req.method === 'PATCH') {
+        // UpdateQueue creates the queue when it does not exist
+        const existing = queues.get(name)
+        const permission = existing ? 'cloudtasks.queues.update' : 'cloudtasks.queues.create'
+        if (!may(permission, `queue:${id}`, p)) return deny(permission, name)
+        const body = await readJson(req)
+        const mask = (url.searchParams.get('updateMask') ?? '').split(',').filter(Boolean)
+        const masked: Record<string, unknown> = {}
+        if (mask.length === 0) Object.assign(masked, body)
+        for (const field of mask) {
+          const [group, leaf] = field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()).split('.') as [string, string | undefined]
+          const source = body[group] as Record<string, unknown> | undefined
+          if (!leaf) masked[group] = source
+          else if (source && leaf in source) masked[group] = { ...(masked[group] as object | undefined), [leaf]: source[leaf] }
+        }
+        return sendJson(res, 200, queueJson(upsertQueue(name, masked, existing)))
+      }
+      if (req.method === 'DELETE') {
+        if (!may('cloudtasks.queues.delete', `queue:${id}`, p)) return deny('cloudtasks.queues.delete', name)
+        if (!queues.delete(name)) return sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
+        for (const t of tasks.values()) if (t.queue === name) tasks.delete(t.name)
+        return sendJson(res, 200, {})
+      }
+    }
+
+    if ((m = /^\/v2\/(projects\/([^/]+)\/locations\/([^/]+)\/queues\/([^/]+))\/tasks$/.exec(path)) && req.method === 'POST') {
+      const [, queueName, p, , id] = m as unknown as [string, string, string, string, string]
+      if (!may('cloudtasks.tasks.create', `queue:${id}`, p)) return deny('cloudtasks.tasks.create', queueName)
+      const q = queues.get(queueName)
+      if (!q) return sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
+      const body = await readJson(req)
+      const task = (body.task ?? {}) as Record<string, unknown>
+      const http = task.httpRequest as Record<string, unknown> | undefined
+      if (!http) return sendGoogleError(res, 'INVALID_ARGUMENT', 'start:cloud implements HTTP targets only (task.httpRequest)')
+      const target = String(http.url ?? '')
+      if (!isLoopbackUrl(target)) return sendGoogleError(res, 'INVALID_ARGUMENT', `start:cloud's Cloud Tasks stand-in calls only this machine; ${target} is not a loopback URL`)
+      const oidcRaw = http.oidcToken as { serviceAccountEmail?: string; audience?: string } | undefined
+      if (http.oauthToken) return sendGoogleError(res, 'INVALID_ARGUMENT', 'oauthToken is not implemented by start:cloud')
+      const oidc = oidcRaw ? { serviceAccountEmail: String(oidcRaw.serviceAccountEmail ?? ''), audience: String(oidcRaw.audience || target) } : null
+      if (oidc && !may('iam.serviceAccounts.actAs', `serviceAccount:${oidc.serviceAccountEmail}`, p)) {
+        return deny('iam.serviceAccounts.actAs', `projects/-/serviceAccounts/${oidc.serviceAccountEmail}`)
+      }
+      let name = typeof task.name === 'string' && task.name ? task.name : `${queueName}/tasks/${Date.now()}${Math.random().toString().slice(2, 12)}`
+      if (!name.startsWith(`${queueName}/tasks/`) || !/\/tasks\/[A-Za-z0-9_-]{1,500}$/.test(name)) return sendGoogleError(res, 'INVALID_ARGUMENT', `bad task name ${name}`)
+      if (tasks.has(name) || spent.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Requested entity already exists')
+      const method = typeof http.httpMethod === 'number' ? HTTP_METHODS[http.httpMethod] ?? 'POST' : String(http.httpMethod ?? 'POST')
+      const now = Date.now()
+      const t: Task = {
+        name, queue: queueName, url: target, method: method === 'HTTP_METHOD_UNSPECIFIED' ? 'POST' : method,
+        headers: Object.fromEntries(Object.entries((http.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), String(v)])),
+        body: Buffer.from(String(http.body ?? ''), 'base64'), oidc,
+        scheduleMs: timestampMs(task.scheduleTime) ?? now, createMs: now, firstAttemptMs: null, dispatchCount: 0, responseCount: 0, running: false,
+      }
+      tasks.set(name, t)
+      schedule()
+      return sendJson(res, 200, taskJson(t))
+    }
+
+    if ((m = /^\/v2\/(projects\/([^/]+)\/locations\/([^/]+)\/queues\/([^/]+)\/tasks\/([^/]+))$/.exec(path))) {
+      const [, name, p, , id] = m as unknown as [string, string, string, string, string]
+      if (req.method === 'GET') {
+        if (!may('cloudtasks.tasks.get', `queue:${id}`, p)) return deny('cloudtasks.tasks.get', name)
+        const t = tasks.get(name)
+        return t ? sendJson(res, 200, taskJson(t)) : sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
+      }
+      if (req.method === 'DELETE') {
+        if (!may('cloudtasks.tasks.delete', `queue:${id}`, p)) return deny('cloudtasks.tasks.delete', name)
+        if (!tasks.delete(name)) return sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
+        spent.add(name)
+        return sendJson(res, 200, {})
+      }
+    }
+    sendGoogleError(res, 'NOT_FOUND', `start:cloud's Cloud Tasks stand-in does not implement ${req.method} ${path}`)
+  }
+
+  return {
+    async listenFor(account) {
+      const l = await listen(handle(account))
+      listeners.push(l)
+      return l
+    },
+    declareQueue(path, rate, retry) {
+      upsertQueue(path, {}, undefined)
+      const q = queues.get(path)!
+      if (rate) q.rate = rate
+      if (retry) q.retry = { ...q.retry, ...retry }
+    },
+    async close() {
+      closed = true
+      if (timer) clearTimeout(timer)
+      await Promise.all(listeners.map((l) => l.close()))
+    },
+  }
+}
