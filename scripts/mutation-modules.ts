@@ -1,0 +1,46 @@
+/**
+ * The modules `npm run test:mutation` mutates (StrykerJS, stryker.config.mjs), each with the files
+ * Stryker mutates and only the test files that exercise them, so a run does not load the whole
+ * suite (globs: `*` and `**` only).
+ */
+export interface MutationModule {
+  mutate: string[]
+  tests: string[]
+}
+
+export const MUTATION_MODULES: Record<string, MutationModule> = {
+  // keys, tokens, operator token, hashing and constant-time comparison
+  auth: {
+    mutate: ['shared/src/domain/auth/**/*.ts', 'shared/src/domain/ingest/auth.ts'],
+    tests: [
+      'test/auth/api-keys.test.ts', 'test/deactivation/*.test.ts', 'test/management/provisioning.test.ts',
+      'test/ingest/edge-source.test.ts', 'test/ingest/edge-partnercrm.test.ts', 'test/ingest/edge-contacts.test.ts',
+    ],
+  },
+  // field precedence (form > manual > enrichment > provider) and the FieldPolicy accounting
+  merge: {
+    mutate: ['shared/src/domain/contacts/merge.ts', 'shared/src/domain/contacts/field-policy.ts'],
+    tests: ['test/contacts/merge.test.ts', 'test/outbound/assemble.test.ts', 'test/outbound/visit.test.ts'],
+  },
+  // outbound webhooks: SSRF policy (static check, address ranges, connect-time filter) and signing
+  ssrf: {
+    mutate: [
+      'shared/src/domain/webhooks/ssrf.ts', 'shared/src/domain/webhooks/safe-agent.ts',
+      'shared/src/domain/webhooks/ip-ranges.ts', 'shared/src/domain/webhooks/signing.ts',
+    ],
+    tests: ['test/outbound/ssrf.test.ts', 'test/outbound/ssrf-dns.test.ts', 'test/outbound/signing.test.ts'],
+  },
+  // fixed windows, the exhaustion memo and the push quota (contract section 8)
+  'rate-limit': {
+    mutate: ['shared/src/ports/rate-limiter/windows.ts', 'shared/src/domain/ingest/rate-limit.ts'],
+    tests: ['test/conformance/rate-limiter.test.ts', 'test/ingest/rate-limit.test.ts'],
+  },
+  // push bodies: the 8 MiB cap (the apps' bodyLimit), safe JSON parsing, record count and depth
+  'body-limits': {
+    mutate: [
+      'shared/src/http/json-body.ts', 'shared/src/domain/ingest/push-body.ts',
+      'services/edge-ingest/src/app.ts', 'services/portal-api/src/app.ts',
+    ],
+    tests: ['test/ingest/hostile.test.ts', 'test/ingest/body-limits.test.ts', 'test/ingest/mapping.test.ts'],
+  },
+}
