@@ -6,23 +6,34 @@ import { StringEnum } from './common.ts'
 export const LINK_TYPES = ['opaque', 'signed'] as const
 export const MAX_LINK_EXP_SECONDS = 31_536_000
 
+const ContactIdField = Type.String({ format: 'uuid', minLength: 1, maxLength: 128, description: 'names the contact; takes precedence over `source`/`externalId`' })
+const SourceField = Type.String({ minLength: 1, maxLength: 64, description: 'used with `externalId`' })
+const ExternalIdField = Type.String({ minLength: 1, maxLength: 256, description: 'used with `source`' })
+
 /**
- * The contact is named by `contactId`, or by both `source` and `externalId` (the `anyOf`), so a
- * request naming neither fails validation (400 `invalid payload` with `issues`). `contactId`
- * takes precedence when both ways are sent.
+ * The contact is named by `contactId`, or by both `source` and `externalId`, so a request naming
+ * neither fails validation (400 `invalid payload` with `issues`). `contactId` takes precedence
+ * when both ways are sent. The alternative is `allOf: [{anyOf: [...]}]` with typed branches
+ * (not a bare `anyOf` of `required` lists): code generators such as openapi-typescript then type
+ * the body as `{…} & ({contactId} | {source, externalId})` instead of `unknown`.
  */
 export const MintLinkBody = Type.Object(
   {
     destinationUrl: Type.String({ minLength: 1, maxLength: 2048, description: 'must resolve to a domain the tenant has authorized' }),
-    contactId: Type.Optional(Type.String({ format: 'uuid', minLength: 1, maxLength: 128, description: 'names the contact; takes precedence over `source`/`externalId`' })),
-    source: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'used with `externalId`' })),
-    externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'used with `source`' })),
+    contactId: Type.Optional(ContactIdField),
+    source: Type.Optional(SourceField),
+    externalId: Type.Optional(ExternalIdField),
     type: Type.Optional(StringEnum(LINK_TYPES, { default: 'opaque' })),
     expSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LINK_EXP_SECONDS, description: 'meaningful only for `type` = `signed`' })),
   },
   {
     title: 'MintLinkBody',
-    anyOf: [{ required: ['contactId'] }, { required: ['source', 'externalId'] }],
+    allOf: [{
+      anyOf: [
+        { type: 'object', required: ['contactId'], properties: { contactId: ContactIdField } },
+        { type: 'object', required: ['source', 'externalId'], properties: { source: SourceField, externalId: ExternalIdField } },
+      ],
+    }],
   },
 )
 
