@@ -1,0 +1,154 @@
+/**
+ * The HCL evaluator start:cloud reads infra/ with: the expression forms infra/ uses evaluate as
+ * Terraform would, every form it does not handle throws naming it (a service must never start
+ * with a variable quietly missing), and the real infra/ evaluates to environments that point at
+ * this machine.
+ */
+import { describe, expect, it } from 'vitest'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { evaluate, HclError, parseTemplate, type HclValue, type Scope } from '../../scripts/lib/cloud/hcl-expr.ts'
+import { loadTerraform } from '../../scripts/lib/cloud/terraform.ts'
+import { readDeployedShape, type LocalSettings } from '../../scripts/lib/cloud/deployed-shape.ts'
+import { ROOT } from './support.ts'
+
+const vars: Record<string, HclValue> = { region: 'europe-west1', name: 'x', list: ['b', 'a', 'b'], obj: { k: 'v', n: 2 } }
+const scope: Scope = {
+  reference(root, steps) {
+    if (root !== 'var') throw new HclError(`unknown reference ${root}`)
+    const s = steps[0]
+    if (!s || s.kind !== 'attr' || !(s.name in vars)) throw new HclError(`var.${s && s.kind === 'attr' ? s.name : '?'} is not declared`)
+    return { value: vars[s.name]!, used: 1 }
+  },
+}
+const ev = (src: string) => evaluate(parseTemplate(src), scope)
+
+describe('HCL expressions', () => {
+  it('evaluates templates, references, collections, for expressions and functions', () => {
+    expect(ev('plain')).toBe('plain')
+    expect(ev('https://${var.name}-1.${var.region}.run.app')).toBe('https://x-1.europe-west1.run.app')
+    expect(ev('${var.obj}')).toEqual({ k: 'v', n: 2 })
+    expect(ev('${var.obj["k"]}')).toBe('v')
+    expect(ev('${var.obj.n}')).toBe(2)
+    expect(ev('${merge(var.obj, { k = "w", extra = var.name })}')).toEqual({ k: 'w', n: 2, extra: 'x' })
+    expect(ev('${toset(var.list)}')).toEqual(['a', 'b'])
+    expect(ev('${{ for n in toset(var.list) : n => "u-${n}" }}')).toEqual({ a: 'u-a', b: 'u-b' })
+    expect(ev('${[for k, v in var.obj : k]}')).toEqual(['k', 'n'])
+    expect(ev('${merge([for n in ["p", "q"] : { (n) = n }]...)}')).toEqual({ p: 'p', q: 'q' })
+    expect(ev('${jsonencode({ b = 1, a = [true, null] })}')).toBe('{"a":[true,null],"b":1}')
+    expect(ev('a $${literal} b')).toBe('a ${literal} b')
+    expect(ev('${"quoted \\"${var.name}\\""}')).toBe('quoted "x"')
+    expect(ev('${{ a = 1 }["a"]}')).toBe(1)
+  })
+
+  it('throws, naming the form, on everything outside the subset', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['${var.name == "x" ? "a" : "b"}', /operator "==" is not supported/],
+      ['${var.missing}', /var\.missing is not declared/],
+      ['${var.obj["nope"]}', /no such key/],
+      ['${var.list[7]}', /no such element/],
+      ['${upper(var.name)}', /function upper\(\) is not supported/],
+      ['${var.list[*]}', /splat/],
+      ['%{ if true }x%{ endif }', /template directives/],
+      ['${var.name}${var.obj}', /cannot interpolate an object/],
+      ['${local.x}', /unknown reference local/],
+      ['${[for n in var.list : n if n == "a"]}', /operator "==" is not supported/],
+      ['${{ for k, v in var.obj : v => k... }}', /grouping/],
+    ]
+    for (const [src, message] of cases) expect(() => ev(src), src).toThrow(message)
+  })
+})
+
+describe('infra/ read by code', () => {
+  function withInfra(files: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), 'lsv-hcl-'))
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+    return dir
+  }
+
+  it('computes what only an apply knows (service account emails, topic ids, the project number) and refuses duplicate or unset variables', async () => {
+    const dir = withInfra({
+      'main.tf': `
+        variable "project_id" { type = string }
+        variable "region" { default = "europe-west1" }
+        data "google_project" "this" { project_id = var.project_id }
+        resource "google_service_account" "push" { account_id = "pubsub-push" }
+        resource "google_pubsub_topic" "main" {
+          for_each = toset(["a-topic", "b-topic"])
+          name     = each.value
+        }
+        locals {
+          url   = "https://svc-\${data.google_project.this.number}.\${var.region}.run.app"
+          email = google_service_account.push.email
+          ids   = { for k, t in google_pubsub_topic.main : k => t.id }
+          bad   = google_pubsub_topic.main["a-topic"].message_retention_duration
+        }`,
+    })
+    try {
+      const tf = await loadTerraform(dir, { variables: { project_id: 'demo-p' }, projectNumber: '42' })
+      expect(tf.local('url')).toBe('https://svc-42.europe-west1.run.app')
+      expect(tf.local('email')).toBe('pubsub-push@demo-p.iam.gserviceaccount.com')
+      expect(tf.local('ids')).toEqual({ 'a-topic': 'projects/demo-p/topics/a-topic', 'b-topic': 'projects/demo-p/topics/b-topic' })
+      expect(() => tf.local('bad')).toThrow(/message_retention_duration is neither set in infra\/ nor an attribute start:cloud knows/)
+      const unset = await loadTerraform(dir, { variables: {}, projectNumber: '42' })
+      expect(() => unset.local('email')).toThrow(/var\.project_id has no default and no local value/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+    const twice = withInfra({ 'v.tf': 'variable "a" { default = 1 }\nvariable "a" { default = 2 }\n' })
+    try {
+      await expect(loadTerraform(twice, { variables: {}, projectNumber: '42' })).rejects.toThrow(/variable "a" is declared more than once/)
+    } finally {
+      rmSync(twice, { recursive: true, force: true })
+    }
+  })
+
+  const local: LocalSettings = {
+    infraDir: join(ROOT, 'infra'),
+    project: 'demo-lsv-shape',
+    ports: { 'edge-ingest': 18080, 'portal-api': 18081, 'upsert-worker': 18082, 'webhook-dispatcher': 18083 },
+    edgeDomain: 'edge.localhost',
+    edgeBaseUrlTemplate: 'http://{public_id}.edge.localhost:18080',
+    portalBaseUrl: 'http://localhost:18081',
+  }
+
+  it('the real infra/: each service\'s environment with the Cloud Run URLs as this machine\'s, push subscriptions as declared', async () => {
+    const shape = await readDeployedShape(local)
+    const env = Object.fromEntries(shape.services.map((s) => [s.name, s.env]))
+    for (const s of shape.services) {
+      expect(s.env.NODE_ENV, s.name).toBe('production')
+      expect(s.env.GOOGLE_CLOUD_PROJECT, s.name).toBe('demo-lsv-shape')
+      for (const value of Object.values(s.env)) expect(value, s.name).not.toMatch(/run\.app|^https:/)
+    }
+    expect(env['upsert-worker']).toMatchObject({ PUSH_AUDIENCE: 'http://127.0.0.1:18082', PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-shape.iam.gserviceaccount.com' })
+    expect(env['webhook-dispatcher']).toMatchObject({ PUSH_AUDIENCE: 'http://127.0.0.1:18083', DISPATCHER_URL: 'http://127.0.0.1:18083' })
+    expect(env['portal-api']).toMatchObject({ DISPATCHER_URL: 'http://127.0.0.1:18083', PORTAL_BASE_URL: 'http://localhost:18081', EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:18080' })
+    const batches = shape.subscriptions.find((s) => s.name === 'contact-batches-push')!
+    expect(batches.push).toEqual({
+      endpoint: 'http://127.0.0.1:18082/pubsub/contact-batches',
+      oidc: { serviceAccountEmail: 'pubsub-push@demo-lsv-shape.iam.gserviceaccount.com', audience: 'http://127.0.0.1:18082' },
+      noWrapper: null,
+    })
+    expect(batches.deadLetterPolicy).toMatchObject({ deadLetterTopic: 'contact-batches-dead-letter' })
+    const bigquery = shape.subscriptions.find((s) => s.replacesBigQuery)!
+    expect(bigquery).toMatchObject({ name: 'contact-changes-bigquery', topic: 'contact-changes', push: null })
+    expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-token'])
+  })
+
+  it('an expression in service-env.tf it cannot follow stops the run, naming the variable', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lsv-infra-'))
+    try {
+      const { cpSync, readFileSync } = await import('node:fs')
+      cpSync(join(ROOT, 'infra'), dir, { recursive: true })
+      const file = join(dir, 'service-env.tf')
+      const text = readFileSync(file, 'utf8')
+      const edited = text.replace(/LOG_LEVEL\s*=\s*"info"/, 'LOG_LEVEL = var.max_instances > 1 ? "info" : "debug"')
+      expect(edited).not.toBe(text)
+      writeFileSync(file, edited)
+      await expect(readDeployedShape({ ...local, infraDir: dir })).rejects.toThrow(/LOG_LEVEL.*operator ">" is not supported/s)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

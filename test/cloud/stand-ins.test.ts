@@ -1,0 +1,174 @@
+/**
+ * The Cloud Tasks and Secret Manager stand-ins, driven by what the services really use: the
+ * Google client libraries pointed at them (standInClientOptions: REST transport, no credentials)
+ * behind the platform's own adapters. A task is delivered at its time with an ID token the
+ * services' verifier accepts, a failure is retried, names de-duplicate; a call the IAM grants do
+ * not allow fails with PERMISSION_DENIED as in Google Cloud.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CloudTasksClient } from '@google-cloud/tasks'
+import { SecretManagerServiceClient } from '@google-cloud/secret-manager'
+import { standInClientOptions } from '@lsv/shared/platform/google-stand-in.ts'
+import { cloudTasksQueueId, cloudTasksTaskId, createCloudTasksScheduler } from '@lsv/shared/ports/task-scheduler/cloud-tasks.ts'
+import { createSecretManagerSecrets } from '@lsv/shared/ports/secrets/secret-manager.ts'
+import { createOidcVerifier } from '@lsv/shared/platform/oidc.ts'
+import { createCloudTasksStandIn, type CloudTasksStandIn } from '../../scripts/lib/cloud/cloud-tasks-stand-in.ts'
+import { createSecretManagerStandIn } from '../../scripts/lib/cloud/secret-manager-stand-in.ts'
+import { openSecretStore } from '../../scripts/lib/cloud/secret-store.ts'
+import { createIam } from '../../scripts/lib/cloud/iam.ts'
+import { startOidcIssuer, type OidcIssuer } from '../../scripts/lib/cloud/oidc-issuer.ts'
+import { sleep } from './support.ts'
+
+const PROJECT = 'demo-stand-ins'
+const sa = (name: string) => `${name}@${PROJECT}.iam.gserviceaccount.com`
+const DISPATCHER = sa('webhook-dispatcher')
+const INVOKER = sa('tasks-invoker')
+const ROLE = `projects/${PROJECT}/roles/lsvDeliveryQueues`
+
+interface Hit { headers: IncomingHttpHeaders; body: string; at: number }
+
+describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s adapter', () => {
+  let issuer: OidcIssuer
+  let standIn: CloudTasksStandIn
+  let receiver: Server
+  let target: string
+  const hits: Hit[] = []
+  let answers: number[] = []
+  const logs: unknown[] = []
+  const clients: CloudTasksClient[] = []
+
+  beforeAll(async () => {
+    issuer = await startOidcIssuer()
+    receiver = createServer((req, res) => {
+      let body = ''
+      req.on('data', (d: Buffer) => (body += d.toString('utf8')))
+      req.on('end', () => {
+        hits.push({ headers: req.headers, body, at: Date.now() })
+        res.writeHead(answers.shift() ?? 200).end()
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    target = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
+    const iam = createIam([
+      { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
+      { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
+      // may enqueue, but not act as the invoker
+      { member: `serviceAccount:${sa('portal-api')}`, role: ROLE, resource: 'project' },
+    ], { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] })
+    standIn = createCloudTasksStandIn({ project: PROJECT, issuer, iam, log: (l) => logs.push(l) })
+  })
+
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()))
+    await standIn.close()
+    await issuer.close()
+    await new Promise((resolve) => receiver.close(resolve))
+  })
+
+  async function clientAs(account: string): Promise<CloudTasksClient> {
+    const listener = await standIn.listenFor(account)
+    const client = new CloudTasksClient(await standInClientOptions(`127.0.0.1:${listener.port}`))
+    clients.push(client)
+    return client
+  }
+
+  async function waitHits(n: number): Promise<void> {
+    for (let i = 0; i < 300 && hits.length < n; i++) await sleep(100)
+    expect(hits.length, JSON.stringify(logs)).toBeGreaterThanOrEqual(n)
+  }
+
+  it('creates and re-rates queues, delivers a task with the OIDC token the dispatcher verifies, retries a failure and de-duplicates names', async () => {
+    const client = await clientAs(DISPATCHER)
+    const scheduler = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    await scheduler.ensureQueue('int_1', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 2 })
+    // a second process (another instance) meets ALREADY_EXISTS and updates the rate instead
+    const other = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    await other.ensureQueue('int_1', { maxDispatchesPerSecond: 7, maxConcurrentDispatches: 3 })
+
+    answers = [500, 200]
+    await scheduler.enqueue({ queue: 'int_1', name: 'delivery-1', payload: Buffer.from('{"job":1}') })
+    await waitHits(2)
+    const [first, retried] = hits
+    expect(first!.body).toBe('{"job":1}')
+    expect(first!.headers).toMatchObject({ 'content-type': 'application/json', 'x-delivery-queue': 'int_1', 'x-cloudtasks-queuename': cloudTasksQueueId('int_1'), 'x-cloudtasks-taskretrycount': '0' })
+    expect(retried!.headers['x-cloudtasks-taskretrycount']).toBe('1')
+    const token = /^Bearer (.+)$/.exec(String(first!.headers.authorization))![1]!
+    const verify = createOidcVerifier({ issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl })
+    await expect(verify(token, { audience: target, email: INVOKER })).resolves.toBeUndefined()
+    await expect(verify(token, { audience: target, email: sa('pubsub-push') })).rejects.toThrow(/another identity/)
+
+    // the same name again: ignored by the adapter (ALREADY_EXISTS), refused by the API
+    await scheduler.enqueue({ queue: 'int_1', name: 'delivery-1', payload: Buffer.from('{"job":1}') })
+    const queuePath = `projects/${PROJECT}/locations/europe-west1/queues/${cloudTasksQueueId('int_1')}`
+    await expect(client.createTask({ parent: queuePath, task: { name: `${queuePath}/tasks/${cloudTasksTaskId('delivery-1')}`, httpRequest: { url: `${target}/x`, httpMethod: 'POST' } } }))
+      .rejects.toMatchObject({ code: 6 })
+
+    // a task scheduled later is sent at its time, not before
+    const at = new Date(Date.now() + 1500)
+    await scheduler.enqueue({ queue: 'int_1', name: 'delivery-later', payload: Buffer.from('{"job":2}'), scheduleAt: at })
+    await waitHits(3)
+    expect(hits[2]!.body).toBe('{"job":2}')
+    expect(hits[2]!.at).toBeGreaterThanOrEqual(at.getTime())
+    expect(Number(hits[2]!.headers['x-cloudtasks-tasketa'])).toBeCloseTo(at.getTime() / 1000, 2)
+  })
+
+  it('refuses what infra/ does not grant: no Cloud Tasks role, no actAs on the token\'s account, a URL off this machine', async () => {
+    const stranger = await clientAs(sa('edge-ingest'))
+    const noRole = createCloudTasksScheduler(stranger, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    await expect(noRole.ensureQueue('int_2', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })).rejects.toMatchObject({ code: 7, message: expect.stringContaining('cloudtasks.queues.create') })
+
+    const portal = await clientAs(sa('portal-api'))
+    const noActAs = createCloudTasksScheduler(portal, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    await noActAs.ensureQueue('int_3', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })
+    await expect(noActAs.enqueue({ queue: 'int_3', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({ code: 7, message: expect.stringContaining('iam.serviceAccounts.actAs') })
+
+    const dispatcher = await clientAs(DISPATCHER)
+    const offMachine = createCloudTasksScheduler(dispatcher, { project: PROJECT, location: 'europe-west1', targetUrl: 'https://example.com/tasks/deliver', serviceAccountEmail: INVOKER, audience: 'https://example.com' })
+    await offMachine.ensureQueue('int_4', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })
+    await expect(offMachine.enqueue({ queue: 'int_4', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({ code: 3 })
+  })
+})
+
+describe('Secret Manager stand-in, through @google-cloud/secret-manager and the platform\'s adapter', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lsv-secrets-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('reads the latest version, adds versions, and refuses what the grants do not allow', async () => {
+    const store = openSecretStore(join(dir, 'secrets.json'), ['key-pepper', 'link-signing-keys', 'operator-token'])
+    const iam = createIam([
+      { member: `serviceAccount:${sa('portal-api')}`, role: 'roles/secretmanager.secretAccessor', resource: 'secret:key-pepper' },
+      { member: `serviceAccount:${sa('portal-api')}`, role: 'roles/secretmanager.secretAccessor', resource: 'secret:link-signing-keys' },
+      { member: `serviceAccount:${sa('portal-api')}`, role: 'roles/secretmanager.secretVersionAdder', resource: 'secret:link-signing-keys' },
+      { member: `serviceAccount:${DISPATCHER}`, role: 'roles/secretmanager.secretAccessor', resource: 'secret:link-signing-keys' },
+    ])
+    const standIn = createSecretManagerStandIn({ project: PROJECT, store, iam })
+    const clients: SecretManagerServiceClient[] = []
+    const secretsAs = async (account: string) => {
+      const l = await standIn.listenFor(account)
+      const client = new SecretManagerServiceClient(await standInClientOptions(`127.0.0.1:${l.port}`))
+      clients.push(client)
+      return createSecretManagerSecrets(client, PROJECT, { cacheTtlMs: 0 })
+    }
+    try {
+      const portal = await secretsAs(sa('portal-api'))
+      expect(await portal.get('key-pepper')).toBe(store.version('key-pepper', 'latest')!.version.data)
+      expect(JSON.parse((await portal.get('link-signing-keys'))!)).toMatchObject({ current: expect.any(String) })
+      await portal.addVersion('link-signing-keys', '{"current":"k2","keys":{}}')
+      expect(await portal.get('link-signing-keys')).toBe('{"current":"k2","keys":{}}')
+      expect(store.version('link-signing-keys', 'latest')!.number).toBe(2)
+      await expect(portal.get('operator-token')).rejects.toMatchObject({ code: 7 })
+
+      const dispatcher = await secretsAs(DISPATCHER)
+      expect(await dispatcher.get('link-signing-keys')).toBe('{"current":"k2","keys":{}}')
+      await expect(dispatcher.get('key-pepper')).rejects.toMatchObject({ code: 7 })
+      await expect(dispatcher.addVersion('link-signing-keys', 'x')).rejects.toMatchObject({ code: 7 })
+    } finally {
+      await Promise.all(clients.map((c) => c.close()))
+      await standIn.close()
+    }
+  })
+})
