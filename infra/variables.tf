@@ -70,13 +70,3 @@ variable "bigquery_location" {
   type        = string
   default     = "EU"
 }
-
-variable "webhook_endpoint_rate" {
-  description = "Deliveries per second to one webhook endpoint: the rate of each per-endpoint Cloud Tasks queue the dispatcher creates (WEBHOOK_ENDPOINT_RATE)."
-  type        = number
-  default     = 100
-  validation {
-    condition     = var.webhook_endpoint_rate >= 1 && var.webhook_endpoint_rate <= 500
-    error_message = "webhook_endpoint_rate must be between 1 and 500 (Cloud Tasks' per-queue maximum)."
-  }
-}
