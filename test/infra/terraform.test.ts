@@ -2,7 +2,7 @@ import { describe, expect, it, beforeAll } from 'vitest'
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadTerraform, resource, allText, INFRA_DIR, type Terraform } from './hcl.ts'
+import { loadTerraform, resource, allText, localExpr, INFRA_DIR, type Terraform } from './hcl.ts'
 import { FIRESTORE_COMPOSITE_INDEXES, FIRESTORE_TTL_FIELDS } from '@lsv/shared/ports/firestore-indexes.ts'
 
 const SERVICES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher']
@@ -62,18 +62,48 @@ describe('terraform (infra/)', () => {
     expect(dlTopics.for_each).toBe(dlSubs.for_each)
   })
 
-  it('authenticates push subscriptions with OIDC', () => {
+  it('authenticates push subscriptions with OIDC: the pubsub-push identity, the target service URL as audience', () => {
     const push = resource(tf, 'google_pubsub_subscription', 'push')
     const cfg = first(push.push_config)
-    expect(first(cfg.oidc_token).service_account_email).toBeTruthy()
+    const token = first(cfg.oidc_token)
+    expect(token.service_account_email).toBe('${google_service_account.pubsub_push.email}')
+    // the audience is the URL of the service the push goes to (what its PUSH_AUDIENCE says)
+    expect(token.audience).toBe('${local.service_url[each.value.service]}')
+    expect(String(cfg.push_endpoint).startsWith('${local.service_url[each.value.service]}')).toBe(true)
     expect(tf.text['pubsub.tf']).toMatch(/"contact-batches"\s*=\s*\{ service = "upsert-worker"/)
     expect(tf.text['pubsub.tf']).toMatch(/"visit-events"\s*=\s*\{ service = "webhook-dispatcher"/)
   })
 
-  it('has a Cloud Tasks queue with rate limits and retry config', () => {
-    const q = resource(tf, 'google_cloud_tasks_queue', 'deliveries')
-    expect(first(q.rate_limits).max_dispatches_per_second).toBeTruthy()
-    expect(first(q.retry_config).max_attempts).toBeTruthy()
+  it('pushes wrapped messages (no subscription sets no_wrapper: the services read the envelope)', () => {
+    for (const [name, [body]] of Object.entries(tf.resource.google_pubsub_subscription ?? {})) {
+      const cfg = body!.push_config === undefined ? undefined : first(body!.push_config)
+      expect(cfg?.no_wrapper, `google_pubsub_subscription.${name} sets no_wrapper`).toBeUndefined()
+    }
+  })
+
+  it('alerts on the backlog of every subscription that consumes a main topic, and on every dead-letter subscription', () => {
+    const consuming = String(localExpr(tf, 'consuming_subscriptions'))
+    for (const name of Object.keys(tf.resource.google_pubsub_subscription ?? {})) {
+      if (name === 'dead_letter') continue
+      expect(consuming, `google_pubsub_subscription.${name} is not in the backlog alert`).toContain(`google_pubsub_subscription.${name}`)
+    }
+    const backlog = first(resource(tf, 'google_monitoring_alert_policy', 'push_backlog').conditions)
+    const filter = String(first(backlog.condition_threshold).filter)
+    expect(filter).toMatch(/oldest_unacked_message_age/)
+    expect(filter).toContain('subscription_id = one_of(${join(", ", [for n in local.consuming_subscriptions')
+    // dead-letter subscriptions are named <topic>-dead-letter-sub and matched by the other alert
+    expect(resource(tf, 'google_pubsub_subscription', 'dead_letter').name).toBe('${each.value}-dead-letter-sub')
+    const dead = first(resource(tf, 'google_monitoring_alert_policy', 'dead_letters').conditions)
+    expect(String(first(dead.condition_threshold).filter)).toContain('monitoring.regex.full_match(".*-dead-letter-sub")')
+  })
+
+  it('sets the per-endpoint delivery rate from a validated variable and keeps no unused queue or variable', () => {
+    expect(tf.resource.google_cloud_tasks_queue, 'queues are created per endpoint at run time').toBeUndefined()
+    const rate = tf.variable.webhook_endpoint_rate?.[0]
+    expect(rate).toMatchObject({ type: '${number}', default: 100 })
+    expect(String(first(rate!.validation).condition)).toBe('${var.webhook_endpoint_rate >= 1 && var.webhook_endpoint_rate <= 500}')
+    const text = allText(tf)
+    for (const name of Object.keys(tf.variable)) expect(text, `var.${name} is declared but never used`).toContain(`var.${name}`)
   })
 
   it('has an index for every composite Firestore query the code runs, and every TTL policy', () => {
