@@ -1,0 +1,185 @@
+/**
+ * `npm run start:cloud` end to end, as a user meets it: the printed curl lines push a contact on
+ * the edge, Pub/Sub pushes the batch (through the OIDC relay) to upsert-worker, the contact is in
+ * Firestore and readable through the read contract, its change row is on the contact-changes
+ * subscription (BigQuery's, here a pull subscription), a visit injected through the management
+ * API reaches a local receiver as a signed webhook (Pub/Sub push to the dispatcher, a Cloud Tasks
+ * task with the tasks-invoker token), and a replay from the management API delivers it again.
+ *
+ * Then the wiring is broken on purpose in a copy of infra/, each time as Terraform would deploy it,
+ * and the run shows the failure: push subscriptions with `no_wrapper` (400, no contact), a push
+ * identity other than the one the worker accepts (401, no contact), and a service environment
+ * without PUSH_AUDIENCE (upsert-worker refuses to start; start:cloud names it and exits 1).
+ */
+import { afterAll, describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import { request } from 'node:http'
+import { promisify } from 'node:util'
+import { Firestore } from '@google-cloud/firestore'
+import { Webhook } from 'standardwebhooks'
+import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import { pullMessages } from '../../scripts/lib/cloud/pubsub-setup.ts'
+import { emulators, randomSuffix } from '../helpers/embedded.ts'
+import { startReceiver } from '../outbound/harness.ts'
+import { contractValidator } from '../outbound/schema.ts'
+import { alive, cleanUp, curlCommands, infraCopy, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed, type CloudRun } from './support.ts'
+
+const sh = async (command: string) => (await promisify(execFile)('sh', ['-c', command], { timeout: 30_000 })).stdout
+
+afterAll(cleanUp, 60_000)
+
+async function firestoreContact(run: CloudRun, accountId: string, contactId: string): Promise<Record<string, unknown> | null> {
+  const fs = new Firestore({ projectId: run.project })
+  try {
+    const snap = await fs.collection('accounts').doc(accountId).collection('contacts').doc(contactId).get()
+    return snap.exists ? (snap.data() as Record<string, unknown>) : null
+  } finally {
+    await fs.terminate()
+  }
+}
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const v = await probe()
+    if (v !== null && v !== undefined) return v
+    await sleep(250)
+  }
+  throw new Error(`${what}: not within ${timeoutMs} ms`)
+}
+
+const skip = !emulators.firestore || !emulators.pubsub
+
+describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)', () => {
+  it('push → Firestore → change row → visit → signed delivery → replay, with the banner\'s curl lines; SIGTERM stops everything', async () => {
+    const run = await startCloud()
+    const c = await waitForBanner(run)
+    expect(c).toMatchObject({ edge_url: `http://demo.edge.localhost:${run.ports.edge}`, portal_url: `http://localhost:${run.ports.portal}` })
+    expect(run.output()).toContain(`logs in ${run.dataDir}/logs`)
+    // four service processes besides start:cloud itself (emulators are the test command's)
+    expect(run.tree().length).toBeGreaterThanOrEqual(4)
+
+    const [push, mint] = curlCommands(run.output())
+    expect(JSON.parse(await sh(push!))).toEqual({ ok: true, accepted: 1, queued: true })
+    const contactId = contactIdFor(c.account_id, c.api_source, 'ada-1')
+
+    // Pub/Sub pushed the batch through the relay with the pubsub-push identity, and the worker took it
+    const relayed = await waitForRelayed(run, 'contact-batches-push')
+    expect(relayed).toMatchObject({ identity: `pubsub-push@${run.project}.iam.gserviceaccount.com`, target: `http://127.0.0.1:${run.ports.worker}/pubsub/contact-batches` })
+    expect(relayed.status, JSON.stringify(relayLog(run))).toBeLessThan(300)
+    const stored = await until('contact in Firestore', () => firestoreContact(run, c.account_id, contactId))
+    expect(JSON.stringify(stored)).toContain('Lovelace')
+    const read = await fetch(`http://127.0.0.1:${run.ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`, { headers: { authorization: `Bearer ${c.api_key}` } })
+    expect(read.status).toBe(200)
+    expect(await read.json()).toMatchObject({ id: contactId, identity: { first_name: 'Ada', last_name: 'Lovelace' }, handles: { business_email: 'ada@example.com' } })
+
+    // the change row BigQuery would get, read from the pull subscription standing in for it
+    const row = await until('change row', async () => {
+      const messages = await pullMessages(emulators.pubsub!, run.project, 'contact-changes-bigquery')
+      return messages.map((m) => JSON.parse(m.data) as Record<string, unknown>).find((r) => r.contact_id === contactId)
+    })
+    expect(row).toMatchObject({ account_id: c.account_id, contact_id: contactId, source: c.api_source, external_id: 'ada-1', op: 'upsert', first_name: 'Ada' })
+
+    const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
+    expect(minted.ok, JSON.stringify(minted)).toBe(true)
+
+    const receiver = await startReceiver()
+    try {
+      const admin = `http://127.0.0.1:${run.ports.portal}/api/v1/admin/accounts/${c.account_id}`
+      const operator = { authorization: `Bearer ${c.operator_token}`, 'content-type': 'application/json' }
+      const created = await fetch(`${admin}/integrations`, { method: 'POST', headers: operator, body: JSON.stringify({ url: receiver.url, payload_version: 2 }) })
+      expect(created.status, await created.clone().text()).toBe(201)
+      const { id: integrationId, signing_secret: secret } = (await created.json()) as { id: string; signing_secret: string }
+      const visitId = `vis_${randomSuffix(8)}`
+      const visit = await fetch(`${admin}/visits`, {
+        method: 'POST', headers: operator,
+        body: JSON.stringify({ id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv: new URL(minted.link).searchParams.get('lsv') }),
+      })
+      expect(visit.status, await visit.clone().text()).toBe(202)
+
+      const first = await until('first delivery', async () => receiver.requests[0], 90_000)
+      const verified = new Webhook(secret).verify(first.body, first.headers as Record<string, string>) as Record<string, unknown>
+      expect(verified).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: contactId } })
+      ;(await contractValidator()).assertWebhookEvent(verified)
+      expect((await waitForRelayed(run, 'visit-events-push')).status).toBeLessThan(300)
+
+      // replay from the management API: portal-api creates the task, Cloud Tasks calls the dispatcher
+      const deliveries = await until('delivery logged as succeeded', async () => {
+        const res = await fetch(`${admin}/integrations/${integrationId}/deliveries`, { headers: operator })
+        const body = (await res.json()) as { data: Array<{ id: string; event_id: string; status: string }> }
+        return body.data.find((d) => d.event_id === visitId && d.status === 'succeeded')
+      })
+      const replay = await fetch(`${admin}/integrations/${integrationId}/deliveries/${deliveries.id}/replay`, { method: 'POST', headers: operator })
+      expect(replay.status, await replay.clone().text()).toBe(202)
+      const second = await until('replayed delivery', async () => receiver.requests[1], 90_000)
+      const again = new Webhook(secret).verify(second.body, second.headers as Record<string, string>) as Record<string, unknown>
+      expect(again).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: contactId } })
+      expect(second.headers['x-service-idempotency-key']).toBe(visitId)
+    } finally {
+      await receiver.close()
+    }
+
+    const stopped = await stopCloud(run)
+    expect(stopped.code, run.output()).toBe(0)
+    expect(stopped.leftovers, 'processes left running after SIGTERM').toEqual([])
+  }, 240_000)
+
+  /** Pushes one contact with the demo key and waits for the worker's answer to the relayed push. */
+  async function pushAndSeeRefused(run: CloudRun, expectedStatus: number): Promise<void> {
+    const c = await waitForBanner(run)
+    // the demo tenant's edge host (fetch cannot set Host; node:http can, as any client may)
+    const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({
+        host: '127.0.0.1', port: run.ports.edge, path: '/v1/contacts', method: 'POST',
+        headers: { host: `demo.edge.localhost:${run.ports.edge}`, authorization: `Bearer ${c.api_key}`, 'content-type': 'application/json' },
+      }, (r) => {
+        let body = ''
+        r.on('data', (d: Buffer) => (body += d.toString('utf8')))
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }))
+      })
+      req.on('error', reject)
+      req.end(JSON.stringify({ contacts: [{ external_id: 'ada-1', email: 'ada@example.com', first_name: 'Ada' }] }))
+    })
+    expect(res.status, res.body).toBe(202)
+    const relayed = await waitForRelayed(run, 'contact-batches-push')
+    expect(relayed.status, JSON.stringify(relayLog(run))).toBe(expectedStatus)
+    const contactId = contactIdFor(c.account_id, c.api_source, 'ada-1')
+    // the refusal is the whole story: no push of that subscription was ever accepted, nothing stored
+    expect(relayLog(run).filter((l) => l.subscription === 'contact-batches-push' && l.status < 300)).toEqual([])
+    expect(await firestoreContact(run, c.account_id, contactId)).toBeNull()
+    const read = await fetch(`http://127.0.0.1:${run.ports.portal}/api/v1/contacts/${contactId}`, { headers: { authorization: `Bearer ${c.api_key}` } })
+    expect(read.status).toBe(404)
+    const stopped = await stopCloud(run)
+    expect(stopped.code, run.output()).toBe(0)
+    expect(stopped.leftovers).toEqual([])
+  }
+
+  it('broken on purpose: push subscriptions with no_wrapper get a 400 from the worker and the contact never arrives', async () => {
+    const infra = infraCopy([{ file: 'pubsub.tf', from: /push_config \{\n/, to: 'push_config {\n    no_wrapper {\n      write_metadata = false\n    }\n' }])
+    await pushAndSeeRefused(await startCloud({ infraDir: infra }), 400)
+  }, 150_000)
+
+  it('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push gets a 401 and the contact never arrives', async () => {
+    const infra = infraCopy([{
+      file: 'pubsub.tf',
+      from: /service_account_email = google_service_account\.pubsub_push\.email/,
+      to: 'service_account_email = google_service_account.tasks_invoker.email',
+    }])
+    const run = await startCloud({ infraDir: infra })
+    await pushAndSeeRefused(run, 401)
+    expect(relayLog(run)[0]!.identity).toBe(`tasks-invoker@${run.project}.iam.gserviceaccount.com`)
+  }, 150_000)
+
+  it('broken on purpose: without PUSH_AUDIENCE upsert-worker refuses to start, and start:cloud says which service and why, exit 1', async () => {
+    const infra = infraCopy([{ file: 'service-env.tf', from: /\n\s*PUSH_AUDIENCE\s*=\s*local\.service_url\["upsert-worker"\]/, to: '' }])
+    const run = await startCloud({ infraDir: infra })
+    const code = await Promise.race([run.exited, sleep(120_000).then(() => 'timeout' as const)])
+    expect(code, run.output()).toBe(1)
+    expect(run.output()).toMatch(/upsert-worker exited with code 78/)
+    expect(run.output()).toMatch(/configuration error: PUSH_AUDIENCE/)
+    expect(run.output()).not.toContain('Stop with Ctrl-C.')
+    await sleep(500)
+    expect(run.tree().length, 'the services were started').toBeGreaterThanOrEqual(1)
+    expect(run.tree().filter(alive), 'processes left running').toEqual([])
+  }, 150_000)
+})
