@@ -4,7 +4,7 @@ import { registerPushRoutes } from './routes/push.ts'
 
 /** The edge host: `<public_id>.<edge domain>`. Builds the app; never listens (server.ts does). */
 export async function buildApp(deps: PlatformDeps): Promise<App> {
-  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 8 * 1024 * 1024, gcpProject: deps.config.gcpProject })
+  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 8 * 1024 * 1024, gcpProject: deps.config.gcpProject, trustedProxyHops: deps.config.trustedProxyHops })
   registerPushRoutes(app, deps)
   return app
 }

@@ -73,6 +73,11 @@ export interface PlatformConfig {
   keyPepper: string | null
   /** deliveries per second to one webhook endpoint (its task queue's rate) */
   webhookEndpointRate: number
+  /**
+   * proxies in front of the service whose X-Forwarded-For entries are believed (0: none, the
+   * socket's peer is the client). Behind the load balancer and Cloud Run: 2 (docs/operations.md)
+   */
+  trustedProxyHops: number
 }
 
 type Env = Record<string, string | undefined>
@@ -287,6 +292,11 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
   const oidcIssuer = exactUrl(env, 'OIDC_ISSUER')
   const oidcJwksUrl = exactUrl(env, 'OIDC_JWKS_URL')
   const webhookEndpointRate = positiveNumber(env, 'WEBHOOK_ENDPOINT_RATE', 100)
+  const hopsRaw = env.TRUSTED_PROXY_HOPS
+  const trustedProxyHops = hopsRaw === undefined || hopsRaw === '' ? 0 : Number(hopsRaw)
+  if (!Number.isInteger(trustedProxyHops) || trustedProxyHops < 0 || trustedProxyHops > 10) {
+    throw new ConfigError('TRUSTED_PROXY_HOPS', `must be an integer 0..10 (got "${hopsRaw}")`)
+  }
   if (tasksBackend === 'cloudtasks' && webhookEndpointRate > 500) {
     throw new ConfigError('WEBHOOK_ENDPOINT_RATE', 'must be at most 500 with Cloud Tasks (its per-queue maximum)')
   }
@@ -316,6 +326,7 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     operatorToken: str(env, 'OPERATOR_TOKEN', null),
     keyPepper: str(env, 'KEY_PEPPER', null),
     webhookEndpointRate,
+    trustedProxyHops,
   }
 }
 

@@ -1,10 +1,16 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import { registerJsonBodyParser } from './json-body.ts'
 import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
 import { createValidatorCompiler } from './validation.ts'
-import { traceFieldOf } from '../logging/logger.ts'
+import { traceContextOf, traceLogFields } from '../logging/trace.ts'
+import { HTTP_TIMEOUTS, type HttpTimeouts } from './timeouts.ts'
+import { handleClientError } from './client-errors.ts'
+import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
+import { markRepeatedCredentialHeaders } from './credential-headers.ts'
+import { CloudRequestLogController } from './request-log.ts'
 
 export interface BaseAppOptions {
   logger: FastifyBaseLogger
@@ -12,6 +18,15 @@ export interface BaseAppOptions {
   bodyLimit?: number
   /** GCP project, for trace correlation in logs */
   gcpProject?: string | null
+  /**
+   * proxies in front of the service whose forwarding headers are believed (TRUSTED_PROXY_HOPS):
+   * 0 believes none (the socket's peer is the client)
+   */
+  trustedProxyHops?: number
+  /** connection timeouts (tests shorten them; timeouts.ts explains the defaults) */
+  timeouts?: Partial<HttpTimeouts>
+  /** how long an early answer keeps draining the unread body (lingering-close.ts) */
+  linger?: LingerLimits
   /** extra readiness probe for /readyz */
   ready?: () => Promise<boolean>
 }
@@ -22,16 +37,52 @@ export type App = FastifyInstance<
 >
 
 /**
+ * The request id: the trace of Google's front end (`traceparent` / `X-Cloud-Trace-Context`:
+ * trace and span id), so a log line, the trace and the request log entry share it; a random id
+ * without one. Never a caller's `x-request-id`.
+ */
+export function requestIdOf(req: IncomingMessage): string {
+  const trace = traceContextOf(req.headers)
+  if (!trace) return randomUUID()
+  return trace.spanId ? `${trace.traceId}-${trace.spanId}` : trace.traceId
+}
+
+/**
  * The fastify instance every service starts from: TypeBox types, strict body validation,
- * safe JSON parsing that keeps the raw bytes, the contract's error envelope, Cloud Logging
- * trace correlation and health endpoints. It never listens; `server.ts` does.
+ * safe JSON parsing that keeps the raw bytes, the contract's error envelope (also for node's own
+ * 400/408/431), connection timeouts, answers that reach clients still sending (lingering close),
+ * forwarding headers believed only from the configured proxy hops, one request log line in
+ * Cloud Logging's `httpRequest` shape with trace correlation on every line of a request, and
+ * health endpoints. It never listens; `server.ts` does.
  */
 export function buildBaseApp(options: BaseAppOptions): App {
+  const timeouts = { ...HTTP_TIMEOUTS, ...options.timeouts }
+  const linger = options.linger ?? LINGER
+  const hops = options.trustedProxyHops ?? 0
+  const project = options.gcpProject ?? null
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    genReqId: (req) => (typeof req.headers['x-request-id'] === 'string' ? req.headers['x-request-id'].slice(0, 128) : randomUUID()),
-    trustProxy: true,
+    genReqId: requestIdOf,
+    // a hop count, not `true`: X-Forwarded-For is believed only as far as our own proxies append
+    // it (hop 0 is the socket's peer, then the header's entries from the right)
+    trustProxy: hops > 0 ? (_address: string, hop: number) => hop < hops : false,
+    http: {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
+      maxHeaderSize: timeouts.maxHeaderSize,
+    },
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    connectionTimeout: 0,
+    clientErrorHandler(err, socket) {
+      handleClientError(options.logger, err, socket)
+    },
+    logController: new CloudRequestLogController(),
+    // every line logged through request.log carries the request's trace
+    childLoggerFactory: (logger, bindings, childOptions, rawReq) =>
+      logger.child({ ...bindings, ...traceLogFields(traceContextOf(rawReq.headers), project) }, childOptions),
     // a long path parameter (an unknown source id of 1,000 characters) reaches the route and gets
     // the route's own answer (401 for a source id) instead of the router's 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
@@ -46,9 +97,18 @@ export function buildBaseApp(options: BaseAppOptions): App {
   registerJsonBodyParser(app as unknown as FastifyInstance)
   registerErrorHandling(app as unknown as FastifyInstance)
 
+  // first of every onRequest: credential checks below see a repeated credential header as malformed
   app.addHook('onRequest', async (request) => {
-    const trace = traceFieldOf(request.headers['x-cloud-trace-context'] as string | undefined, options.gcpProject ?? null)
-    if (Object.keys(trace).length > 0) request.log = request.log.child(trace)
+    markRepeatedCredentialHeaders(request.raw)
+  })
+  // an answer sent before the body was read (over the cap, refused credential, …) must still
+  // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts)
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (hasUnreadBody(request.raw)) {
+      if (beyondDrainBound(request.raw, linger)) reply.header('connection', 'close')
+      drainAfterAnswer(request.raw, reply.raw, linger)
+    }
+    return payload
   })
 
   app.get('/healthz', { schema: { hide: true } as never }, async () => ({ ok: true }))

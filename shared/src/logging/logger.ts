@@ -1,16 +1,25 @@
-import pino, { type Logger, type LoggerOptions } from 'pino'
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
+import { credentialHeaderPaths, REDACTED, redactUrl } from './redact.ts'
 
 /**
  * pino in Cloud Logging's shape: `severity` instead of a numeric level, `message` instead of
- * `msg`, and the trace id of `X-Cloud-Trace-Context` as `logging.googleapis.com/trace` (added
- * per request by the HTTP layer). Pretty output only on an interactive terminal.
+ * `msg`; request lines carry `logging.googleapis.com/trace` and `…/spanId` (added per request
+ * by the HTTP layer, shared/src/http/base-app.ts) and an `httpRequest` object. Credentials never
+ * reach a line: credential headers are redacted wherever a logged object has `headers`, and a
+ * logged request's URL loses its credential query values (logging/redact.ts). Pretty output only
+ * on an interactive terminal.
  */
 const SEVERITY: Record<string, string> = {
   trace: 'DEBUG', debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR', fatal: 'CRITICAL',
 }
 
+/** fastify's request serializer, minus anything a caller can use to smuggle a credential into a log line */
+function serializeRequest(req: { method?: string; url?: string; ip?: string; host?: string; raw?: { url?: string } }) {
+  return { method: req.method, url: redactUrl(req.url ?? req.raw?.url), host: req.host, remoteIp: req.ip }
+}
+
 export function loggerOptions(level: string, service: string): LoggerOptions {
-  const options: LoggerOptions = {
+  return {
     level,
     messageKey: 'message',
     base: { service },
@@ -18,19 +27,22 @@ export function loggerOptions(level: string, service: string): LoggerOptions {
     formatters: {
       level: (label) => ({ severity: SEVERITY[label] ?? 'DEFAULT' }),
     },
-    redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-webhook-token"]', 'req.headers.cookie'],
-      censor: '[redacted]',
-    },
+    serializers: { req: serializeRequest, err: pino.stdSerializers.err },
+    redact: { paths: credentialHeaderPaths(), censor: REDACTED },
   }
+}
+
+/**
+ * The process logger. `destination`: where lines go (default stdout; tests pass a stream to read
+ * them back).
+ */
+export function createLogger(level: string, service: string, destination?: DestinationStream): Logger {
+  const options = loggerOptions(level, service)
+  if (destination) return pino(options, destination)
   if (process.stdout.isTTY && level !== 'silent' && process.env.NODE_ENV !== 'production') {
     options.transport = { target: 'pino-pretty', options: { messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l' } }
   }
-  return options
-}
-
-export function createLogger(level: string, service: string): Logger {
-  return pino(loggerOptions(level, service))
+  return pino(options)
 }
 
 /**
@@ -40,14 +52,6 @@ export function createLogger(level: string, service: string): Logger {
 export function flushLoggerSync(logger: Logger): void {
   const stream = (logger as unknown as Record<symbol, { flushSync?: () => void } | undefined>)[pino.symbols.streamSym]
   stream?.flushSync?.()
-}
-
-/** `X-Cloud-Trace-Context: TRACE_ID/SPAN_ID;o=1` -> Cloud Logging trace field value */
-export function traceFieldOf(header: string | undefined, project: string | null): Record<string, string> {
-  if (!header || !project) return {}
-  const traceId = header.split('/')[0]
-  if (!traceId || !/^[0-9a-f]{32}$/i.test(traceId)) return {}
-  return { 'logging.googleapis.com/trace': `projects/${project}/traces/${traceId}` }
 }
 
 export type { Logger }

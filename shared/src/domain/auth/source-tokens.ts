@@ -6,20 +6,24 @@ import { hashSecret, matchesHashedSecret } from './hashing.ts'
 type Headers = Record<string, string | string[] | undefined>
 type TokenDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'clock'>
 
-function first(value: unknown): string | undefined {
-  if (Array.isArray(value)) return typeof value[0] === 'string' ? value[0] : undefined
+/**
+ * One value: a string, or, for a credential sent more than once (a repeated header, `?token=a&token=b`),
+ * the empty string: present but malformed, so it matches nothing and never falls back.
+ */
+function single(value: unknown): string | undefined {
+  if (Array.isArray(value)) return value.length === 1 && typeof value[0] === 'string' ? value[0] : ''
   return typeof value === 'string' ? value : undefined
 }
 
 /**
- * The presented source token: the `x-webhook-token` header when present (even blank: a
- * present-but-blank credential never falls back, contract section 5 rules 2 and 4), else the
+ * The presented source token: the `x-webhook-token` header when present (even blank or repeated:
+ * a present-but-malformed credential never falls back, contract section 5 rules 2 and 4), else the
  * `token` query parameter, else null (no token at all).
  */
 export function presentedSourceToken(headers: Headers, query: unknown): string | null {
-  const header = first(headers['x-webhook-token'])
+  const header = single(headers['x-webhook-token'])
   if (header !== undefined) return header.trim()
-  const q = query && typeof query === 'object' ? first((query as Record<string, unknown>).token) : undefined
+  const q = query && typeof query === 'object' ? single((query as Record<string, unknown>).token) : undefined
   if (q !== undefined) return q.trim()
   return null
 }
