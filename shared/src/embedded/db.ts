@@ -265,7 +265,7 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
     }
     return worker
   }
-  const run = (): Promise<void> => {
+  const run = (force = false): Promise<void> => {
     if (busy) return busy
     const w = ensureWorker()
     if (!w) return Promise.resolve()
@@ -278,7 +278,7 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
       }
       w.on('message', done)
       w.on('exit', done)
-      w.postMessage({ kind: 'tick', walBytes: walBytes() })
+      w.postMessage({ kind: 'tick', walBytes: walBytes(), force })
     })
     return busy
   }
@@ -295,7 +295,7 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
   return {
     now: async () => {
       await busy
-      await run()
+      await run(true)
     },
     stop() {
       stopped = true

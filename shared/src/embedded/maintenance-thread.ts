@@ -10,7 +10,7 @@
  *   a slack are given back to the file system in small steps (`incremental_vacuum`), each a short
  *   write transaction, so writers on other connections wait at most one step.
  *
- * Messages in: `{ kind: 'tick' }` (do what is due) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
+ * Messages in: `{ kind: 'tick', walBytes, force }` (do what is due; force: checkpoint whatever the size) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
  * after each tick, `{ kind: 'error', message }` when a step failed (the next tick tries again).
  */
 import { parentPort, workerData } from 'node:worker_threads'
@@ -38,19 +38,23 @@ const autoVacuum = db.prepare('PRAGMA auto_vacuum')
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const num = (row: unknown) => Number(Object.values(row as Record<string, unknown>)[0])
 
-function tick(walBytes: number): void {
-  if (walBytes > data.checkpointBytes) checkpoint.get()
+function tick(walBytes: number, force: boolean): void {
+  if (force || walBytes > data.checkpointBytes) checkpoint.get()
   if (num(autoVacuum.get()) !== 2) return
   // give back what exceeds the slack (at least 10 % of the file stays reusable), in steps
+  let released = false
   for (let step = 0; step < 64; step++) {
     const free = num(freelist.get())
     const excess = free - Math.max(data.slackPages, Math.floor(num(pageCount.get()) / 10))
     if (excess <= 0) break
     db.exec(`PRAGMA incremental_vacuum(${Math.min(excess, data.stepPages)})`)
+    released = true
   }
+  // the file shrinks when the shortened database is checkpointed
+  if (released) checkpoint.get()
 }
 
-port.on('message', (message: { kind: 'tick'; walBytes: number } | { kind: 'close' }) => {
+port.on('message', (message: { kind: 'tick'; walBytes: number; force: boolean } | { kind: 'close' }) => {
   if (message.kind === 'close') {
     try {
       db.close() // the last connection to close checkpoints and removes the WAL
@@ -61,7 +65,7 @@ port.on('message', (message: { kind: 'tick'; walBytes: number } | { kind: 'close
     return
   }
   try {
-    tick(message.walBytes)
+    tick(message.walBytes, message.force)
     port.postMessage({ kind: 'done' })
   } catch (err) {
     port.postMessage({ kind: 'error', message: (err as Error).message })

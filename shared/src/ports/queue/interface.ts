@@ -6,6 +6,14 @@ export function deadLetterTopicOf(topic: Topic): string {
   return `${topic}-dead-letter`
 }
 
+/**
+ * Topics that have a subscription from the start, as deployed (infra/pubsub.tf: the push
+ * subscriptions of contact-batches and visit-events). `contact-changes` is read only by a
+ * BigQuery subscription in Google Cloud; with the embedded queue or the emulator nothing reads
+ * it, so nothing keeps it. Every dead-letter topic has a subscription too (`<topic>-dead-letter-sub`).
+ */
+export const SUBSCRIBED_TOPICS: readonly Topic[] = ['contact-batches', 'visit-events']
+
 export interface QueueMessage {
   id: string
   data: Buffer
@@ -30,9 +38,15 @@ export interface Subscription {
 }
 
 /**
- * At-least-once messaging. `publish` resolves only once the message is durable (embedded: fsynced
- * to disk; Pub/Sub: acknowledged by the service) and rejects otherwise. A handler that throws
- * counts as a nack.
+ * At-least-once messaging with Pub/Sub's semantics. `publish` resolves only once the message is
+ * durable (embedded: fsynced to disk; Pub/Sub: acknowledged by the service) and rejects otherwise.
+ * A message is kept for the subscriptions its topic has when it is published: one published to a
+ * topic without a subscription is dropped, and a subscription created later never sees it.
+ * `subscribe` attaches a consumer to the topic's one subscription (consumers of one topic share
+ * its messages), creating the subscription when the adapter may (embedded, emulator). A kept
+ * message is removed once acknowledged, or after the retention period (7 days, as
+ * `message_retention_duration` in infra/pubsub.tf) if nobody acknowledges it. A handler that
+ * throws counts as a nack.
  */
 export interface Queue {
   publish(topic: Topic, data: Buffer, attributes?: Record<string, string>): Promise<string>

@@ -1,7 +1,7 @@
 import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '@google-cloud/pubsub'
 import type { Logger } from 'pino'
 import {
-  deadLetterTopicOf,
+  deadLetterTopicOf, SUBSCRIBED_TOPICS,
   type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription, type Topic,
 } from './interface.ts'
 
@@ -9,6 +9,13 @@ export interface PubSubQueueOptions {
   logger: Logger
   /** create missing topics and subscriptions (emulator and dev; production Terraform creates them) */
   createMissing?: boolean
+  /**
+   * with createMissing: topics whose subscription is created with the topic, so messages
+   * published before a consumer attaches are kept, as with Terraform's (default SUBSCRIBED_TOPICS;
+   * dead-letter topics always). Other topics get theirs when subscribed to: until then their
+   * messages are dropped, as Pub/Sub drops messages of a topic without a subscription.
+   */
+  subscriptions?: readonly string[]
   /** the pull subscription of topic T is `T-<suffix>` (default `sub`) */
   subscriptionSuffix?: string
   /** prepended to every topic and subscription name, so tests sharing one emulator stay isolated */
@@ -84,19 +91,26 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
     }
   }
 
-  /** With createMissing: the topic, its subscription, the dead-letter topic and a subscription that keeps dead letters. */
-  function ensure(name: string): Promise<void> {
+  const declared = new Set(options.subscriptions ?? SUBSCRIBED_TOPICS)
+  /**
+   * With createMissing: the topic and the dead-letter topic with a subscription that keeps dead
+   * letters; the topic's own subscription when it is declared or `subscribing`.
+   */
+  function ensure(name: string, subscribing = false): Promise<void> {
     if (!options.createMissing) return Promise.resolve()
-    let p = ensured.get(name)
+    const withSubscription = subscribing || declared.has(name)
+    const key = `${name}\u0000${withSubscription}`
+    let p = ensured.get(key)
     if (!p) {
       p = (async () => {
-        for (const t of [name, `${name}-dead-letter`]) {
-          await createIgnoringExisting(() => pubsub.createTopic(topicName(t)))
-          await createIgnoringExisting(() => pubsub.topic(topicName(t)).createSubscription(subscriptionName(t)))
-        }
+        await createIgnoringExisting(() => pubsub.createTopic(topicName(name)))
+        if (withSubscription) await createIgnoringExisting(() => pubsub.topic(topicName(name)).createSubscription(subscriptionName(name)))
+        const dead = `${name}-dead-letter`
+        await createIgnoringExisting(() => pubsub.createTopic(topicName(dead)))
+        await createIgnoringExisting(() => pubsub.topic(topicName(dead)).createSubscription(subscriptionName(dead)))
       })()
-      p.catch(() => ensured.delete(name))
-      ensured.set(name, p)
+      p.catch(() => ensured.delete(key))
+      ensured.set(key, p)
     }
     return p
   }
@@ -114,7 +128,7 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
 
     async subscribe(topic: Topic, handler: MessageHandler, subscribeOptions: SubscribeOptions = {}): Promise<Subscription> {
       if (closed) throw new Error('queue closed')
-      await ensure(topic)
+      await ensure(topic, true)
       const maxInFlight = Math.max(1, subscribeOptions.maxInFlight ?? 10)
       const maxAttempts = Math.max(1, subscribeOptions.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS)
       const subscription = pubsub.subscription(subscriptionName(topic), {
