@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import { buildApp } from '../../services/portal-api/src/app.ts'
+import { throwingDeps } from './throwing-deps.ts'
+
+/**
+ * The API reference page on the portal (`GET /docs`), fetched as a browser would from a
+ * listening portal: HTML that loads only same-origin assets (no CDN), each of which answers, under
+ * a CSP that allows nothing from elsewhere and no inline script.
+ */
+let app: App
+let origin: string
+const deps = throwingDeps()
+
+beforeAll(async () => {
+  app = await buildApp(deps)
+  origin = await app.listen({ host: '127.0.0.1', port: 0 })
+})
+afterAll(async () => {
+  await app?.close()
+})
+
+/** Every URL the HTML names: src/href attributes, data-url, url(...) in inline styles, bare http(s) URLs. */
+function referencedUrls(html: string): string[] {
+  const urls = new Set<string>()
+  for (const m of html.matchAll(/\s(?:src|href|data-url|action|poster)\s*=\s*["']([^"']+)["']/gi)) urls.add(m[1]!)
+  for (const m of html.matchAll(/url\(\s*["']?([^"')]+)["']?\s*\)/gi)) urls.add(m[1]!)
+  for (const m of html.matchAll(/(?:https?:)?\/\/[a-z0-9.-]+(?::\d+)?[^\s"'<>]*/gi)) urls.add(m[0])
+  return [...urls]
+}
+
+describe('GET /docs: the API reference page', () => {
+  let res: Response
+  let html: string
+
+  beforeAll(async () => {
+    res = await fetch(`${origin}/docs`, { redirect: 'manual' })
+    html = await res.text()
+  })
+
+  it('answers 200 HTML directly (no redirect)', () => {
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(html).toMatch(/<!doctype html>/i)
+    expect(html).toContain('id="api-reference"')
+  })
+
+  it('references only same-origin assets, and each answers 200', async () => {
+    const urls = referencedUrls(html)
+    expect(urls.length).toBeGreaterThanOrEqual(2)
+    const foreign = urls.filter((u) => new URL(u, `${origin}/docs`).origin !== origin)
+    expect(foreign).toEqual([])
+    for (const u of urls) {
+      const asset = await fetch(new URL(u, `${origin}/docs`))
+      expect(asset.status, u).toBe(200)
+      await asset.arrayBuffer()
+    }
+  })
+
+  it('loads Scalar from the installed package and points it at the committed OpenAPI document', async () => {
+    const script = await fetch(`${origin}/docs/js/scalar.js`)
+    expect(script.headers.get('content-type')).toMatch(/^application\/javascript/)
+    expect(await script.text()).toContain('createApiReference')
+    const doc = await (await fetch(`${origin}/api/v1/openapi.json`)).json() as { openapi: string }
+    expect(doc.openapi).toBe('3.1.0')
+    const configuration = JSON.parse(html.match(/data-configuration="([^"]*)"/)![1]!.replaceAll('&quot;', '"').replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&'))
+    expect(configuration).toMatchObject({ url: '/api/v1/openapi.json', withDefaultFonts: false, telemetry: false })
+  })
+
+  it('carries no inline script and a CSP that allows nothing from another origin', () => {
+    for (const tag of html.match(/<script\b[^>]*>[\s\S]*?<\/script>/gi) ?? []) {
+      const executable = !/type="application\/json"/.test(tag)
+      if (executable) expect(tag, 'an executable script loads a file').toMatch(/^<script\b[^>]*\ssrc="[^"]+"[^>]*>\s*<\/script>$/)
+    }
+    const csp = res.headers.get('content-security-policy')!
+    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]))
+    expect(directives.get('default-src')).toEqual(["'none'"])
+    expect(directives.get('script-src')).toEqual(["'self'"])
+    expect(directives.get('connect-src')).toEqual(["'self'"])
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"])
+    const allowed = new Set(["'self'", "'none'", "'unsafe-inline'", 'data:', 'blob:'])
+    for (const [name, sources] of directives) {
+      for (const s of sources) expect(allowed.has(s), `${name} ${s}`).toBe(true)
+      if (name !== 'style-src') expect(sources, name).not.toContain("'unsafe-inline'")
+    }
+    expect(deps.touched).toEqual([])
+  })
+})
