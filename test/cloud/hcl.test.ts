@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { evaluate, HclError, parseTemplate, type HclValue, type Scope } from '../../scripts/lib/cloud/hcl-expr.ts'
 import { loadTerraform } from '../../scripts/lib/cloud/terraform.ts'
 import { readDeployedShape, type LocalSettings } from '../../scripts/lib/cloud/deployed-shape.ts'
+import { createIam } from '../../scripts/lib/cloud/iam.ts'
 import { ROOT } from './support.ts'
 
 const vars: Record<string, HclValue> = { region: 'europe-west1', name: 'x', list: ['b', 'a', 'b'], obj: { k: 'v', n: 2 } }
@@ -134,6 +135,24 @@ describe('infra/ read by code', () => {
     const bigquery = shape.subscriptions.find((s) => s.replacesBigQuery)!
     expect(bigquery).toMatchObject({ name: 'contact-changes-bigquery', topic: 'contact-changes', push: null })
     expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-token'])
+  })
+
+  it('the real infra/\'s IAM grants, as the stand-ins enforce them: task creators may create tasks as tasks-invoker, secrets only for their readers', async () => {
+    const shape = await readDeployedShape(local)
+    const iam = createIam(shape.grants, shape.customRoles)
+    const sa = (n: string) => `${n}@demo-lsv-shape.iam.gserviceaccount.com`
+    for (const creator of ['portal-api', 'webhook-dispatcher']) {
+      expect(iam.allows(sa(creator), 'cloudtasks.queues.create', 'queue:q-1'), creator).toBe(true)
+      expect(iam.allows(sa(creator), 'cloudtasks.tasks.create', 'queue:q-1'), creator).toBe(true)
+      expect(iam.allows(sa(creator), 'iam.serviceAccounts.actAs', `serviceAccount:${sa('tasks-invoker')}`), creator).toBe(true)
+    }
+    expect(iam.allows(sa('edge-ingest'), 'cloudtasks.tasks.create', 'queue:q-1')).toBe(false)
+    expect(iam.allows(sa('upsert-worker'), 'iam.serviceAccounts.actAs', `serviceAccount:${sa('tasks-invoker')}`)).toBe(false)
+    for (const s of shape.services) {
+      for (const secret of Object.values(s.secretEnv)) expect(iam.allows(s.serviceAccount, 'secretmanager.versions.access', `secret:${secret}`), `${s.name} ${secret}`).toBe(true)
+    }
+    for (const reader of ['portal-api', 'webhook-dispatcher']) expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:link-signing-keys'), reader).toBe(true)
+    expect(iam.allows(sa('upsert-worker'), 'secretmanager.versions.access', 'secret:key-pepper')).toBe(false)
   })
 
   it('an expression in service-env.tf it cannot follow stops the run, naming the variable', async () => {
