@@ -95,7 +95,9 @@ describe('API key and source token authentication', () => {
     clock.set(T0)
   })
 
-  it('checks the operator token in constant time', async () => {
+  // What this checks is the answer, not timing (no timed tests here): the constant-time comparison
+  // rests on timingSafeEqual over fixed-length digests of both sides (authenticateOperator).
+  it('accepts only the exact operator token as a bearer token (missing, blank, other case, no scheme, longer: 401)', async () => {
     expect(await codeOf(authenticateOperator(deps, 'Bearer test-operator-token'))).toBe('ok')
     for (const h of [undefined, '', 'Bearer', 'Bearer test-operator-tokeN', 'test-operator-token', 'Bearer test-operator-token-longer']) {
       expect(await codeOf(authenticateOperator(deps, h)), String(h)).toBe('unauthorized')
