@@ -8,7 +8,8 @@
  * one file at a time because they start processes and measure). Their figures are printed.
  *
  * Flags: --no-emulators (embedded only), --no-typecheck, --quick (main suites only),
- * --reliability (reliability suite only), and any further args go to vitest.
+ * --reliability (reliability suite only), and any further args go to vitest. A filter that
+ * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
@@ -76,6 +77,8 @@ try {
     console.log(`  firestore ${fs.hostPort} (pid ${fs.child.pid}), pubsub ${ps.hostPort} (pid ${ps.child.pid})`)
   }
   const totals = { passed: 0, failed: 0, skipped: 0 }
+  // test files each config selected (a filter may match files of one config only; it must match some)
+  let filesSelected = 0
   for (const config of configs) {
     const report = join(tmp, `vitest-report-${config.replace(/\W+/g, '-')}.json`)
     rmSync(report, { force: true })
@@ -86,9 +89,13 @@ try {
     ], env)
     exitCode = exitCode || code
     try {
-      const r = JSON.parse(readFileSync(report, 'utf8')) as { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number }
-      // a pass that selects no test at all (a filter for the other config) is not a failure
+      const r = JSON.parse(readFileSync(report, 'utf8')) as {
+        numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number; testResults?: unknown[]
+      }
+      // unfiltered, every config must select tests; filtered, one config selecting none is fine
+      // (the filter names the other config's files), all of them selecting none is not (below)
       if (r.numTotalTests === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
+      filesSelected += r.testResults?.length ?? 0
       totals.passed += r.numPassedTests
       totals.failed += r.numFailedTests
       totals.skipped += r.numPendingTests + r.numTodoTests
@@ -98,6 +105,12 @@ try {
         exitCode = exitCode || 1
       }
     }
+  }
+  if (vitestArgs.length > 0 && filesSelected === 0) {
+    // a mistyped path must not look like a green run
+    console.error(`no test file matches ${vitestArgs.join(' ')} in ${configs.join(' or ')}${configs.length === 1 ? ' (the other config is not run with this flag)' : ''}`)
+    totals.failed += 1
+    exitCode = exitCode || 1
   }
   console.log(`tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`)
 } catch (err) {

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+
+/**
+ * The test command's filter (scripts/run-tests.ts): a path that selects no test file in any
+ * config that runs must fail with a message (a mistyped path used to be a green run: vitest was
+ * given --passWithNoTests whenever args were passed); a path selecting files of one config only
+ * still passes.
+ */
+
+function runTests(args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['scripts/run-tests.ts', '--no-emulators', '--no-typecheck', ...args], {
+      env: { ...process.env, FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { out += d })
+    child.on('exit', (code) => resolve({ code, out }))
+  })
+}
+
+describe('npm test / test:quick with a filter', () => {
+  it('a path matching no test file fails, naming the path and the configs', async () => {
+    const quick = await runTests(['--quick', 'test/no-such-dir'])
+    expect(quick.code).toBe(1)
+    expect(quick.out).toContain('no test file matches test/no-such-dir in vitest.config.ts')
+    expect(quick.out).toContain('tests: 0 passed, 1 failed')
+    const both = await runTests(['test/no-such-dir/x.test.ts'])
+    expect(both.code).toBe(1)
+    expect(both.out).toContain('no test file matches test/no-such-dir/x.test.ts in vitest.config.ts or vitest.reliability.config.ts')
+  })
+
+  it('a reliability file under --quick (main config only) matches nothing there: it fails too', async () => {
+    const r = await runTests(['--quick', 'test/reliability/open-redirect.test.ts'])
+    expect(r.code).toBe(1)
+    expect(r.out).toContain('no test file matches')
+  })
+
+  it('a path matching files of one config only passes (the other config selects none)', async () => {
+    const r = await runTests(['test/setup/loopback-only.test.ts'])
+    expect(r.out).not.toContain('no test file matches')
+    expect(r.out).toMatch(/tests: [1-9]\d* passed, 0 failed/)
+    expect(r.code).toBe(0)
+  }, 120_000)
+})
