@@ -13,16 +13,19 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { request } from 'node:http'
 import { promisify } from 'node:util'
 import { Firestore } from '@google-cloud/firestore'
 import { Webhook } from 'standardwebhooks'
 import { contactIdFor } from '@lsv/shared/domain/ids.ts'
 import { pullMessages } from '../../scripts/lib/cloud/pubsub-setup.ts'
+import { readDeployedShape } from '../../scripts/lib/cloud/deployed-shape.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { contractValidator } from '../outbound/schema.ts'
-import { alive, cleanUp, curlCommands, infraCopy, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed, type CloudRun } from './support.ts'
+import { alive, cleanUp, curlCommands, ROOT, infraCopy, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed, type CloudRun } from './support.ts'
 
 const sh = async (command: string) => (await promisify(execFile)('sh', ['-c', command], { timeout: 30_000 })).stdout
 
@@ -56,8 +59,21 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     const c = await waitForBanner(run)
     expect(c).toMatchObject({ edge_url: `http://demo.edge.localhost:${run.ports.edge}`, portal_url: `http://localhost:${run.ports.portal}` })
     expect(run.output()).toContain(`logs in ${run.dataDir}/logs`)
-    // four service processes besides start:cloud itself (emulators are the test command's)
-    expect(run.tree().length).toBeGreaterThanOrEqual(4)
+    // four processes, each with exactly Terraform's environment plus its secrets and the local wiring
+    const shape = await readDeployedShape({
+      infraDir: join(ROOT, 'infra'), project: run.project,
+      ports: { 'edge-ingest': run.ports.edge, 'portal-api': run.ports.portal, 'upsert-worker': run.ports.worker, 'webhook-dispatcher': run.ports.dispatcher },
+      edgeDomain: 'edge.localhost', edgeBaseUrlTemplate: `http://{public_id}.edge.localhost:${run.ports.edge}`, portalBaseUrl: `http://localhost:${run.ports.portal}`,
+    })
+    const wiring = ['PORT', 'LOCAL_WIRING', 'FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'CLOUD_TASKS_EMULATOR_HOST', 'SECRET_MANAGER_EMULATOR_HOST', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'ALLOW_LOOPBACK_WEBHOOKS', 'METADATA_SERVER_DETECTION']
+    const processes = run.tree().map((pid) => ({ pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
+    for (const service of shape.services) {
+      const proc = processes.filter((p) => p.cmd.includes(`services/${service.name}/src/server.ts`))
+      expect(proc, service.name).toHaveLength(1)
+      const environ = Object.fromEntries(readFileSync(`/proc/${proc[0]!.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+      expect(Object.keys(environ).sort(), service.name).toEqual([...Object.keys(service.env), ...Object.keys(service.secretEnv), ...wiring].sort())
+      expect(environ, service.name).toMatchObject({ ...service.env, PORT: String(service.port), LOCAL_WIRING: 'true' })
+    }
 
     const [push, mint] = curlCommands(run.output())
     expect(JSON.parse(await sh(push!))).toEqual({ ok: true, accepted: 1, queued: true })
@@ -118,6 +134,10 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     } finally {
       await receiver.close()
     }
+
+    // only what infra/ declares exists on the emulator: no service created a subscription of its own
+    const listed = (await (await fetch(`http://${emulators.pubsub}/v1/projects/${run.project}/subscriptions`)).json()) as { subscriptions?: Array<{ name: string }> }
+    expect((listed.subscriptions ?? []).map((s) => s.name.split('/').pop()).sort()).toEqual(shape.subscriptions.map((s) => s.name).sort())
 
     const stopped = await stopCloud(run)
     expect(stopped.code, run.output()).toBe(0)
