@@ -20,7 +20,10 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   // field precedence (form > manual > enrichment > provider) and the FieldPolicy accounting
   merge: {
     mutate: ['shared/src/domain/contacts/merge.ts', 'shared/src/domain/contacts/field-policy.ts'],
-    tests: ['test/contacts/merge.test.ts', 'test/outbound/assemble.test.ts', 'test/outbound/visit.test.ts'],
+    tests: [
+      'test/contacts/merge.test.ts', 'test/contacts/merge-fields.test.ts', 'test/contacts/field-policy.test.ts',
+      'test/outbound/assemble.test.ts', 'test/outbound/visit.test.ts',
+    ],
   },
   // outbound webhooks: SSRF policy (static check, address ranges, connect-time filter) and signing
   ssrf: {
