@@ -52,6 +52,5 @@ describe('each operation is served by the host the OpenAPI document names', () =
   it('the edge answers GET /api/v1/schema with 404 and the portal with the schema', async () => {
     expect((await apps.edge.inject({ method: 'GET', url: '/api/v1/schema' })).statusCode).toBe(404)
     expect((await apps.portal.inject({ method: 'GET', url: '/api/v1/schema' })).statusCode).toBe(200)
-    expect(deps.touched).toEqual([])
   })
 })

@@ -18,22 +18,26 @@ function throwingAdapter(name: string, touched: string[]): never {
 
 /**
  * PlatformDeps on which every store, queue, scheduler and secret method throws (config, logger
- * and clock are real). `touched` lists the methods called.
+ * and clock are real). `touched` lists the methods called. Any other member (every adapter, and
+ * one added to PlatformDeps later) is a throwing adapter named after it.
  */
 export function throwingDeps(): PlatformDeps & { touched: string[] } {
   const touched: string[] = []
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: '/nonexistent-lsv-test', OPERATOR_TOKEN: 'op', KEY_PEPPER: 'pepper' })
-  return {
+  const real: Record<string, unknown> = {
     touched,
     config,
     logger: pino({ level: 'silent' }),
     clock: systemClock,
-    contacts: throwingAdapter('contacts', touched),
-    tenants: throwingAdapter('tenants', touched),
-    rateLimiter: throwingAdapter('rateLimiter', touched),
-    queue: throwingAdapter('queue', touched),
-    tasks: throwingAdapter('tasks', touched),
-    secrets: throwingAdapter('secrets', touched),
     async close() {},
   }
+  const adapters = new Map<string, unknown>()
+  return new Proxy(real, {
+    get(target, property) {
+      if (typeof property === 'symbol' || property === 'then') return undefined
+      if (Object.hasOwn(target, property)) return target[property]
+      if (!adapters.has(property)) adapters.set(property, throwingAdapter(property, touched))
+      return adapters.get(property)
+    },
+  }) as unknown as PlatformDeps & { touched: string[] }
 }
