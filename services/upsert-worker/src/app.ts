@@ -1,10 +1,11 @@
 import { buildBaseApp, type App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { serviceReadiness } from '@lsv/shared/platform/readiness.ts'
 import { registerBatchPushRoutes } from './routes/batches-push.ts'
 
 /** Upsert worker: Pub/Sub push endpoint for contact batches (production); health. */
 export async function buildApp(deps: PlatformDeps): Promise<App> {
-  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 12 * 1024 * 1024, gcpProject: deps.config.gcpProject })
+  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 12 * 1024 * 1024, gcpProject: deps.config.gcpProject, readiness: serviceReadiness(deps, ['tenants', 'contacts', 'queue']) })
   registerBatchPushRoutes(app, deps)
   return app
 }

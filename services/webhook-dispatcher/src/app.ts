@@ -1,11 +1,12 @@
 import { buildBaseApp, type App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { serviceReadiness } from '@lsv/shared/platform/readiness.ts'
 import { registerTaskRoutes } from './routes/tasks.ts'
 import { registerVisitPushRoutes } from './routes/visits-push.ts'
 
 /** Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint. */
 export async function buildApp(deps: PlatformDeps): Promise<App> {
-  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 1024 * 1024, gcpProject: deps.config.gcpProject })
+  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 1024 * 1024, gcpProject: deps.config.gcpProject, readiness: serviceReadiness(deps, ['tenants', 'queue']) })
   registerTaskRoutes(app, deps)
   registerVisitPushRoutes(app, deps)
   return app

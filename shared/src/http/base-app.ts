@@ -11,6 +11,7 @@ import { handleClientError } from './client-errors.ts'
 import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
 import { CloudRequestLogController } from './request-log.ts'
+import { createReadiness, type Readiness } from '../platform/readiness.ts'
 
 export interface BaseAppOptions {
   logger: FastifyBaseLogger
@@ -27,8 +28,11 @@ export interface BaseAppOptions {
   timeouts?: Partial<HttpTimeouts>
   /** how long an early answer keeps draining the unread body (lingering-close.ts) */
   linger?: LingerLimits
-  /** extra readiness probe for /readyz */
-  ready?: () => Promise<boolean>
+  /**
+   * what /readyz reports (platform/readiness.ts: the service's dependency checks); without one,
+   * ready from when the app listens until it starts closing
+   */
+  readiness?: Readiness
 }
 
 export type App = FastifyInstance<
@@ -111,10 +115,16 @@ export function buildBaseApp(options: BaseAppOptions): App {
     return payload
   })
 
+  // liveness: the event loop answers. Readiness: from state kept by `readiness` (no check runs
+  // for the request, so neither hangs on a dependency); checking starts once the app listens
+  const readiness = options.readiness ?? createReadiness({})
+  app.addHook('onListen', async () => { await readiness.start() })
+  app.addHook('preClose', async () => { readiness.drain() })
+  app.addHook('onClose', async () => { readiness.stop() })
   app.get('/healthz', { schema: { hide: true } as never }, async () => ({ ok: true }))
   app.get('/readyz', { schema: { hide: true } as never }, async (_req, reply) => {
-    const ok = options.ready ? await options.ready().catch(() => false) : true
-    return reply.code(ok ? 200 : 503).type('application/json').send(JSON.stringify({ ok }))
+    const { ready, reasons } = readiness.report()
+    return reply.code(ready ? 200 : 503).type('application/json').send(JSON.stringify(ready ? { ok: true } : { ok: false, reasons }))
   })
   return app as unknown as App
 }

@@ -191,6 +191,8 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     SELECT seq FROM queue_messages WHERE topic = ?1 AND NOT EXISTS (SELECT 1 FROM queue_subscriptions WHERE topic = ?1) LIMIT ${SWEEP_BATCH})`)
 
   const subscriptions = new Set<{ close(): Promise<void> }>()
+  /** consecutive failed claims per local subscriber's topic: a subscriber that cannot claim cannot work */
+  const claimFailures = new Map<string, number>()
   /** topics this adapter has consumers on (the sweep keeps their subscriptions alive) */
   const consuming = new Map<string, number>()
   let closed = false
@@ -356,7 +358,9 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
             let claimed: Array<{ row: MessageRow; token: string }>
             try {
               claimed = claim(topic, free)
+              claimFailures.delete(topic)
             } catch (err) {
+              claimFailures.set(topic, (claimFailures.get(topic) ?? 0) + 1)
               logger.warn({ err, topic }, 'claiming messages failed')
               break
             }
@@ -396,7 +400,10 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
           while (inFlight.size > 0) await Promise.allSettled([...inFlight])
           const left = (consuming.get(topic) ?? 1) - 1
           if (left > 0) consuming.set(topic, left)
-          else consuming.delete(topic)
+          else {
+            consuming.delete(topic)
+            claimFailures.delete(topic)
+          }
           subscriptions.delete(subscription)
         },
       }
@@ -416,6 +423,14 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     },
 
     sweep,
+
+    health() {
+      if (closed) return { ok: false, reason: 'queue closed' }
+      if (!db.isOpen) return { ok: false, reason: 'database closed' }
+      // a few failures in a row (a poll every 200 ms): not a lock held for a moment by another process
+      const stuck = [...claimFailures].filter(([, n]) => n >= 3).map(([t]) => t)
+      return stuck.length > 0 ? { ok: false, reason: `claiming failing on ${stuck.join(', ')}` } : { ok: true }
+    },
 
     async close() {
       if (closed) return

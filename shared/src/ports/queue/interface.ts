@@ -51,5 +51,10 @@ export interface Subscription {
 export interface Queue {
   publish(topic: Topic, data: Buffer, attributes?: Record<string, string>): Promise<string>
   subscribe(topic: Topic, handler: MessageHandler, options?: SubscribeOptions): Promise<Subscription>
+  /**
+   * Whether this adapter can publish and its subscribers can receive, from state it already has
+   * (no call to a service): /readyz asks it. Adapters that cannot tell leave it out.
+   */
+  health?(): { ok: boolean; reason?: string }
   close(): Promise<void>
 }
