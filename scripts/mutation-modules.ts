@@ -31,7 +31,10 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
       'shared/src/domain/webhooks/ssrf.ts', 'shared/src/domain/webhooks/safe-agent.ts',
       'shared/src/domain/webhooks/ip-ranges.ts', 'shared/src/domain/webhooks/signing.ts',
     ],
-    tests: ['test/outbound/ssrf.test.ts', 'test/outbound/ssrf-dns.test.ts', 'test/outbound/signing.test.ts'],
+    tests: [
+      'test/outbound/ssrf.test.ts', 'test/outbound/ssrf-dns.test.ts', 'test/outbound/ssrf-exact.test.ts',
+      'test/outbound/signing.test.ts', 'test/outbound/signing-vectors.test.ts',
+    ],
   },
   // fixed windows, the exhaustion memo and the push quota (contract section 8)
   'rate-limit': {
