@@ -287,12 +287,12 @@ export async function readDeployedShape(local: LocalSettings): Promise<DeployedS
     if (!isPlainObject(rawEnv)) throw new HclError(`local.service_env["${name}"] is not an object`)
     const env: Record<string, string> = {}
     for (const [k, v] of Object.entries(rawEnv)) env[k] = envValue(v, `local.service_env["${name}"].${k}`)
-    // the public origins a browser or curl uses here (the Cloud Run URLs were replaced above)
-    if ('EDGE_DOMAIN' in env) env.EDGE_DOMAIN = local.edgeDomain
-    if ('EDGE_BASE_URL_TEMPLATE' in env) env.EDGE_BASE_URL_TEMPLATE = local.edgeBaseUrlTemplate
-    if ('PORTAL_BASE_URL' in env) env.PORTAL_BASE_URL = local.portalBaseUrl
+    // the public origins a browser or curl uses here (the Cloud Run URLs were replaced above);
+    // these are this machine's settings, so only the other values are checked for Google URLs
+    const publicOrigins: Record<string, string> = { EDGE_DOMAIN: local.edgeDomain, EDGE_BASE_URL_TEMPLATE: local.edgeBaseUrlTemplate, PORTAL_BASE_URL: local.portalBaseUrl }
+    for (const [k, v] of Object.entries(publicOrigins)) if (k in env) env[k] = v
     for (const [k, v] of Object.entries(env)) {
-      if (/\.run\.app\b|^https:\/\//.test(v)) throw new HclError(`local.service_env["${name}"].${k} = "${v}" points into Google Cloud; start:cloud cannot translate it to this machine`)
+      if (!(k in publicOrigins) && /\.run\.app\b|^https:\/\//.test(v)) throw new HclError(`local.service_env["${name}"].${k} = "${v}" points into Google Cloud; start:cloud cannot translate it to this machine`)
     }
     const rawSecrets = secretEnv[name] ?? {}
     if (!isPlainObject(rawSecrets)) throw new HclError(`local.service_secret_env["${name}"] is not an object`)
