@@ -53,6 +53,11 @@ export interface ConnectionRecord {
   field_mappings: FieldMapping[]
   /** webhook type: the source token hashes (current, plus the previous one during a rotation grace). */
   token_hashes: HashedSecret[]
+  /**
+   * partnercrm type: this connection is cut over to the tokenized URL, so a call without a token
+   * answers 401 even before PARTNERCRM_TOKEN_CUTOVER (absent: false)
+   */
+  require_token?: boolean
   created_at: string
   updated_at: string
 }

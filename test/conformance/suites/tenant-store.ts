@@ -196,6 +196,26 @@ export function tenantStoreConformance(open: () => Promise<TenantStoreHarness>):
     expect(await store.updateLocation(a.id, `missing-${randomSuffix()}`, { active: false })).toBeNull()
   })
 
+  it('finds a location by one of its token hashes, within one account, following rotations', async () => {
+    const a = await newAccount()
+    const b = await newAccount()
+    const current = `lh-${randomSuffix(16)}`
+    const previous = `lh-${randomSuffix(16)}`
+    const l = location(a.id, { token_hashes: [{ hash: current, expires_at: null }, { hash: previous, expires_at: at(9) }] })
+    await store.putLocation(l)
+    await store.putLocation(location(a.id))
+    expect(await store.findLocationByTokenHash(a.id, current)).toEqual(l)
+    expect(await store.findLocationByTokenHash(a.id, previous)).toEqual(l)
+    expect(await store.findLocationByTokenHash(b.id, current)).toBeNull()
+    expect(await store.findLocationByTokenHash(a.id, `lh-${randomSuffix(16)}`)).toBeNull()
+    // a rotation replaces the hashes: the old one no longer finds it, the new one does
+    const rotated = `lh-${randomSuffix(16)}`
+    await store.updateLocation(a.id, l.location_id, { token_hashes: [{ hash: rotated, expires_at: null }], updated_at: at(5) })
+    expect(await store.findLocationByTokenHash(a.id, previous)).toBeNull()
+    expect(await store.findLocationByTokenHash(a.id, rotated)).toEqual({ ...l, token_hashes: [{ hash: rotated, expires_at: null }], updated_at: at(5) })
+    expect(await store.getLocation(a.id, l.location_id)).toEqual({ ...l, token_hashes: [{ hash: rotated, expires_at: null }], updated_at: at(5) })
+  })
+
   it('keeps custom field keys unique per account', async () => {
     const a = await newAccount()
     const b = await newAccount()

@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { Readable } from 'node:stream'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import type { AccountRecord, ConnectionRecord } from '@lsv/shared/domain/records.ts'
@@ -9,8 +10,12 @@ import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
 import { resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
-import { authenticatePartnerCrm, authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
+import {
+  authenticatePartnerCrm, authenticateSource, identifyPartnerCrmToken, refuseTokenlessEarly, type PartnerCrmCaller,
+} from '@lsv/shared/domain/ingest/auth.ts'
+import { presentedSourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
+import { meteredBody, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 
@@ -18,8 +23,18 @@ import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/in
 interface PushCaller {
   account: AccountRecord
   connection?: ConnectionRecord
+  /** partner CRM: the location the presented token identified before the body (null: not identified) */
+  identified?: PartnerCrmCaller | null
 }
 const callers = new WeakMap<FastifyRequest, PushCaller>()
+
+export interface PushRouteOptions {
+  /** what unauthenticated partner CRM bodies may hold (one per app: per instance) */
+  preAuthBudget?: PreAuthBudget
+}
+
+/** the platform deps with the request's logger, so what the domain logs carries the request's trace */
+const withRequestLog = (deps: PlatformDeps, request: FastifyRequest): PlatformDeps => ({ ...deps, logger: request.log as PlatformDeps['logger'] })
 
 /**
  * Bodies are checked by hand (domain/ingest/push-body.ts: cheap on 10,000 records, and more than
@@ -52,10 +67,30 @@ async function send202(reply: FastifyReply, body: { ok: true; accepted: number; 
  * now, so failures of routing and authentication never count). Then the body: over the cap while
  * it streams in (413 `payload too large`, nothing more buffered), JSON (400 `invalid JSON body`),
  * shape (400 `invalid payload`), record count (413 `too many contacts`), publish (503 when the
- * queue refuses), 202. The partner CRM names its location in the body, so after the subdomain
- * only the body checks can come first: location (404), token (401), contact id (400), rate limit.
+ * queue refuses), 202. The partner CRM names its location in the body. Before its body: the
+ * subdomain (404); a presented token is looked up by its hash (identifying its location: the
+ * caller is authenticated); a call without a token is refused at once when the account has no
+ * partner CRM connection (404) or the connection is cut over (401). A body whose caller is not
+ * yet authenticated is read within the pre-authentication budget (503 with Retry-After when it
+ * is spent: domain/ingest/preauth-budget.ts). Then location (404), token (401), contact id (400),
+ * rate limit (429; token-less calls count in windows of their own).
  */
-export function registerPushRoutes(app: App, deps: PlatformDeps): void {
+export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRouteOptions = {}): void {
+  const budget = options.preAuthBudget ?? new PreAuthBudget()
+
+  /** preParsing of a partner CRM body whose caller is not authenticated yet: reserve it, or 503 */
+  const budgeted = (request: FastifyRequest, reply: FastifyReply, payload: Readable, accountId: string): Readable => {
+    const lease = budget.lease(accountId)
+    reply.raw.once('close', () => lease.release())
+    const declared = request.headers['content-length']
+    if (declared === undefined) return payload.pipe(meteredBody(lease, () => budget.busy()))
+    const length = Number(declared)
+    // over the cap (or not a length): the body parser refuses it before reading, nothing is buffered
+    if (!Number.isSafeInteger(length) || length > (request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)) return payload
+    if (!lease.take(length)) throw budget.busy()
+    return payload
+  }
+
   app.post('/v1/contacts', {
     validatorCompiler: documentationOnly,
     schema: {
@@ -80,7 +115,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
   }, async (request, reply) => {
     const caller = callers.get(request)
     if (!caller?.connection) throw new AppError('unauthorized')
-    return send202(reply, await acceptPush(deps, { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
+    return send202(reply, await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
   })
 
   app.post('/v1/contacts/partnercrm', {
@@ -98,10 +133,21 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
     },
     onRequest: async (request) => {
       try {
-        callers.set(request, { account: await resolveEdgeAccount(deps, request.headers.host) })
+        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const ctx = withRequestLog(deps, request)
+        const token = presentedSourceToken(request.headers, request.query)
+        let identified: PartnerCrmCaller | null = null
+        if (token === null) await refuseTokenlessEarly(ctx, account)
+        else identified = await identifyPartnerCrmToken(ctx, account, token)
+        callers.set(request, { account, identified })
       } catch (err) {
         throw retryable(err)
       }
+    },
+    preParsing: async (request, reply, payload) => {
+      const caller = callers.get(request)
+      if (!caller || caller.identified) return payload
+      return budgeted(request, reply, payload, caller.account.id)
     },
   }, async (request, reply) => {
     const caller = callers.get(request)
@@ -109,18 +155,19 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
     const body = request.body
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_payload')
     const record = body as Record<string, unknown>
-    let locationId: string
-    let connection: ConnectionRecord
+    const ctx = withRequestLog(deps, request)
+    let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
     try {
-      const auth = await authenticatePartnerCrm(deps, caller.account, partnerCrmLocationId(record), request.headers, request.query)
-      locationId = auth.location.location_id
-      connection = auth.connection
+      auth = await authenticatePartnerCrm(ctx, caller.account, partnerCrmLocationId(record), request.headers, request.query, caller.identified ?? null)
     } catch (err) {
       throw retryable(err)
     }
+    const locationId = auth.location.location_id
     if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
-    await consumePushQuota(deps, { kind: 'location', accountId: caller.account.id, locationId }).catch((err: unknown) => { throw retryable(err) })
-    return send202(reply, await acceptPush(deps, { shape: 'partnercrm', connection, raw: request.rawBody!, body, locationId }))
+    const accountId = caller.account.id
+    await consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId })
+      .catch((err: unknown) => { throw retryable(err) })
+    return send202(reply, await acceptPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
   })
 
   const sourceIdOf = (request: FastifyRequest): string => {
@@ -145,7 +192,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps): void {
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)
     if (!caller?.connection) throw new AppError('unauthorized')
-    return send202(reply, await acceptPush(deps, { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
+    return send202(reply, await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
   }
   app.post('/v1/contacts/:sourceId', {
     ...bySource,

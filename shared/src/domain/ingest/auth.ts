@@ -2,6 +2,8 @@ import type { AccountRecord, ConnectionRecord, LocationRecord } from '../records
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '../auth/source-tokens.ts'
+import { hashSecret, matchesHashedSecret } from '../auth/hashing.ts'
+import { getKeyPepper } from '../../platform/platform-secrets.ts'
 
 type Headers = Record<string, string | string[] | undefined>
 type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenants' | 'clock' | 'logger'>
@@ -33,28 +35,76 @@ export async function authenticateSource(
   return { connection: found, account }
 }
 
+export interface PartnerCrmCaller {
+  connection: ConnectionRecord
+  location: LocationRecord
+}
+
+/** Whether a call without any token is refused for this connection: its own switch, or the global cutover date. */
+export function tokenRequired(deps: Pick<AuthDeps, 'config' | 'clock'>, connection: ConnectionRecord): boolean {
+  if (connection.require_token === true) return true
+  const cutover = deps.config.partnerCrmTokenCutover
+  return cutover !== null && deps.clock.now() >= cutover.getTime()
+}
+
+async function usableConnection(deps: AuthDeps, account: AccountRecord, connectionId: string): Promise<ConnectionRecord | null> {
+  const connection = await deps.tenants.getConnection(connectionId)
+  if (!connection || !connection.active || connection.type !== 'partnercrm' || connection.account_id !== account.id) return null
+  return connection
+}
+
+/**
+ * Before the body is read: the location a presented token belongs to, found by the token's hash
+ * among the account's locations (tenants.findLocationByTokenHash), when it is an active location
+ * of the account's active partner CRM connection and the hash is still valid. null otherwise: the
+ * caller is then not authenticated yet and its body is read within the pre-authentication budget
+ * (preauth-budget.ts), where the usual checks decide (404 before 401, as without this shortcut).
+ */
+export async function identifyPartnerCrmToken(deps: AuthDeps, account: AccountRecord, token: string): Promise<PartnerCrmCaller | null> {
+  if (token.length === 0 || token.length > 256) return null
+  const hash = hashSecret(await getKeyPepper(deps), token)
+  const location = await deps.tenants.findLocationByTokenHash(account.id, hash)
+  if (!location || !location.active || location.account_id !== account.id) return null
+  if (!matchesHashedSecret(hash, location.token_hashes, deps.clock.now())) return null
+  const connection = await usableConnection(deps, account, location.connection_id)
+  return connection ? { connection, location } : null
+}
+
+/**
+ * Before the body is read, for a call without any token: 404 when the account has no active
+ * partner CRM connection (identical to an unknown subdomain), 401 when that connection no longer
+ * accepts token-less calls (its `require_token` switch or PARTNERCRM_TOKEN_CUTOVER). Such calls
+ * never get to make the edge buffer a body.
+ */
+export async function refuseTokenlessEarly(deps: AuthDeps, account: AccountRecord): Promise<void> {
+  const connection = (await deps.tenants.listConnections(account.id)).find((c) => c.type === 'partnercrm' && c.active)
+  if (!connection) throw new AppError('not_found')
+  if (tokenRequired(deps, connection)) throw new AppError('unauthorized')
+}
+
 /**
  * The partner CRM webhook (contract 4.5) for an account the subdomain already resolved.
  * 404 `not found` (identical to an unknown subdomain) when the body names no location, or the
  * location is not active, or its connection is not an active partner CRM connection of the
  * account. Then the token: a presented one (even blank) must match the location's hash, else 401;
- * no token at all is accepted and flagged in the logs until the cutover
- * (`PARTNERCRM_TOKEN_CUTOVER`), 401 from the cutover on.
+ * no token at all is accepted and flagged in the logs until the connection is cut over (its
+ * `require_token` switch, or PARTNERCRM_TOKEN_CUTOVER for every connection), 401 from then on.
+ * `identified`: what identifyPartnerCrmToken found before the body; it stands when the body names
+ * the same location (no second lookup), otherwise the body's location decides as usual.
  */
 export async function authenticatePartnerCrm(
   deps: AuthDeps, account: AccountRecord, locationId: string | null, headers: Headers, query: unknown,
-): Promise<{ connection: ConnectionRecord; location: LocationRecord; tokenless: boolean }> {
+  identified: PartnerCrmCaller | null = null,
+): Promise<PartnerCrmCaller & { tokenless: boolean }> {
   if (locationId === null || locationId.length > 256) throw new AppError('not_found')
+  if (identified && identified.location.location_id === locationId) return { ...identified, tokenless: false }
   const location = await deps.tenants.getLocation(account.id, locationId)
   if (!location || !location.active || location.account_id !== account.id) throw new AppError('not_found')
-  const connection = await deps.tenants.getConnection(location.connection_id)
-  if (!connection || !connection.active || connection.type !== 'partnercrm' || connection.account_id !== account.id) {
-    throw new AppError('not_found')
-  }
+  const connection = await usableConnection(deps, account, location.connection_id)
+  if (!connection) throw new AppError('not_found')
   const token = presentedSourceToken(headers, query)
   if (token === null) {
-    const cutover = deps.config.partnerCrmTokenCutover
-    if (cutover !== null && deps.clock.now() >= cutover.getTime()) throw new AppError('unauthorized')
+    if (tokenRequired(deps, connection)) throw new AppError('unauthorized')
     deps.logger.warn({ accountId: account.id, locationId, connectionId: connection.id, flag: 'partnercrm_tokenless' },
       'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)')
     return { connection, location, tokenless: true }

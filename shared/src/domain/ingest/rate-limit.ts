@@ -13,17 +13,23 @@ export const PUSH_WINDOWS: readonly RateLimitWindow[] = [
   { name: 'push-24h', limit: 50_000, seconds: 86_400 },
 ]
 
-/** What one counter is kept for: the API key (4.3), the source (4.4) or the location (4.5). */
+/**
+ * What one counter is kept for: the API key (4.3), the source (4.4) or the location (4.5).
+ * A location's token-less calls (accepted before its cutover) count in windows of their own:
+ * anyone can send them, so they must never use up the window of the sender holding the token.
+ */
 export type PushQuotaSubject =
   | { kind: 'key'; keyId: string }
   | { kind: 'source'; connectionId: string }
   | { kind: 'location'; accountId: string; locationId: string }
+  | { kind: 'location-tokenless'; accountId: string; locationId: string }
 
 export function pushQuotaKey(subject: PushQuotaSubject): string {
   switch (subject.kind) {
     case 'key': return `push:key:${subject.keyId}`
     case 'source': return `push:source:${subject.connectionId}`
     case 'location': return `push:location:${subject.accountId}:${subject.locationId}`
+    case 'location-tokenless': return `push:location-tokenless:${subject.accountId}:${subject.locationId}`
   }
 }
 

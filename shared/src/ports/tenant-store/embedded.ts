@@ -153,6 +153,12 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async getLocation(accountId, locationId) {
       return one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, accountId, locationId)
     },
+    async findLocationByTokenHash(accountId, hash) {
+      return one<LocationRecord>(
+        `SELECT data FROM tenant_locations WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(data, '$.token_hashes') WHERE json_extract(value, '$.hash') = ?) LIMIT 1`,
+        accountId, hash,
+      )
+    },
     async updateLocation(accountId, locationId, patch) {
       return edb.transaction(() => {
         const prev = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, accountId, locationId)

@@ -31,6 +31,19 @@ const pairId = (a: string, b: string) => `${encodeURIComponent(a)}:${encodeURICo
 const byCreatedThen = <T extends { created_at: string }>(tie: (r: T) => string) => (x: T, y: T) =>
   x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
 
+/**
+ * A location document also holds `token_hash_index`, the bare hashes of `token_hashes`: Firestore
+ * can match a whole array element only, so this is what `findLocationByTokenHash` queries
+ * (array-contains, served by the automatic single-field index). Never part of the record.
+ */
+function toLocationDoc(l: LocationRecord): DocumentData {
+  return { ...l, token_hash_index: l.token_hashes.map((h) => h.hash) }
+}
+function toLocation(data: DocumentData): LocationRecord {
+  const { token_hash_index: _index, ...record } = data
+  return record as LocationRecord
+}
+
 function toDelivery(data: DocumentData): DeliveryRecord {
   const { expire_at: _expireAt, ...record } = data
   return record as DeliveryRecord
@@ -170,14 +183,28 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       await firestore.runTransaction(async (tx) => {
         const snap = await tx.get(ref)
         if (snap.exists && (snap.data() as LocationRecord).active) throw new DuplicateError('location')
-        tx.set(ref, l)
+        tx.set(ref, toLocationDoc(l))
       })
     },
     async getLocation(accountId, locationId) {
-      return read<LocationRecord>(locations.doc(pairId(accountId, locationId)))
+      const data = await read<DocumentData>(locations.doc(pairId(accountId, locationId)))
+      return data ? toLocation(data) : null
+    },
+    async findLocationByTokenHash(accountId, hash) {
+      // hashes are keyed hashes of random tokens: unique across accounts, so the account is checked here
+      const snap = await locations.where('token_hash_index', 'array-contains', hash).limit(10).get()
+      const found = snap.docs.map((d) => toLocation(d.data())).find((l) => l.account_id === accountId)
+      return found ?? null
     },
     async updateLocation(accountId, locationId, patch) {
-      return update<LocationRecord>(locations.doc(pairId(accountId, locationId)), patch)
+      const ref = locations.doc(pairId(accountId, locationId))
+      return firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        if (!snap.exists) return null
+        const next = applyPatch(toLocation(snap.data()!), patch)
+        tx.set(ref, toLocationDoc(next))
+        return next
+      })
     },
 
     async createCustomField(d: CustomFieldDefinition) {

@@ -37,6 +37,12 @@ export interface TenantStore {
   putLocation(location: LocationRecord): Promise<void>
   getLocation(accountId: string, locationId: string): Promise<LocationRecord | null>
   updateLocation(accountId: string, locationId: string, patch: Patch<LocationRecord>): Promise<LocationRecord | null>
+  /**
+   * The location of `accountId` one of whose token hashes (current or in a rotation grace, expired
+   * or not: the caller checks validity) is `hash`; null when none. Lets the edge identify a
+   * partner CRM caller from its token before reading the body that names the location.
+   */
+  findLocationByTokenHash(accountId: string, hash: string): Promise<LocationRecord | null>
 
   /** throws DuplicateError('custom field') when the key exists for the account */
   createCustomField(definition: CustomFieldDefinition): Promise<void>

@@ -1,0 +1,111 @@
+import { Transform, type TransformCallback } from 'node:stream'
+import { AppError } from '../../errors/app-error.ts'
+
+/**
+ * The partner CRM webhook (contract 4.5) names its location in the body, so a call whose token
+ * could not be identified beforehand (no token, or one that matches no location of the account:
+ * domain/ingest/auth.ts `identifyPartnerCrmToken`) must be read before it can be authenticated.
+ * What such callers can make one instance hold is bounded here: bytes of bodies being buffered
+ * before authentication, per instance and per account (a semaphore of bytes).
+ *
+ * A body with a declared length reserves it before a byte is read; a chunked body reserves each
+ * chunk as it arrives. When the reservation does not fit, the answer is at once 503 `temporarily
+ * unavailable` with `Retry-After` (contract 4.5 lists 503 as "retry is safe"; its 429 is the
+ * per-location request rate of section 8, whose Retry-After rules do not fit a busy instance),
+ * and nothing of that body is kept (the HTTP layer drains it: http/lingering-close.ts).
+ * Reservations are released when the answer has been sent (the body is no longer referenced).
+ *
+ * A caller whose token identified its location before the body is authenticated and never
+ * waits on this budget: anonymous traffic cannot crowd out a real sender that presents its token.
+ */
+export interface PreAuthLimits {
+  /** bytes of unauthenticated bodies one instance buffers at once (all accounts) */
+  instanceBytes: number
+  /** of those, bytes for one account (at least the 8 MiB cap, so one full-size body fits) */
+  accountBytes: number
+  /** Retry-After of the 503 */
+  retryAfterSeconds: number
+}
+
+/**
+ * 32 MiB per instance: JSON parsing multiplies a body several times over, and an instance has
+ * 1 GiB (infra/cloud-run.tf). Real partner CRM contact bodies are a few KiB.
+ */
+export const PRE_AUTH_LIMITS: PreAuthLimits = {
+  instanceBytes: 32 * 1024 * 1024,
+  accountBytes: 8 * 1024 * 1024,
+  retryAfterSeconds: 5,
+}
+
+export interface BudgetLease {
+  /** reserves `bytes` more; false (nothing reserved) when it does not fit */
+  take(bytes: number): boolean
+  /** gives back everything this lease reserved (idempotent) */
+  release(): void
+}
+
+export class PreAuthBudget {
+  readonly limits: PreAuthLimits
+  #inUse = 0
+  #perAccount = new Map<string, number>()
+  #peak = 0
+
+  constructor(limits: PreAuthLimits = PRE_AUTH_LIMITS) {
+    this.limits = limits
+  }
+
+  /** bytes reserved right now (all accounts) */
+  get inUse(): number {
+    return this.#inUse
+  }
+
+  /** the most ever reserved at once (what the bound is checked against) */
+  get peak(): number {
+    return this.#peak
+  }
+
+  accountInUse(accountId: string): number {
+    return this.#perAccount.get(accountId) ?? 0
+  }
+
+  lease(accountId: string): BudgetLease {
+    let held = 0
+    let released = false
+    return {
+      take: (bytes) => {
+        if (released || bytes < 0) return false
+        const account = this.accountInUse(accountId)
+        if (this.#inUse + bytes > this.limits.instanceBytes || account + bytes > this.limits.accountBytes) return false
+        this.#inUse += bytes
+        this.#perAccount.set(accountId, account + bytes)
+        this.#peak = Math.max(this.#peak, this.#inUse)
+        held += bytes
+        return true
+      },
+      release: () => {
+        if (released) return
+        released = true
+        this.#inUse -= held
+        const left = this.accountInUse(accountId) - held
+        if (left > 0) this.#perAccount.set(accountId, left)
+        else this.#perAccount.delete(accountId)
+        held = 0
+      },
+    }
+  }
+
+  /** the answer when a reservation does not fit */
+  busy(): AppError {
+    return new AppError('temporarily_unavailable', { headers: { 'retry-after': String(this.limits.retryAfterSeconds) } })
+  }
+}
+
+/** A pass-through stream that reserves every chunk before passing it on (bodies without a declared length). */
+export function meteredBody(lease: BudgetLease, busy: () => AppError): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+      if (!lease.take(chunk.length)) return callback(busy())
+      callback(null, chunk)
+    },
+  })
+}
