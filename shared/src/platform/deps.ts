@@ -5,6 +5,7 @@ import { systemClock } from '../clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from '../ports/contact-store/interface.ts'
 import type { TenantStore } from '../ports/tenant-store/interface.ts'
+import type { PortalAccessStore } from '../ports/portal-access/interface.ts'
 import type { RateLimiter } from '../ports/rate-limiter/interface.ts'
 import type { Queue } from '../ports/queue/interface.ts'
 import type { TaskScheduler } from '../ports/task-scheduler/interface.ts'
@@ -19,6 +20,8 @@ export interface PlatformDeps {
   clock: Clock
   contacts: ContactStore
   tenants: TenantStore
+  /** portal sign-in links and sessions (domain/portal) */
+  portalAccess: PortalAccessStore
   rateLimiter: RateLimiter
   queue: Queue
   tasks: TaskScheduler
@@ -31,6 +34,7 @@ export interface DepsOverrides {
   clock?: Clock
   contacts?: ContactStore
   tenants?: TenantStore
+  portalAccess?: PortalAccessStore
   rateLimiter?: RateLimiter
   queue?: Queue
   tasks?: TaskScheduler
@@ -85,16 +89,19 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
 
   let contacts = overrides.contacts
   let tenants = overrides.tenants
+  let portalAccess = overrides.portalAccess
   let rateLimiter = overrides.rateLimiter
   if (config.storeBackend === 'firestore') {
     const fs = await getFirestore()
     contacts ??= (await import('../ports/contact-store/firestore.ts')).createFirestoreContactStore(fs)
     tenants ??= (await import('../ports/tenant-store/firestore.ts')).createFirestoreTenantStore(fs)
+    portalAccess ??= (await import('../ports/portal-access/firestore.ts')).createFirestorePortalAccessStore(fs)
     rateLimiter ??= (await import('../ports/rate-limiter/firestore.ts')).createFirestoreRateLimiter(fs)
   } else {
     const db = await embedded()
     contacts ??= (await import('../ports/contact-store/embedded.ts')).createEmbeddedContactStore(db)
     tenants ??= (await import('../ports/tenant-store/embedded.ts')).createEmbeddedTenantStore(db)
+    portalAccess ??= (await import('../ports/portal-access/embedded.ts')).createEmbeddedPortalAccessStore(db)
     rateLimiter ??= (await import('../ports/rate-limiter/embedded.ts')).createEmbeddedRateLimiter(db)
   }
 
@@ -155,12 +162,12 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
 
   let closed = false
   const deps: PlatformDeps = {
-    config, logger, clock, contacts, tenants, rateLimiter, queue, tasks, secrets,
+    config, logger, clock, contacts, tenants, portalAccess, rateLimiter, queue, tasks, secrets,
     async close() {
       if (closed) return
       closed = true
       // order: stop producers/consumers first, then stores
-      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.secrets]) {
+      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.portalAccess, deps.secrets]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})

@@ -41,4 +41,7 @@ export const FIRESTORE_TTL_FIELDS: readonly FirestoreTtlField[] = [
   { collectionGroup: 'deliveries', field: 'expire_at' },
   // rate limiter: fixed-window counters
   { collectionGroup: 'rate_limits', field: 'expire_at' },
+  // portal access: sign-in links (after they expire) and sessions (after their absolute end)
+  { collectionGroup: 'portal_links', field: 'expire_at' },
+  { collectionGroup: 'portal_sessions', field: 'expire_at' },
 ]

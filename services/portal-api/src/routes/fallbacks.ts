@@ -8,6 +8,8 @@ import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
+import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
+import { portalPushCaller } from '@lsv/shared/domain/portal/push.ts'
 import { authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { acceptPushOrUpsert } from '@lsv/shared/domain/ingest/accept.ts'
@@ -60,8 +62,12 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
     onRequest: async (request, reply) => {
       deprecate(reply)
       try {
-        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' })
-        await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
+        // contract 4.6 rule 1: a same-origin portal session in place of a key; a present key decides
+        const session = await portalSessionOf(deps, request)
+        const auth = session
+          ? await portalPushCaller(deps, session)
+          : await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' }).then((a) => ({ connection: a.connection, quota: { kind: 'key', keyId: a.key.id } as const }))
+        await consumePushQuota(deps, auth.quota)
         connections.set(request, auth.connection)
       } catch (err) {
         throw retryable(err)

@@ -7,6 +7,7 @@ import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
+import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { mintContactLink, type MintLinkRequest } from '@lsv/shared/domain/links/mint.ts'
 
@@ -35,9 +36,11 @@ export function registerLinkRoutes(app: App, deps: PlatformDeps): void {
     },
     onRequest: async (request) => {
       try {
-        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:links:write' })
-        await consumeLinkMintQuota(deps, auth.account.id)
-        callerAccount.set(request, auth.account)
+        // a same-origin portal session in place of a key (docs/portal.md); a present key decides
+        const account = (await portalSessionOf(deps, request))?.account
+          ?? (await authenticateApiKey(deps, request.headers, { scope: 'contacts:links:write' })).account
+        await consumeLinkMintQuota(deps, account.id)
+        callerAccount.set(request, account)
       } catch (err) {
         throw isAppError(err) ? err : new AppError('mint_failed', { cause: err })
       }

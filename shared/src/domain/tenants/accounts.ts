@@ -5,6 +5,8 @@ import { newId } from '../ids.ts'
 import type { AccountRecord, Tier } from '../records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
 import { accountView } from './views.ts'
+import type { PlatformDeps } from '../../platform/deps.ts'
+import { endAccountPortalSessions } from '../portal/sessions.ts'
 
 const PUBLIC_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -42,9 +44,10 @@ export async function createAccount(deps: TenantDeps, body: CreateAccountBody): 
 
 /**
  * `PATCH /api/v1/admin/accounts/{accountId}`. `public_id` cannot change: it is baked into every
- * edge URL a tenant has configured in its systems.
+ * edge URL a tenant has configured in its systems. Deactivating ends the account's portal
+ * sessions (a session never outlives a deactivated account; reactivating revives none).
  */
-export async function updateAccount(deps: TenantDeps, accountId: string, body: UpdateAccountBody): Promise<AccountView> {
+export async function updateAccount(deps: TenantDeps & Pick<PlatformDeps, 'portalAccess'>, accountId: string, body: UpdateAccountBody): Promise<AccountView> {
   await requireAccount(deps, accountId)
   const updated = await deps.tenants.updateAccount(accountId, {
     ...(body.active !== undefined ? { active: body.active } : {}),
@@ -54,6 +57,7 @@ export async function updateAccount(deps: TenantDeps, accountId: string, body: U
     updated_at: nowIso(deps),
   })
   if (!updated) throw new AppError('not_found')
+  if (body.active === false) await endAccountPortalSessions(deps, accountId)
   return accountView(deps.config, updated)
 }
 

@@ -1,0 +1,8 @@
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { registerPortalAccessPages } from './access.ts'
+
+/** The portal's pages, served by portal-api on the portal origin (docs/portal.md). */
+export function registerPortalPages(app: App, deps: PlatformDeps): void {
+  registerPortalAccessPages(app, deps)
+}
