@@ -6,7 +6,8 @@
  *   npm run test:mutation -- merge ssrf            the named modules
  *   npm run test:mutation -- --mutate shared/src/domain/contacts/merge.ts
  *                                                  that file only, with its module's tests
- *   npm run test:mutation -- auth --force          a full run (default: incremental, only what changed)
+ *   npm run test:mutation -- auth --incremental    only mutants whose code or tests changed since the
+ *                                                  last run (quick while adding tests; scores: full runs)
  *
  * Other options go to `stryker run` unchanged (e.g. `--concurrency 2`). Reports:
  * .tmp/mutation/<module>/report.html and report.json. Not part of `npm test` or CI (slow on 2 cores).
