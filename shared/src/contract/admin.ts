@@ -117,6 +117,9 @@ export const UpdateConnectionBody = Type.Object(
     active: Type.Optional(Type.Boolean()),
     field_mappings: Type.Optional(FieldMappings),
     name: Type.Optional(Nullable(Name)),
+    require_token: Type.Optional(Type.Boolean({
+      description: 'type `partnercrm` only: true cuts this connection over to the tokenized URL (a call without a token answers 401 from now on, before PARTNERCRM_TOKEN_CUTOVER); false accepts token-less calls again until that date',
+    })),
   },
   { title: 'UpdateConnectionBody', additionalProperties: false },
 )
@@ -129,6 +132,7 @@ const connectionProperties = {
   active: Type.Boolean(),
   field_mappings: Type.Array(FieldMapping),
   webhook_url: Type.Optional(Type.String({ format: 'uri', description: 'type `webhook`: where the source posts' })),
+  require_token: Type.Optional(Type.Boolean({ description: 'type `partnercrm`: whether calls without a token are refused (401) for this connection' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 }

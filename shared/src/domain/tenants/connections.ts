@@ -90,13 +90,21 @@ export async function createConnection(deps: TenantDeps, accountId: string, body
   return { ...connectionView(deps.config, account, connection), ...(token !== undefined ? { token } : {}) }
 }
 
-/** `PATCH …/connections/{connectionId}`: `type` and `source` are fixed at creation (the anchor). */
+/**
+ * `PATCH …/connections/{connectionId}`: `type` and `source` are fixed at creation (the anchor).
+ * `require_token` is the per-connection cutover of the partner CRM webhook (contract 5.8): only a
+ * partnercrm connection has it (400 on another type).
+ */
 export async function updateConnection(deps: TenantDeps, accountId: string, connectionId: string, body: UpdateConnectionBody): Promise<ConnectionView> {
   const account = await requireAccount(deps, accountId)
-  await requireConnection(deps, accountId, connectionId)
+  const connection = await requireConnection(deps, accountId, connectionId)
+  if (body.require_token !== undefined && connection.type !== 'partnercrm') {
+    throw invalidPayload(issue('/require_token', 'type', 'only a partnercrm connection has require_token'))
+  }
   const mappings = body.field_mappings !== undefined ? validateFieldMappings(body.field_mappings) : undefined
   const updated = await deps.tenants.updateConnection(connectionId, {
     ...(body.active !== undefined ? { active: body.active } : {}),
+    ...(body.require_token !== undefined ? { require_token: body.require_token } : {}),
     ...(mappings !== undefined ? { field_mappings: mappings } : {}),
     ...(body.name !== undefined ? { name: body.name } : {}),
     updated_at: nowIso(deps),

@@ -46,6 +46,7 @@ export function connectionView(config: EdgeConfig, account: AccountRecord, c: Co
     active: c.active,
     field_mappings: c.field_mappings.map((m) => ({ from: m.from, to: m.to })),
     ...(c.type === 'webhook' ? { webhook_url: sourceWebhookUrl(config, account, c.id) } : {}),
+    ...(c.type === 'partnercrm' ? { require_token: c.require_token === true } : {}),
     created_at: c.created_at,
     updated_at: c.updated_at,
   }

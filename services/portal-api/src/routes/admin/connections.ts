@@ -60,7 +60,7 @@ export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
     schema: {
       operationId: 'updateConnection',
       tags: ['management'],
-      summary: 'Change a connection (active, field mappings, name)',
+      summary: 'Change a connection (active, field mappings, name; a partner CRM connection\'s token cutover)',
       security: SECURITY.operator,
       params: ConnectionParams,
       body: UpdateConnectionBody,
