@@ -16,6 +16,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'node:http'
+import { createServer } from 'node:net'
 import { promisify } from 'node:util'
 import { Firestore } from '@google-cloud/firestore'
 import { Webhook } from 'standardwebhooks'
@@ -202,4 +203,18 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     expect(run.tree().length, 'the services were started').toBeGreaterThanOrEqual(1)
     expect(run.tree().filter(alive), 'processes left running').toEqual([])
   }, 150_000)
+
+  it('a port already taken (npm start still running, say) stops the run before anything starts, naming the service', async () => {
+    const busy = createServer()
+    await new Promise<void>((resolve) => busy.listen(0, '0.0.0.0', resolve))
+    try {
+      const taken = (busy.address() as { port: number }).port
+      const run = await startCloud({ env: { PORTAL_PORT: String(taken) } })
+      const code = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout' as const)])
+      expect(code, run.output()).toBe(1)
+      expect(run.output()).toContain(`port ${taken} of portal-api is in use`)
+    } finally {
+      await new Promise((resolve) => busy.close(resolve))
+    }
+  }, 90_000)
 })

@@ -13,7 +13,7 @@ import { createTopicsAndSubscriptions } from './pubsub-setup.ts'
 import { openSecretStore, type SecretStore } from './secret-store.ts'
 import { createSecretManagerStandIn } from './secret-manager-stand-in.ts'
 import { createCloudTasksStandIn } from './cloud-tasks-stand-in.ts'
-import { startServiceProcess, waitHealthy, type ServiceProcess } from './service-processes.ts'
+import { assertPortFree, startServiceProcess, waitHealthy, type ServiceProcess } from './service-processes.ts'
 
 export interface CloudOptions {
   root: string
@@ -89,6 +89,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       edgeBaseUrlTemplate: options.edgeBaseUrlTemplate,
       portalBaseUrl: options.portalBaseUrl,
     })
+    // before anything starts: a taken port is the commonest failure (npm start still running)
+    for (const service of shape.services) await assertPortFree(service.port, service.name)
     const iam = createIam(shape.grants, shape.customRoles)
     // only the roles the stand-ins check matter here (Firestore and Pub/Sub emulators check none)
     for (const g of shape.grants) if (g.condition && /secretmanager|cloudtasks|iam\.|roles\/(owner|editor)|^projects\//.test(g.role)) options.say(`note: IAM condition not evaluated locally (grant applies unconditionally): ${g.condition}`)

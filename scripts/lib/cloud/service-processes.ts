@@ -6,7 +6,22 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
+
+/**
+ * Throws when `port` is taken: another stack (say `npm start`) answering /healthz there would
+ * otherwise pass for the service that failed to bind.
+ */
+export async function assertPortFree(port: number, service: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      reject(new Error(`port ${port} of ${service} is in use (${err.code ?? err.message}); stop what runs there or choose another port`))
+    })
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()))
+  })
+}
 
 /** What the image runs for `service`, as a script path relative to the repository root. */
 export function imageEntryPoint(root: string, service: string): string {
