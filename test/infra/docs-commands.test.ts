@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CHECK_ROOT, ROOT } from './hcl.ts'
+
+/**
+ * Every command docs/deploy.md and docs/operations.md tell an operator to run exists, with the
+ * flags they give it: gcloud and terraform are asked for their own help, the CLI for its own.
+ */
+const DOCS = ['docs/deploy.md', 'docs/operations.md']
+
+/** shell command lines of a markdown file: fenced sh blocks (continuations joined) and inline code */
+function commandLines(markdown: string): string[] {
+  const lines: string[] = []
+  for (const block of markdown.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    lines.push(...block[1]!.replace(/\\\n\s*/g, ' ').split('\n'))
+  }
+  for (const inline of markdown.replace(/```[\s\S]*?```/g, '').matchAll(/`([^`\n]+)`/g)) lines.push(inline[1]!)
+  const commands: string[] = []
+  for (const line of lines) {
+    const code = line.replace(/\s#\s.*$/, '').replace(/^\s*#.*$/, '')
+    // the parts of pipelines, lists and command substitutions
+    for (const part of code.split(/\||&&|;|\$\(|\)/)) {
+      const c = part.trim().replace(/\s+/g, ' ')
+      if (/^(gcloud|terraform|npm run (-s )?cli --) /.test(c) || c.startsWith('deploy/')) commands.push(c)
+    }
+  }
+  return commands
+}
+
+function tokens(command: string): string[] {
+  return [...command.matchAll(/"[^"]*"|'[^']*'|\S+/g)].map((m) => m[0]!)
+}
+
+const flagNames = (ts: string[]) => ts.filter((t) => /^--?[a-z]/.test(t)).map((t) => t.split('=')[0]!)
+
+const help = new Map<string, Promise<{ ok: boolean; text: string }>>()
+function gcloudHelp(path: string[]): Promise<{ ok: boolean; text: string }> {
+  const key = path.join(' ')
+  if (!help.has(key)) {
+    help.set(key, new Promise((resolve, reject) => {
+      const child = spawn('gcloud', [...path, '--help'], { env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', PAGER: 'cat' } })
+      let text = ''
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()))
+      child.on('error', () => reject(new Error('gcloud not found: the test suite needs the Google Cloud CLI')))
+      child.on('close', (code) => resolve({ ok: code === 0, text: text.replace(/\x1b\[[0-9;]*m/g, '') }))
+    }))
+  }
+  return help.get(key)!
+}
+
+/** a flag of `gcloud run services update` that changes the service (not only where or how to call) */
+const NON_CHANGING = new Set(['--region', '--project', '--quiet', '--async', '--format', '--verbosity', '--account'])
+
+describe('commands in the deployment and operations docs', () => {
+  const all = DOCS.flatMap((file) => commandLines(readFileSync(join(CHECK_ROOT, file), 'utf8')).map((c) => ({ file, c })))
+
+  it('finds the commands to check (control)', () => {
+    expect(all.filter(({ c }) => c.startsWith('gcloud ')).length).toBeGreaterThan(15)
+    expect(all.filter(({ c }) => c.startsWith('npm run')).length).toBeGreaterThan(3)
+    expect(commandLines('```sh\ngcloud run services update x \\\n  --image=y | cat\n```')).toEqual(['gcloud run services update x --image=y'])
+  })
+
+  it('every gcloud command exists and accepts the flags it is given', async () => {
+    const gcloud = all.filter(({ c }) => c.startsWith('gcloud '))
+    // one path at a time per command, commands checked four at a time (gcloud is slow to start)
+    const check = async ({ file, c }: { file: string; c: string }) => {
+      const ts = tokens(c).slice(1)
+      const firstFlag = ts.findIndex((t) => t.startsWith('-'))
+      const words = firstFlag === -1 ? ts : ts.slice(0, firstFlag)
+      // walk down the groups until a command (its help lists no further GROUP or COMMAND);
+      // gcloud refuses an unknown group or command, but prints help whatever positionals follow
+      let path: string[] = []
+      let text = ''
+      for (let n = 1; n <= words.length; n++) {
+        const h = await gcloudHelp(words.slice(0, n))
+        expect(h.ok, `${file}: "gcloud ${words.slice(0, n).join(' ')}" does not exist (${c})`).toBe(true)
+        if (!/\n(GROUPS|COMMANDS)\n/.test(h.text)) {
+          path = words.slice(0, n)
+          text = h.text
+          break
+        }
+      }
+      expect(path.length, `${file}: ${c} names a group, not a command`).toBeGreaterThan(0)
+      for (const flag of flagNames(ts)) expect(text, `${file}: gcloud ${path.join(' ')} has no ${flag}`).toContain(flag)
+      // an update that changes nothing fails ("No configuration change requested")
+      if (path.join(' ') === 'run services update') {
+        expect(flagNames(ts).filter((f) => !NON_CHANGING.has(f)), `${file}: ${c} changes nothing`).not.toEqual([])
+      }
+    }
+    const queue = [...gcloud]
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (queue.length > 0) await check(queue.shift()!)
+    }))
+  }, 240_000)
+
+  it('every CLI command exists and accepts the options it is given', () => {
+    const cli = all.filter(({ c }) => c.startsWith('npm run'))
+    for (const { file, c } of cli) {
+      const ts = tokens(c.replace(/^npm run (-s )?cli --\s*/, ''))
+      const firstFlag = ts.findIndex((t) => t.startsWith('-'))
+      const words = (firstFlag === -1 ? ts : ts.slice(0, firstFlag)).slice(0, 2)
+      const ask = (w: string[]) => spawnSync(process.execPath, ['scripts/cli.ts', ...w, '--help'], { cwd: ROOT, encoding: 'utf8' })
+      // a resource with a verb (`keys create`), or a command of its own (`export`)
+      let res = ask(words)
+      if (res.status !== 0 && words.length === 2) res = ask(words.slice(0, 1))
+      const out = `${res.stdout}${res.stderr}`
+      expect(res.status, `${file}: ${c}\n${out}`).toBe(0)
+      for (const flag of flagNames(ts)) expect(out, `${file}: ${c}: unknown option ${flag}`).toContain(flag)
+    }
+  }, 120_000)
+
+  it('every terraform command exists with its flags, and the scripts named exist', () => {
+    for (const { file, c } of all.filter(({ c }) => c.startsWith('terraform '))) {
+      const all = tokens(c).slice(1)
+      // global options (-chdir=...) come before the subcommand and are listed by `terraform -help`
+      const globals = all.filter((t, i) => t.startsWith('-') && all.slice(0, i).every((x) => x.startsWith('-')))
+      const ts = all.filter((t) => !globals.includes(t))
+      const words = ts.filter((t) => !t.startsWith('-')).slice(0, 2).filter((w) => /^[a-z]+$/.test(w))
+      let res = spawnSync('terraform', [...words, '-help'], { encoding: 'utf8' })
+      if (res.status !== 0 && words.length === 2) res = spawnSync('terraform', [words[0]!, '-help'], { encoding: 'utf8' })
+      expect(res.status, `${file}: ${c}`).toBe(0)
+      for (const flag of flagNames(ts)) expect(res.stdout, `${file}: ${c}: ${flag}`).toContain(flag.replace(/^--/, '-'))
+      const main = spawnSync('terraform', ['-help'], { encoding: 'utf8' }).stdout
+      for (const flag of flagNames(globals)) expect(main, `${file}: ${c}: ${flag}`).toContain(flag)
+    }
+    for (const { file, c } of all.filter(({ c }) => c.startsWith('deploy/'))) expect(existsSync(join(CHECK_ROOT, c.split(' ')[0]!)), `${file}: ${c}`).toBe(true)
+  }, 60_000)
+})
