@@ -229,9 +229,11 @@ interface Maintenance {
 }
 
 /**
- * Watches the WAL's size from the event loop (a stat every interval, microseconds) and hands the
- * work to the maintenance thread, started on first need: a process that never writes much never
- * starts it. If the thread cannot start, SQLite's own automatic checkpoints come back.
+ * Watches the WAL file from the event loop (a stat every interval, microseconds) and hands the
+ * work to the maintenance thread once it was written to: at once when it passed the checkpoint
+ * threshold, else every few seconds (deleted rows leave free pages). The thread starts on first
+ * need, so a process that never writes never starts it. If it cannot start, SQLite's own
+ * automatic checkpoints come back.
  */
 function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions): Maintenance {
   const checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024
@@ -239,14 +241,16 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
   let worker: Worker | null = null
   let busy: Promise<void> | null = null
   let stopped = false
-  let lastFreeCheck = 0
-  const walBytes = () => {
+  let seenMtime = -1
+  let lastTick = 0
+  const walStat = () => {
     try {
-      return wal ? statSync(`${path}-wal`).size : 0
+      return wal ? statSync(`${path}-wal`) : null
     } catch {
-      return 0
+      return null
     }
   }
+  const walBytes = () => walStat()?.size ?? 0
   const ensureWorker = (): Worker | null => {
     if (worker || stopped) return worker
     try {
@@ -284,10 +288,14 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
   }
   const timer = setInterval(() => {
     if (busy) return
-    // free pages are looked at every few seconds; the WAL at every tick
+    // only when the WAL was written since the last look: an idle database costs a stat per tick
+    const st = walStat()
+    if (!st || st.mtimeMs === seenMtime) return
+    // a large WAL at once; free pages (deleted rows) every few seconds
     const now = Date.now()
-    if (walBytes() > checkpointBytes || (worker && now - lastFreeCheck > 5000)) {
-      lastFreeCheck = now
+    if (st.size > checkpointBytes || now - lastTick > 5000) {
+      seenMtime = st.mtimeMs
+      lastTick = now
       void run()
     }
   }, options.maintenanceIntervalMs ?? 200)

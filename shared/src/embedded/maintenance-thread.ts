@@ -38,8 +38,21 @@ const autoVacuum = db.prepare('PRAGMA auto_vacuum')
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const num = (row: unknown) => Number(Object.values(row as Record<string, unknown>)[0])
 
+const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
+
 function tick(walBytes: number, force: boolean): void {
-  if (force || walBytes > data.checkpointBytes) checkpoint.get()
+  if (force || walBytes > data.checkpointBytes) {
+    const done = checkpoint.get() as { busy: number; log: number; checkpointed: number }
+    // everything copied and the file still large (one big transaction grew it): while nothing is
+    // written, shrink it now rather than at the next write; if someone is writing, next time
+    if (done.busy === 0 && done.log === done.checkpointed && walBytes > data.checkpointBytes) {
+      try {
+        truncate.get()
+      } catch {
+        // busy: a writer came in meanwhile
+      }
+    }
+  }
   if (num(autoVacuum.get()) !== 2) return
   // give back what exceeds the slack (at least 10 % of the file stays reusable), in steps
   let released = false
