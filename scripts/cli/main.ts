@@ -9,8 +9,9 @@ import { domains } from './domains.ts'
 import { customFields } from './custom-fields.ts'
 import { integrations } from './integrations.ts'
 import { deliveries, visits } from './deliveries.ts'
+import { portal } from './portal.ts'
 
-const RESOURCES: Resource[] = [accounts, connections, keys, tokens, locations, domains, customFields, integrations, deliveries, visits]
+const RESOURCES: Resource[] = [accounts, connections, keys, tokens, locations, domains, customFields, integrations, deliveries, visits, portal]
 const DEFAULT_PORTAL = 'http://localhost:8081'
 
 const GLOBAL_OPTIONS: Array<[string, string]> = [
