@@ -47,7 +47,7 @@ resource "google_monitoring_alert_policy" "push_backlog" {
   conditions {
     display_name = "oldest unacked message age > 600 s"
     condition_threshold {
-      filter          = "resource.type = \"pubsub_subscription\" AND metric.type = \"pubsub.googleapis.com/subscription/oldest_unacked_message_age\" AND resource.label.subscription_id = one_of(${join(", ", [for n in local.consuming_subscriptions : "\"${n}\""])})"
+      filter          = "resource.type = \"pubsub_subscription\" AND metric.type = \"pubsub.googleapis.com/subscription/oldest_unacked_message_age\" AND resource.label.subscription_id = monitoring.regex.full_match(\"${join("|", local.consuming_subscriptions)}\")"
       comparison      = "COMPARISON_GT"
       threshold_value = 600
       duration        = "300s"

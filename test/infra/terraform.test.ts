@@ -90,7 +90,8 @@ describe('terraform (infra/)', () => {
     const backlog = first(resource(tf, 'google_monitoring_alert_policy', 'push_backlog').conditions)
     const filter = String(first(backlog.condition_threshold).filter)
     expect(filter).toMatch(/oldest_unacked_message_age/)
-    expect(filter).toContain('subscription_id = one_of(${join(", ", [for n in local.consuming_subscriptions')
+    // names are letters, digits and '-': an alternation of them matches exactly these subscriptions
+    expect(filter).toContain('subscription_id = monitoring.regex.full_match("${join("|", local.consuming_subscriptions)}")')
     // dead-letter subscriptions are named <topic>-dead-letter-sub and matched by the other alert
     expect(resource(tf, 'google_pubsub_subscription', 'dead_letter').name).toBe('${each.value}-dead-letter-sub')
     const dead = first(resource(tf, 'google_monitoring_alert_policy', 'dead_letters').conditions)
