@@ -33,6 +33,17 @@ export interface DemoCredentials {
   api_source: string
   /** `source` of contacts pushed to the webhook URL */
   webhook_source: string
+  /** a single-use portal sign-in link, minted at each start (never stored: it works once) */
+  portal_sign_in?: { url: string; expires_at: string }
+}
+
+/** the demo's sign-in link works for an hour (the longest a link may) */
+const DEMO_SIGN_IN_TTL_SECONDS = 3600
+
+/** The credentials with a fresh portal sign-in link of the demo account. */
+async function withSignInLink(options: DemoTenantOptions, credentials: DemoCredentials): Promise<DemoCredentials> {
+  const link = await must(options.portal, options.operatorToken, 'POST', `/api/v1/admin/accounts/${credentials.account_id}/portal-links`, { ttl_seconds: DEMO_SIGN_IN_TTL_SECONDS })
+  return { ...credentials, portal_sign_in: { url: link.url as string, expires_at: link.expires_at as string } }
 }
 
 export function demoCredentialsPath(dataDir: string): string {
@@ -92,7 +103,7 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     // the operator token and the ports may come from the environment and differ from last run
     const webhookUrl = stored.webhook_url.startsWith(stored.edge_url) ? options.edgeUrl + stored.webhook_url.slice(stored.edge_url.length) : stored.webhook_url
     return {
-      credentials: { ...stored, operator_token: options.operatorToken, edge_url: options.edgeUrl, portal_url: options.portalUrl, webhook_url: webhookUrl },
+      credentials: await withSignInLink(options, { ...stored, operator_token: options.operatorToken, edge_url: options.edgeUrl, portal_url: options.portalUrl, webhook_url: webhookUrl }),
       created: false,
     }
   }
@@ -131,7 +142,7 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     webhook_source: webhook.source as string,
   }
   writeDemoCredentials(options.dataDir, credentials)
-  return { credentials, created: true }
+  return { credentials: await withSignInLink(options, credentials), created: true }
 }
 
 /** Text printed at start: URLs, credentials and copy-paste curl commands that work as printed. */
@@ -171,6 +182,12 @@ export function demoBanner(c: DemoCredentials, urls: { upsertWorker: string; dis
     'Read them back:',
     `  curl -sS '${c.portal_url}/api/v1/contacts?include=contact_handles' -H 'Authorization: Bearer ${key}'`,
     '',
+    ...(c.portal_sign_in ? [
+      'Sign in to the portal as the demo tenant (open in a browser; works once, until '
+        + `${c.portal_sign_in.expires_at}; another: npm run cli -- portal link ${c.account_id}):`,
+      `  ${c.portal_sign_in.url}`,
+      '',
+    ] : []),
     'Stop with Ctrl-C.',
     '',
   ]

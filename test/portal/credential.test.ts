@@ -41,7 +41,7 @@ describe('the portal session as a credential', () => {
 
   describe('4.2 POST /api/contacts/links', () => {
     it('a same-origin session mints for its account (Origin, or Sec-Fetch-Site: same-origin)', async () => {
-      for (const headers of [{ cookie, origin: PORTAL_ORIGIN }, { cookie, 'sec-fetch-site': 'same-origin' }]) {
+      for (const headers of [{ cookie, origin: PORTAL_ORIGIN }, { cookie, 'sec-fetch-site': 'same-origin' }] as Array<Record<string, string>>) {
         const res = await mint(headers)
         expect(res.statusCode).toBe(200)
         expect(res.json()).toMatchObject({ ok: true, contactId: contact, type: 'opaque' })
@@ -61,7 +61,7 @@ describe('the portal session as a credential', () => {
         { cookie, 'sec-fetch-site': 'same-site' },
         { cookie, 'sec-fetch-site': 'cross-site' },
         { cookie, 'sec-fetch-site': 'none' },
-      ]) expectError(await mint(headers), 401, 'unauthorized')
+      ] as Array<Record<string, string>>) expectError(await mint(headers), 401, 'unauthorized')
       expectError(await mint({ origin: PORTAL_ORIGIN }), 401, 'unauthorized')
       expectError(await mint({ origin: PORTAL_ORIGIN, cookie: 'lsv_portal=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }), 401, 'unauthorized')
     })
@@ -82,7 +82,7 @@ describe('the portal session as a credential', () => {
         { authorization: 'Basic dXNlcjpwYXNz' },
         { 'x-api-key': '' },
         { 'x-api-key': 'nope' },
-      ]) expectError(await mint({ ...sameOrigin(cookie), ...key }), 401, 'unauthorized')
+      ] as Array<Record<string, string>>) expectError(await mint({ ...sameOrigin(cookie), ...key }), 401, 'unauthorized')
       // the other tenant's key (contacts:write only) decides: 403, not the session's 200
       expectError(await mint({ ...sameOrigin(cookie), authorization: `Bearer ${fixture.other.key}` }), 403, 'forbidden')
     })

@@ -35,7 +35,7 @@ describe('portal access in the logs', () => {
     const token = tokenOf(url)
     const first = await app.inject({ method: 'GET', url: pathOf(url), headers: { referer: url } })
     expect(first.statusCode).toBe(303)
-    const cookie = setCookieOf(first)!.value
+    const cookie = setCookieOf(first)!.value!
     expect((await app.inject({ method: 'GET', url: pathOf(url) })).statusCode).toBe(410)
     expect((await app.inject({ method: 'GET', url: `${pathOf(url)}&utm_source=mail` })).statusCode).toBe(410)
     const second = await mintLink(app, fixture.t.account.id, { ttl_seconds: 60 })

@@ -95,7 +95,7 @@ describe('portal session lifetime', () => {
     const cookie = await signIn(h.portal, accountId())
     const signOut = (headers: Record<string, string>) => h.portal.inject({ method: 'POST', url: '/portal/sign-out', headers: { cookie, ...headers } })
 
-    for (const headers of [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }]) {
+    for (const headers of [{}, { origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }] as Array<Record<string, string>>) {
       const refused = await signOut(headers)
       expect(refused.statusCode).toBe(403)
       expect(refused.headers['set-cookie']).toBeUndefined()
