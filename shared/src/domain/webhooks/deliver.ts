@@ -57,11 +57,27 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
     return updated
   }
   const at = new Date(nowMs).toISOString()
+  /**
+   * One log line per attempt, whatever its outcome: ids, attempt, status and the transport error
+   * only — never the endpoint URL (it may carry the receiver's own credentials), a secret or a body.
+   */
+  const logAttempt = (outcome: AttemptOutcome, fields: { statusCode: number | null; error: string | null; latencyMs: number; nextAttemptAt?: string }) => {
+    const line = {
+      event: 'webhook_delivery', outcome, deliveryId: delivery.id, integrationId: delivery.integration_id, accountId: delivery.account_id,
+      eventId: delivery.event_id, attempt: job.attempt, maxAttempts: MAX_ATTEMPTS, statusCode: fields.statusCode, error: fields.error,
+      latencyMs: fields.latencyMs, ...(fields.nextAttemptAt ? { nextAttemptAt: fields.nextAttemptAt } : {}),
+    }
+    if (outcome === 'succeeded') deps.logger.info(line, 'webhook delivered')
+    else if (outcome === 'retrying') deps.logger.warn(line, 'webhook delivery failed: retry scheduled')
+    else if (outcome === 'disabled') deps.logger.warn(line, 'integration disabled: endpoint answered 410')
+    else deps.logger.error(line, 'webhook delivery failed: giving up')
+  }
   if (!integration || !integration.active) {
     await record(
       { attempt: job.attempt, at, status_code: null, error: 'integration is not active', latency_ms: 0, response_excerpt: null },
       { status: 'failed', next_attempt_at: null },
     )
+    logAttempt('failed', { statusCode: null, error: 'integration is not active', latencyMs: 0 })
     return 'failed'
   }
 
@@ -86,24 +102,28 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
   }
   const attempt: DeliveryAttempt = { attempt: job.attempt, at, status_code: statusCode, error, latency_ms: latencyMs, response_excerpt: excerpt }
 
+  const outcome = { statusCode, error, latencyMs }
   if (statusCode === 200) {
     await record(attempt, { status: 'succeeded', next_attempt_at: null })
+    logAttempt('succeeded', outcome)
     return 'succeeded'
   }
   if (statusCode === 410) {
     await record(attempt, { status: 'failed', next_attempt_at: null })
     await deps.tenants.updateIntegration(integration.id, { active: false, disabled_reason: GONE_REASON, updated_at: new Date(deps.clock.now()).toISOString() })
-    deps.logger.warn({ integrationId: integration.id, accountId: integration.account_id }, 'integration disabled: endpoint answered 410')
+    logAttempt('disabled', outcome)
     return 'disabled'
   }
   const delay = retryDelayMs(job.attempt + 1, runtime.random(), retryAfterMs)
   if (delay === null) {
     await record(attempt, { status: 'failed', next_attempt_at: null })
+    logAttempt('failed', outcome)
     return 'failed'
   }
   const next = new Date(deps.clock.now() + delay)
   const updated = await record(attempt, { status: 'retrying', next_attempt_at: next.toISOString() })
   await enqueueAttempt(deps, updated, { seq: job.seq + 1, attempt: job.attempt + 1 }, next)
+  logAttempt('retrying', { ...outcome, nextAttemptAt: next.toISOString() })
   return 'retrying'
 }
 
