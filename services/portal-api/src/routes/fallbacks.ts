@@ -76,7 +76,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   }, async (request, reply) => {
     const connection = connections.get(request)
     if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert(deps, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    const result = await acceptPushOrUpsert({ ...deps, logger: request.log as PlatformDeps['logger'] }, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
     return reply.code(result.status).send(result.body)
   })
 
@@ -96,7 +96,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const connection = connections.get(request)
     if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert(deps, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    const result = await acceptPushOrUpsert({ ...deps, logger: request.log as PlatformDeps['logger'] }, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
     return reply.code(result.status).send(result.body)
   }
   app.post('/api/contacts/webhook/:sourceId', {
