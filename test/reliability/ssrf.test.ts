@@ -123,10 +123,14 @@ describe('reliability 7: SSRF corpus makes no connection to a denied address', (
       cb(null, answers.map((address) => ({ address, family: isIP(address) })))
     }
     const filtered = filteringLookup(false, base as never)
+    // What passes the filter is recorded, then the attempt stops there: with loopback denied, an
+    // address that passes is a public one (the mixed entries), and no test may send traffic off
+    // this machine (test/setup/loopback-only.ts would refuse it and fail the test).
     const recording = (h: string, o: { all?: boolean }, cb: (err: NodeJS.ErrnoException | null, a: string | LookupAddress[], f?: number) => void) =>
       filtered(h, o as never, (err, a, f) => {
-        if (!err) for (const row of Array.isArray(a) ? a : [{ address: a as string }]) handedOut.push(row.address)
-        cb(err, a, f)
+        if (err) return cb(err, a, f)
+        for (const row of Array.isArray(a) ? a : [{ address: a as string }]) handedOut.push(row.address)
+        cb(Object.assign(new Error('stopped after the lookup (tests never connect off this machine)'), { code: 'ETESTSTOPPED' }), '')
       })
     return new Agent({ connect: safeConnector({ allowLoopback: false, lookup: recording as never, timeoutMs: 1_000 }), headersTimeout: 2_000, bodyTimeout: 2_000 })
   }
