@@ -96,6 +96,14 @@ describe('portal sign-in links', () => {
     expect(third.headers['set-cookie']).toBeUndefined()
   })
 
+  it('a HEAD of the link neither uses it up nor sets a cookie', async () => {
+    const { url } = await mintLink(h.portal, accountId())
+    const head = await h.portal.inject({ method: 'HEAD', url: pathOf(url) })
+    expect(head.statusCode).toBe(404)
+    expect(head.headers['set-cookie']).toBeUndefined()
+    expect((await follow(url)).statusCode).toBe(303)
+  })
+
   it('works strictly before expires_at: one millisecond before 303, at expires_at (or later) the expired page', async () => {
     const late = await mintLink(h.portal, accountId(), { ttl_seconds: 60 })
     const inTime = await mintLink(h.portal, accountId(), { ttl_seconds: 60 })

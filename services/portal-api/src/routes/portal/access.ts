@@ -32,6 +32,8 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   // a link works once, before it expires (rules 1 and 2): 303 with the cookie, or the same 410
   // page for a used, expired, voided, unknown or malformed link (and no cookie)
   app.get(SIGN_IN_PATH, {
+    // a HEAD (a link checker, a mail scanner) must not use up the link, nor receive the cookie
+    exposeHeadRoute: false,
     attachValidation: true,
     schema: { hide: true, querystring: SignInQuery },
   }, async (request, reply) => {
