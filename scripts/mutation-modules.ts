@@ -1,8 +1,27 @@
 /**
  * The modules `npm run test:mutation` mutates (StrykerJS, stryker.config.mjs), each with the files
  * Stryker mutates and only the test files that exercise them, so a run does not load the whole
- * suite (globs: `*` and `**` only).
+ * suite (globs: `*` and `**` only, or one file with a mutation range).
  */
+import { readFileSync } from 'node:fs'
+
+/**
+ * `file:line:col-line:col` (Stryker's mutation range: lines from 1, columns from 0) of the value
+ * of `bodyLimit:` in an app file, so only the body cap of that line is mutated (the rest of the
+ * file, readiness wiring and route registration, is not a body limit).
+ */
+function bodyLimitValue(file: string): string {
+  const lines = readFileSync(new URL(`../${file}`, import.meta.url), 'utf8').split('\n')
+  for (const [i, line] of lines.entries()) {
+    const m = /bodyLimit: ([^,}]+)/.exec(line)
+    if (m) {
+      const start = m.index + 'bodyLimit: '.length
+      return `${file}:${i + 1}:${start}-${i + 1}:${start + m[1]!.trimEnd().length}`
+    }
+  }
+  throw new Error(`no bodyLimit in ${file}`)
+}
+
 export interface MutationModule {
   mutate: string[]
   tests: string[]
@@ -13,7 +32,7 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   auth: {
     mutate: ['shared/src/domain/auth/**/*.ts', 'shared/src/domain/ingest/auth.ts'],
     tests: [
-      'test/auth/api-keys.test.ts', 'test/deactivation/*.test.ts', 'test/management/provisioning.test.ts',
+      'test/auth/api-keys.test.ts', 'test/deactivation/*.test.ts', 'test/management/operator-token.test.ts', 'test/management/provisioning.test.ts',
       'test/ingest/edge-source.test.ts', 'test/ingest/edge-partnercrm.test.ts', 'test/ingest/edge-contacts.test.ts',
     ],
   },
@@ -45,7 +64,7 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   'body-limits': {
     mutate: [
       'shared/src/http/json-body.ts', 'shared/src/domain/ingest/push-body.ts',
-      'services/edge-ingest/src/app.ts', 'services/portal-api/src/app.ts',
+      bodyLimitValue('services/edge-ingest/src/app.ts'), bodyLimitValue('services/portal-api/src/app.ts'),
     ],
     tests: ['test/ingest/hostile.test.ts', 'test/ingest/body-limits.test.ts', 'test/ingest/mapping.test.ts'],
   },

@@ -44,7 +44,7 @@ if (mutate !== null) {
   }
   for (const file of mutate) {
     const path = file.split(':')[0]! // a mutation range (file:1-10) keeps its file's module
-    const owner = Object.entries(MODULES).find(([, m]) => m.mutate.some((g) => globToRegExp(g).test(path)))
+    const owner = Object.entries(MODULES).find(([, m]) => m.mutate.some((g) => globToRegExp(g.split(':')[0]!).test(path)))
     if (!owner) {
       console.error(`${file} is in no module of scripts/mutation-modules.ts (${Object.keys(MODULES).join(', ')})`)
       process.exit(2)
@@ -55,7 +55,7 @@ if (mutate !== null) {
 const selected = names.length > 0 ? names : Object.keys(MODULES)
 
 function run(name: string): Promise<number> {
-  const own = mutate?.filter((f) => MODULES[name]!.mutate.some((g) => globToRegExp(g).test(f.split(':')[0]!)))
+  const own = mutate?.filter((f) => MODULES[name]!.mutate.some((g) => globToRegExp(g.split(':')[0]!).test(f.split(':')[0]!)))
   const strykerArgs = [join('node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run', 'stryker.config.mjs',
     ...(own && own.length > 0 ? ['--mutate', own.join(',')] : []), ...passThrough]
   console.log(`> stryker (${name})${own?.length ? `: ${own.join(', ')}` : ''}`)

@@ -158,6 +158,8 @@ describe('recordsOf / withinDepth / fallbackShapeOf', () => {
       expect(withinDepth({ s: 'x', n: null, o: { p: 1 }, a: nest(33, make) })).toBe(false)
       expect(withinDepth({ o: [{ p: 1 }, nest(32, make)] })).toBe(false)
     }
+    // null members at any depth are values, not nesting
+    expect(withinDepth({ o: { p: null, q: [null, { r: null }] } })).toBe(true)
     expect(withinDepth({})).toBe(true)
     expect(withinDepth({ a: 1, b: 'x', c: null })).toBe(true)
   })
