@@ -1,8 +1,8 @@
 /**
- * Connection timeouts of every service (docs/operations.md, "HTTP timeouts"). In production the
- * only peer is Google's front end (the load balancer, then Cloud Run's proxy); locally and in
- * tests a client connects directly, so these are also what stops a slow or idle client from
- * holding a socket.
+ * Connection timeouts of every service (docs/errors.md, "Answers from the HTTP layer"). In
+ * production the only peer is Google's front end (the load balancer, then Cloud Run's proxy);
+ * locally and in tests a client connects directly, so these are also what stops a slow or idle
+ * client from holding a socket.
  *
  * - headersTimeout 20 s: the request line and headers must arrive within 20 s of the first
  *   byte (a front end sends them at once; a client dripping header bytes is cut off with 408).
