@@ -1,4 +1,5 @@
 import type { EmbeddedDb } from '../../embedded/db.ts'
+import { nextSlice } from '../../embedded/slices.ts'
 import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../../domain/records.ts'
 import { contactIdFor } from '../../domain/ids.ts'
 import type { ContactStore, MergeFn, UpsertBatchOptions, UpsertOutcome } from './interface.ts'
@@ -20,7 +21,8 @@ CREATE TABLE IF NOT EXISTS link_tokens (hash TEXT PRIMARY KEY, account_id TEXT N
 CREATE INDEX IF NOT EXISTS link_tokens_account ON link_tokens (account_id);
 `
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+// one slice per turn of the event loop across all jobs (embedded/slices.ts), so requests are polled between chunks
+const yieldToEventLoop = nextSlice
 
 export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
   const { db } = edb

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import type { Clock } from '../../clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from '../../embedded/db.ts'
+import { nextSlice } from '../../embedded/slices.ts'
 import {
   deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS,
   type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription, type Topic,
@@ -235,7 +236,6 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     }
   }
 
-  const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
   let sweeping: Promise<number> | null = null
   /** Deletes expired messages and idle undeclared subscriptions, a small batch per transaction. */
   async function sweepOnce(): Promise<number> {
@@ -249,7 +249,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       for (const r of rows) expiredByTopic.set(r.topic, (expiredByTopic.get(r.topic) ?? 0) + 1)
       removed += rows.length
       if (rows.length < SWEEP_BATCH) break
-      await yieldToEventLoop()
+      await nextSlice()
     }
     if (expiredByTopic.size > 0) {
       logger.warn({ expired: Object.fromEntries(expiredByTopic), retentionMs }, 'queue: messages nobody acknowledged within the retention period removed')
@@ -263,7 +263,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
         const n = Number(edb.transaction(() => deleteTopicBatch.run(topic)).changes)
         removed += n
         if (n < SWEEP_BATCH || closed) break
-        await yieldToEventLoop()
+        await nextSlice()
       }
     }
     return removed
