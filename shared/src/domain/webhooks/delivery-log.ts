@@ -13,23 +13,53 @@ async function integrationOf(deps: Pick<PlatformDeps, 'tenants'>, accountId: str
   return integration
 }
 
-/** One page of the delivery log, newest first; bodies are not listed (they stay for replay). */
+export type DeliveryStatus = DeliveryRecord['status']
+
+/** Rows read per page at most when a status filter skips rows (the page then ends early, with a cursor). */
+const FILTER_SCAN_LIMIT = 1000
+
+/**
+ * One page of the delivery log, newest first; bodies are not listed (they stay for replay). With
+ * `status`, only deliveries in that status: rows are read in store pages and filtered, at most
+ * FILTER_SCAN_LIMIT per answer, so a rare status answers a short page with a cursor to go on.
+ */
 export async function listDeliveryLog(
   deps: Pick<PlatformDeps, 'tenants'>,
   accountId: string,
   integrationId: string,
-  options: { cursor: string | undefined; limit: number },
+  options: { cursor: string | undefined; limit: number; status?: DeliveryStatus | undefined },
 ): Promise<{ object: 'list'; data: DeliveryLogEntry[]; has_more: boolean; next_cursor: string | null }> {
   await integrationOf(deps, accountId, integrationId)
-  const before = decodeKeysetCursor('d1', options.cursor)
-  const rows = await deps.tenants.listDeliveries(integrationId, { ...(before ? { before } : {}), limit: options.limit + 1 })
-  const hasMore = rows.length > options.limit
-  const page = rows.slice(0, options.limit)
+  let before = decodeKeysetCursor('d1', options.cursor)
+  const page: DeliveryRecord[] = []
+  let hasMore = false
+  let scanned = 0
+  let lastSeen: string | undefined
+  for (;;) {
+    const chunk = options.status === undefined ? options.limit + 1 : Math.min(FILTER_SCAN_LIMIT - scanned, 100) + 1
+    const rows = await deps.tenants.listDeliveries(integrationId, { ...(before ? { before } : {}), limit: chunk })
+    const more = rows.length === chunk
+    const taken = more ? rows.slice(0, chunk - 1) : rows
+    for (const row of taken) {
+      scanned++
+      lastSeen = row.id
+      if (options.status !== undefined && row.status !== options.status) continue
+      if (page.length === options.limit) { hasMore = true; break }
+      page.push(row)
+    }
+    if (hasMore) break
+    if (!more) break
+    before = taken[taken.length - 1]!.id
+    if (options.status === undefined) { hasMore = page.length === options.limit; break }
+    if (scanned >= FILTER_SCAN_LIMIT) { hasMore = true; break }
+  }
+  // the cursor continues after the last row returned, or after the last row scanned when filtering stopped early
+  const cursorId = hasMore ? (page.length === options.limit ? page[page.length - 1]!.id : lastSeen) : undefined
   return {
     object: 'list',
     data: page.map(({ body: _b, account_id: _a, integration_id: _i, ...entry }) => entry),
     has_more: hasMore,
-    next_cursor: hasMore ? encodeKeysetCursor('d1', page[page.length - 1]!.id) : null,
+    next_cursor: cursorId ? encodeKeysetCursor('d1', cursorId) : null,
   }
 }
 

@@ -10,6 +10,7 @@ import { registerDomainRoutes } from './domains.ts'
 import { registerCustomFieldRoutes } from './custom-fields.ts'
 import { registerIntegrationRoutes } from './integrations.ts'
 import { registerDeliveryAdminRoutes } from './deliveries.ts'
+import { registerIntegrationActionRoutes } from './integration-actions.ts'
 import { registerVisitAdminRoutes } from './visits.ts'
 
 export const ADMIN_PREFIX = '/api/v1/admin/'
@@ -72,5 +73,6 @@ export function registerAdminRoutes(app: App, deps: PlatformDeps): void {
   registerCustomFieldRoutes(app, deps)
   registerIntegrationRoutes(app, deps)
   registerDeliveryAdminRoutes(app, deps)
+  registerIntegrationActionRoutes(app, deps)
   registerVisitAdminRoutes(app, deps)
 }
