@@ -58,7 +58,7 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   // fixed windows, the exhaustion memo and the push quota (contract section 8)
   'rate-limit': {
     mutate: ['shared/src/ports/rate-limiter/windows.ts', 'shared/src/domain/ingest/rate-limit.ts'],
-    tests: ['test/conformance/rate-limiter.test.ts', 'test/ingest/rate-limit.test.ts'],
+    tests: ['test/conformance/rate-limiter.test.ts', 'test/conformance/rate-limit-windows.test.ts', 'test/ingest/rate-limit.test.ts'],
   },
   // push bodies: the 8 MiB cap (the apps' bodyLimit), safe JSON parsing, record count and depth
   'body-limits': {
