@@ -42,6 +42,7 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
       querystring: Type.Object({
         cursor: Type.Optional(Type.String({ maxLength: 200, description: 'opaque `next_cursor` of the previous page' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+        status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')], { description: 'only deliveries in this status' })),
       }),
       response: {
         200: Type.Object({
@@ -56,8 +57,8 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
   }, async (request) => {
     await authenticateOperator(deps, request.headers.authorization)
     const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
-    const q = request.query as { cursor?: string; limit?: number }
-    return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25 })
+    const q = request.query as { cursor?: string; limit?: number; status?: 'pending' | 'retrying' | 'succeeded' | 'failed' }
+    return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25, status: q.status })
   })
 
   app.post('/api/v1/admin/accounts/:accountId/integrations/:integrationId/deliveries/:deliveryId/replay', {
