@@ -89,10 +89,13 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
   return noStore(reply).code(status).type('text/html; charset=utf-8').send(page(title, body))
 }
 
-/** The headers of every portal answer, pages and redirects alike. */
-export function noStore(reply: FastifyReply): FastifyReply {
+/**
+ * The headers of every portal answer, pages and redirects alike. The screens (src/portal) pass
+ * their own policy: they load one stylesheet and one script from this origin instead.
+ */
+export function noStore(reply: FastifyReply, csp: string = CONTENT_SECURITY_POLICY): FastifyReply {
   return reply.headers({
-    'content-security-policy': CONTENT_SECURITY_POLICY,
+    'content-security-policy': csp,
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',

@@ -1,0 +1,38 @@
+import type { App } from '@lsv/shared/http/base-app.ts'
+
+/** A parsed HTML form: a field sent once is a string, a field sent several times a list. */
+export type FormFields = Record<string, string | string[]>
+
+/** The largest form the portal accepts (the mapping preview's sample record is the largest field). */
+export const FORM_BODY_LIMIT = 256 * 1024
+
+/**
+ * HTML forms post `application/x-www-form-urlencoded`. Registered in the portal screens' scope
+ * only: everywhere else on portal-api every body is JSON (http/json-body.ts), which automation
+ * platforms send with any content type. URLSearchParams is the WHATWG parser browsers encode
+ * for, so `+`, percent escapes and repeated names mean what the browser meant.
+ */
+export function registerFormParser(scope: App): void {
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    const fields: FormFields = Object.create(null) as FormFields
+    for (const [name, value] of new URLSearchParams(String(body))) {
+      const had = fields[name]
+      if (had === undefined) fields[name] = value
+      else fields[name] = Array.isArray(had) ? [...had, value] : [had, value]
+    }
+    done(null, fields)
+  })
+}
+
+/** Every value of a field, as a list (a field sent once or not at all included). */
+export function listOf(fields: FormFields | undefined, name: string): string[] {
+  const v = fields?.[name]
+  if (v === undefined) return []
+  return Array.isArray(v) ? v : [v]
+}
+
+/** The one value of a field (the last one when sent several times), or '' when absent. */
+export function valueOf(fields: FormFields | undefined, name: string): string {
+  const all = listOf(fields, name)
+  return all.length ? all[all.length - 1]! : ''
+}

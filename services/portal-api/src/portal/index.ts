@@ -1,0 +1,40 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { isAppError } from '@lsv/shared/errors/index.ts'
+import { html } from '../routes/portal/html.ts'
+import { registerPortalAssets } from './assets.ts'
+import { registerFormParser } from './forms.ts'
+import { requirePortalSession } from './session.ts'
+import { notFound, sendFrameError } from './errors.ts'
+
+/** A screen: registers its routes in the screens' scope (session required, forms parsed). */
+export type Screen = (scope: App, deps: PlatformDeps) => void
+
+/** Every screen, in one list (the navigation is layout.ts's NAV). */
+const SCREENS: readonly Screen[] = [
+]
+
+/**
+ * The portal's screens (docs/portal.md), in their own scope: HTML form bodies are parsed here
+ * only, every route requires a live session of the account it shows (session.ts), and errors
+ * answer as pages, not as the JSON envelope. Hidden from the OpenAPI description (each route
+ * says `hide: true`).
+ */
+export function registerPortalScreens(app: App, deps: PlatformDeps): void {
+  registerPortalAssets(app)
+  app.register(async (scope: App) => {
+    registerFormParser(scope)
+    scope.addHook('preHandler', requirePortalSession(deps))
+    scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      if (isAppError(error) && error.status === 404) return notFound(request, reply)
+      if (error.validation || (isAppError(error) && error.status === 400)) {
+        return sendFrameError(request, reply, 400, 'Not understood', html`<p>The form was not complete or not valid: ${error.message}. Nothing was changed.</p>`)
+      }
+      if (error.statusCode === 413) return sendFrameError(request, reply, 413, 'Too large', html`<p>What was sent is too large. Nothing was changed.</p>`)
+      request.log.error({ err: error }, 'portal screen failed')
+      return sendFrameError(request, reply, 500, 'Something went wrong', html`<p>The portal could not complete this. Try again; if it persists, tell your operator.</p>`)
+    })
+    for (const register of SCREENS) register(scope, deps)
+  })
+}

@@ -1,0 +1,115 @@
+import type { FastifyReply } from 'fastify'
+import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import { html, noStore, type SafeHtml } from '../routes/portal/html.ts'
+
+export { html, SafeHtml } from '../routes/portal/html.ts'
+
+/**
+ * The frame every portal screen shares: one stylesheet and one script, both served by this app
+ * (assets.ts), so the policy allows exactly those; no inline script or style, no CDN, no framing,
+ * forms only to this origin. `img-src data:` is for inline icons only.
+ */
+export const SCREEN_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "frame-ancestors 'none'",
+  "form-action 'self'",
+  "base-uri 'none'",
+].join('; ')
+
+export const ASSET_CSS = '/portal/assets/portal.css'
+export const ASSET_JS = '/portal/assets/portal.js'
+
+/** The screens, in the order of the navigation. Paths are fixed here so every screen links alike. */
+export const NAV = [
+  { path: '/portal/connections', label: 'Inbound connections' },
+  { path: '/portal/webhooks', label: 'Webhooks' },
+  { path: '/portal/contacts', label: 'Contacts' },
+  { path: '/portal/settings', label: 'Settings' },
+  { path: '/portal/activity', label: 'Activity' },
+  { path: '/portal/audit', label: 'Audit log' },
+] as const
+
+export const SIGN_OUT_PATH = '/portal/sign-out'
+
+/** What the frame needs to know about the request. */
+export interface Frame {
+  account: AccountRecord
+  /** the path of the screen (marks the current navigation entry) */
+  current: string
+  /** a one-line confirmation after a redirect (flash.ts) */
+  flash?: string | null
+  /** an error summary at the top (the fields carry the details) */
+  error?: string | null
+}
+
+/** A whole screen: skip link, header with the account, navigation, main, footer. */
+export function screen(frame: Frame, title: string, body: SafeHtml): string {
+  const nav = NAV.map((n) => html`<li><a href="${n.path}"${frame.current.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${frame.account.name ?? frame.account.public_id} · Portal</title>
+<link rel="stylesheet" href="${ASSET_CSS}">
+<script src="${ASSET_JS}" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+<p class="brand">Portal · <span class="account">${frame.account.name ?? frame.account.public_id}</span> <code title="account public id">${frame.account.public_id}</code></p>
+<nav aria-label="Portal">
+<ul>${nav}
+<li><form method="post" action="${SIGN_OUT_PATH}"><button type="submit" class="link">Sign out</button></form></li>
+</ul>
+</nav>
+</header>
+<main id="main" tabindex="-1">
+<h1>${title}</h1>
+${frame.flash ? html`<p class="flash" role="status">${frame.flash}</p>` : ''}
+${frame.error ? html`<div class="error-summary" role="alert"><p>${frame.error}</p></div>` : ''}
+${body}
+</main>
+<footer class="bottom"><p>Signed in through a portal session. <a href="/portal/">Portal home</a></p></footer>
+</body>
+</html>
+`.value
+}
+
+/** Sends a screen with the portal's headers (no caching, no referrer, the policy above). */
+export function sendScreen(reply: FastifyReply, status: number, frame: Frame, title: string, body: SafeHtml): FastifyReply {
+  return noStore(reply, SCREEN_CSP).code(status).type('text/html; charset=utf-8').send(screen(frame, title, body))
+}
+
+/** A page outside the frame (no session, not found without an account): plain, same headers. */
+export function plainPage(title: string, body: SafeHtml): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Portal</title>
+<link rel="stylesheet" href="${ASSET_CSS}">
+</head>
+<body>
+<main id="main">
+<h1>${title}</h1>
+${body}
+</main>
+</body>
+</html>
+`.value
+}
+
+export function sendPlain(reply: FastifyReply, status: number, title: string, body: SafeHtml): FastifyReply {
+  return noStore(reply, SCREEN_CSP).code(status).type('text/html; charset=utf-8').send(plainPage(title, body))
+}
+
+/** Post/redirect/get: 303 to a screen, with a flash code (flash.ts) in the query; never a secret. */
+export function redirectTo(reply: FastifyReply, path: string, flash?: string): FastifyReply {
+  const url = flash ? `${path}${path.includes('?') ? '&' : '?'}flash=${encodeURIComponent(flash)}` : path
+  return noStore(reply, SCREEN_CSP).redirect(url, 303)
+}

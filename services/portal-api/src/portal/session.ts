@@ -1,0 +1,60 @@
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { isSameOrigin, portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
+import type { PortalSession } from '@lsv/shared/domain/portal/sessions.ts'
+import { html } from '../routes/portal/html.ts'
+import { sendPlain } from './layout.ts'
+
+/** Where a request without a live session is sent: the portal home says how to sign in. */
+export const SIGNED_OUT_PATH = '/portal/'
+
+const sessions = new WeakMap<FastifyRequest, PortalSession>()
+
+/**
+ * The session of a request that passed `requirePortalSession` (every screen route does). Throws
+ * when called from a route without it: a programming error, never a tenant's.
+ */
+export function sessionOf(request: FastifyRequest): PortalSession {
+  const found = sessions.get(request)
+  if (!found) throw new Error('sessionOf() on a route without requirePortalSession')
+  return found
+}
+
+/**
+ * Who did it, for the audit log: the portal session, named by the first 12 hex digits of the
+ * SHA-256 its record is stored under (never the cookie value, which is the secret).
+ */
+export function actorOf(session: PortalSession): string {
+  return `portal session ${session.session.hash.slice(0, 12)}`
+}
+
+/**
+ * Every screen's guard (management-api.md, "Portal access"). A state-changing request that is
+ * not same-origin (rule 5) is refused with a 403 page before anything else, whatever the cookie;
+ * a request without a live session is sent to the portal home (303), which says to sign in with
+ * a link — or, for a form post, answered 401 (a redirect would lose what was sent anyway).
+ * The session found is kept for `sessionOf`; it sees only its account (rule 4), and every id in
+ * a URL is looked up within that account by the domain functions, which answer another
+ * account's id as a missing one (404).
+ */
+export function requirePortalSession(deps: PlatformDeps): preHandlerAsyncHookHandler {
+  return async function requirePortalSessionHook(request: FastifyRequest, reply: FastifyReply) {
+    const safe = request.method === 'GET' || request.method === 'HEAD'
+    if (!safe && !isSameOrigin(deps.config.portalBaseUrl, request.headers)) {
+      return sendPlain(reply, 403, 'Not allowed', html`
+<p>This form can only be sent from the portal itself. Nothing was changed.</p>
+<p><a href="${SIGNED_OUT_PATH}">Portal home</a></p>`)
+    }
+    const session = await portalSessionOf(deps, request)
+    if (!session) {
+      if (safe) return sendPlain(reply.header('location', SIGNED_OUT_PATH), 303, 'Sign in', signInBody())
+      return sendPlain(reply, 401, 'Sign in', signInBody())
+    }
+    sessions.set(request, session)
+  }
+}
+
+function signInBody() {
+  return html`
+<p>You are not signed in. Sign in through a sign-in link; ask your operator for a new one. Nothing was changed.</p>`
+}
