@@ -3,6 +3,7 @@ import { Writable } from 'node:stream'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createLogger } from '@lsv/shared/logging/logger.ts'
+import { buildBaseApp } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
@@ -128,6 +129,33 @@ describe('request logs in Cloud Logging\'s shape', () => {
       expect(line['logging.googleapis.com/spanId']).toBe('0000000000003039')
       expect(line['logging.googleapis.com/trace_sampled']).toBe(false)
     }
+  })
+
+  it('lines written through another logger while a request is handled (domain code\'s deps.logger) carry its trace too, once', async () => {
+    const logger = createLogger('info', 'log-test', sink)
+    const app = buildBaseApp({ logger, gcpProject: PROJECT })
+    app.post('/domain', async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      logger.warn({ step: 'domain', size: request.rawBody?.length }, 'logged by domain code')
+      request.log.info({ step: 'route' }, 'logged by the route')
+      return { ok: true }
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    servers.push(app)
+    const port = (app.server.address() as AddressInfo).port
+    const before = raw.length
+    expect((await send(port, { path: '/domain', host: 'localhost', body: '{"a":1}', headers: { 'x-cloud-trace-context': `${TRACE}/1;o=1` } })).status).toBe(200)
+    // and a request without a trace leaves the next lines alone
+    expect((await send(port, { path: '/domain', host: 'localhost', body: '{"a":1}' })).status).toBe(200)
+    const texts = raw.slice(before)
+    const traced = texts.filter((text) => text.includes(`traces/${TRACE}`))
+    const domain = traced.find((text) => text.includes('logged by domain code'))
+    expect(domain, 'the domain line carries the trace').toBeDefined()
+    expect(JSON.parse(domain!)['logging.googleapis.com/spanId']).toBe('0000000000000001')
+    for (const text of traced) expect(text.split('"logging.googleapis.com/trace"').length - 1).toBe(1)
+    const untraced = texts.filter((text) => text.includes('logged by domain code') && !text.includes(`traces/${TRACE}`))
+    expect(untraced).toHaveLength(1)
+    expect(untraced[0]).not.toContain('logging.googleapis.com/trace')
   })
 
   it('credential headers never reach a line, whatever the answer', async () => {

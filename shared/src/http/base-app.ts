@@ -6,6 +6,7 @@ import { registerJsonBodyParser } from './json-body.ts'
 import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
 import { createValidatorCompiler } from './validation.ts'
 import { traceContextOf, traceLogFields } from '../logging/trace.ts'
+import { REQUEST_SCOPED_LOGGER, withTraceFields } from '../logging/trace-scope.ts'
 import { HTTP_TIMEOUTS, type HttpTimeouts } from './timeouts.ts'
 import { handleClientError } from './client-errors.ts'
 import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
@@ -84,9 +85,13 @@ export function buildBaseApp(options: BaseAppOptions): App {
       handleClientError(options.logger, err, socket)
     },
     logController: new CloudRequestLogController(),
-    // every line logged through request.log carries the request's trace
-    childLoggerFactory: (logger, bindings, childOptions, rawReq) =>
-      logger.child({ ...bindings, ...traceLogFields(traceContextOf(rawReq.headers), project) }, childOptions),
+    // every line logged through request.log carries the request's trace (as bindings; marked so
+    // the logger's mixin does not add them a second time: logging/trace-scope.ts)
+    childLoggerFactory: (logger, bindings, childOptions, rawReq) => {
+      const child = logger.child({ ...bindings, ...traceLogFields(traceContextOf(rawReq.headers), project) }, childOptions)
+      ;(child as unknown as Record<symbol, boolean>)[REQUEST_SCOPED_LOGGER] = true
+      return child
+    },
     // a long path parameter (an unknown source id of 1,000 characters) reaches the route and gets
     // the route's own answer (401 for a source id) instead of the router's 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
@@ -101,7 +106,14 @@ export function buildBaseApp(options: BaseAppOptions): App {
   registerJsonBodyParser(app as unknown as FastifyInstance)
   registerErrorHandling(app as unknown as FastifyInstance)
 
-  // first of every onRequest: credential checks below see a repeated credential header as malformed
+  // the rest of the request runs in the scope of its trace, so what domain code logs through
+  // another logger (deps.logger) carries the trace too (logging/trace-scope.ts)
+  app.addHook('onRequest', (request, _reply, done) => {
+    const fields = traceLogFields(traceContextOf(request.raw.headers), project)
+    if (Object.keys(fields).length === 0) return done()
+    withTraceFields(fields, done)
+  })
+  // first of the checks: credential checks below see a repeated credential header as malformed
   app.addHook('onRequest', async (request) => {
     markRepeatedCredentialHeaders(request.raw)
   })

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
 import { credentialHeaderPaths, REDACTED, redactUrl } from './redact.ts'
+import { traceMixin } from './trace-scope.ts'
 
 /**
  * pino in Cloud Logging's shape: `severity` instead of a numeric level, `message` instead of
@@ -29,6 +30,8 @@ export function loggerOptions(level: string, service: string): LoggerOptions {
     },
     serializers: { req: serializeRequest, err: pino.stdSerializers.err },
     redact: { paths: credentialHeaderPaths(), censor: REDACTED },
+    // lines written for a request through a logger other than the request's carry its trace too
+    mixin: traceMixin,
   }
 }
 
