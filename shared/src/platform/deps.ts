@@ -6,6 +6,7 @@ import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from '../ports/contact-store/interface.ts'
 import type { TenantStore } from '../ports/tenant-store/interface.ts'
 import type { PortalAccessStore } from '../ports/portal-access/interface.ts'
+import type { AuditLogStore } from '../ports/audit-log/interface.ts'
 import type { RateLimiter } from '../ports/rate-limiter/interface.ts'
 import type { Queue } from '../ports/queue/interface.ts'
 import type { TaskScheduler } from '../ports/task-scheduler/interface.ts'
@@ -23,6 +24,8 @@ export interface PlatformDeps {
   tenants: TenantStore
   /** portal sign-in links and sessions (domain/portal) */
   portalAccess: PortalAccessStore
+  /** what the portal changed (domain/audit) */
+  auditLog: AuditLogStore
   rateLimiter: RateLimiter
   queue: Queue
   tasks: TaskScheduler
@@ -36,6 +39,7 @@ export interface DepsOverrides {
   contacts?: ContactStore
   tenants?: TenantStore
   portalAccess?: PortalAccessStore
+  auditLog?: AuditLogStore
   rateLimiter?: RateLimiter
   queue?: Queue
   tasks?: TaskScheduler
@@ -93,18 +97,21 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   let contacts = overrides.contacts
   let tenants = overrides.tenants
   let portalAccess = overrides.portalAccess
+  let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
   if (config.storeBackend === 'firestore') {
     const fs = await getFirestore()
     contacts ??= (await import('../ports/contact-store/firestore.ts')).createFirestoreContactStore(fs)
     tenants ??= (await import('../ports/tenant-store/firestore.ts')).createFirestoreTenantStore(fs)
     portalAccess ??= (await import('../ports/portal-access/firestore.ts')).createFirestorePortalAccessStore(fs)
+    auditLog ??= (await import('../ports/audit-log/firestore.ts')).createFirestoreAuditLogStore(fs)
     rateLimiter ??= (await import('../ports/rate-limiter/firestore.ts')).createFirestoreRateLimiter(fs)
   } else {
     const db = await embedded()
     contacts ??= (await import('../ports/contact-store/embedded.ts')).createEmbeddedContactStore(db)
     tenants ??= (await import('../ports/tenant-store/embedded.ts')).createEmbeddedTenantStore(db)
     portalAccess ??= (await import('../ports/portal-access/embedded.ts')).createEmbeddedPortalAccessStore(db)
+    auditLog ??= (await import('../ports/audit-log/embedded.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../ports/rate-limiter/embedded.ts')).createEmbeddedRateLimiter(db)
   }
 
@@ -165,12 +172,12 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
 
   let closed = false
   const deps: PlatformDeps = {
-    config, logger, clock, contacts, tenants, portalAccess, rateLimiter, queue, tasks, secrets,
+    config, logger, clock, contacts, tenants, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
     async close() {
       if (closed) return
       closed = true
       // order: stop producers/consumers first, then stores
-      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.portalAccess, deps.secrets]) {
+      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.portalAccess, deps.auditLog, deps.secrets]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { AuditEntry, AuditLogStore } from '@lsv/shared/ports/audit-log/interface.ts'
+import { auditEntryId } from '@lsv/shared/domain/audit/record.ts'
+import { randomSuffix } from '../../helpers/embedded.ts'
+
+/** Two stores over one backend, as two portal-api instances would be. */
+export interface AuditLogHarness {
+  store: AuditLogStore
+  other: AuditLogStore
+  close(): Promise<void>
+}
+
+const T0 = Date.UTC(2026, 8, 4, 12, 0, 0)
+
+/** The behaviour every AuditLogStore adapter must share. Call inside a `describe`. */
+export function auditLogConformance(open: () => Promise<AuditLogHarness>): void {
+  let h: AuditLogHarness
+  beforeAll(async () => {
+    h = await open()
+  })
+  afterAll(async () => {
+    await h.close()
+  })
+
+  const entry = (accountId: string, seconds: number, action = 'api_key.create'): AuditEntry => ({
+    id: auditEntryId(T0 + seconds * 1000),
+    account_id: accountId,
+    at: new Date(T0 + seconds * 1000).toISOString(),
+    actor: 'portal session 0123456789ab',
+    action,
+    target: { connection_id: 'src_x', key_id: `key_${seconds}` },
+    details: { scopes: ['contacts:write'], grace_seconds: 3600, replaced: null, active: true },
+  })
+
+  it('reads back what was appended, field for field, from either instance', async () => {
+    const account = `acc-${randomSuffix()}`
+    const e = entry(account, 1)
+    await h.store.append(e)
+    expect(await h.other.list(account, { limit: 10 })).toEqual({ data: [e], next_before: null })
+  })
+
+  it('lists newest first, with keyset pages that neither skip nor repeat, whichever instance wrote', async () => {
+    const account = `acc-${randomSuffix()}`
+    const written: AuditEntry[] = []
+    // written out of order, half on each instance
+    for (const s of [5, 1, 4, 2, 3, 7, 6]) {
+      const e = entry(account, s)
+      written.push(e)
+      await (s % 2 ? h.store : h.other).append(e)
+    }
+    const expected = [...written].sort((a, b) => (a.id < b.id ? 1 : -1))
+    const seen: AuditEntry[] = []
+    let before: string | undefined
+    for (let page = 0; page < 10; page++) {
+      const got = await h.store.list(account, before === undefined ? { limit: 3 } : { before, limit: 3 })
+      seen.push(...got.data)
+      if (got.next_before === null) break
+      expect(got.data).toHaveLength(3)
+      before = got.next_before
+    }
+    expect(seen).toEqual(expected)
+    expect(seen.map((e) => e.target.key_id)).toEqual(['key_7', 'key_6', 'key_5', 'key_4', 'key_3', 'key_2', 'key_1'])
+  })
+
+  it('a page that ends exactly at the last entry says there is no next page', async () => {
+    const account = `acc-${randomSuffix()}`
+    for (const s of [1, 2]) await h.store.append(entry(account, s))
+    const got = await h.store.list(account, { limit: 2 })
+    expect(got.data).toHaveLength(2)
+    expect(got.next_before).toBeNull()
+  })
+
+  it('keeps accounts apart', async () => {
+    const a = `acc-${randomSuffix()}`
+    const b = `acc-${randomSuffix()}`
+    await h.store.append(entry(a, 1, 'domains.set'))
+    expect((await h.store.list(b, { limit: 10 })).data).toEqual([])
+    expect((await h.other.list(a, { limit: 10 })).data.map((e) => e.action)).toEqual(['domains.set'])
+  })
+
+  it('refuses to write an id twice (entries are never rewritten)', async () => {
+    const account = `acc-${randomSuffix()}`
+    const e = entry(account, 1)
+    await h.store.append(e)
+    await expect(h.other.append({ ...e, action: 'rewritten' })).rejects.toThrow()
+    expect((await h.store.list(account, { limit: 10 })).data).toEqual([e])
+  })
+}
