@@ -3,15 +3,17 @@
  * - shared/generated/contract-2026-09-04.schema.json: the JSON Schema document (GET /api/v1/schema)
  * - shared/generated/openapi.json: the OpenAPI 3.1.0 document (GET /api/v1/openapi.json)
  * - infra/bigquery/contact_changes.schema.json: the BigQuery table schema of contact changes
- * Stable key order, trailing newline. test/contract/drift.test.ts and
- * test/infra/bigquery-schema.test.ts fail when they are stale.
+ * - README.md's configuration table (between its markers), from the environment schema
+ * Stable key order, trailing newline. test/contract/drift.test.ts,
+ * test/infra/bigquery-schema.test.ts and test/config/readme-table.test.ts fail when they are stale.
  */
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
-import { dirname, relative } from 'node:path'
+import { dirname, join, relative } from 'node:path'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
 import { CONTACT_CHANGES_SCHEMA_FILE, CONTRACT_SCHEMA_FILE, GENERATED_DIR, OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
 import { CHANGE_ROW_BIGQUERY_SCHEMA } from '@lsv/shared/domain/contacts/change-row.ts'
+import { withConfigurationTable } from '@lsv/shared/config/readme-table.ts'
 import { buildOpenApiDocument } from '../services/portal-api/src/openapi/build.ts'
 
 function write(file: string, text: string): void {
@@ -25,3 +27,5 @@ write(CONTRACT_SCHEMA_FILE, canonicalJson(buildContractSchemaDocument()))
 write(OPENAPI_FILE, canonicalJson(await buildOpenApiDocument()))
 mkdirSync(dirname(CONTACT_CHANGES_SCHEMA_FILE), { recursive: true })
 write(CONTACT_CHANGES_SCHEMA_FILE, canonicalJson(CHANGE_ROW_BIGQUERY_SCHEMA))
+const README = join(import.meta.dirname, '..', 'README.md')
+write(README, withConfigurationTable(readFileSync(README, 'utf8')))

@@ -44,7 +44,7 @@ describe('backgroundFor: the one place that decides', () => {
     const deployed = loadConfig({
       NODE_ENV: 'production', GOOGLE_CLOUD_PROJECT: 'lsv-prod', STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', SECRETS_BACKEND: 'secretmanager',
       TASKS_BACKEND: 'cloudtasks', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.iam.gserviceaccount.com',
-      PUSH_AUDIENCE: 'https://d.example', PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com',
+      PUSH_AUDIENCE: 'https://d.example', PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com', PORTAL_BASE_URL: 'https://portal.example',
     }, 'webhook-dispatcher')
     expect(backgroundFor('webhook-dispatcher', deployed)).toEqual({ pull: [], taskRunner: false })
   })

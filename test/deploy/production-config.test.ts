@@ -21,15 +21,21 @@ const taskCreator: Env = { TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_REGION: 'eu
 /** the shape infra/service-env.tf gives each service (test/deploy/service-needs.test.ts checks the file) */
 const DEPLOYED: Record<ServiceName, Env> = {
   'edge-ingest': { ...common, SECRETS_BACKEND: 'secretmanager', EDGE_DOMAIN: 'edge.example.com', KEY_PEPPER: 'p' },
-  'portal-api': { ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PORTAL_BASE_URL: 'https://portal.example.com', KEY_PEPPER: 'p', OPERATOR_TOKEN: 'o' },
+  'portal-api': {
+    ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PORTAL_BASE_URL: 'https://portal.example.com',
+    EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com', KEY_PEPPER: 'p', OPERATOR_TOKEN: 'o',
+  },
   'upsert-worker': { ...common, PUSH_AUDIENCE: url('upsert-worker'), PUSH_SERVICE_ACCOUNT: PUSH_SA },
-  'webhook-dispatcher': { ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PUSH_AUDIENCE: url('webhook-dispatcher'), PUSH_SERVICE_ACCOUNT: PUSH_SA },
+  'webhook-dispatcher': {
+    ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PORTAL_BASE_URL: 'https://portal.example.com',
+    PUSH_AUDIENCE: url('webhook-dispatcher'), PUSH_SERVICE_ACCOUNT: PUSH_SA,
+  },
 }
 const REQUIRED: Record<ServiceName, string[]> = {
   'edge-ingest': ['STORE_BACKEND', 'QUEUE_BACKEND', 'SECRETS_BACKEND'],
-  'portal-api': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT'],
+  'portal-api': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT', 'PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
   'upsert-worker': ['STORE_BACKEND', 'QUEUE_BACKEND', 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT'],
-  'webhook-dispatcher': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT'],
+  'webhook-dispatcher': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT', 'PORTAL_BASE_URL'],
 }
 
 const without = (env: Env, name: string): Env => Object.fromEntries(Object.entries(env).filter(([k]) => k !== name))
@@ -160,6 +166,8 @@ describe('server.ts stops at start-up (exit 78, EX_CONFIG) naming the variable',
     ['webhook-dispatcher', without(without(DEPLOYED['webhook-dispatcher'], 'TASKS_SERVICE_ACCOUNT'), 'DISPATCHER_URL'), /webhook-dispatcher: configuration error: DISPATCHER_URL is required in production/],
     ['portal-api', without(without(DEPLOYED['portal-api'], 'DISPATCHER_URL'), 'TASKS_SERVICE_ACCOUNT'), /portal-api: configuration error: DISPATCHER_URL is required in production/],
     ['edge-ingest', without(DEPLOYED['edge-ingest'], 'STORE_BACKEND'), /edge-ingest: configuration error: STORE_BACKEND is not set \(the default is embedded\)/],
+    ['portal-api', without(DEPLOYED['portal-api'], 'PORTAL_BASE_URL'), /portal-api: configuration error: PORTAL_BASE_URL is required in production/],
+    ['webhook-dispatcher', without(DEPLOYED['webhook-dispatcher'], 'PORTAL_BASE_URL'), /webhook-dispatcher: configuration error: PORTAL_BASE_URL is required in production/],
     ['upsert-worker', { ...DEPLOYED['upsert-worker'], PUBSUB_EMULATOR_HOST: '127.0.0.1:8086' }, /PUBSUB_EMULATOR_HOST is local-only wiring and refused in production/],
     ['upsert-worker', { ...DEPLOYED['upsert-worker'], LOCAL_WIRING: 'true', K_SERVICE: 'upsert-worker' }, /LOCAL_WIRING must not be set on Cloud Run/],
   ]

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '@lsv/shared/config/config.ts'
+import { annotationsOf, VARIABLE_NAMES, type VariableName } from '@lsv/shared/config/environment.ts'
 import { SERVICE_NAMES, SERVICE_NEEDS, type Backend, type ServiceName } from '@lsv/shared/config/services.ts'
 import { loadTerraform, type Terraform } from '../infra/hcl.ts'
 
@@ -114,6 +115,14 @@ describe('infra/service-env.tf against shared/src/config/services.ts', () => {
         expect([env.DISPATCHER_URL, env.TASKS_SERVICE_ACCOUNT]).toEqual([undefined, undefined])
       }
       expect(env.WEBHOOK_ENDPOINT_RATE).toBe(needs.createsTasks ? 'var.webhook_endpoint_rate' : undefined)
+      for (const name of ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'] as const) {
+        expect({ name, set: env[name] !== undefined }).toEqual({ name, set: needs.publicOrigins.includes(name) })
+      }
+      // the configuration schema names this service among the readers of every variable it gets
+      for (const name of Object.keys(env)) {
+        expect({ name, known: (VARIABLE_NAMES as string[]).includes(name) }).toEqual({ name, known: true })
+        expect({ name, readers: annotationsOf(name as VariableName)['x-readers'] }).toEqual({ name, readers: expect.arrayContaining([service]) })
+      }
       const secrets = (Object.assign({}, ...tf.locals).service_secret_env as Record<string, Record<string, string>>)[service]
       expect(Object.keys(secrets ?? {}).sort()).toEqual([...needs.envSecrets].sort())
 

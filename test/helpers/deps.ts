@@ -1,5 +1,5 @@
 import pino from 'pino'
-import { loadConfig, type PlatformConfig } from '@lsv/shared/config/config.ts'
+import { loadConfig, type BaseConfig } from '@lsv/shared/config/config.ts'
 import { createPlatformDeps, type DepsOverrides, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { tempDataDir, emulators } from './embedded.ts'
 
@@ -8,7 +8,8 @@ export interface TestDepsOptions extends DepsOverrides {
   backend?: 'embedded' | 'emulators'
   /** extra environment for loadConfig (e.g. PARTNERCRM_TOKEN_CUTOVER) */
   env?: Record<string, string>
-  config?: Partial<PlatformConfig>
+  /** settings over the loaded ones; not the backends or what their selection proves (use env for those) */
+  config?: Partial<Omit<BaseConfig, 'gcpProject' | 'dispatcherUrl' | 'tasksServiceAccount'>>
 }
 
 /**

@@ -42,6 +42,7 @@ function productionEnv(): Record<string, string> {
     CLOUD_TASKS_EMULATOR_HOST: closed, SECRET_MANAGER_EMULATOR_HOST: closed,
     PUSH_AUDIENCE: 'http://127.0.0.1:1', PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-test.iam.gserviceaccount.com',
     DISPATCHER_URL: 'http://127.0.0.1:1', TASKS_SERVICE_ACCOUNT: 'tasks-invoker@demo-lsv-test.iam.gserviceaccount.com',
+    PORTAL_BASE_URL: 'http://localhost:1', EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:1',
   }
 }
 

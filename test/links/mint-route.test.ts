@@ -306,7 +306,7 @@ describe('POST /api/contacts/links: failures', () => {
     const variants: PlatformDeps[] = [
       { ...deps, secrets: throwing },
       // a provisioned backend never creates keys on its own: missing means unavailable
-      { ...deps, secrets: empty, config: { ...deps.config, secretsBackend: 'secretmanager' } },
+      { ...deps, secrets: empty, config: { ...deps.config, secretsBackend: 'secretmanager', gcpProject: 'lsv-test' } },
     ]
     for (const variant of variants) {
       const brokenApp = await buildApp(variant)

@@ -1,166 +1,117 @@
 /**
- * Platform configuration from environment variables, validated once at start-up.
- * A bad or missing variable stops the process with a message that names it (ConfigError).
- * The table in README.md lists every variable; keep them in step.
+ * Platform configuration, validated once at start-up. A bad or missing variable stops the
+ * process with a message that names it (ConfigError).
  *
- * `loadConfig(env, service)` checks what that one service needs (shared/src/config/services.ts):
- * in production (NODE_ENV=production) a backend it uses must not be embedded, and the audience
- * and identity its internal routes verify (or its tasks carry) must be set. Local-only wiring
- * (emulator hosts, a local OIDC issuer, loopback webhooks) is refused in production unless
+ * Two steps. readEnvironment() checks each variable against the schema in environment.ts (its
+ * form, its default). loadConfig(env, service) then applies the rules between variables for
+ * what that one service needs (services.ts): in production (NODE_ENV=production) a backend it
+ * uses must not be embedded, and the audience and identity its internal routes verify (or its
+ * tasks carry) and the public origins it hands out must be set. Local-only wiring (emulator
+ * hosts, a local OIDC issuer, loopback webhooks) is refused in production unless
  * LOCAL_WIRING=true, which itself is refused on Cloud Run (K_SERVICE) and only admits loopback.
+ *
+ * What a rule proves is in the type: PlatformConfig is a union on the backends, so code that
+ * has checked `config.tasksBackend === 'cloudtasks'` holds a `gcpProject`, `dispatcherUrl` and
+ * `tasksServiceAccount` that are strings, not `string | null`.
  */
+import { ConfigError } from './config-error.ts'
+import { LOCAL_WIRING_VARIABLES, readEnvironment, readPort, type Environment, type PortVariable } from './environment.ts'
 import { isLoopbackHost } from './loopback.ts'
 import { needsOf, type Backend, type ServiceName } from './services.ts'
 
+export { ConfigError } from './config-error.ts'
+export { LOCAL_WIRING_VARIABLES } from './environment.ts'
 export type { ServiceName } from './services.ts'
 
-export class ConfigError extends Error {
-  readonly variable: string
-  constructor(variable: string, problem: string) {
-    super(`configuration error: ${variable} ${problem}`)
-    this.name = 'ConfigError'
-    this.variable = variable
-  }
-}
+/** A variable's type once set (the schema's decoded type without "unset"). */
+type Value<K extends keyof Environment> = NonNullable<Environment[K]>
 
-export type StoreBackend = 'embedded' | 'firestore'
-export type QueueBackend = 'embedded' | 'pubsub'
-export type TasksBackend = 'embedded' | 'cloudtasks'
-export type SecretsBackend = 'embedded' | 'secretmanager' | 'env'
+export type StoreBackend = Value<'STORE_BACKEND'>
+export type QueueBackend = Value<'QUEUE_BACKEND'>
+export type TasksBackend = Value<'TASKS_BACKEND'>
+export type SecretsBackend = Value<'SECRETS_BACKEND'>
 
-export interface PlatformConfig {
-  nodeEnv: 'development' | 'production' | 'test'
+/** Everything but the backend selection and what the selection proves. */
+export interface BaseConfig {
+  nodeEnv: Value<'NODE_ENV'>
   /** the service this process runs; null: several or none (the local stack, tools) */
   service: ServiceName | null
-  logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent'
+  logLevel: Value<'LOG_LEVEL'>
   /** folder of the embedded adapters' data (sqlite database, key files) */
-  dataDir: string
-  storeBackend: StoreBackend
-  queueBackend: QueueBackend
-  tasksBackend: TasksBackend
-  secretsBackend: SecretsBackend
-  gcpProject: string | null
-  gcpRegion: string
+  dataDir: Value<'DATA_DIR'>
+  /** null unless set; a string wherever a Google backend is selected (the selections below) */
+  gcpProject: Value<'GOOGLE_CLOUD_PROJECT'> | null
+  gcpRegion: Value<'GOOGLE_CLOUD_REGION'>
   /** `edge.localhost` locally: the edge host is `<public_id>.<edgeDomain>` */
-  edgeDomain: string
+  edgeDomain: Value<'EDGE_DOMAIN'>
   /** absolute origin of portal-api, used in links and webhook URLs */
-  portalBaseUrl: string
+  portalBaseUrl: Value<'PORTAL_BASE_URL'>
   /** absolute origin of the edge host template, e.g. `https://{public_id}.edge.example.com` */
-  edgeBaseUrlTemplate: string
+  edgeBaseUrlTemplate: Value<'EDGE_BASE_URL_TEMPLATE'>
   /** partner CRM tokenized-URL cutover; null: not yet decided (token-less calls accepted, flagged) */
-  partnerCrmTokenCutover: Date | null
+  partnerCrmTokenCutover: Value<'PARTNERCRM_TOKEN_CUTOVER'> | null
   /** local development only: allow webhook deliveries to loopback receivers */
-  allowLoopbackWebhooks: boolean
+  allowLoopbackWebhooks: Value<'ALLOW_LOOPBACK_WEBHOOKS'>
   /**
    * webhook-dispatcher origin: tasks target `${dispatcherUrl}/tasks/deliver` and carry it as the
    * OIDC audience, which /tasks/deliver checks. null: local (embedded tasks, loopback callers only)
    */
-  dispatcherUrl: string | null
+  dispatcherUrl: Value<'DISPATCHER_URL'> | null
   /** the identity (email) of the OIDC token Cloud Tasks presents on /tasks/deliver */
-  tasksServiceAccount: string | null
+  tasksServiceAccount: Value<'TASKS_SERVICE_ACCOUNT'> | null
   /** the `aud` of Pub/Sub push tokens on /pubsub/*; null: local (loopback callers only) */
-  pushAudience: string | null
+  pushAudience: Value<'PUSH_AUDIENCE'> | null
   /** the identity (email) of Pub/Sub push tokens on /pubsub/* */
-  pushServiceAccount: string | null
+  pushServiceAccount: Value<'PUSH_SERVICE_ACCOUNT'> | null
   /** a local OIDC issuer instead of Google's (the deployed shape on this machine); null: Google */
-  oidc: { issuer: string; jwksUrl: string } | null
+  oidc: { issuer: Value<'OIDC_ISSUER'>; jwksUrl: Value<'OIDC_JWKS_URL'> } | null
   /** LOCAL_WIRING=true: production settings with loopback stand-ins (never on Cloud Run) */
-  localWiring: boolean
+  localWiring: Value<'LOCAL_WIRING'>
   /** host:port of local stand-ins; null: the Google API itself */
-  emulatorHosts: { firestore: string | null; pubsub: string | null; cloudTasks: string | null; secretManager: string | null }
-  /** operator token and key pepper may come straight from the environment (local, tests) */
-  operatorToken: string | null
-  keyPepper: string | null
+  emulatorHosts: {
+    firestore: Value<'FIRESTORE_EMULATOR_HOST'> | null
+    pubsub: Value<'PUBSUB_EMULATOR_HOST'> | null
+    cloudTasks: Value<'CLOUD_TASKS_EMULATOR_HOST'> | null
+    secretManager: Value<'SECRET_MANAGER_EMULATOR_HOST'> | null
+  }
+  /** prefix of topic and subscription names (tests sharing one emulator); null: none */
+  pubsubNamePrefix: Value<'PUBSUB_NAME_PREFIX'> | null
+  /** operator token and key pepper may come straight from the environment (Cloud Run, tests) */
+  operatorToken: Value<'OPERATOR_TOKEN'> | null
+  keyPepper: Value<'KEY_PEPPER'> | null
   /** deliveries per second to one webhook endpoint (its task queue's rate) */
-  webhookEndpointRate: number
+  webhookEndpointRate: Value<'WEBHOOK_ENDPOINT_RATE'>
   /**
    * proxies in front of the service whose X-Forwarded-For entries are believed (0: none, the
    * socket's peer is the client). Behind the load balancer and Cloud Run: 2 (docs/operations.md)
    */
-  trustedProxyHops: number
+  trustedProxyHops: Value<'TRUSTED_PROXY_HOPS'>
 }
+
+/** A Google backend is selected only with the project it lives in. */
+export type StoreSelection = { storeBackend: 'embedded' } | { storeBackend: 'firestore'; gcpProject: string }
+export type QueueSelection = { queueBackend: 'embedded' } | { queueBackend: 'pubsub'; gcpProject: string }
+/** Cloud Tasks also needs the target and identity every task carries. */
+export type TasksSelection =
+  | { tasksBackend: 'embedded' }
+  | { tasksBackend: 'cloudtasks'; gcpProject: string; dispatcherUrl: string; tasksServiceAccount: string }
+export type SecretsSelection = { secretsBackend: 'embedded' } | { secretsBackend: 'secretmanager'; gcpProject: string }
+
+export type PlatformConfig = BaseConfig & StoreSelection & QueueSelection & TasksSelection & SecretsSelection
 
 type Env = Record<string, string | undefined>
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`)
-  }
-  return raw as T
+/** A port variable (PORT, EDGE_PORT, ...), checked against the schema; `fallback` when unset. */
+export function port(env: Env, name: PortVariable, fallback: number): number {
+  return readPort(env, name, fallback)
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true
-  if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false
-  throw new ConfigError(name, `must be true or false (got "${raw}")`)
-}
-
-function url(env: Env, name: string, fallback: string | null): string | null {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  try {
-    const u = new URL(raw.replace('{public_id}', 'x'))
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme')
-  } catch {
-    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`)
-  }
-  return raw.replace(/\/+$/, '')
-}
-
-/** An absolute http(s) URL kept exactly as written (an issuer is compared byte for byte). */
-function exactUrl(env: Env, name: string): string | null {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return null
-  if (url(env, name, null) === null) return null
-  return raw
-}
-
-function hostPort(env: Env, name: string): string | null {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return null
-  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/.test(raw)) throw new ConfigError(name, `must be host:port (got "${raw}")`)
-  return raw
-}
-
-function str(env: Env, name: string, fallback: string | null, pattern?: RegExp): string | null {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (pattern && !pattern.test(raw)) throw new ConfigError(name, `has an invalid value "${raw}"`)
-  return raw
-}
-
-function positiveNumber(env: Env, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const n = Number(raw)
-  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(name, `must be a positive number (got "${raw}")`)
-  return n
-}
-
-export function port(env: Env, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(name, `must be a TCP port 0..65535 (got "${raw}")`)
-  return n
-}
-
-/** Variables that wire a process to local stand-ins: refused in production unless LOCAL_WIRING=true. */
-export const LOCAL_WIRING_VARIABLES = [
-  'FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'CLOUD_TASKS_EMULATOR_HOST', 'SECRET_MANAGER_EMULATOR_HOST',
-  'OIDC_ISSUER', 'OIDC_JWKS_URL', 'ALLOW_LOOPBACK_WEBHOOKS',
-] as const
-
-const BACKEND_VARIABLE: Record<Backend, string> = {
+const BACKEND_VARIABLE = {
   store: 'STORE_BACKEND', queue: 'QUEUE_BACKEND', tasks: 'TASKS_BACKEND', secrets: 'SECRETS_BACKEND',
-}
-const PRODUCTION_BACKEND: Record<Backend, string> = {
+} as const satisfies Record<Backend, keyof Environment>
+const PRODUCTION_BACKEND = {
   store: 'firestore', queue: 'pubsub', tasks: 'cloudtasks', secrets: 'secretmanager',
-}
+} as const satisfies Record<Backend, string>
 
 /** The host of a host:port or of a URL, for the loopback check. */
 function hostOf(value: string): string {
@@ -172,68 +123,64 @@ function hostOf(value: string): string {
  * LOCAL_WIRING and the local-only variables. Outside production they are accepted as they are;
  * in production each needs LOCAL_WIRING=true and must point at this machine.
  */
-function localWiring(env: Env, nodeEnv: PlatformConfig['nodeEnv']): boolean {
-  const wiring = bool(env, 'LOCAL_WIRING', false)
-  if (wiring && env.K_SERVICE) {
-    throw new ConfigError('LOCAL_WIRING', `must not be set on Cloud Run (K_SERVICE is "${env.K_SERVICE}"): it is for running the deployed shape on this machine only`)
+function checkLocalWiring(v: Environment, production: boolean): void {
+  if (v.LOCAL_WIRING && v.K_SERVICE) {
+    throw new ConfigError('LOCAL_WIRING', `must not be set on Cloud Run (K_SERVICE is "${v.K_SERVICE}"): it is for running the deployed shape on this machine only`)
   }
   for (const name of LOCAL_WIRING_VARIABLES) {
-    const raw = env[name]
-    if (raw === undefined || raw === '') continue
+    const value = v[name]
+    if (value === undefined || value === false) continue
     if (name === 'ALLOW_LOOPBACK_WEBHOOKS') {
-      if (nodeEnv === 'production' && !wiring && bool(env, name, false)) {
+      if (production && !v.LOCAL_WIRING) {
         throw new ConfigError(name, 'must not be set in production (local only; LOCAL_WIRING=true allows it on this machine)')
       }
       continue
     }
-    if (nodeEnv === 'production' && !wiring) {
+    if (production && !v.LOCAL_WIRING) {
       throw new ConfigError(name, 'is local-only wiring and refused in production (LOCAL_WIRING=true allows loopback stand-ins on this machine)')
     }
-    if (wiring) {
-      let host: string
-      try {
-        host = hostOf(raw)
-      } catch {
-        throw new ConfigError(name, `has an invalid value "${raw}"`)
-      }
-      if (!isLoopbackHost(host)) {
-        throw new ConfigError(name, `must point at a loopback address (127.0.0.0/8, localhost, [::1]) with LOCAL_WIRING=true (got "${raw}")`)
-      }
+    if (v.LOCAL_WIRING && !isLoopbackHost(hostOf(String(value)))) {
+      throw new ConfigError(name, `must point at a loopback address (127.0.0.0/8, localhost, [::1]) with LOCAL_WIRING=true (got "${value}")`)
     }
   }
-  return wiring
 }
 
 /** Both of a pair or neither: one without the other would leave a route unverifiable. */
-function pair(env: Env, a: string, b: string): void {
+function pair(env: Env, a: keyof Environment, b: keyof Environment): void {
   const hasA = Boolean(env[a])
   const hasB = Boolean(env[b])
   if (hasA && !hasB) throw new ConfigError(b, `is required when ${a} is set`)
   if (hasB && !hasA) throw new ConfigError(a, `is required when ${b} is set`)
 }
 
-const EMAIL = /^[^@\s]+@[^@\s]+$/
+/** What each public origin is written into, for the production message. */
+const PUBLIC_ORIGIN_USE = {
+  PORTAL_BASE_URL: 'links, sign-in URLs and a Contact\'s `links`',
+  EDGE_BASE_URL_TEMPLATE: 'account and connection views (edge_base_url, webhook_url)',
+} as const
 
 /**
  * Reads and validates the configuration of `service` (null: a process that is no single service,
  * such as the local stack: it is checked for everything).
  */
 export function loadConfig(env: Env = process.env, service: ServiceName | null = null): PlatformConfig {
-  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development')
-  const production = nodeEnv === 'production'
+  const v = readEnvironment(env)
+  const production = v.NODE_ENV === 'production'
   const needs = needsOf(service)
-  const wiring = localWiring(env, nodeEnv)
+  const who = service ?? 'this process'
+  checkLocalWiring(v, production)
   const emulatorHosts = {
-    firestore: hostPort(env, 'FIRESTORE_EMULATOR_HOST'),
-    pubsub: hostPort(env, 'PUBSUB_EMULATOR_HOST'),
-    cloudTasks: hostPort(env, 'CLOUD_TASKS_EMULATOR_HOST'),
-    secretManager: hostPort(env, 'SECRET_MANAGER_EMULATOR_HOST'),
+    firestore: v.FIRESTORE_EMULATOR_HOST ?? null,
+    pubsub: v.PUBSUB_EMULATOR_HOST ?? null,
+    cloudTasks: v.CLOUD_TASKS_EMULATOR_HOST ?? null,
+    secretManager: v.SECRET_MANAGER_EMULATOR_HOST ?? null,
   }
-  const storeBackend = oneOf(env, 'STORE_BACKEND', ['embedded', 'firestore'] as const, emulatorHosts.firestore ? 'firestore' : 'embedded')
-  const queueBackend = oneOf(env, 'QUEUE_BACKEND', ['embedded', 'pubsub'] as const, emulatorHosts.pubsub ? 'pubsub' : 'embedded')
-  const tasksBackend = oneOf(env, 'TASKS_BACKEND', ['embedded', 'cloudtasks'] as const, 'embedded')
-  const secretsBackend = oneOf(env, 'SECRETS_BACKEND', ['embedded', 'secretmanager', 'env'] as const, 'embedded')
-  const selected: Record<Backend, string> = { store: storeBackend, queue: queueBackend, tasks: tasksBackend, secrets: secretsBackend }
+  const selected = {
+    store: v.STORE_BACKEND ?? (emulatorHosts.firestore ? 'firestore' : 'embedded'),
+    queue: v.QUEUE_BACKEND ?? (emulatorHosts.pubsub ? 'pubsub' : 'embedded'),
+    tasks: v.TASKS_BACKEND,
+    secrets: v.SECRETS_BACKEND,
+  } satisfies Record<Backend, string>
   if (production) {
     // the embedded adapters write to DATA_DIR: as non-root in the image that is EACCES, and in
     // any case it would be a private store per instance; say so instead of failing on the write
@@ -241,93 +188,87 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
       if (selected[backend] !== PRODUCTION_BACKEND[backend]) {
         const variable = BACKEND_VARIABLE[backend]
         const how = env[variable] ? `is "${env[variable]}"` : 'is not set (the default is embedded)'
-        throw new ConfigError(variable, `${how}: the embedded adapters are for local development only; ${service ?? 'this process'} needs ${variable}=${PRODUCTION_BACKEND[backend]} in production`)
+        throw new ConfigError(variable, `${how}: the embedded adapters are for local development only; ${who} needs ${variable}=${PRODUCTION_BACKEND[backend]} in production`)
       }
     }
   }
-  const gcpProject = str(env, 'GOOGLE_CLOUD_PROJECT', null, /^[a-z][a-z0-9-]{4,29}$/)
-  const needsProject = needs.backends.some((b) => selected[b] === PRODUCTION_BACKEND[b])
-  if (needsProject && !gcpProject) {
-    throw new ConfigError('GOOGLE_CLOUD_PROJECT', 'is required when a Google Cloud backend is selected')
+  // a selected Google backend lives in the project, whether this service uses it or not: the
+  // type says that a Google selection carries its project
+  const projectFor = (): string => {
+    if (!v.GOOGLE_CLOUD_PROJECT) throw new ConfigError('GOOGLE_CLOUD_PROJECT', 'is required when a Google Cloud backend is selected')
+    return v.GOOGLE_CLOUD_PROJECT
   }
-  const edgeDomain = str(env, 'EDGE_DOMAIN', 'edge.localhost', /^[a-z0-9.-]+$/)!
-  const edgePort = port(env, 'EDGE_PORT', 8080)
-  const portalPort = port(env, 'PORTAL_PORT', 8081)
-  const portalBaseUrl = url(env, 'PORTAL_BASE_URL', `http://localhost:${portalPort}`)!
-  const edgeBaseUrlTemplate = url(env, 'EDGE_BASE_URL_TEMPLATE', `http://{public_id}.${edgeDomain}:${edgePort}`)!
-  const cutoverRaw = str(env, 'PARTNERCRM_TOKEN_CUTOVER', null)
-  let partnerCrmTokenCutover: Date | null = null
-  if (cutoverRaw) {
-    partnerCrmTokenCutover = new Date(cutoverRaw)
-    if (Number.isNaN(partnerCrmTokenCutover.getTime())) {
-      throw new ConfigError('PARTNERCRM_TOKEN_CUTOVER', `must be an ISO-8601 date (got "${cutoverRaw}")`)
+  const store: StoreSelection = selected.store === 'firestore' ? { storeBackend: 'firestore', gcpProject: projectFor() } : { storeBackend: 'embedded' }
+  const queue: QueueSelection = selected.queue === 'pubsub' ? { queueBackend: 'pubsub', gcpProject: projectFor() } : { queueBackend: 'embedded' }
+  const secrets: SecretsSelection = selected.secrets === 'secretmanager' ? { secretsBackend: 'secretmanager', gcpProject: projectFor() } : { secretsBackend: 'embedded' }
+  if (selected.tasks === 'cloudtasks') projectFor()
+  if (production) {
+    for (const name of needs.publicOrigins) {
+      if (v[name] === undefined) {
+        throw new ConfigError(name, `is required in production: ${who} writes it into ${PUBLIC_ORIGIN_USE[name]}, and the local default (localhost) would hand out an address nobody can reach`)
+      }
     }
   }
-  const allowLoopbackWebhooks = bool(env, 'ALLOW_LOOPBACK_WEBHOOKS', false)
+  const portalBaseUrl = v.PORTAL_BASE_URL ?? `http://localhost:${v.PORTAL_PORT}`
+  const edgeBaseUrlTemplate = v.EDGE_BASE_URL_TEMPLATE ?? `http://{public_id}.${v.EDGE_DOMAIN}:${v.EDGE_PORT}`
 
   // internal routes and the tokens tasks carry
-  const pushAudience = str(env, 'PUSH_AUDIENCE', null)
-  const pushServiceAccount = str(env, 'PUSH_SERVICE_ACCOUNT', null, EMAIL)
-  const tasksServiceAccount = str(env, 'TASKS_SERVICE_ACCOUNT', null, EMAIL)
-  const dispatcherUrl = url(env, 'DISPATCHER_URL', null)
+  const pushAudience = v.PUSH_AUDIENCE ?? null
+  const pushServiceAccount = v.PUSH_SERVICE_ACCOUNT ?? null
+  const tasksServiceAccount = v.TASKS_SERVICE_ACCOUNT ?? null
+  const dispatcherUrl = v.DISPATCHER_URL ?? null
   if (production && needs.pushRoutes) {
-    const why = `is required in production: ${service ?? 'this process'} verifies the OIDC token of Pub/Sub push on /pubsub/*`
+    const why = `is required in production: ${who} verifies the OIDC token of Pub/Sub push on /pubsub/*`
     if (!pushAudience) throw new ConfigError('PUSH_AUDIENCE', why)
     if (!pushServiceAccount) throw new ConfigError('PUSH_SERVICE_ACCOUNT', why)
   }
   if (production && (needs.taskRoute || needs.createsTasks)) {
     const why = needs.taskRoute
-      ? `is required in production: ${service ?? 'this process'} verifies the OIDC token of Cloud Tasks on /tasks/deliver`
-      : `is required in production: ${service ?? 'this process'} creates delivery tasks that carry it`
+      ? `is required in production: ${who} verifies the OIDC token of Cloud Tasks on /tasks/deliver`
+      : `is required in production: ${who} creates delivery tasks that carry it`
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', why)
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', why)
   }
   pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
   pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
   pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
-  if (tasksBackend === 'cloudtasks' && needs.backends.includes('tasks')) {
+  let tasks: TasksSelection = { tasksBackend: 'embedded' }
+  if (selected.tasks === 'cloudtasks') {
+    // whoever creates a task needs its target and identity, whether or not it uses tasks itself
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', 'is required when TASKS_BACKEND=cloudtasks')
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', 'is required when TASKS_BACKEND=cloudtasks')
+    if (v.WEBHOOK_ENDPOINT_RATE > 500) {
+      throw new ConfigError('WEBHOOK_ENDPOINT_RATE', 'must be at most 500 with Cloud Tasks (its per-queue maximum)')
+    }
+    tasks = { tasksBackend: 'cloudtasks', gcpProject: projectFor(), dispatcherUrl, tasksServiceAccount }
   }
-  const oidcIssuer = exactUrl(env, 'OIDC_ISSUER')
-  const oidcJwksUrl = exactUrl(env, 'OIDC_JWKS_URL')
-  const webhookEndpointRate = positiveNumber(env, 'WEBHOOK_ENDPOINT_RATE', 100)
-  const hopsRaw = env.TRUSTED_PROXY_HOPS
-  const trustedProxyHops = hopsRaw === undefined || hopsRaw === '' ? 0 : Number(hopsRaw)
-  if (!Number.isInteger(trustedProxyHops) || trustedProxyHops < 0 || trustedProxyHops > 10) {
-    throw new ConfigError('TRUSTED_PROXY_HOPS', `must be an integer 0..10 (got "${hopsRaw}")`)
-  }
-  if (tasksBackend === 'cloudtasks' && webhookEndpointRate > 500) {
-    throw new ConfigError('WEBHOOK_ENDPOINT_RATE', 'must be at most 500 with Cloud Tasks (its per-queue maximum)')
-  }
-  return {
-    nodeEnv,
+
+  const base: BaseConfig = {
+    nodeEnv: v.NODE_ENV,
     service,
-    logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, nodeEnv === 'test' ? 'silent' : 'info'),
-    dataDir: str(env, 'DATA_DIR', '.data')!,
-    storeBackend,
-    queueBackend,
-    tasksBackend,
-    secretsBackend,
-    gcpProject,
-    gcpRegion: str(env, 'GOOGLE_CLOUD_REGION', 'europe-west1', /^[a-z]+-[a-z]+\d+$/)!,
-    edgeDomain,
+    logLevel: v.LOG_LEVEL ?? (v.NODE_ENV === 'test' ? 'silent' : 'info'),
+    dataDir: v.DATA_DIR,
+    gcpProject: v.GOOGLE_CLOUD_PROJECT ?? null,
+    gcpRegion: v.GOOGLE_CLOUD_REGION,
+    edgeDomain: v.EDGE_DOMAIN,
     portalBaseUrl,
     edgeBaseUrlTemplate,
-    partnerCrmTokenCutover,
-    allowLoopbackWebhooks,
+    partnerCrmTokenCutover: v.PARTNERCRM_TOKEN_CUTOVER ?? null,
+    allowLoopbackWebhooks: v.ALLOW_LOOPBACK_WEBHOOKS,
     dispatcherUrl,
     tasksServiceAccount,
     pushAudience,
     pushServiceAccount,
-    oidc: oidcIssuer && oidcJwksUrl ? { issuer: oidcIssuer, jwksUrl: oidcJwksUrl } : null,
-    localWiring: wiring,
+    oidc: v.OIDC_ISSUER && v.OIDC_JWKS_URL ? { issuer: v.OIDC_ISSUER, jwksUrl: v.OIDC_JWKS_URL } : null,
+    localWiring: v.LOCAL_WIRING,
     emulatorHosts,
-    operatorToken: str(env, 'OPERATOR_TOKEN', null),
-    keyPepper: str(env, 'KEY_PEPPER', null),
-    webhookEndpointRate,
-    trustedProxyHops,
+    pubsubNamePrefix: v.PUBSUB_NAME_PREFIX ?? null,
+    operatorToken: v.OPERATOR_TOKEN ?? null,
+    keyPepper: v.KEY_PEPPER ?? null,
+    webhookEndpointRate: v.WEBHOOK_ENDPOINT_RATE,
+    trustedProxyHops: v.TRUSTED_PROXY_HOPS,
   }
+  return { ...base, ...store, ...queue, ...tasks, ...secrets }
 }
 
 /** Builds the absolute edge origin of one account from the template. */

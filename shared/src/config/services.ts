@@ -21,17 +21,30 @@ export interface ServiceNeeds {
   createsTasks: boolean
   /** secrets read straight from the environment (Secret Manager → env in Cloud Run) */
   envSecrets: readonly ('KEY_PEPPER' | 'OPERATOR_TOKEN')[]
+  /**
+   * public origins it writes into answers (links, webhook URLs, contact `links`): required in
+   * production, where the local default (localhost) would hand clients a dead address
+   */
+  publicOrigins: readonly ('PORTAL_BASE_URL' | 'EDGE_BASE_URL_TEMPLATE')[]
 }
 
 export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
   // pushes and visits: tenants and rate limits in the store, batches and visits to the queue, key hashes
-  'edge-ingest': { backends: ['store', 'queue', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: false, envSecrets: ['KEY_PEPPER'] },
-  // management API (operator token, key hashes), link minting (link-signing-keys), delivery replay (tasks)
-  'portal-api': { backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: true, envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'] },
+  'edge-ingest': { backends: ['store', 'queue', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: false, envSecrets: ['KEY_PEPPER'], publicOrigins: [] },
+  // management API (operator token, key hashes), link minting (link-signing-keys), delivery replay (tasks);
+  // portal links and contact `links` (PORTAL_BASE_URL), edge URLs in account and connection views
+  'portal-api': {
+    backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: true, envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+    publicOrigins: ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
+  },
   // contact batches by push; publishes change rows; reads no secret
-  'upsert-worker': { backends: ['store', 'queue'], pushRoutes: true, taskRoute: false, createsTasks: false, envSecrets: [] },
-  // visit events by push, resolves link tokens (link-signing-keys), schedules and runs deliveries
-  'webhook-dispatcher': { backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: true, taskRoute: true, createsTasks: true, envSecrets: [] },
+  'upsert-worker': { backends: ['store', 'queue'], pushRoutes: true, taskRoute: false, createsTasks: false, envSecrets: [], publicOrigins: [] },
+  // visit events by push, resolves link tokens (link-signing-keys), schedules and runs deliveries;
+  // the Contact in visitor.identified carries `links` on PORTAL_BASE_URL
+  'webhook-dispatcher': {
+    backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: true, taskRoute: true, createsTasks: true, envSecrets: [],
+    publicOrigins: ['PORTAL_BASE_URL'],
+  },
 }
 
 /** What a process needs when it is no single service (the local stack, tools): everything. */
@@ -41,6 +54,12 @@ export const ALL_NEEDS: ServiceNeeds = {
   taskRoute: true,
   createsTasks: true,
   envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+  publicOrigins: ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
+}
+
+/** The services whose needs say yes (for the configuration table's "used by"). */
+export function servicesWhere(test: (needs: ServiceNeeds) => boolean): ServiceName[] {
+  return SERVICE_NAMES.filter((name) => test(SERVICE_NEEDS[name]))
 }
 
 export function needsOf(service: ServiceName | null): ServiceNeeds {

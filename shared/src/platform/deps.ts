@@ -72,7 +72,8 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   // before any Google client exists: stand-ins need no credential lookup (metadata-detection.ts)
   skipMetadataServerForStandIns(config)
   const needs = needsOf(config.service)
-  const uses = (backend: Backend) => needs.backends.includes(backend)
+  /** the service that does not use `backend` (never a process that is every service) */
+  const nonUser = (backend: Backend) => (config.service !== null && !needs.backends.includes(backend) ? config.service : null)
   const closers: Array<() => Promise<void>> = []
   let embeddedDb: import('../embedded/db.ts').EmbeddedDb | null = null
   const embedded = async () => {
@@ -83,16 +84,6 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
     }
     return embeddedDb
   }
-  let firestore: import('@google-cloud/firestore').Firestore | null = null
-  const getFirestore = async () => {
-    if (!firestore) {
-      const { Firestore } = await import('@google-cloud/firestore')
-      firestore = new Firestore({ projectId: config.gcpProject ?? undefined, ignoreUndefinedProperties: true })
-      const fs = firestore
-      closers.push(() => fs.terminate())
-    }
-    return firestore
-  }
 
   let contacts = overrides.contacts
   let tenants = overrides.tenants
@@ -100,7 +91,9 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
   if (config.storeBackend === 'firestore') {
-    const fs = await getFirestore()
+    const { Firestore } = await import('@google-cloud/firestore')
+    const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
+    closers.push(() => fs.terminate())
     contacts ??= (await import('../ports/contact-store/firestore.ts')).createFirestoreContactStore(fs)
     tenants ??= (await import('../ports/tenant-store/firestore.ts')).createFirestoreTenantStore(fs)
     portalAccess ??= (await import('../ports/portal-access/firestore.ts')).createFirestorePortalAccessStore(fs)
@@ -116,18 +109,19 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let queue = overrides.queue
-  if (!queue && !uses('queue')) queue = unused('queue', config.service!)
+  const queueNonUser = nonUser('queue')
+  if (!queue && queueNonUser) queue = unused('queue', queueNonUser)
   if (!queue) {
     if (config.queueBackend === 'pubsub') {
       const { PubSub } = await import('@google-cloud/pubsub')
-      const pubsub = new PubSub({ projectId: config.gcpProject ?? undefined })
+      const pubsub = new PubSub({ projectId: config.gcpProject })
       queue = (await import('../ports/queue/pubsub.ts')).createPubSubQueue(pubsub, {
         logger,
         // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions, and
         // so it does in the deployed shape on this machine (LOCAL_WIRING: start:cloud creates them
         // from infra/): a publisher must not add pull subscriptions nobody reads
         createMissing: config.emulatorHosts.pubsub !== null && !config.localWiring,
-        ...(process.env.PUBSUB_NAME_PREFIX ? { namePrefix: process.env.PUBSUB_NAME_PREFIX } : {}),
+        ...(config.pubsubNamePrefix ? { namePrefix: config.pubsubNamePrefix } : {}),
       })
     } else {
       queue = (await import('../ports/queue/embedded.ts')).createEmbeddedQueue(await embedded(), { clock, logger })
@@ -135,7 +129,8 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let tasks = overrides.tasks
-  if (!tasks && !uses('tasks')) tasks = unused('tasks', config.service!)
+  const tasksNonUser = nonUser('tasks')
+  if (!tasks && tasksNonUser) tasks = unused('tasks', tasksNonUser)
   if (!tasks) {
     if (config.tasksBackend === 'cloudtasks') {
       const { CloudTasksClient } = await import('@google-cloud/tasks')
@@ -145,11 +140,11 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
       // every task, whoever creates it (dispatcher, portal-api's replay), calls the dispatcher's
       // task route with the identity and audience that route checks (taskCallers)
       tasks = (await import('../ports/task-scheduler/cloud-tasks.ts')).createCloudTasksScheduler(client, {
-        project: config.gcpProject!,
+        project: config.gcpProject,
         location: config.gcpRegion,
         targetUrl: `${config.dispatcherUrl}/tasks/deliver`,
-        serviceAccountEmail: config.tasksServiceAccount!,
-        audience: config.dispatcherUrl!,
+        serviceAccountEmail: config.tasksServiceAccount,
+        audience: config.dispatcherUrl,
       })
     } else {
       tasks = (await import('../ports/task-scheduler/embedded.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
@@ -157,14 +152,15 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   }
 
   let secrets = overrides.secrets
-  if (!secrets && !uses('secrets')) secrets = unused('secrets', config.service!)
+  const secretsNonUser = nonUser('secrets')
+  if (!secrets && secretsNonUser) secrets = unused('secrets', secretsNonUser)
   if (!secrets) {
     if (config.secretsBackend === 'secretmanager') {
       const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
       const host = config.emulatorHosts.secretManager
       const client = new SecretManagerServiceClient(host ? await standInClientOptions(host) : {})
       closers.push(() => client.close())
-      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject!)
+      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject)
     } else {
       secrets = (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir)
     }

@@ -90,10 +90,10 @@ async function readKeySet(secrets: Secrets): Promise<LoadedKeySet | null> {
 }
 
 /**
- * Only the file-backed secrets (`embedded`, and `env`, which stores in the same files) create the
- * key set on first use (local development, tests). With Secret Manager the secret is provisioned
- * (docs/links.md): generating it from a service would race between instances and strand tokens
- * signed with a losing key.
+ * Only the file-backed secrets (`SECRETS_BACKEND=embedded`) create the key set on first use
+ * (local development, tests). With Secret Manager the secret is provisioned (docs/links.md):
+ * generating it from a service would race between instances and strand tokens signed with a
+ * losing key.
  */
 function mayCreateKeys(deps: PlatformDeps): boolean {
   return deps.config.secretsBackend !== 'secretmanager'
