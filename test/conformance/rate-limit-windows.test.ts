@@ -136,6 +136,9 @@ describe('push quota (contract section 8)', () => {
       seen.push({ key, windows, nowMs })
       return decision
     },
+    async peek(_key, windows) { return windows.map(() => 0) },
+    async addCounts() {},
+    async readCounts(keys) { return keys.map(() => 0) },
     async close() {},
   })
   const clock = { now: () => 1_234_000 }

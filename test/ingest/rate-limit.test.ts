@@ -106,6 +106,9 @@ describe('push rate limits', () => {
   it('Retry-After of the 24 h window is the reset the limiter reports (any limiter)', async () => {
     const refusing: RateLimiter = {
       async consume(_key, windows) { return { allowed: false, window: windows[1]!, resetInSeconds: 4321 } },
+      async peek(_key, windows) { return windows.map(() => 0) },
+      async addCounts() {},
+      async readCounts(keys) { return keys.map(() => 0) },
       async close() {},
     }
     const other = await createHarness({ clock, rateLimiter: refusing })

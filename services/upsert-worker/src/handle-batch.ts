@@ -2,6 +2,7 @@ import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { deadLetterTopicOf, type HandlerResult, type QueueMessage, type Topic } from '@lsv/shared/ports/queue/interface.ts'
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
+import { countDeadLetters } from '@lsv/shared/domain/activity/counts.ts'
 
 /**
  * A record the store failed to write is retried with its batch (nack; the rest of the batch is a
@@ -12,7 +13,7 @@ export const RECORD_ATTEMPTS = 3
 
 const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
 
-type WorkerDeps = Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue' | 'logger'>
+type WorkerDeps = Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue' | 'logger' | 'rateLimiter' | 'clock'>
 
 /**
  * One `contact-batches` message (docs/ingestion.md):
@@ -35,6 +36,8 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     if (!(err instanceof InvalidBatchMessage)) throw err
     log.error({ err, reason: err.message }, 'batch message can never be processed: dead-lettered')
     await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, 'x-dead-letter-reason': err.message.slice(0, 200) })
+    // a message that cannot be read counts as one (its records cannot be counted either)
+    await countDeadLetters(deps, message.attributes?.account_id, 'unreadable', 1)
     return 'ack'
   }
 
@@ -63,6 +66,8 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
       ...batchAttributes(batch, indexes),
       'x-dead-letter-reason': given[0]!.reason.slice(0, 200),
     })
+    await countDeadLetters(deps, batch.accountId, 'too_large', result.unstorable.length)
+    await countDeadLetters(deps, batch.accountId, 'store_failed', result.failed.length)
   }
 
   await publishChangeRows(deps, result.changed, batch.receivedAt)

@@ -95,4 +95,29 @@ export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>):
     // the refused ones did not count in the hour: 10 more are admitted next minute
     expect(await allowedCount(h.limiter, k, windows, sec(18_060), 12)).toBe(10)
   })
+
+  it('peek reads the counts of the current windows without counting', async () => {
+    const k = key()
+    const windows = [minute(5), hour(50)]
+    expect(await h.limiter.peek(k, windows, sec(21_600))).toEqual([0, 0])
+    await h.limiter.consume(k, windows, sec(21_600))
+    await h.other.consume(k, windows, sec(21_601))
+    expect(await h.other.peek(k, windows, sec(21_602))).toEqual([2, 2])
+    expect(await h.limiter.peek(k, windows, sec(21_602))).toEqual([2, 2])
+    // the next minute: a new short window, the same hour
+    expect(await h.limiter.peek(k, windows, sec(21_660))).toEqual([0, 2])
+  })
+
+  it('plain counters add across instances, in one call for several keys, and read 0 once expired', async () => {
+    const a = key()
+    const b = key()
+    const expireAt = sec(30_000)
+    await h.limiter.addCounts([{ key: a, by: 2 }, { key: b, by: 1 }], expireAt)
+    await h.other.addCounts([{ key: a, by: 3 }], expireAt)
+    expect(await h.limiter.readCounts([a, b, key()], sec(25_000))).toEqual([5, 1, 0])
+    expect(await h.other.readCounts([b, a], sec(25_000))).toEqual([1, 5])
+    expect(await h.limiter.readCounts([a], expireAt)).toEqual([0])
+    // a counter never counts as a window of the same key
+    expect(await h.limiter.peek(a, [minute(10)], sec(25_000))).toEqual([0])
+  })
 }

@@ -17,6 +17,7 @@ import { presentedSourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { meteredBody, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
+import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 
 /** What onRequest established for the handler. */
@@ -78,6 +79,21 @@ async function send202(reply: FastifyReply, body: { ok: true; accepted: number; 
 export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRouteOptions = {}): void {
   const budget = options.preAuthBudget ?? new PreAuthBudget()
 
+  // the portal's activity counts: every answer to a request whose account is known, counted in
+  // memory after it is sent and written in batches (domain/activity/push-recorder.ts)
+  const activity = new PushActivityRecorder(deps)
+  const accountOf = new WeakMap<FastifyRequest, string>()
+  const resolveAccount = async (request: FastifyRequest) => {
+    const account = await resolveEdgeAccount(deps, request.headers.host)
+    accountOf.set(request, account.id)
+    return account
+  }
+  app.addHook('onResponse', async (request, reply) => {
+    const accountId = accountOf.get(request)
+    if (accountId !== undefined) activity.record(accountId, reply.statusCode)
+  })
+  app.addHook('onClose', async () => activity.close())
+
   /** preParsing of a partner CRM body whose caller is not authenticated yet: reserve it, or 503 */
   const budgeted = (request: FastifyRequest, reply: FastifyReply, payload: Readable, accountId: string): Readable => {
     const lease = budget.lease(accountId)
@@ -104,7 +120,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     },
     onRequest: async (request) => {
       try {
-        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const account = await resolveAccount(request)
         const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
         await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
         callers.set(request, { account, connection: auth.connection })
@@ -133,7 +149,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     },
     onRequest: async (request) => {
       try {
-        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const account = await resolveAccount(request)
         const ctx = withRequestLog(deps, request)
         const token = presentedSourceToken(request.headers, request.query)
         let identified: PartnerCrmCaller | null = null
@@ -178,7 +194,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     validatorCompiler: documentationOnly,
     onRequest: async (request: FastifyRequest) => {
       try {
-        const account = await resolveEdgeAccount(deps, request.headers.host)
+        const account = await resolveAccount(request)
         const { connection } = await authenticateSource(deps, sourceIdOf(request), request.headers, request.query, account)
         // only a caller holding the source's token learns that it belongs to another tenant
         if (connection.account_id !== account.id) throw new AppError('forbidden')

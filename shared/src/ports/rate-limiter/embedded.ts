@@ -24,15 +24,24 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
     'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1',
   )
   const prune = db.prepare('DELETE FROM rate_counters WHERE expire_at_ms <= ?')
+  const readLive = db.prepare('SELECT count FROM rate_counters WHERE slot = ? AND expire_at_ms > ?')
+  const add = db.prepare(
+    'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET count = count + excluded.count, expire_at_ms = max(expire_at_ms, excluded.expire_at_ms)',
+  )
+  const windowSlotIds = (key: string, windows: readonly RateLimitWindow[], nowMs: number) => {
+    const keyHash = createHash('sha256').update(key).digest('hex')
+    const slots = windows.map((w) => slotOf(w, nowMs))
+    return { slots, slotIds: slots.map((s) => `${keyHash}_${s.window.name}_${s.startMs / 1000}`) }
+  }
+  // plain counters share the table; their ids cannot collide with window slots (which have `_`)
+  const counterId = (key: string) => `c:${createHash('sha256').update(key).digest('hex')}`
   const memo = new ExhaustionMemo()
   let sincePrune = 0
 
   return {
     async consume(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<RateLimitDecision> {
       if (windows.length === 0) return { allowed: true }
-      const keyHash = createHash('sha256').update(key).digest('hex')
-      const slots = windows.map((w) => slotOf(w, nowMs))
-      const slotIds = slots.map((s) => `${keyHash}_${s.window.name}_${s.startMs / 1000}`)
+      const { slots, slotIds } = windowSlotIds(key, windows, nowMs)
       const memoKeys = slots.map((s, i) => memoKeyOf(slotIds[i]!, s))
 
       const known = memo.firstExhausted(memoKeys, nowMs)
@@ -50,6 +59,19 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
         return { admitted: true, counts: current.map((c) => c + 1) }
       })
       return decide(admitted, counts, slots, memoKeys, memo, nowMs)
+    },
+    async peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]> {
+      const { slotIds } = windowSlotIds(key, windows, nowMs)
+      return slotIds.map((id) => Number((readLive.get(id, nowMs) as { count: number } | undefined)?.count ?? 0))
+    },
+    async addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void> {
+      if (increments.length === 0) return
+      await edb.groupCommit(() => {
+        for (const { key, by } of increments) add.run(counterId(key), by, expireAtMs)
+      })
+    },
+    async readCounts(keys: readonly string[], nowMs: number): Promise<number[]> {
+      return keys.map((k) => Number((readLive.get(counterId(k), nowMs) as { count: number } | undefined)?.count ?? 0))
     },
     // the database handle belongs to whoever opened it
     async close() {},

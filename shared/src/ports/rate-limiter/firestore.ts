@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { Timestamp } from '@google-cloud/firestore'
+import { FieldValue, Timestamp } from '@google-cloud/firestore'
 import type { Firestore } from '@google-cloud/firestore'
 import type { RateLimitDecision, RateLimiter, RateLimitWindow } from './interface.ts'
 import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from './windows.ts'
@@ -45,6 +45,9 @@ const isConflict = (err: unknown): boolean => {
 const backoff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt)))
 
+/** Plain counters (activity counts) share the collection under ids window documents never take. */
+const counterId = (key: string) => `c-${createHash('sha256').update(key).digest('hex')}`
+
 export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
   const collection = firestore.collection('rate_limits')
   const memo = new ExhaustionMemo()
@@ -81,6 +84,31 @@ export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
           await backoff(attempt)
         }
       }
+    },
+    async peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]> {
+      if (windows.length === 0) return []
+      const keyHash = createHash('sha256').update(key).digest('hex')
+      const slots = windows.map((w) => slotOf(w, nowMs))
+      const snaps = await firestore.getAll(...slots.map((s) => collection.doc(`${keyHash}_${encodeURIComponent(s.window.name)}_${s.startMs / 1000}`)))
+      return snaps.map((snap) => (snap.exists ? Number(snap.get('count') ?? 0) : 0))
+    },
+    async addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void> {
+      if (increments.length === 0) return
+      // one batch of server-side increments: no read, no contention retry (increments commute)
+      const batch = firestore.batch()
+      for (const { key, by } of increments) {
+        batch.set(collection.doc(counterId(key)), { count: FieldValue.increment(by), expire_at: Timestamp.fromMillis(expireAtMs) }, { merge: true })
+      }
+      await batch.commit()
+    },
+    async readCounts(keys: readonly string[], nowMs: number): Promise<number[]> {
+      if (keys.length === 0) return []
+      const snaps = await firestore.getAll(...keys.map((k) => collection.doc(counterId(k))))
+      // the TTL policy deletes expired documents within a day or so: an expired one counts 0 now
+      return snaps.map((snap) => {
+        const expireAt = snap.exists ? (snap.get('expire_at') as Timestamp | undefined) : undefined
+        return expireAt !== undefined && expireAt.toMillis() > nowMs ? Number(snap.get('count') ?? 0) : 0
+      })
     },
     // the Firestore client belongs to whoever created it
     async close() {},

@@ -21,5 +21,14 @@ export type RateLimitDecision =
  */
 export interface RateLimiter {
   consume(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<RateLimitDecision>
+  /** The counts of `key` in the windows containing nowMs (0 for a window not started), counting nothing. */
+  peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]>
+  /**
+   * Plain counters beside the windows (the portal's activity counts): adds `by` to each key's
+   * count (created at 0), kept until `expireAtMs`. One call is one store write for all keys.
+   */
+  addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void>
+  /** The counts of plain counters (0 for a missing or expired one), in the order of `keys`. */
+  readCounts(keys: readonly string[], nowMs: number): Promise<number[]>
   close(): Promise<void>
 }
