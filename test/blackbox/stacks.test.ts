@@ -17,6 +17,7 @@ import { ADMIN, fails, OPERATOR } from '../management/harness.ts'
 import { curl, http, managementApp, post, sleep, until, type Answer } from './client.ts'
 import { cleanUpStacks, startCloudStack, startLocalStack, type Stack } from './stacks.ts'
 import { setUpTenant, type Tenant } from './tenant.ts'
+import { comparable, observed } from './observed.ts'
 
 afterAll(cleanUpStacks, 60_000)
 
@@ -32,7 +33,7 @@ const stacks = [
   { name: 'npm run start:cloud (the deployed shape)', start: startCloudStack, skip: !emulators.firestore || !emulators.pubsub },
 ]
 
-describe.each(stacks)('black box: $name', ({ start, skip }) => {
+describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
   let stack: Stack
   let t: Tenant
   let edge: string
@@ -49,7 +50,12 @@ describe.each(stacks)('black box: $name', ({ start, skip }) => {
     receiver = await startReceiver()
     t = await setUpTenant(managementApp(portal), receiver.url)
     edge = stack.edgeTemplate.replace('{public_id}', t.publicId)
+    observed.set(name, new Map())
   }, 180_000)
+  /** keeps `value`, made comparable across runs, for the comparison after both stacks */
+  const keep = (what: string, value: unknown) => observed.get(name)!.set(what, comparable(value, {
+    visit: visitId ?? '', token: minted?.token ?? '', public_id: t.publicId, portal, edge, receiver: receiver.origin,
+  }))
 
   afterAll(async () => {
     await receiver?.close()
@@ -133,6 +139,7 @@ describe.each(stacks)('black box: $name', ({ start, skip }) => {
     adaId = names.get('Ada')!
     const ada = await http(`${portal}/api/v1/contacts/${adaId}?include=contact_handles`, { headers: bearer(t.key) })
     expect(ada.status, ada.text).toBe(200)
+    keep('read contact', ada.json())
     expect(ada.json()).toMatchObject({ object: 'contact', id: adaId, contract_version: '2026-09-04', identity: { first_name: 'Ada', last_name: 'Lovelace' }, handles: { business_email: 'ada@example.com' } })
     expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}?include=custom_fields`, { headers: bearer(t.key) }), 400, envelope('invalid include'))
     expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}`), 401, envelope('unauthorized'))
@@ -178,6 +185,8 @@ describe.each(stacks)('black box: $name', ({ start, skip }) => {
     const first = await until('first delivery', async () => receiver.requests[0], 90_000, 200)
     expect(first.method).toBe('POST')
     const event = new Webhook(t.signingSecret).verify(first.body, first.headers as Record<string, string>) as Record<string, any>
+    keep('delivered event', event)
+    keep('delivery header names', Object.keys(first.headers).filter((h) => !['content-length', 'host'].includes(h)).sort())
     expect(event).toMatchObject({ event: 'visitor.identified', contract_version: '2026-09-04', id: visitId, tier: 'person', subject: { object: 'contact', id: adaId, identity: { first_name: 'Ada' } } })
     expect(first.headers['x-service-idempotency-key']).toBe(visitId)
     expect(first.headers['x-service-signature']).toEqual(expect.any(String))
@@ -193,11 +202,13 @@ describe.each(stacks)('black box: $name', ({ start, skip }) => {
       expect(res.status, res.text).toBe(200)
       return (res.json() as { data: Array<{ id: string; event_id: string; status: string }> }).data.find((d) => d.event_id === visitId && d.status === 'succeeded')
     }, 60_000, 300)
+    keep('delivery log entry', logged)
     const replay = await http(`${deliveries}/${logged.id}/replay`, { method: 'POST', headers: operator })
     expect(replay.status, replay.text).toBe(202)
     expect(replay.json()).toMatchObject({ ok: true })
     const second = await until('replayed delivery', async () => receiver.requests[1], 90_000, 200)
     const again = new Webhook(t.signingSecret).verify(second.body, second.headers as Record<string, string>) as Record<string, any>
+    keep('replayed event', again)
     expect(again).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: adaId } })
     expect(second.headers['x-service-idempotency-key']).toBe(visitId)
   }, 150_000)
@@ -207,4 +218,14 @@ describe.each(stacks)('black box: $name', ({ start, skip }) => {
     expect(stopped.code, stack.output()).toBe(0)
     expect(stopped.leftovers).toEqual([])
   }, 60_000)
+})
+
+describe.skipIf(stacks.some((s) => s.skip))('black box: the two stacks side by side', () => {
+  it('served the same contact and delivered the same events, headers and log entry (ids, times, ports aside)', () => {
+    const [local, cloud] = stacks.map((s) => observed.get(s.name))
+    expect(local, 'npm start ran').toBeDefined()
+    expect(cloud, 'start:cloud ran').toBeDefined()
+    expect([...cloud!.keys()].sort()).toEqual(['delivered event', 'delivery header names', 'delivery log entry', 'read contact', 'replayed event'])
+    expect(Object.fromEntries(cloud!)).toEqual(Object.fromEntries(local!))
+  })
 })
