@@ -7,12 +7,18 @@ import { registerPortalAssets } from './assets.ts'
 import { registerFormParser } from './forms.ts'
 import { requirePortalSession } from './session.ts'
 import { notFound, sendFrameError } from './errors.ts'
+import { registerWebhookScreens } from './screens-webhooks/index.ts'
+import { registerContactScreens } from './screens-contacts/index.ts'
+import { registerActivityScreens } from './screens-activity/index.ts'
 
 /** A screen: registers its routes in the screens' scope (session required, forms parsed). */
 export type Screen = (scope: App, deps: PlatformDeps) => void
 
 /** Every screen, in one list (the navigation is layout.ts's NAV). */
 const SCREENS: readonly Screen[] = [
+  registerWebhookScreens,
+  registerContactScreens,
+  registerActivityScreens,
 ]
 
 /**

@@ -1,0 +1,101 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
+import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
+import { mintContactLink, type LinkType } from '@lsv/shared/domain/links/mint.ts'
+import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
+import { sendScreen } from '../layout.ts'
+import { actorOf, sessionOf } from '../session.ts'
+import { valueOf, type FormFields } from '../forms.ts'
+import { contactListBody, contactPageBody, CONTACTS_PATH, type MintResult } from './views.ts'
+
+/** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
+const ALL_TIERS = 'contact_handles,sensitive_traits'
+const PAGE = 25
+
+const ListQuery = Type.Object({
+  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  email: Type.Optional(Type.String({ maxLength: 320 })),
+  source: Type.Optional(Type.String({ maxLength: 64 })),
+  external_id: Type.Optional(Type.String({ maxLength: 256 })),
+  flash: Type.Optional(Type.String({ maxLength: 64 })),
+})
+const ContactParams = Type.Object({ contactId: Type.String({ minLength: 1, maxLength: 128 }) })
+
+/**
+ * Contacts (docs/portal.md, "Contacts"): the list with keyset paging, lookup by email or by
+ * (source, external_id), and the contact's page at exactly the `links.portal` URL of the read
+ * contract (`/contacts/{id}` on the portal origin) with a tracked-link form. Reads go through
+ * the read contract's own functions (readContactList, readContact); minting through 4.2's
+ * (the per-customer window, then mintContactLink).
+ */
+export function registerContactScreens(scope: App, deps: PlatformDeps): void {
+  scope.get(CONTACTS_PATH, { schema: { hide: true, querystring: ListQuery } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const q = request.query
+    const email = q.email?.trim() ?? ''
+    const source = q.source?.trim() ?? ''
+    const externalId = q.external_id?.trim() ?? ''
+    let lookupMessage: string | null = null
+    if (email !== '' || source !== '' || externalId !== '') {
+      if (email === '' && (source === '' || externalId === '')) {
+        lookupMessage = 'Give an email, or both a source and an external id.'
+      } else {
+        const found = email !== ''
+          ? await deps.contacts.findByBusinessEmail(account.id, email.toLowerCase())
+          : await deps.contacts.getByAnchor(account.id, source, externalId)
+        if (found && found.account_id === account.id) return reply.redirect(`/contacts/${encodeURIComponent(found.id)}`, 303)
+        lookupMessage = email !== '' ? `No contact with the business email ${email}.` : `No contact with source ${source} and external id ${externalId}.`
+      }
+    }
+    const list = await readContactList(deps, account.id, { include: undefined, cursor: q.cursor, limit: PAGE })
+    return sendScreen(reply, 200, { account, current: CONTACTS_PATH, error: lookupMessage }, 'Contacts',
+      contactListBody(list, { email, source, externalId, first: q.cursor === undefined }))
+  })
+
+  scope.get('/contacts/:contactId', { schema: { hide: true, params: ContactParams } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
+    return sendScreen(reply, 200, { account, current: CONTACTS_PATH }, contactTitle(contact), contactPageBody(contact, account, null))
+  })
+
+  // contract 4.2 through the session: the same window and the same mint function
+  scope.post('/contacts/:contactId/links', { schema: { hide: true, params: ContactParams } }, async (request, reply) => {
+    const session = sessionOf(request)
+    const { account } = session
+    const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
+    const fields = request.body as FormFields | undefined
+    const destinationUrl = valueOf(fields, 'destination_url').trim()
+    const type: LinkType = valueOf(fields, 'type') === 'signed' ? 'signed' : 'opaque'
+    let result: MintResult
+    try {
+      await consumeLinkMintQuota(deps, account.id)
+      const minted = await mintContactLink(deps, account, { destinationUrl, contactId: contact.id, type })
+      await recordAudit(deps, { account_id: account.id, actor: actorOf(session), action: 'link.minted', target: { contact_id: contact.id }, details: { type } })
+      result = { ok: true, link: minted.link, type }
+    } catch (err) {
+      if (!isAppError(err) || err.status >= 500) throw err
+      result = { ok: false, error: mintErrorText(err), destinationUrl, type }
+    }
+    return sendScreen(reply, result.ok ? 200 : 400, { account, current: CONTACTS_PATH, flash: result.ok ? 'Tracked link created.' : null }, contactTitle(contact),
+      contactPageBody(contact, account, result))
+  })
+}
+
+function contactTitle(contact: { identity: Record<string, string>; handles: { business_email?: string }; id: string }): string {
+  return contact.identity.full_name ?? ([contact.identity.first_name, contact.identity.last_name].filter(Boolean).join(' ') || contact.handles.business_email || `Contact ${contact.id}`)
+}
+
+/** The read contract's 404 (`contact not found`) is the screens' 404 page. */
+function notFoundAs404(err: unknown): never {
+  if (isAppError(err) && err.status === 404) throw new AppError('not_found')
+  throw err
+}
+
+function mintErrorText(err: AppError): string {
+  if (err.status === 429) return 'Too many links minted this minute for this account (120 per minute). Try again in a minute.'
+  const detail = err.issues?.length ? err.issues.map((i) => i.message).join('; ') : err.message
+  return `The link could not be minted: ${detail}.`
+}

@@ -1,0 +1,136 @@
+import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { ContactWire } from '@lsv/shared/domain/contacts/assemble.ts'
+import type { ContactListWire } from '@lsv/shared/domain/contacts/read.ts'
+import type { MissingReason } from '@lsv/shared/domain/contacts/key-set.ts'
+import { html, type SafeHtml } from '../layout.ts'
+
+export const CONTACTS_PATH = '/portal/contacts'
+
+export type MintResult = { ok: true; link: string; type: string } | { ok: false; error: string; destinationUrl: string; type: string }
+
+/** docs/contact-object.md, "Reasons in `missing`", in words for the tenant. */
+export const MISSING_REASON_TEXT: Record<MissingReason, string> = {
+  withheld_tier: 'Withheld: this data belongs to a tier (2: contact handles, 3: sensitive traits) your plan does not permit.',
+  withheld_compliance: 'Withheld for compliance: this phone number is on a do-not-call list (or its status is unknown), so it is not callable.',
+  unmapped: 'Unmapped: no connection maps inbound data to this custom field, and nothing else has filled it. Add a field mapping to fill it.',
+  not_enriched: 'Not enriched yet: no data provider has resolved this person so far; enrichment may still fill it.',
+  no_source: 'No source: the sources that wrote this person sent no value for it.',
+}
+
+const nameOf = (c: ContactWire) =>
+  c.identity.full_name ?? ([c.identity.first_name, c.identity.last_name].filter(Boolean).join(' ') || '—')
+
+export function contactListBody(list: ContactListWire, lookup: { email: string; source: string; externalId: string; first: boolean }): SafeHtml {
+  const rows = list.data.map((c) => html`<tr>
+<td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
+<td>${c.handles.business_email ?? '—'}</td>
+<td>${c.company.name ?? '—'}</td>
+<td>${c.provenance.last_seen_at.slice(0, 19).replace('T', ' ')}</td>
+</tr>`)
+  return html`
+<section aria-labelledby="lookup-h">
+<h2 id="lookup-h">Find a contact</h2>
+<form method="get" action="${CONTACTS_PATH}" class="card">
+<label for="email">Business email</label>
+<input type="text" id="email" name="email" inputmode="email" autocomplete="off" value="${lookup.email}">
+<p class="hint">Or by the pushing system's id:</p>
+<label for="source">Source</label>
+<input type="text" id="source" name="source" autocomplete="off" value="${lookup.source}">
+<label for="external_id">External id</label>
+<input type="text" id="external_id" name="external_id" autocomplete="off" value="${lookup.externalId}">
+<p><button type="submit">Find</button></p>
+</form>
+</section>
+<section aria-labelledby="list-h">
+<h2 id="list-h">All contacts</h2>
+${list.data.length === 0
+    ? html`<p>No contacts ${lookup.first ? 'yet. Push some through an inbound connection.' : 'on this page.'}</p>`
+    : html`<div class="table-wrap"><table>
+<caption class="hint">Ordered by contact id; 25 per page.</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen (UTC)</th></tr></thead>
+<tbody>${rows}</tbody>
+</table></div>`}
+<nav class="pager" aria-label="Contact pages">
+${lookup.first ? '' : html`<a href="${CONTACTS_PATH}">First page</a>`}
+${list.next_cursor ? html`<a href="${CONTACTS_PATH}?cursor=${encodeURIComponent(list.next_cursor)}" rel="next">Next page</a>` : ''}
+</nav>
+</section>`
+}
+
+function definitionList(title: string, members: Record<string, string>): SafeHtml {
+  const entries = Object.entries(members)
+  return html`<h3>${title}</h3>${entries.length === 0 ? html`<p class="hint">Nothing known.</p>` : html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`}`
+}
+
+export function contactPageBody(contact: ContactWire, account: AccountRecord, mint: MintResult | null): SafeHtml {
+  const missing = Object.entries(contact.missing)
+  const emails = contact.handles.emails.filter((e) => e.value)
+  const phones = contact.handles.phones.filter((p) => p.value)
+  const defaultDestination = account.authorized_domains[0] ? `https://${account.authorized_domains[0]}/` : ''
+  return html`
+<p class="hint">Contact <code>${contact.id}</code> · <a href="${CONTACTS_PATH}">All contacts</a></p>
+<section aria-labelledby="profile-h">
+<h2 id="profile-h">Profile</h2>
+<p>Subject type: <strong>${contact.subject_type}</strong></p>
+${definitionList('Identity', contact.identity)}
+${definitionList('Company', contact.company)}
+${definitionList('Location', contact.location)}
+<h3>Handles</h3>
+<dl class="kv">
+<dt>Business email</dt><dd>${contact.handles.business_email ?? '—'}</dd>
+<dt>Emails</dt><dd>${emails.length ? emails.map((e) => html`${e.value}${e.kind ? html` (${e.kind})` : ''} `) : '—'}</dd>
+<dt>Phones</dt><dd>${phones.length ? phones.map((p) => html`${p.value}${p.callable ? '' : ' (not callable)'} `) : '—'}</dd>
+</dl>
+${contact.traits.length ? html`<h3>Traits</h3><dl class="kv">${contact.traits.map((t) => html`<dt>${t.label ?? t.key ?? '—'}</dt><dd>${t.value ?? '—'} <span class="hint">(${t.group})</span></dd>`)}</dl>` : ''}
+</section>
+<section aria-labelledby="cf-h">
+<h2 id="cf-h">Custom fields</h2>
+${contact.custom_fields.length === 0 ? html`<p>No custom field has a value.</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Provenance</th></tr></thead>
+<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : JSON.stringify(f.value)}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<section aria-labelledby="missing-h">
+<h2 id="missing-h">Missing data, and why</h2>
+${missing.length === 0 ? html`<p>Nothing is missing: every key this contact can have has a value.</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">Key</th><th scope="col">Reason</th></tr></thead>
+<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${MISSING_REASON_TEXT[reason]}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<section aria-labelledby="prov-h">
+<h2 id="prov-h">Provenance</h2>
+<dl class="kv">
+<dt>First seen</dt><dd>${contact.provenance.first_seen_at}</dd>
+<dt>Last seen</dt><dd>${contact.provenance.last_seen_at}</dd>
+<dt>Name from</dt><dd>${contact.provenance.name_source ?? 'no name yet'}</dd>
+<dt>Resolved by</dt><dd>${contact.provenance.resolved_by ?? 'not resolved by a data provider'}</dd>
+</dl>
+</section>
+<section aria-labelledby="mint-h" id="mint">
+<h2 id="mint-h">Tracked link</h2>
+<p>A link to one of your authorized domains that identifies this contact when it is visited.</p>
+${mint?.ok ? html`<div class="secret" role="status"><p>Tracked link (${mint.type}):</p><p><code id="minted-link">${mint.link}</code></p><button type="button" class="copy" data-copy-target="minted-link" hidden>Copy</button></div>` : ''}
+<form method="post" action="/contacts/${encodeURIComponent(contact.id)}/links" class="card">
+<label for="destination_url">Destination URL</label>
+<input type="url" id="destination_url" name="destination_url" required value="${mint && !mint.ok ? mint.destinationUrl : defaultDestination}"${mint && !mint.ok ? html` aria-invalid="true" aria-describedby="mint-error"` : ''}>
+${mint && !mint.ok ? html`<p class="field-error" id="mint-error">${mint.error}</p>` : html`<p class="hint">Must be on an authorized domain (Settings).</p>`}
+<fieldset><legend>Link type</legend>
+<label class="inline"><input type="radio" name="type" value="opaque"${mint?.type === 'signed' ? '' : ' checked'}> opaque (stored token)</label>
+<label class="inline"><input type="radio" name="type" value="signed"${mint?.type === 'signed' ? ' checked' : ''}> signed (self-contained)</label>
+</fieldset>
+<p><button type="submit">Create tracked link</button></p>
+</form>
+</section>
+<section aria-labelledby="raw-h">
+<h2 id="raw-h">As the read contract returns it</h2>
+<details><summary>Contact JSON (<code>GET /api/v1/contacts/${contact.id}?include=contact_handles,sensitive_traits</code>)</summary>
+<pre class="json" tabindex="0">${JSON.stringify(contact, null, 2)}</pre>
+</details>
+</section>`
+}
+
+const SOURCE_TEXT: Record<string, string> = {
+  inbound_mapping: 'from an inbound push, through a field mapping',
+  ai_enrichment: 'from AI enrichment',
+  manual: 'entered by hand',
+}

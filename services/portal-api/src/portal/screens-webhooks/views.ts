@@ -1,0 +1,198 @@
+import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
+import type { DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
+import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
+import { html, type SafeHtml } from '../layout.ts'
+
+export const WEBHOOKS_PATH = '/portal/webhooks'
+export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
+
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'succeeded', 'failed']
+
+/** A secret shown on this answer only (after create, reveal or rotate); never in a URL. */
+export interface ShownSecret {
+  secret: string
+  why: 'created' | 'revealed' | 'rotated'
+  previousExpiresAt: string | null
+}
+
+/** What the form sent back when it was refused, with the reason. */
+export interface FormState {
+  error: string
+  url: string
+  payloadVersion: string
+  contactHandles: boolean
+  sensitiveTraits: boolean
+}
+
+const RECEIVER_SNIPPET = `// npm install standardwebhooks
+import { createServer } from 'node:http'
+import { Webhook } from 'standardwebhooks'
+
+const wh = new Webhook(process.env.WEBHOOK_SECRET) // whsec_…
+
+createServer((req, res) => {
+  let body = ''
+  req.setEncoding('utf8')
+  req.on('data', (chunk) => { body += chunk })
+  req.on('end', () => {
+    try {
+      // verify the exact bytes received, before parsing them
+      const event = wh.verify(body, req.headers)
+      // event.id is the idempotency key: handle each id once
+      res.writeHead(200).end()
+    } catch {
+      res.writeHead(400).end()
+    }
+  })
+}).listen(3000)`
+
+function tierBoxes(account: AccountRecord, values: { contactHandles: boolean; sensitiveTraits: boolean }, idPrefix: string): SafeHtml {
+  const box = (name: string, tier: 2 | 3, label: string, checked: boolean) => {
+    const permitted = account.permitted_tiers.includes(tier)
+    const id = `${idPrefix}-${name}`
+    return html`<label class="inline" for="${id}"><input type="checkbox" id="${id}" name="${name}" value="on"${checked ? html` checked` : ''}${permitted ? '' : html` disabled aria-describedby="${id}-hint"`}> ${label}</label>${permitted ? '' : html`<span class="hint" id="${id}-hint">(tier ${tier} is not in your plan)</span>`}`
+  }
+  return html`<fieldset><legend>Tiers released to this receiver</legend>
+<p class="hint">Tier 1 (identity, company, location) is always sent.</p>
+${box('contact_handles', 2, 'Tier 2: contact handles (emails, phones)', values.contactHandles)}
+${box('sensitive_traits', 3, 'Tier 3: sensitive traits', values.sensitiveTraits)}
+</fieldset>`
+}
+
+function versionSelect(id: string, value: string): SafeHtml {
+  return html`<label for="${id}">Payload version</label>
+<select id="${id}" name="payload_version">
+<option value="2"${value === '2' ? html` selected` : ''}>2: visitor.identified (the contract's body)</option>
+<option value="1"${value === '1' ? html` selected` : ''}>1: legacy (receives no v2 events)</option>
+</select>`
+}
+
+function secretBox(shown: ShownSecret): SafeHtml {
+  const lead = shown.why === 'created' ? 'The signing secret of the new webhook. It is shown here now; you can reveal it again on the webhook\'s page.'
+    : shown.why === 'rotated' ? 'The new signing secret. Every delivery is signed with it from now on.'
+      : 'The current signing secret.'
+  return html`<div class="secret" role="status" id="secret-box">
+<p>${lead}</p>
+<p><code id="signing-secret">${shown.secret}</code> <button type="button" class="copy" data-copy-target="signing-secret" hidden>Copy</button></p>
+${shown.previousExpiresAt ? html`<p>The previous secret also signs every delivery until <time datetime="${shown.previousExpiresAt}">${shown.previousExpiresAt}</time>: both signatures are in <code>webhook-signature</code>, so your receiver keeps verifying while you change its secret.</p>` : ''}
+</div>`
+}
+
+export function listBody(account: AccountRecord, integrations: IntegrationView[], created: { integration: IntegrationView; secret: ShownSecret } | null, form: FormState | null): SafeHtml {
+  const rows = integrations.map((i) => html`<tr>
+<td><a href="${webhookPath(i.id)}">${i.url}</a></td>
+<td>${i.payload_version}</td>
+<td>${i.active ? 'active' : html`<strong>disabled</strong>${i.disabled_reason ? html` (${i.disabled_reason})` : ''}`}</td>
+<td>${['1', i.tiers.contact_handles ? '2' : null, i.tiers.sensitive_traits ? '3' : null].filter(Boolean).join(', ')}</td>
+</tr>`)
+  return html`
+${created ? html`<section aria-labelledby="created-h"><h2 id="created-h">Webhook created</h2>
+<p><a href="${webhookPath(created.integration.id)}">${created.integration.url}</a></p>${secretBox(created.secret)}</section>` : ''}
+<section aria-labelledby="list-h">
+<h2 id="list-h">Webhooks</h2>
+<p>Each webhook receives <code>visitor.identified</code> events, signed as <a href="https://www.standardwebhooks.com">Standard Webhooks</a>.</p>
+${integrations.length === 0 ? html`<p>No webhook yet.</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">URL</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Tiers</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`}
+</section>
+<section aria-labelledby="new-h">
+<h2 id="new-h">Add a webhook</h2>
+<form method="post" action="${WEBHOOKS_PATH}" class="card">
+<label for="new-url">Endpoint URL</label>
+<input type="url" id="new-url" name="url" required maxlength="2048" value="${form?.url ?? ''}"${form ? html` aria-invalid="true" aria-describedby="new-error"` : ''}>
+${form ? html`<p class="field-error" id="new-error">${form.error}</p>` : html`<p class="hint">An https URL of a public host.</p>`}
+${versionSelect('new-version', form?.payloadVersion ?? '2')}
+${tierBoxes(account, { contactHandles: form?.contactHandles ?? false, sensitiveTraits: form?.sensitiveTraits ?? false }, 'new')}
+<p><button type="submit">Add webhook</button></p>
+</form>
+</section>
+<section aria-labelledby="verify-h">
+<h2 id="verify-h">Verifying deliveries (Node)</h2>
+<p>Check the signature over the raw body before trusting an event. With the <code>standardwebhooks</code> package:</p>
+<pre class="code" tabindex="0"><code>${RECEIVER_SNIPPET}</code></pre>
+<p class="hint">Answer 200 to acknowledge. Anything else is retried; 410 disables the webhook.</p>
+</section>`
+}
+
+function deliveryRow(integrationId: string, d: DeliveryLogEntry, active: boolean): SafeHtml {
+  const last = d.attempts.at(-1)
+  return html`<tr>
+<td><code>${d.event_id}</code>${d.event_id.startsWith(TEST_EVENT_ID_PREFIX) ? html` <span class="badge">test</span>` : ''}</td>
+<td>${d.status}</td>
+<td>${d.attempts.length}</td>
+<td>${last ? (last.status_code ?? html`<span title="${last.error ?? ''}">${last.error ?? '—'}</span>`) : '—'}</td>
+<td>${last ? `${last.latency_ms} ms` : '—'}</td>
+<td>${d.status === 'retrying' && d.next_attempt_at ? html`<time datetime="${d.next_attempt_at}">${d.next_attempt_at.slice(0, 19).replace('T', ' ')}</time>` : '—'}</td>
+<td>${active ? html`<form method="post" action="${webhookPath(integrationId)}/deliveries/${encodeURIComponent(d.id)}/replay"><button type="submit" aria-label="Replay delivery of ${d.event_id}">Replay</button></form>` : '—'}</td>
+</tr>`
+}
+
+export function detailBody(
+  account: AccountRecord,
+  i: IntegrationView,
+  log: { data: DeliveryLogEntry[]; next_cursor: string | null },
+  filter: { status: DeliveryStatus | undefined; cursor: string | undefined },
+  shown: ShownSecret | null,
+  form: FormState | null,
+): SafeHtml {
+  const base = webhookPath(i.id)
+  const filterQuery = filter.status ? `status=${filter.status}&` : ''
+  return html`
+<p class="hint">Webhook <code>${i.id}</code> · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
+${i.active ? '' : html`<div class="error-summary" role="alert" id="disabled">
+<p><strong>This webhook is disabled</strong>${i.disabled_reason ? html`: ${i.disabled_reason === 'endpoint answered 410' ? 'your endpoint answered 410 Gone, which tells us to stop sending' : i.disabled_reason}` : ' (by you)'}. Nothing is delivered while it is disabled.</p>
+<form method="post" action="${base}/enable"><button type="submit">Re-enable</button></form>
+</div>`}
+<section aria-labelledby="edit-h">
+<h2 id="edit-h">Settings</h2>
+<form method="post" action="${base}" class="card">
+<label for="edit-url">Endpoint URL</label>
+<input type="url" id="edit-url" name="url" required maxlength="2048" value="${form?.url ?? i.url}"${form ? html` aria-invalid="true" aria-describedby="edit-error"` : ''}>
+${form ? html`<p class="field-error" id="edit-error">${form.error}</p>` : ''}
+${versionSelect('edit-version', form?.payloadVersion ?? String(i.payload_version))}
+${tierBoxes(account, { contactHandles: form?.contactHandles ?? i.tiers.contact_handles, sensitiveTraits: form?.sensitiveTraits ?? i.tiers.sensitive_traits }, 'edit')}
+<label class="inline" for="edit-active"><input type="checkbox" id="edit-active" name="active" value="on"${i.active ? html` checked` : ''}> Active</label>
+<p><button type="submit">Save</button></p>
+</form>
+</section>
+<section aria-labelledby="secret-h">
+<h2 id="secret-h">Signing secret</h2>
+${shown ? secretBox(shown) : html`<p>The secret is hidden. Revealing it is recorded in the audit log.</p>`}
+<div class="actions">
+<form method="post" action="${base}/secret/reveal"><button type="submit">Reveal secret</button></form>
+<form method="post" action="${base}/secret/rotate" class="card">
+<label for="grace">Keep the old secret signing for</label>
+<select id="grace" name="grace_seconds">
+<option value="86400">24 hours</option>
+<option value="3600">1 hour</option>
+<option value="604800">7 days</option>
+<option value="0">no time: stop it now</option>
+</select>
+<p><button type="submit">Rotate secret</button></p>
+</form>
+</div>
+</section>
+<section aria-labelledby="test-h">
+<h2 id="test-h">Test event</h2>
+<p>Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path. It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.</p>
+<form method="post" action="${base}/test"><button type="submit"${i.active && i.payload_version === 2 ? '' : html` disabled`}>Send test event</button></form>
+${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks receive events.</p>`}
+</section>
+<section aria-labelledby="log-h" id="deliveries">
+<h2 id="log-h">Delivery log</h2>
+<form method="get" action="${base}#deliveries" class="actions">
+<div><label for="status">Status</label>
+<select id="status" name="status"><option value="">any</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select></div>
+<button type="submit">Filter</button>
+</form>
+${log.data.length === 0 ? html`<p>No deliveries${filter.status ? html` with status ${filter.status}` : ''}.</p>` : html`<div class="table-wrap"><table>
+<caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
+<thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th></tr></thead>
+<tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`}
+<nav class="pager" aria-label="Delivery log pages">
+${filter.cursor ? html`<a href="${base}?${filterQuery}#deliveries">Newest</a>` : ''}
+${log.next_cursor ? html`<a href="${base}?${filterQuery}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}
+</nav>
+</section>`
+}

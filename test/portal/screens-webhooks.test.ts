@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Webhook } from 'standardwebhooks'
+import { createIngestFixture, type IngestFixture } from '../ingest/support/harness.ts'
+import { ADMIN, OPERATOR } from '../management/harness.ts'
+import { drainDueTasks, startReceiver } from '../outbound/harness.ts'
+import { listAudit } from '@lsv/shared/domain/audit/record.ts'
+import { signIn } from './support.ts'
+import { formPost, page } from './screens-support.ts'
+
+/**
+ * The Webhooks screen through app.inject: every action is the management API's (same domain
+ * function, same stored result), scoped to the session's account (another account's ids: 404),
+ * every POST same-origin only, every change in the audit log without the secret.
+ */
+describe('portal screen: webhooks', () => {
+  let fixture: IngestFixture
+  let cookie: string
+  let otherCookie: string
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  let integrationId: string
+  let createdSecret: string
+  const mgmt = (path: string) => fixture.h.portal.inject({ method: 'GET', url: `${ADMIN}/${fixture.t.account.id}${path}`, headers: OPERATOR })
+
+  beforeAll(async () => {
+    fixture = await createIngestFixture()
+    cookie = await signIn(fixture.h.portal, fixture.t.account.id)
+    otherCookie = await signIn(fixture.h.portal, fixture.other.account.id)
+    receiver = await startReceiver((r) => ({ status: r.body.includes('"gone"') ? 410 : 200 }))
+  })
+  afterAll(async () => {
+    await receiver?.close()
+    await fixture?.close()
+  })
+
+  it('without a session the screen sends to the sign-in page; a form post is refused', async () => {
+    const res = await fixture.h.portal.inject({ method: 'GET', url: '/portal/webhooks' })
+    expect(res.statusCode).toBe(303)
+    expect(res.headers.location).toBe('/portal/')
+    expect((await formPost(fixture.h.portal, '/portal/webhooks', 'lsv_portal=nope', { url: receiver.url })).statusCode).toBe(401)
+  })
+
+  it('creates a webhook as the management API does, shows the secret once on that answer, and audits it without the secret', async () => {
+    const res = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on' })
+    expect(res.statusCode).toBe(201)
+    createdSecret = /whsec_[A-Za-z0-9+/=]+/.exec(res.body)![0]
+    const list = (await mgmt('/integrations')).json() as { data: Array<{ id: string; url: string; tiers: object; payload_version: number; active: boolean }> }
+    expect(list.data).toHaveLength(1)
+    expect(list.data[0]).toMatchObject({ url: receiver.url, payload_version: 2, active: true, tiers: { contact_handles: true, sensitive_traits: false } })
+    integrationId = list.data[0]!.id
+    expect(res.body).toContain(`/portal/webhooks/${integrationId}`)
+    const audit = await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })
+    const entry = audit.data.find((e) => e.action === 'integration.created')!
+    expect(entry.target).toEqual({ integration_id: integrationId })
+    expect(entry.actor).toMatch(/^portal session [0-9a-f]{12}$/)
+    expect(JSON.stringify(audit.data)).not.toContain(createdSecret)
+    // the page listing it never shows the secret again
+    expect((await page(fixture.h.portal, '/portal/webhooks', cookie)).body).not.toContain(createdSecret)
+  })
+
+  it('refuses a tier the plan does not permit, like the management API (nothing stored)', async () => {
+    await fixture.h.deps.tenants.updateAccount(fixture.t.account.id, { permitted_tiers: [1, 2] })
+    const res = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: receiver.url, payload_version: '2', sensitive_traits: 'on' })
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('tier 3 is not permitted for this account')
+    expect(((await mgmt('/integrations')).json() as { data: unknown[] }).data).toHaveLength(1)
+    await fixture.h.deps.tenants.updateAccount(fixture.t.account.id, { permitted_tiers: [1, 2, 3] })
+  })
+
+  it('edits url, version, tiers and active; the change is what GET …/integrations/{id} returns', async () => {
+    const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: `${receiver.url}?v=2`, payload_version: '2', sensitive_traits: 'on', active: 'on' })
+    expect(res.statusCode).toBe(303)
+    expect(res.headers.location).toBe(`/portal/webhooks/${integrationId}?flash=integration-updated`)
+    expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ url: `${receiver.url}?v=2`, tiers: { contact_handles: false, sensitive_traits: true }, active: true })
+    await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on', active: 'on' })
+  })
+
+  it('every POST must be same-origin: a cross-site form changes nothing (403)', async () => {
+    const before = (await mgmt(`/integrations/${integrationId}`)).body
+    for (const path of ['', '/enable', '/secret/reveal', '/secret/rotate', '/test', '/deliveries/dlv_x/replay']) {
+      const res = await formPost(fixture.h.portal, `/portal/webhooks${path === '' ? '' : `/${integrationId}`}${path}`, cookie, { url: 'https://evil.example/' }, 'https://evil.example')
+      expect(res.statusCode, path).toBe(403)
+      expect(res.body).not.toMatch(/whsec_[A-Za-z0-9]/)
+    }
+    expect((await mgmt(`/integrations/${integrationId}`)).body).toBe(before)
+    expect(((await mgmt('/integrations')).json() as { data: unknown[] }).data).toHaveLength(1)
+  })
+
+  it('another account\'s session gets 404 for every id of this one, and changes nothing', async () => {
+    expect((await page(fixture.h.portal, `/portal/webhooks/${integrationId}`, otherCookie)).statusCode).toBe(404)
+    for (const path of ['', '/enable', '/secret/reveal', '/secret/rotate', '/test', '/deliveries/dlv_x/replay']) {
+      const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}${path}`, otherCookie, { url: receiver.url, grace_seconds: '0' })
+      expect(res.statusCode, path).toBe(404)
+      expect(res.body).not.toMatch(/whsec_[A-Za-z0-9]/)
+    }
+    expect((await page(fixture.h.portal, '/portal/webhooks/int_unknown', cookie)).statusCode).toBe(404)
+  })
+
+  it('reveal shows the current secret (audited); rotate keeps the old one signing during the grace', async () => {
+    const revealed = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/reveal`, cookie)
+    expect(revealed.statusCode).toBe(200)
+    expect(revealed.body).toContain(createdSecret)
+    const rotated = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/rotate`, cookie, { grace_seconds: '3600' })
+    expect(rotated.statusCode).toBe(200)
+    const fresh = /whsec_[A-Za-z0-9+/=]+/.exec(rotated.body)![0]
+    expect(fresh).not.toBe(createdSecret)
+    const stored = (await fixture.h.deps.tenants.getIntegration(integrationId))!
+    expect(stored.signing_secrets.map((s) => s.secret)).toEqual([fresh, createdSecret])
+    expect(Date.parse(stored.signing_secrets[1]!.expires_at!)).toBeGreaterThan(Date.now() + 3500_000)
+    const actions = (await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 20 })).data.map((e) => e.action)
+    expect(actions).toEqual(expect.arrayContaining(['integration.secret_revealed', 'integration.secret_rotated']))
+    expect(JSON.stringify(await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 20 }))).not.toMatch(/whsec_/)
+    // an unknown grace is refused, nothing rotates
+    expect((await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/rotate`, cookie, { grace_seconds: '5' })).statusCode).toBe(400)
+    createdSecret = fresh
+  })
+
+  it('sends a test event through the signed path; it shows in the delivery log (filterable); replay sends it again', async () => {
+    const sent = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/test`, cookie)
+    expect(sent.statusCode).toBe(303)
+    const n = receiver.requests.length
+    await drainDueTasks(fixture.h.deps)
+    expect(receiver.requests.length).toBe(n + 1)
+    const got = receiver.requests.at(-1)!
+    expect(new Webhook(createdSecret).verify(got.body, got.headers as Record<string, string>)).toMatchObject({ classification: 'test' })
+    const eventId = JSON.parse(got.body).id as string
+    const detail = await page(fixture.h.portal, `/portal/webhooks/${integrationId}?status=succeeded`, cookie)
+    expect(detail.body).toContain(eventId)
+    expect((await page(fixture.h.portal, `/portal/webhooks/${integrationId}?status=failed`, cookie)).body).not.toContain(eventId)
+    const log = (await mgmt(`/integrations/${integrationId}/deliveries`)).json() as { data: Array<{ id: string; event_id: string; attempts: unknown[] }> }
+    const delivery = log.data.find((d) => d.event_id === eventId)!
+    const replay = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/deliveries/${delivery.id}/replay`, cookie)
+    expect(replay.statusCode).toBe(303)
+    await drainDueTasks(fixture.h.deps)
+    expect(receiver.requests.length).toBe(n + 2)
+    expect(JSON.parse(receiver.requests.at(-1)!.body).id).toBe(eventId)
+    const after = (await mgmt(`/integrations/${integrationId}/deliveries`)).json() as { data: Array<{ id: string; attempts: unknown[] }> }
+    expect(after.data.find((d) => d.id === delivery.id)!.attempts).toHaveLength(2)
+  })
+
+  it('an integration disabled by a 410 says why and can be re-enabled', async () => {
+    await fixture.h.deps.tenants.updateIntegration(integrationId, { active: false, disabled_reason: 'endpoint answered 410' })
+    const detail = await page(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie)
+    expect(detail.body).toContain('answered 410 Gone')
+    expect((await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/test`, cookie)).statusCode).toBe(409)
+    const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/enable`, cookie)
+    expect(res.statusCode).toBe(303)
+    expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ active: true, disabled_reason: null })
+  })
+})
