@@ -22,6 +22,15 @@ export function Nullable<T extends TSchema>(schema: T, description?: string) {
   return Type.Union([schema, Type.Null()], description ? { description } : {})
 }
 
+/**
+ * The response of a status without a body (204). `type: 'null'` is what @fastify/swagger reads
+ * as "no content"; the static type is `undefined`, so the handler sends nothing:
+ * `reply.code(204).send()`.
+ */
+export function NoContent(description: string) {
+  return Type.Unsafe<undefined>({ type: 'null', description })
+}
+
 /** `contract_version`: the literal dated version. */
 export function ContractVersionLiteral() {
   return Type.Literal(CONTRACT_VERSION, { description: 'the dated contract version' })

@@ -58,30 +58,44 @@ export const RETRY_AFTER_HEADER = {
 } as const
 
 /**
- * One failure response for a route schema, in the media-type form fastify and @fastify/swagger
+ * One failure response of a route schema, in the media-type form fastify and @fastify/swagger
  * both read: a description, the envelope as `application/json`, and `Retry-After` on a 429.
- * Errors are sent already serialized (http/error-handler.ts), so this only describes them.
+ * Typed by its envelope, so the TypeBox type provider counts the envelope among the replies a
+ * route may send. Errors are sent already serialized (http/error-handler.ts), so this only
+ * describes them.
  */
-function failureResponse(status: number, envelope: TSchema): TSchema {
+export interface FailureResponse<E extends TSchema> {
+  description: string
+  headers?: typeof RETRY_AFTER_HEADER
+  content: { 'application/json': { schema: E } }
+}
+
+/** the failure responses of the given statuses, one member per status (typed by its literal) */
+export type FailureResponses<S extends number, E extends TSchema> = { [K in S]: FailureResponse<E> }
+
+function failureResponse<E extends TSchema>(status: number, envelope: E): FailureResponse<E> {
   return {
     description: STATUS_DESCRIPTIONS[status] ?? 'failure',
     ...(status === 429 ? { headers: RETRY_AFTER_HEADER } : {}),
     content: { 'application/json': { schema: envelope } },
-  } as unknown as TSchema
+  }
 }
 
 /**
  * Response schemas for a route's failure statuses, for OpenAPI:
  * `response: { 202: Accepted, ...errorResponses(400, 401, 403) }`.
  */
-export function errorResponses(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {}
+export function errorResponses<const S extends readonly number[]>(...statuses: S): FailureResponses<S[number], typeof ErrorEnvelope> {
+  const out: Partial<Record<number, FailureResponse<typeof ErrorEnvelope>>> = {}
   for (const s of statuses) out[s] = failureResponse(s, ErrorEnvelope)
-  return out
+  return out as FailureResponses<S[number], typeof ErrorEnvelope>
 }
 
-export function errorResponsesWithIssues(...statuses: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {}
+/** As errorResponses; a 400 carries the validation `issues` (link minting, the management API). */
+export function errorResponsesWithIssues<const S extends readonly number[]>(
+  ...statuses: S
+): FailureResponses<S[number], typeof ErrorEnvelope | typeof ErrorEnvelopeWithIssues> {
+  const out: Partial<Record<number, FailureResponse<typeof ErrorEnvelope | typeof ErrorEnvelopeWithIssues>>> = {}
   for (const s of statuses) out[s] = failureResponse(s, s === 400 ? ErrorEnvelopeWithIssues : ErrorEnvelope)
-  return out
+  return out as FailureResponses<S[number], typeof ErrorEnvelope | typeof ErrorEnvelopeWithIssues>
 }

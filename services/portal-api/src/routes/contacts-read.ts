@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Contact } from '@lsv/shared/contract/contact.ts'
 import { ContactList } from '@lsv/shared/contract/contact-list.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
@@ -14,7 +15,6 @@ const IncludeQuery = Type.String({
   maxLength: 200,
   description: 'comma list of gated tiers: `contact_handles`, `sensitive_traits`; anything else (custom_fields included) answers 400',
 })
-const Security = [{ bearerKey: [] }, { apiKeyHeader: [] }]
 
 /** The key each authenticated read acts for (set in onRequest, read by the handler). */
 const readers = new WeakMap<FastifyRequest, ApiKeyAuth>()
@@ -52,15 +52,15 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
       operationId: 'getContact',
       tags: ['read contract'],
       summary: 'Read one contact',
-      security: Security,
+      security: SECURITY.apiKey,
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
       querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
       response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
-    } as never,
+    },
   }, async (request) => {
     const auth = readerOf(request)
-    const { id } = request.params as { id: string }
-    const { include } = request.query as { include?: string }
+    const { id } = request.params
+    const { include } = request.query
     return readContact(deps, auth.account.id, id, include)
   })
 
@@ -70,17 +70,17 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
       operationId: 'listContacts',
       tags: ['read contract'],
       summary: 'List contacts (keyset pages)',
-      security: Security,
+      security: SECURITY.apiKey,
       querystring: Type.Object({
         include: Type.Optional(IncludeQuery),
         cursor: Type.Optional(Type.String({ maxLength: 400, description: 'opaque `next_cursor` of the previous page' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
       }),
       response: { 200: ContactList, ...errorResponses(400, 401, 403, 429, 503) },
-    } as never,
+    },
   }, async (request) => {
     const auth = readerOf(request)
-    const q = request.query as { include?: string; cursor?: string; limit?: number }
+    const q = request.query
     return readContactList(deps, auth.account.id, { include: q.include, cursor: q.cursor, limit: q.limit ?? 25 })
   })
 }

@@ -9,7 +9,7 @@ import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
 import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
-import { mintContactLink, type MintLinkRequest } from '@lsv/shared/domain/links/mint.ts'
+import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 
 /** The account each authenticated request acts for (set in onRequest, read by the handler). */
 const callerAccount = new WeakMap<FastifyRequest, AccountRecord>()
@@ -48,6 +48,6 @@ export function registerLinkRoutes(app: App, deps: PlatformDeps): void {
   }, async (request) => {
     const account = callerAccount.get(request)
     if (!account) throw new AppError('unauthorized')
-    return mintContactLink(deps, account, request.body as MintLinkRequest)
+    return mintContactLink(deps, account, request.body)
   })
 }

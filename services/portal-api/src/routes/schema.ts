@@ -26,7 +26,8 @@ const SchemaDocumentShape = Type.Object(
   },
 )
 
-const OpenApiDocumentShape = Type.Object({}, { description: 'OpenAPI 3.1.0 description of the interface', additionalProperties: true })
+const OPENAPI_DOCUMENT = 'OpenAPI 3.1.0 description of the interface'
+const OpenApiDocumentShape = Type.Object({}, { description: OPENAPI_DOCUMENT, additionalProperties: true })
 
 /**
  * The contract's own endpoints (contract 4.1):
@@ -57,27 +58,31 @@ export function registerSchemaRoutes(app: App, _deps: PlatformDeps): void {
           content: { [SCHEMA_MEDIA_TYPE]: { schema: SchemaDocumentShape } },
         },
       },
-    } as never,
+    },
   }, async (_request, reply) => {
     return reply.code(200).header(CONTRACT_HEADER, CONTRACT_VERSION).type(SCHEMA_MEDIA_TYPE).send(schemaBytes)
   })
 
-  let openApiText: Promise<string> | null = null
+  let openApiBytes: Promise<Buffer> | null = null
   app.get('/api/v1/openapi.json', {
     schema: {
       operationId: 'getOpenApiDocument',
       tags: ['contract'],
       summary: 'The OpenAPI 3.1.0 description of the interface',
       security: SECURITY.none,
-      response: { 200: OpenApiDocumentShape, ...errorResponses(500) },
-    } as never,
+      response: {
+        // the committed file's bytes are sent as they are; the schema describes the document they hold
+        200: { description: OPENAPI_DOCUMENT, content: { 'application/json': { schema: OpenApiDocumentShape } } },
+        ...errorResponses(500),
+      },
+    },
   }, async (_request, reply) => {
     // Read once; a failed read is not cached, so a later request can succeed.
-    openApiText ??= readFile(OPENAPI_FILE, 'utf8').catch((cause: unknown) => {
-      openApiText = null
+    openApiBytes ??= readFile(OPENAPI_FILE).catch((cause: unknown) => {
+      openApiBytes = null
       throw new AppError('internal', { cause })
     })
-    const text = await openApiText
-    return reply.code(200).type('application/json; charset=utf-8').send(text)
+    const bytes = await openApiBytes
+    return reply.code(200).type('application/json; charset=utf-8').send(bytes)
   })
 }

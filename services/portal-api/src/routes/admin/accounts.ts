@@ -17,9 +17,9 @@ export function registerAccountRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       body: CreateAccountBody,
       response: { 201: Account, ...errorResponsesWithIssues(400, 401, 409) },
-    } as never,
+    },
   }, async (request, reply) => {
-    return reply.code(201).send(await createAccount(deps, request.body as CreateAccountBody) as never)
+    return reply.code(201).send(await createAccount(deps, request.body))
   })
 
   app.get('/api/v1/admin/accounts', {
@@ -34,10 +34,10 @@ export function registerAccountRoutes(app: App, deps: PlatformDeps): void {
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
       }),
       response: { 200: AccountList, ...errorResponsesWithIssues(400, 401) },
-    } as never,
+    },
   }, async (request) => {
-    const q = request.query as { after?: string; limit?: number }
-    return listAccounts(deps, { ...(q.after ? { after: q.after } : {}), limit: q.limit ?? 50 }) as never
+    const q = request.query
+    return listAccounts(deps, { ...(q.after ? { after: q.after } : {}), limit: q.limit ?? 50 })
   })
 
   app.get('/api/v1/admin/accounts/:accountId', {
@@ -49,10 +49,10 @@ export function registerAccountRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: AccountParams,
       response: { 200: Account, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return getAccount(deps, accountId) as never
+    const { accountId } = request.params
+    return getAccount(deps, accountId)
   })
 
   app.patch('/api/v1/admin/accounts/:accountId', {
@@ -65,9 +65,9 @@ export function registerAccountRoutes(app: App, deps: PlatformDeps): void {
       params: AccountParams,
       body: UpdateAccountBody,
       response: { 200: Account, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return updateAccount(deps, accountId, request.body as UpdateAccountBody) as never
+    const { accountId } = request.params
+    return updateAccount(deps, accountId, request.body)
   })
 }

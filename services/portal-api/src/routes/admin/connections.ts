@@ -19,10 +19,10 @@ export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
       params: AccountParams,
       body: CreateConnectionBody,
       response: { 201: CreatedConnection, ...errorResponsesWithIssues(400, 401, 404, 409) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId } = request.params as { accountId: string }
-    return reply.code(201).send(await createConnection(deps, accountId, request.body as CreateConnectionBody) as never)
+    const { accountId } = request.params
+    return reply.code(201).send(await createConnection(deps, accountId, request.body))
   })
 
   app.get('/api/v1/admin/accounts/:accountId/connections', {
@@ -34,10 +34,10 @@ export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: AccountParams,
       response: { 200: ConnectionList, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return listConnections(deps, accountId) as never
+    const { accountId } = request.params
+    return listConnections(deps, accountId)
   })
 
   app.get('/api/v1/admin/accounts/:accountId/connections/:connectionId', {
@@ -49,10 +49,10 @@ export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: ConnectionParams,
       response: { 200: Connection, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
-    return getConnection(deps, accountId, connectionId) as never
+    const { accountId, connectionId } = request.params
+    return getConnection(deps, accountId, connectionId)
   })
 
   app.patch('/api/v1/admin/accounts/:accountId/connections/:connectionId', {
@@ -65,9 +65,9 @@ export function registerConnectionRoutes(app: App, deps: PlatformDeps): void {
       params: ConnectionParams,
       body: UpdateConnectionBody,
       response: { 200: Connection, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
-    return updateConnection(deps, accountId, connectionId, request.body as UpdateConnectionBody) as never
+    const { accountId, connectionId } = request.params
+    return updateConnection(deps, accountId, connectionId, request.body)
   })
 }

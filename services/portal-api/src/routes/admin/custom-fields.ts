@@ -19,10 +19,10 @@ export function registerCustomFieldRoutes(app: App, deps: PlatformDeps): void {
       params: AccountParams,
       body: CreateCustomFieldBody,
       response: { 201: CustomField, ...errorResponsesWithIssues(400, 401, 404, 409) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId } = request.params as { accountId: string }
-    return reply.code(201).send(await createCustomField(deps, accountId, request.body as CreateCustomFieldBody) as never)
+    const { accountId } = request.params
+    return reply.code(201).send(await createCustomField(deps, accountId, request.body))
   })
 
   app.get(path, {
@@ -34,9 +34,9 @@ export function registerCustomFieldRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: AccountParams,
       response: { 200: CustomFieldList, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return listCustomFields(deps, accountId) as never
+    const { accountId } = request.params
+    return listCustomFields(deps, accountId)
   })
 }

@@ -53,11 +53,11 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         }, { additionalProperties: false }),
         ...errorResponses(400, 401, 404),
       },
-    } as never,
+    },
   }, async (request) => {
     await authenticateOperator(deps, request.headers.authorization)
-    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
-    const q = request.query as { cursor?: string; limit?: number; status?: 'pending' | 'retrying' | 'succeeded' | 'failed' }
+    const { accountId, integrationId } = request.params
+    const q = request.query
     return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25, status: q.status })
   })
 
@@ -72,11 +72,11 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         202: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: Type.String() }, { additionalProperties: false }),
         ...errorResponses(401, 404, 409),
       },
-    } as never,
+    },
   }, async (request, reply) => {
     await authenticateOperator(deps, request.headers.authorization)
-    const { accountId, integrationId, deliveryId } = request.params as { accountId: string; integrationId: string; deliveryId: string }
+    const { accountId, integrationId, deliveryId } = request.params
     const delivery = await replayDeliveryFor(deps, accountId, integrationId, deliveryId)
-    return reply.code(202).send({ ok: true, id: delivery.id, status: delivery.status } as never)
+    return reply.code(202).send({ ok: true, id: delivery.id, status: delivery.status })
   })
 }

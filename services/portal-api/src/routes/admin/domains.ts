@@ -19,10 +19,10 @@ export function registerDomainRoutes(app: App, deps: PlatformDeps): void {
       params: AccountParams,
       body: AuthorizedDomainsBody,
       response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return setAuthorizedDomains(deps, accountId, (request.body as { domains: string[] }).domains) as never
+    const { accountId } = request.params
+    return setAuthorizedDomains(deps, accountId, request.body.domains)
   })
 
   app.get(path, {
@@ -34,9 +34,9 @@ export function registerDomainRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: AccountParams,
       response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return getAuthorizedDomains(deps, accountId) as never
+    const { accountId } = request.params
+    return getAuthorizedDomains(deps, accountId)
   })
 }

@@ -15,12 +15,12 @@ import { registerVisitAdminRoutes } from './visits.ts'
 
 export const ADMIN_PREFIX = '/api/v1/admin/'
 
-type Hook = onRequestHookHandler | preParsingHookHandler | ((request: FastifyRequest) => Promise<void>)
-
-function withHook(existing: unknown, hook: Hook, position: 'first' | 'last'): never {
-  const list = existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]
-  return (position === 'first' ? [hook, ...list] : [...list, hook]) as never
+/** a route's hooks of one kind (none, one, or a list) with `hook` added first or last */
+function withHook<H>(existing: H | readonly H[] | undefined, hook: H, position: 'first' | 'last'): H[] {
+  const list: readonly H[] = existing === undefined ? [] : isList(existing) ? existing : [existing]
+  return position === 'first' ? [hook, ...list] : [...list, hook]
 }
+const isList = <H>(hooks: H | readonly H[]): hooks is readonly H[] => Array.isArray(hooks)
 
 /** True when the route takes no body or a body whose members are all optional. */
 function bodyIsOptional(schema: unknown): boolean {
@@ -60,7 +60,7 @@ export function registerAdminRoutes(app: App, deps: PlatformDeps): void {
     route.onRequest = withHook(route.onRequest, operatorOnly, 'first')
     if (bodyIsOptional(route.schema)) {
       route.preParsing = withHook(route.preParsing, emptyBodyIsNoBody, 'last')
-      if ((route.schema as { body?: unknown } | undefined)?.body !== undefined) {
+      if (route.schema?.body !== undefined) {
         route.preValidation = withHook(route.preValidation, noBodyAsEmptyObject, 'first')
       }
     }

@@ -21,10 +21,10 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
       params: AccountParams,
       body: CreateIntegrationBody,
       response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId } = request.params as { accountId: string }
-    return reply.code(201).send(await createIntegration(deps, accountId, request.body as CreateIntegrationBody) as never)
+    const { accountId } = request.params
+    return reply.code(201).send(await createIntegration(deps, accountId, request.body))
   })
 
   app.get(path, {
@@ -36,10 +36,10 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: AccountParams,
       response: { 200: IntegrationList, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId } = request.params as { accountId: string }
-    return listIntegrations(deps, accountId) as never
+    const { accountId } = request.params
+    return listIntegrations(deps, accountId)
   })
 
   app.get(`${path}/:integrationId`, {
@@ -51,10 +51,10 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: IntegrationParams,
       response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
-    return getIntegration(deps, accountId, integrationId) as never
+    const { accountId, integrationId } = request.params
+    return getIntegration(deps, accountId, integrationId)
   })
 
   app.patch(`${path}/:integrationId`, {
@@ -67,9 +67,9 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
       params: IntegrationParams,
       body: UpdateIntegrationBody,
       response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId, integrationId } = request.params as { accountId: string; integrationId: string }
-    return updateIntegration(deps, accountId, integrationId, request.body as UpdateIntegrationBody) as never
+    const { accountId, integrationId } = request.params
+    return updateIntegration(deps, accountId, integrationId, request.body)
   })
 }

@@ -1,8 +1,8 @@
-import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { NoContent } from '@lsv/shared/contract/common.ts'
 import {
   ApiKey, ConnectionParams, CreateKeyBody, CreatedApiKey, KeyParams, RevokeKeyQuery, RotateBody, RotatedApiKey, RotatedToken,
 } from '@lsv/shared/contract/admin.ts'
@@ -23,10 +23,10 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
       params: ConnectionParams,
       body: CreateKeyBody,
       response: { 201: CreatedApiKey, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
-    return reply.code(201).send(await issueApiKey(deps, accountId, connectionId, request.body as CreateKeyBody) as never)
+    const { accountId, connectionId } = request.params
+    return reply.code(201).send(await issueApiKey(deps, accountId, connectionId, request.body))
   })
 
   app.get(`${keys}/:keyId`, {
@@ -38,10 +38,10 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: KeyParams,
       response: { 200: ApiKey, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request) => {
-    const { accountId, connectionId, keyId } = request.params as { accountId: string; connectionId: string; keyId: string }
-    return getApiKey(deps, accountId, connectionId, keyId) as never
+    const { accountId, connectionId, keyId } = request.params
+    return getApiKey(deps, accountId, connectionId, keyId)
   })
 
   app.post(`${keys}/:keyId/rotate`, {
@@ -54,11 +54,11 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
       params: KeyParams,
       body: RotateBody,
       response: { 201: RotatedApiKey, ...errorResponsesWithIssues(400, 401, 404, 409) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId, keyId } = request.params as { accountId: string; connectionId: string; keyId: string }
-    const { grace_seconds } = request.body as RotateBody
-    return reply.code(201).send(await rotateApiKey(deps, accountId, connectionId, keyId, grace_seconds) as never)
+    const { accountId, connectionId, keyId } = request.params
+    const { grace_seconds } = request.body
+    return reply.code(201).send(await rotateApiKey(deps, accountId, connectionId, keyId, grace_seconds))
   })
 
   app.delete(`${keys}/:keyId`, {
@@ -70,11 +70,11 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
       security: SECURITY.operator,
       params: KeyParams,
       querystring: RevokeKeyQuery,
-      response: { 204: Type.Null({ description: 'revoked' }), ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+      response: { 204: NoContent('revoked'), ...errorResponsesWithIssues(400, 401, 404) },
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId, keyId } = request.params as { accountId: string; connectionId: string; keyId: string }
-    const { grace_seconds } = request.query as { grace_seconds?: number }
+    const { accountId, connectionId, keyId } = request.params
+    const { grace_seconds } = request.query
     await revokeApiKey(deps, accountId, connectionId, keyId, grace_seconds ?? 0)
     return reply.code(204).send()
   })
@@ -89,10 +89,10 @@ export function registerKeyRoutes(app: App, deps: PlatformDeps): void {
       params: ConnectionParams,
       body: RotateBody,
       response: { 201: RotatedToken, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
-    const { grace_seconds } = request.body as RotateBody
-    return reply.code(201).send(await rotateSourceToken(deps, accountId, connectionId, grace_seconds) as never)
+    const { accountId, connectionId } = request.params
+    const { grace_seconds } = request.body
+    return reply.code(201).send(await rotateSourceToken(deps, accountId, connectionId, grace_seconds))
   })
 }

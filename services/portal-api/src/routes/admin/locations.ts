@@ -1,8 +1,8 @@
-import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { NoContent } from '@lsv/shared/contract/common.ts'
 import {
   AddLocationBody, ConnectionParams, CreatedLocation, LocationParams, RotateBody, RotatedLocationToken,
 } from '@lsv/shared/contract/admin.ts'
@@ -22,11 +22,11 @@ export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
       params: ConnectionParams,
       body: AddLocationBody,
       response: { 201: CreatedLocation, ...errorResponsesWithIssues(400, 401, 404, 409) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId } = request.params as { accountId: string; connectionId: string }
-    const { location_id } = request.body as { location_id: string }
-    return reply.code(201).send(await addLocation(deps, accountId, connectionId, location_id) as never)
+    const { accountId, connectionId } = request.params
+    const { location_id } = request.body
+    return reply.code(201).send(await addLocation(deps, accountId, connectionId, location_id))
   })
 
   app.delete(`${locations}/:locationId`, {
@@ -37,10 +37,10 @@ export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
       summary: 'Disconnect a partner CRM location (it is no longer active)',
       security: SECURITY.operator,
       params: LocationParams,
-      response: { 204: Type.Null({ description: 'removed' }), ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+      response: { 204: NoContent('removed'), ...errorResponsesWithIssues(400, 401, 404) },
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId, locationId } = request.params as { accountId: string; connectionId: string; locationId: string }
+    const { accountId, connectionId, locationId } = request.params
     await removeLocation(deps, accountId, connectionId, locationId)
     return reply.code(204).send()
   })
@@ -54,10 +54,10 @@ export function registerLocationRoutes(app: App, deps: PlatformDeps): void {
       params: LocationParams,
       body: RotateBody,
       response: { 201: RotatedLocationToken, ...errorResponsesWithIssues(400, 401, 404) },
-    } as never,
+    },
   }, async (request, reply) => {
-    const { accountId, connectionId, locationId } = request.params as { accountId: string; connectionId: string; locationId: string }
-    const { grace_seconds } = request.body as { grace_seconds?: number }
-    return reply.code(201).send(await rotateLocationToken(deps, accountId, connectionId, locationId, grace_seconds) as never)
+    const { accountId, connectionId, locationId } = request.params
+    const { grace_seconds } = request.body
+    return reply.code(201).send(await rotateLocationToken(deps, accountId, connectionId, locationId, grace_seconds))
   })
 }

@@ -29,11 +29,11 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
         202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
         ...errorResponsesWithIssues(400, 401, 404, 503),
       },
-    } as never,
+    },
   }, async (request, reply) => {
     await authenticateOperator(deps, request.headers.authorization)
-    const { accountId } = request.params as { accountId: string }
-    const input = request.body as VisitEventInput
+    const { accountId } = request.params
+    const input = request.body
     if (input.account_id !== undefined && input.account_id !== accountId) {
       throw new AppError('invalid_payload', { issues: [{ code: 'const', message: 'must equal the accountId of the path', path: '/account_id' }] })
     }
@@ -55,6 +55,6 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
     } catch (cause) {
       throw new AppError('temporarily_unavailable', { cause })
     }
-    return reply.code(202).send({ ok: true, id: event.id } as never)
+    return reply.code(202).send({ ok: true, id: event.id })
   })
 }
