@@ -7,13 +7,16 @@
  *   bq load --source_format=NEWLINE_DELIMITED_JSON lsv_contacts.contact_changes acme.ndjson \
  *     infra/bigquery/contact_changes.schema.json
  *
- * Streaming: contacts are read in keyset pages and written page by page, waiting for the output
- * to drain, so memory stays constant whatever the account size.
+ * Streaming: contacts are read in keyset pages, one chunk of rows per page, and stream.pipeline
+ * writes them: it waits for the output to drain (backpressure), and an error on either side (a
+ * store read, EPIPE on a closed pipe, a full disk) stops the other and rejects. Memory stays
+ * constant whatever the account size.
  */
 import { createWriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import type { Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import pino from 'pino'
 import { ConfigError, loadConfig } from '@lsv/shared/config/config.ts'
 import { createPlatformDeps, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
@@ -49,28 +52,6 @@ export interface ExportSummary {
 
 const ACCOUNT_PAGE = 100
 
-/**
- * Output with backpressure: write() waits for 'drain' when the buffer is full; a stream error
- * (EPIPE on a closed pipe, disk full) is kept and thrown at the next write instead of crashing
- * the process as an unhandled 'error' event.
- */
-function sink(out: Writable): { write(chunk: string): Promise<void>; check(): void } {
-  let failure: Error | null = null
-  out.on('error', (err: Error) => { failure ??= err })
-  const check = () => {
-    if (failure) throw failure
-  }
-  return {
-    check,
-    async write(chunk) {
-      check()
-      // once() rejects when 'error' is emitted while waiting
-      if (!out.write(chunk)) await once(out, 'drain')
-      check()
-    },
-  }
-}
-
 async function* accountsToExport(deps: PlatformDeps, account: string | undefined): AsyncGenerator<AccountRecord> {
   if (account !== undefined) {
     const found = (await deps.tenants.getAccount(account)) ?? (await deps.tenants.getAccountByPublicId(account))
@@ -89,14 +70,16 @@ async function* accountsToExport(deps: PlatformDeps, account: string | undefined
 
 class UsageError extends Error {}
 
-/** The streaming core: rows of the selected accounts to `out`. */
-export async function exportContacts(
-  deps: PlatformDeps,
-  out: Writable,
-  options: { account?: string; pageSize: number; onProgress?: (s: ExportSummary, account: AccountRecord) => void },
-): Promise<ExportSummary> {
-  const summary: ExportSummary = { accounts: 0, contacts: 0, bytes: 0 }
-  const output = sink(out)
+interface ExportOptions {
+  account?: string
+  pageSize: number
+  onProgress?: (s: ExportSummary, account: AccountRecord) => void
+  /** end `out` when done and wait until it has flushed (a file); default false (stdout is not ours to end) */
+  end?: boolean
+}
+
+/** The rows of the selected accounts, one chunk per page of contacts, counted into `summary` as they are read. */
+async function* rowChunks(deps: PlatformDeps, options: ExportOptions, summary: ExportSummary): AsyncGenerator<string> {
   for await (const account of accountsToExport(deps, options.account)) {
     summary.accounts++
     let after: string | undefined
@@ -107,14 +90,20 @@ export async function exportContacts(
       // export never looks newer than a change streamed after the snapshot was read
       let chunk = ''
       for (const record of page) chunk += `${JSON.stringify(toChangeRow(record, record.updated_at))}\n`
-      await output.write(chunk)
       summary.contacts += page.length
       summary.bytes += Buffer.byteLength(chunk)
+      yield chunk
       options.onProgress?.(summary, account)
       if (page.length < options.pageSize) break
       after = page[page.length - 1]!.id
     }
   }
+}
+
+/** The streaming core: rows of the selected accounts to `out`. */
+export async function exportContacts(deps: PlatformDeps, out: Writable, options: ExportOptions): Promise<ExportSummary> {
+  const summary: ExportSummary = { accounts: 0, contacts: 0, bytes: 0 }
+  await pipeline(rowChunks(deps, options, summary), out, { end: options.end ?? false })
   return summary
 }
 
@@ -176,6 +165,7 @@ export async function runExport(argv: string[], io: ExportIo = {}): Promise<numb
     const summary = await exportContacts(deps, out, {
       account: args.account,
       pageSize: args.pageSize,
+      end: args.out !== undefined,
       onProgress: tty
         ? (s, account) => {
             const now = Date.now()
@@ -187,10 +177,6 @@ export async function runExport(argv: string[], io: ExportIo = {}): Promise<numb
           }
         : undefined,
     })
-    if (args.out !== undefined) {
-      out.end()
-      await once(out, 'finish')
-    }
     if (tty) stderr.write('\r\x1b[2K')
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
     stderr.write(`exported ${summary.contacts} contact(s) of ${summary.accounts} account(s), ${summary.bytes} bytes, to ${args.out ?? 'stdout'} in ${seconds} s\n`)
