@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { checkDestinationUrl } from '@lsv/shared/domain/webhooks/ssrf.ts'
+import { isIP } from 'node:net'
+import type { LookupAddress } from 'node:dns'
+import { checkUrlStatically } from '@lsv/shared/domain/webhooks/ssrf.ts'
 import { classifyAddress } from '@lsv/shared/domain/webhooks/ip-ranges.ts'
 import { filteringLookup } from '@lsv/shared/domain/webhooks/safe-agent.ts'
 
-/** A resolver answering from a fixed table, so the corpus never touches real DNS. */
+/** DNS answering from a fixed table, so the corpus never touches real DNS. */
 const table: Record<string, string[]> = {
   'hooks.example.com': ['93.184.216.34'],
   'v6.example.com': ['2606:2800:220:1:248:1893:25c8:1946'],
@@ -19,10 +21,24 @@ const table: Record<string, string[]> = {
   'loop6.example.com': ['::1'],
   'zero.example.com': ['0.0.0.0'],
 }
-const resolve = async (host: string) => {
-  const r = table[host]
-  if (!r) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })
-  return r
+const tableDns = (answers: (host: string) => string[] | undefined) =>
+  ((host: string, _o: unknown, cb: (e: NodeJS.ErrnoException | null, rows: LookupAddress[]) => void) => {
+    const r = answers(host)
+    if (!r) return cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), [])
+    cb(null, r.map((address) => ({ address, family: isIP(address) })))
+  }) as never
+
+/**
+ * The addresses a delivery to `url` could hand a socket: what the destination check (run at
+ * integration creation and before each delivery) lets through, then, for a name, what the
+ * connect-time lookup keeps of its DNS answers. Empty: refused.
+ */
+async function reachable(url: string, allowLoopback: boolean, answers: (host: string) => string[] | undefined = (h) => table[h]): Promise<string[]> {
+  const s = checkUrlStatically(url, allowLoopback)
+  if (!s.ok) return []
+  if (s.literal) return [s.host]
+  const lookup = filteringLookup(allowLoopback, tableDns(answers))
+  return new Promise((resolve) => lookup(s.host, { all: true }, (err, rows) => resolve(err ? [] : (rows as LookupAddress[]).map((r) => r.address))))
 }
 
 const refused: string[] = [
@@ -53,8 +69,8 @@ const refused: string[] = [
   'http://255.255.255.255/', 'http://0xffffffff/',
   // documentation and benchmarking nets
   'http://192.0.2.1/', 'http://198.51.100.1/', 'http://203.0.113.1/', 'http://198.18.0.1/', 'http://192.0.0.1/',
-  // names that resolve somewhere internal (or partly internal)
-  'https://rebind.example.com/', 'https://metadata.example.com/', 'https://private.example.com/', 'https://cgnat.example.com/',
+  // names that resolve somewhere internal (rebind.example.com, partly internal, is tested below)
+  'https://metadata.example.com/', 'https://private.example.com/', 'https://cgnat.example.com/',
   'https://ula.example.com/', 'https://mapped.example.com/', 'https://nat64.example.com/', 'https://loop.example.com/',
   'https://loop6.example.com/', 'https://zero.example.com/', 'https://unknown.example.com/',
   // names that are not public
@@ -73,27 +89,32 @@ const allowed: string[] = [
   'https://134744072/', 'https://0x8.0x8.0x8.0x8/',
 ]
 
-describe('SSRF: destination URL check', () => {
+describe('SSRF: destination check and connect-time lookup', () => {
   it('the corpus holds at least 100 URLs', () => {
     expect(refused.length + allowed.length).toBeGreaterThanOrEqual(100)
   })
 
   it.each(refused.map((u) => [u.slice(0, 80), u]))('refuses %s', async (_label, url) => {
-    const r = await checkDestinationUrl(url, { allowLoopback: false, resolve })
-    expect(r.ok).toBe(false)
-    if (!r.ok) expect(r.reason.length).toBeGreaterThan(0)
+    expect(await reachable(url, false)).toEqual([])
   })
 
   it.each(allowed)('accepts %s', async (url) => {
-    expect(await checkDestinationUrl(url, { allowLoopback: false, resolve })).toEqual({ ok: true })
+    const addresses = await reachable(url, false)
+    expect(addresses.length).toBeGreaterThan(0)
+    for (const a of addresses) expect(classifyAddress(a), a).toEqual({ cls: 'public', label: 'public' })
+  })
+
+  it('a name with a denied answer among public ones reaches only the public ones', async () => {
+    expect(await reachable('https://rebind.example.com/', false)).toEqual(['93.184.216.34'])
   })
 
   it('allowLoopback permits loopback only, never private or link-local', async () => {
     for (const u of ['http://127.0.0.1:9/', 'http://[::1]:9/', 'http://localhost:9/', 'http://2130706433/', 'https://loop.example.com/']) {
-      expect(await checkDestinationUrl(u, { allowLoopback: true, resolve: async () => ['127.0.0.1'] })).toEqual({ ok: true })
+      const addresses = await reachable(u, true, () => ['127.0.0.1'])
+      expect({ u, loopback: addresses.length > 0 && addresses.every((a) => classifyAddress(a).cls === 'loopback') }).toEqual({ u, loopback: true })
     }
     for (const u of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'https://metadata.example.com/']) {
-      expect((await checkDestinationUrl(u, { allowLoopback: true, resolve })).ok).toBe(false)
+      expect(await reachable(u, true), u).toEqual([])
     }
   })
 })

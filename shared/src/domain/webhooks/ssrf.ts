@@ -1,25 +1,7 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
 import { isIP } from 'node:net'
-import { classifyAddress, isAllowedAddress } from './ip-ranges.ts'
-
-export type DestinationCheck = { ok: true } | { ok: false; reason: string }
-
-/** Resolves a host name to every address it has (injectable for tests). */
-export type HostResolver = (hostname: string) => Promise<string[]>
-
-export interface DestinationCheckOptions {
-  /** local development only (config.allowLoopbackWebhooks): loopback receivers are accepted */
-  allowLoopback: boolean
-  /** defaults to the system resolver (all A and AAAA records) */
-  resolve?: HostResolver
-}
+import { classifyAddress } from './ip-ranges.ts'
 
 export const MAX_DESTINATION_URL_LENGTH = 2048
-
-export const systemResolver: HostResolver = async (hostname) => {
-  const rows = await dnsLookup(hostname, { all: true, verbatim: true })
-  return rows.map((r) => r.address)
-}
 
 /** `[::1]` -> `::1`; the WHATWG URL keeps brackets around IPv6 hosts. */
 export function bareHost(hostname: string): string {
@@ -27,10 +9,14 @@ export function bareHost(hostname: string): string {
 }
 
 /**
- * The part of the check that needs no network: scheme, credentials, and the host when it is an
- * IP literal. The WHATWG URL parser has already normalized decimal (`2130706433`), hex
- * (`0x7f.1`) and octal (`0177.0.0.1`) IPv4 forms to dotted quads, so the check runs on the
- * parsed hostname, never on the raw text. Returns the bare host for a name still to resolve.
+ * The check of a webhook destination, at integration creation and again before each delivery:
+ * scheme, credentials, and the host when it is an IP literal or an obviously internal name. It
+ * never resolves a name: what a name resolves to is checked where it matters, on the addresses the
+ * socket is handed (safe-agent.ts filteringLookup drops every refused one, so DNS rebinding
+ * between a check and the connect cannot reach an internal address). The WHATWG URL parser has
+ * already normalized decimal (`2130706433`), hex (`0x7f.1`) and octal (`0177.0.0.1`) IPv4 forms
+ * to dotted quads, so the check runs on the parsed hostname, never on the raw text. Returns the
+ * bare host for a name still to resolve.
  */
 export function checkUrlStatically(raw: string, allowLoopback: boolean): { ok: true; host: string; literal: boolean } | { ok: false; reason: string } {
   if (typeof raw !== 'string' || raw.length === 0 || raw.length > MAX_DESTINATION_URL_LENGTH) return { ok: false, reason: 'URL length out of range' }
@@ -58,28 +44,4 @@ export function checkUrlStatically(raw: string, allowLoopback: boolean): { ok: t
     return { ok: false, reason: 'host is not a public name' }
   }
   return { ok: true, host: lower, literal: false }
-}
-
-/**
- * Whether a webhook destination may be used: at integration creation and again at send time
- * (where the connecting agent additionally filters the addresses it actually connects to, see
- * `safe-agent.ts`). Every resolved address must be allowed, so a name with one private record
- * is refused (DNS answers can rotate between check and connect). `allowLoopback` permits
- * loopback only, never private or link-local ranges.
- */
-export async function checkDestinationUrl(url: string, options: DestinationCheckOptions): Promise<DestinationCheck> {
-  const s = checkUrlStatically(url, options.allowLoopback)
-  if (!s.ok) return s
-  if (s.literal) return { ok: true }
-  let addresses: string[]
-  try {
-    addresses = await (options.resolve ?? systemResolver)(s.host)
-  } catch {
-    return { ok: false, reason: 'host does not resolve' }
-  }
-  if (addresses.length === 0) return { ok: false, reason: 'host does not resolve' }
-  for (const a of addresses) {
-    if (!isAllowedAddress(a, options.allowLoopback)) return { ok: false, reason: `address not allowed (${classifyAddress(a).label})` }
-  }
-  return { ok: true }
 }
