@@ -80,6 +80,17 @@ describe('ExhaustionMemo', () => {
     expect(memo.firstExhausted(['d'], 170)).toBe(0)
   })
 
+  it('the sweep drops what has expired by now (at `until` included) even when it is not the oldest', () => {
+    const memo = new ExhaustionMemo(2)
+    memo.remember('old-live', 300, 0)
+    memo.remember('new-ending', 150, 0)
+    // full at 150: new-ending ends exactly now and is swept; the older live entry stays
+    memo.remember('c', 400, 150)
+    expect(memo.firstExhausted(['old-live'], 160)).toBe(0)
+    expect(memo.firstExhausted(['new-ending'], 149)).toBe(-1)
+    expect(memo.firstExhausted(['c'], 160)).toBe(0)
+  })
+
   it('the default size is 10,000 entries', () => {
     const memo = new ExhaustionMemo()
     for (let i = 0; i < 10_000; i++) memo.remember(`k${i}`, 1_000, 0)
