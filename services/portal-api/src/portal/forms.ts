@@ -1,4 +1,7 @@
+import type { TSchema } from 'typebox'
+import { Value } from 'typebox/value'
 import type { App } from '@lsv/shared/http/base-app.ts'
+import { isAppError } from '@lsv/shared/errors/app-error.ts'
 
 /** A parsed HTML form: a field sent once is a string, a field sent several times a list. */
 export type FormFields = Record<string, string | string[]>
@@ -35,4 +38,36 @@ export function listOf(fields: FormFields | undefined, name: string): string[] {
 export function valueOf(fields: FormFields | undefined, name: string): string {
   const all = listOf(fields, name)
   return all.length ? all[all.length - 1]! : ''
+}
+
+
+/** Messages per field (a JSON pointer such as `/key`, or '' for the form as a whole). */
+export type FieldErrors = Record<string, string>
+
+/**
+ * The form's values checked against the same contract schema the management API validates its
+ * JSON body with: a field's message is the schema's, next to the field.
+ */
+export function checkAgainst(schema: TSchema, value: unknown): FieldErrors | null {
+  const errors: FieldErrors = {}
+  for (const e of Value.Errors(schema, value)) {
+    const path = e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
+      ? `/${(e.params as { requiredProperties: string[] }).requiredProperties[0]}`
+      : e.instancePath
+    errors[path] ??= e.message
+  }
+  return Object.keys(errors).length ? errors : null
+}
+
+/**
+ * A domain error as field errors: `invalid payload` carries issues with paths (the domain's own
+ * messages); any other 4xx (conflict, forbidden) is a message for the whole form. A 404 and
+ * anything else is rethrown (404 page, 500 page).
+ */
+export function fieldErrorsOf(err: unknown): FieldErrors {
+  if (isAppError(err) && err.status !== 404 && err.status < 500) {
+    if (err.issues?.length) return Object.fromEntries(err.issues.map((i) => [i.path, i.message]))
+    return { '': err.message }
+  }
+  throw err
 }

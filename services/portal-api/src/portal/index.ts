@@ -1,12 +1,15 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { isAppError } from '@lsv/shared/errors/index.ts'
+import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { html } from '../routes/portal/html.ts'
 import { registerPortalAssets } from './assets.ts'
 import { registerFormParser } from './forms.ts'
 import { requirePortalSession } from './session.ts'
 import { notFound, sendFrameError } from './errors.ts'
+import { registerConnectionsScreen } from './connections/index.ts'
+import { registerSettingsScreen } from './settings/index.ts'
+import { registerAuditScreen } from './audit/index.ts'
 import { registerWebhookScreens } from './screens-webhooks/index.ts'
 import { registerContactScreens } from './screens-contacts/index.ts'
 import { registerActivityScreens } from './screens-activity/index.ts'
@@ -16,6 +19,9 @@ export type Screen = (scope: App, deps: PlatformDeps) => void
 
 /** Every screen, in one list (the navigation is layout.ts's NAV). */
 const SCREENS: readonly Screen[] = [
+  registerConnectionsScreen,
+  registerSettingsScreen,
+  registerAuditScreen,
   registerWebhookScreens,
   registerContactScreens,
   registerActivityScreens,

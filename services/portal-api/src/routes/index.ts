@@ -6,6 +6,7 @@ import { registerLinkRoutes } from './links.ts'
 import { registerContactReadRoutes } from './contacts-read.ts'
 import { registerFallbackRoutes } from './fallbacks.ts'
 import { registerPortalAccessAdminRoutes } from './admin/portal-access.ts'
+import { registerAuditLogAdminRoutes } from './admin/audit-log.ts'
 import { registerPortalPages } from './portal/index.ts'
 
 /**
@@ -17,6 +18,7 @@ export function registerPortalRoutes(app: App, deps: PlatformDeps): void {
   registerAdminRoutes(app, deps)
   // after registerAdminRoutes: its onRoute hook puts the operator check on every admin route
   registerPortalAccessAdminRoutes(app, deps)
+  registerAuditLogAdminRoutes(app, deps)
   registerLinkRoutes(app, deps)
   registerContactReadRoutes(app, deps)
   registerFallbackRoutes(app, deps)

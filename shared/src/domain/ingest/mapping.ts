@@ -298,3 +298,99 @@ export function partnerCrmRecord(body: InboundRecord): InboundRecord {
 export function partnerCrmMappings(connectionMappings: readonly FieldMapping[]): FieldMapping[] {
   return [...FALLBACK_MAPPINGS, ...connectionMappings.filter((m) => typeof m?.to === 'string' && m.to.startsWith('custom_fields.'))]
 }
+
+/** One key of a previewed record: where its value goes, or why it goes nowhere. */
+export interface PreviewedKey {
+  key: string
+  /** the normalized form the mappings are matched on */
+  normalized: string
+  /** `email`, `custom_fields.plan`, …: where the value lands (empty when dropped) */
+  targets: string[]
+  /** why the value is not stored, when it is not */
+  dropped: string | null
+}
+
+export interface MappingPreview {
+  /** the record the mappings see (a partner CRM body after its aliases: partnerCrmRecord) */
+  record: InboundRecord
+  /** exactly what the worker maps the record to (the same mapper) */
+  mapped: MappedRecord
+  keys: PreviewedKey[]
+  /** mappings that take no part, with the reason */
+  ignoredMappings: Array<{ from: string; to: string; reason: string }>
+}
+
+/**
+ * The mapping editor's preview (docs/portal.md): the record run through the very mapper the
+ * upsert worker builds for the connection (upsert.ts: `createRecordMapper` over the connection's
+ * mappings, the partner CRM aliases first for that shape), with each key explained. The stored
+ * result is `mapped`, computed by the worker's code; the explanations only annotate it.
+ */
+export function previewMapping(
+  shape: 'api' | 'webhook' | 'partnercrm',
+  connectionMappings: readonly FieldMapping[],
+  definitions: readonly CustomFieldDefinition[],
+  raw: InboundRecord,
+): MappingPreview {
+  const mappings = shape === 'partnercrm' ? partnerCrmMappings(connectionMappings) : connectionMappings
+  const record = shape === 'partnercrm' ? partnerCrmRecord(raw) : raw
+  const mapped = createRecordMapper(mappings, definitions).map(record)
+  const effective = mappings.length > 0 ? mappings : FALLBACK_MAPPINGS
+  const defs = new Set(definitions.map((d) => d.key))
+  const ignoredMappings: MappingPreview['ignoredMappings'] = []
+  const byFrom = new Map<string, string[]>()
+  const anchorNamed = effective.some((m) => m.to === 'external_id')
+  for (const m of effective) {
+    const from = normalizeKey(m.from)
+    if (from === '') {
+      ignoredMappings.push({ from: m.from, to: m.to, reason: '"from" has no letter or digit' })
+      continue
+    }
+    if (m.to.startsWith('custom_fields.') && !defs.has(m.to.slice('custom_fields.'.length))) {
+      ignoredMappings.push({ from: m.from, to: m.to, reason: 'no custom field is defined with this key (Settings)' })
+      continue
+    }
+    if (!(CORE_TARGETS as readonly string[]).includes(m.to) && !m.to.startsWith('custom_fields.')) {
+      ignoredMappings.push({ from: m.from, to: m.to, reason: 'not a target' })
+      continue
+    }
+    byFrom.set(from, [...(byFrom.get(from) ?? []), m.to])
+  }
+  if (!anchorNamed) byFrom.set('externalid', [...new Set([...(byFrom.get('externalid') ?? []), 'external_id'])])
+
+  const seen = new Set<string>()
+  const filled = new Set<string>()
+  const stored = (t: string): boolean => {
+    if (t === 'external_id') return mapped.externalId !== null
+    if (t.startsWith('custom_fields.')) return Object.hasOwn(mapped.patch.custom_fields ?? {}, t.slice('custom_fields.'.length))
+    if (t === 'email') return mapped.patch.business_email !== undefined
+    if (t === 'company') return mapped.patch.company !== undefined
+    return (mapped.patch.identity as Record<string, unknown> | undefined)?.[t] !== undefined
+  }
+  const keys: PreviewedKey[] = Object.keys(record).map((key) => {
+    const normalized = normalizeKey(key)
+    const value = record[key]
+    const candidates = byFrom.get(normalized) ?? []
+    const base = { key, normalized, targets: [] as string[] }
+    if (candidates.length === 0) return { ...base, dropped: mappings.length > 0 || shape === 'partnercrm' ? 'no mapping names this key' : 'not one of the six fallback fields (the connection has no mappings)' }
+    if (value === null || value === undefined) return { ...base, dropped: 'the value is null' }
+    if (seen.has(normalized)) return { ...base, dropped: 'an earlier key with the same normalized name already gave the value' }
+    seen.add(normalized)
+    const targets: string[] = []
+    const reasons: string[] = []
+    for (const t of candidates) {
+      if (filled.has(t)) {
+        reasons.push(`${t}: an earlier mapping already filled it`)
+        continue
+      }
+      if (stored(t)) {
+        targets.push(t)
+        filled.add(t)
+      } else if (t === 'email') reasons.push('email: not an email address')
+      else if (t === 'external_id') reasons.push(`external_id: must be a non-blank text of at most ${MAX_EXTERNAL_ID_LENGTH} characters, or a number`)
+      else reasons.push(`${t}: the value is blank`)
+    }
+    return { ...base, targets, dropped: targets.length === 0 ? reasons.join('; ') || 'not stored' : null }
+  })
+  return { record, mapped, keys, ignoredMappings }
+}

@@ -124,6 +124,13 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
       return many<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE account_id = ? ORDER BY created_at, id`, accountId)
     },
 
+    async listApiKeys(accountId) {
+      return many<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), id`, accountId)
+    },
+    async listLocations(accountId) {
+      return many<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), location_id`, accountId)
+    },
+
     async createApiKey(k: ApiKeyRecord) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_api_keys WHERE id = ? OR hash = ?`, k.id, k.hash)) throw new DuplicateError('api key')

@@ -144,6 +144,14 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       return (await listByAccount<ConnectionRecord>(connections, accountId)).sort(byCreatedThen((r) => r.id))
     },
 
+    async listApiKeys(accountId) {
+      return (await listByAccount<ApiKeyRecord>(apiKeys, accountId)).sort(byCreatedThen((r) => r.id))
+    },
+    async listLocations(accountId) {
+      const snap = await locations.where('account_id', '==', accountId).get()
+      return snap.docs.map((d) => toLocation(d.data())).sort(byCreatedThen((r) => r.location_id))
+    },
+
     async createApiKey(k: ApiKeyRecord) {
       const batch = firestore.batch()
       batch.create(apiKeys.doc(k.id), k)

@@ -32,11 +32,15 @@ export interface TenantStore {
   getApiKey(id: string): Promise<ApiKeyRecord | null>
   getApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>
   updateApiKey(id: string, patch: Patch<ApiKeyRecord>): Promise<ApiKeyRecord | null>
+  /** the account's keys (every connection, revoked ones too), oldest first (the portal lists them) */
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>
 
   /** throws DuplicateError('location') when (account, location_id) exists and is active */
   putLocation(location: LocationRecord): Promise<void>
   getLocation(accountId: string, locationId: string): Promise<LocationRecord | null>
   updateLocation(accountId: string, locationId: string, patch: Patch<LocationRecord>): Promise<LocationRecord | null>
+  /** the account's partner CRM locations, removed ones too, oldest first (the portal lists them) */
+  listLocations(accountId: string): Promise<LocationRecord[]>
   /**
    * The location of `accountId` one of whose token hashes (current or in a rotation grace, expired
    * or not: the caller checks validity) is `hash`; null when none. Lets the edge identify a

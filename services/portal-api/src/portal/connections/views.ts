@@ -1,0 +1,187 @@
+import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
+import { ALL_SCOPES, type ApiKeyRecord, type CustomFieldDefinition, type FieldMapping, type LocationRecord } from '@lsv/shared/domain/records.ts'
+import { CORE_TARGETS, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
+import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
+import { html, type SafeHtml } from '../../routes/portal/html.ts'
+import type { FieldErrors } from '../forms.ts'
+import { errorOf, formError, textField, uid, when } from '../ui.ts'
+
+export const CONNECTIONS_PATH = '/portal/connections'
+export const connectionPath = (id: string) => `${CONNECTIONS_PATH}/${encodeURIComponent(id)}`
+
+const TYPE_LABEL: Record<string, string> = { api: 'API (keys)', webhook: 'Webhook source (token)', partnercrm: 'Partner CRM (locations)' }
+
+/** The list of connections and the form to create one. */
+export function listView(connections: ConnectionView[], errors: FieldErrors | null, created: SafeHtml | null, values: Record<string, string> = {}): SafeHtml {
+  const rows = connections.map((c) => html`<tr>
+<td><a href="${connectionPath(c.id)}">${c.name ?? c.id}</a></td><td>${TYPE_LABEL[c.type] ?? c.type}</td><td><code>${c.source}</code></td>
+<td>${c.active ? 'active' : 'inactive'}</td><td><code>${c.id}</code></td></tr>`)
+  return html`
+${created ?? ''}
+<section aria-labelledby="list-h">
+<h2 id="list-h">Connections</h2>
+${connections.length === 0 ? html`<p>No connections yet. Create one below.</p>` : html`<div class="table-wrap"><table>
+<caption class="hint">Where contacts come in: API pushes with keys, webhook sources with a token, partner CRM locations.</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Source</th><th scope="col">State</th><th scope="col">Id</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`}
+</section>
+<section aria-labelledby="new-h">
+<h2 id="new-h">New connection</h2>
+<form method="post" action="${CONNECTIONS_PATH}">
+${formError(errors)}
+<fieldset><legend>Type</legend>
+${errorOf(errors, '/type') ? html`<p class="field-error">${errorOf(errors, '/type')}</p>` : ''}
+${(['api', 'webhook', 'partnercrm'] as const).map((t) => html`<label class="inline"><input type="radio" name="type" value="${t}"${(values.type ?? 'api') === t ? html` checked` : ''}> ${TYPE_LABEL[t]}</label>`)}
+</fieldset>
+${textField({ label: 'Name (optional)', name: 'name', value: values.name, error: errorOf(errors, '/name') })}
+${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type.', error: errorOf(errors, '/source') })}
+<p><button type="submit">Create connection</button></p>
+</form>
+</section>`
+}
+
+export interface DetailState {
+  secret?: SafeHtml | null
+  errors?: { keys?: FieldErrors | null; locations?: FieldErrors | null; mappings?: FieldErrors | null; token?: FieldErrors | null }
+  /** the rows shown in the mapping editor (the saved ones unless the form was just posted) */
+  rows?: FieldMapping[]
+  sample?: string
+  preview?: MappingPreview | null
+  sampleError?: string | null
+}
+
+function graceField(name = 'grace_seconds'): SafeHtml {
+  const id = uid('grace')
+  return html`<span><label for="${id}">Grace (seconds)</label><input type="number" id="${id}" name="${name}" min="0" value="${DEFAULT_ROTATION_GRACE_SECONDS}"></span>`
+}
+
+function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined): SafeHtml {
+  const base = connectionPath(c.id)
+  const rows = keys.map((k) => html`<tr>
+<td><code>${k.prefix}…</code></td><td>${k.name ?? '—'}</td><td>${k.scopes.join(', ')}</td><td>${when(k.created_at)}</td>
+<td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : k.expires_at ? html`until ${when(k.expires_at)}` : 'active'}</td>
+<td>${k.revoked_at ? '' : html`<div class="actions">
+<form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/rotate">${graceField()}<button type="submit">Rotate</button></form>
+<form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke">${graceField()}<button type="submit" class="danger">Revoke</button></form>
+</div>`}</td></tr>`)
+  return html`<section aria-labelledby="keys-h">
+<h2 id="keys-h">API keys</h2>
+${keys.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
+<p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (0 = at once).</p>
+<h3>New key</h3>
+<form method="post" action="${base}/keys">
+${formError(errors)}
+<fieldset><legend>Scopes</legend>
+${errorOf(errors, '/scopes') ? html`<p class="field-error">${errorOf(errors, '/scopes')}</p>` : ''}
+${ALL_SCOPES.map((s) => html`<label class="inline"><input type="checkbox" name="scopes" value="${s}"${s === 'contacts:write' ? html` checked` : ''}> <code>${s}</code></label>`)}
+</fieldset>
+${textField({ label: 'Name (optional)', name: 'name', error: errorOf(errors, '/name') })}
+<p><button type="submit">Create key</button></p>
+</form>
+</section>`
+}
+
+function tokenSection(c: ConnectionView, errors: FieldErrors | null | undefined): SafeHtml {
+  return html`<section aria-labelledby="token-h">
+<h2 id="token-h">Webhook source</h2>
+<p>URL: <code>${c.webhook_url ?? ''}</code></p>
+<p class="hint">Callers send the source token in <code>x-webhook-token</code>. It was shown once when the connection was created; rotate to get a new one.</p>
+<form method="post" action="${connectionPath(c.id)}/token/rotate" class="actions">
+${formError(errors)}
+${graceField()}<button type="submit">Rotate token</button>
+</form>
+</section>`
+}
+
+function locationsSection(c: ConnectionView, locations: LocationRecord[], webhookUrl: string, errors: FieldErrors | null | undefined): SafeHtml {
+  const base = connectionPath(c.id)
+  const rows = locations.map((l) => html`<tr>
+<td><code>${l.location_id}</code></td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
+<td>${l.active ? html`<div class="actions">
+<form method="post" action="${base}/locations/${encodeURIComponent(l.location_id)}/rotate">${graceField()}<button type="submit">Rotate token</button></form>
+<form method="post" action="${base}/locations/${encodeURIComponent(l.location_id)}/remove"><button type="submit" class="danger">Remove</button></form>
+</div>` : ''}</td></tr>`)
+  return html`<section aria-labelledby="loc-h">
+<h2 id="loc-h">Partner CRM locations</h2>
+<form method="post" action="${base}/require-token" class="card">
+<p><strong>Require token:</strong> ${c.require_token ? 'on — calls without a location token are refused (401).' : 'off — calls without a token are still accepted for this connection.'}</p>
+<input type="hidden" name="require_token" value="${c.require_token ? 'false' : 'true'}">
+<button type="submit">${c.require_token ? 'Accept token-less calls again' : 'Require a token from now on'}</button>
+</form>
+${locations.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Location</th><th scope="col">Tokenized URL</th><th scope="col">State</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No locations yet.</p>`}
+<p class="hint">A location's token is shown once, in its tokenized URL, when it is added or rotated.</p>
+<h3>Add a location</h3>
+<form method="post" action="${base}/locations">
+${formError(errors)}
+${textField({ label: 'Location id', name: 'location_id', required: true, error: errorOf(errors, '/location_id') })}
+<p><button type="submit">Add location</button></p>
+</form>
+</section>`
+}
+
+function targetOptions(selected: string, definitions: CustomFieldDefinition[]): SafeHtml[] {
+  const all = [...CORE_TARGETS, ...definitions.map((d) => `custom_fields.${d.key}`)]
+  if (selected && !all.includes(selected)) all.push(selected)
+  return [html`<option value=""${selected === '' ? html` selected` : ''}>—</option>`, ...all.map((t) => html`<option value="${t}"${t === selected ? html` selected` : ''}>${t}</option>`)]
+}
+
+function previewView(p: MappingPreview): SafeHtml {
+  const cf = p.mapped.patch.custom_fields ?? {}
+  return html`<div class="card">
+<h3>Preview</h3>
+<p><strong>external_id:</strong> ${p.mapped.externalId === null ? html`<span class="field-error">none found — this record would not be accepted</span>` : html`<code>${p.mapped.externalId}</code>`}</p>
+<div class="table-wrap"><table><caption class="hint">Each key of the sample</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Goes to</th><th scope="col">Dropped because</th></tr></thead>
+<tbody>${p.keys.map((k) => html`<tr><td><code>${k.key}</code></td><td>${k.targets.length ? k.targets.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : '—'}</td><td>${k.dropped ?? ''}</td></tr>`)}</tbody></table></div>
+${p.ignoredMappings.length ? html`<p><strong>Mappings that take no part:</strong></p><ul>${p.ignoredMappings.map((m) => html`<li><code>${m.from} → ${m.to}</code>: ${m.reason}</li>`)}</ul>` : ''}
+<p><strong>Stored contact fields:</strong></p>
+<pre><code>${JSON.stringify({ business_email: p.mapped.patch.business_email, identity: p.mapped.patch.identity, company: p.mapped.patch.company }, null, 2)}</code></pre>
+<p><strong>Custom field values as stored:</strong></p>
+${Object.keys(cf).length ? html`<ul>${Object.entries(cf).map(([k, v]) => html`<li><code>${k}</code>: <code>${JSON.stringify(v.value)}</code></li>`)}</ul>` : html`<p>none</p>`}
+</div>`
+}
+
+function mappingsSection(c: ConnectionView, definitions: CustomFieldDefinition[], s: DetailState): SafeHtml {
+  const rows = [...(s.rows ?? c.field_mappings), { from: '', to: '' }, { from: '', to: '' }]
+  const errors = s.errors?.mappings
+  return html`<section aria-labelledby="map-h">
+<h2 id="map-h">Field mappings</h2>
+<p class="hint">${c.type === 'partnercrm' ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.' : 'Without mappings, the six fields email, first_name, last_name, company, title and external_id are taken by those names.'} Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings.</p>
+<form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview">
+${formError(errors)}
+<div class="table-wrap"><table><thead><tr><th scope="col">From (record key)</th><th scope="col">To</th></tr></thead><tbody>
+${rows.map((m, i) => {
+  const fromId = uid('from')
+  const toId = uid('to')
+  const err = errorOf(errors, `/field_mappings/${i}/from`) ?? errorOf(errors, `/field_mappings/${i}/to`) ?? errorOf(errors, `/field_mappings/${i}`)
+  return html`<tr><td><label for="${fromId}" class="visually-hidden">From, row ${i + 1}</label><input type="text" id="${fromId}" name="from" value="${m.from}"${err ? html` aria-invalid="true" aria-describedby="${fromId}-e"` : ''}>${err ? html`<p class="field-error" id="${fromId}-e">${err}</p>` : ''}</td>
+<td><label for="${toId}" class="visually-hidden">To, row ${i + 1}</label><select id="${toId}" name="to">${targetOptions(m.to, definitions)}</select></td></tr>`
+})}
+</tbody></table></div>
+${errorOf(errors, '/field_mappings') ? html`<p class="field-error">${errorOf(errors, '/field_mappings')}</p>` : ''}
+<label for="sample">Sample record (JSON object) for the preview</label>
+<p class="hint" id="sample-hint">Paste one record as your system sends it. Nothing is stored by the preview.</p>
+${s.sampleError ? html`<p class="field-error" id="sample-error">${s.sampleError}</p>` : ''}
+<textarea id="sample" name="sample" aria-describedby="sample-hint${s.sampleError ? ' sample-error' : ''}"${s.sampleError ? html` aria-invalid="true"` : ''}>${s.sample ?? ''}</textarea>
+<div class="actions">
+<button type="submit" name="action" value="preview" formaction="${connectionPath(c.id)}/preview">Preview</button>
+<button type="submit" name="action" value="save">Save mappings</button>
+</div>
+</form>
+<div id="preview" aria-live="polite">${s.preview ? previewView(s.preview) : ''}</div>
+</section>`
+}
+
+export function detailView(
+  c: ConnectionView,
+  ctx: { keys: ApiKeyRecord[]; locations: LocationRecord[]; definitions: CustomFieldDefinition[]; partnerCrmUrl: string },
+  s: DetailState = {},
+): SafeHtml {
+  return html`<p><a href="${CONNECTIONS_PATH}">All connections</a></p>
+${s.secret ?? ''}
+<dl><dt>Type</dt><dd>${TYPE_LABEL[c.type] ?? c.type}</dd><dt>Source</dt><dd><code>${c.source}</code></dd><dt>Id</dt><dd><code>${c.id}</code></dd><dt>State</dt><dd>${c.active ? 'active' : 'inactive'}</dd></dl>
+${c.type === 'api' ? keysSection(c, ctx.keys, s.errors?.keys) : ''}
+${c.type === 'webhook' ? tokenSection(c, s.errors?.token) : ''}
+${c.type === 'partnercrm' ? locationsSection(c, ctx.locations, ctx.partnerCrmUrl, s.errors?.locations) : ''}
+${mappingsSection(c, ctx.definitions, s)}`
+}

@@ -1,0 +1,112 @@
+import { Type } from 'typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { AuthorizedDomainsBody, CreateCustomFieldBody } from '@lsv/shared/contract/admin.ts'
+import { getAuthorizedDomains, setAuthorizedDomains } from '@lsv/shared/domain/tenants/domains.ts'
+import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/custom-fields.ts'
+import { CUSTOM_FIELD_TYPES } from '@lsv/shared/domain/records.ts'
+import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
+import { html } from '../../routes/portal/html.ts'
+import { checkAgainst, fieldErrorsOf, valueOf, type FieldErrors } from '../forms.ts'
+import { redirectTo, sendScreen } from '../layout.ts'
+import { actorOf, sessionOf } from '../session.ts'
+import { flashText } from '../flash.ts'
+import { errorOf, formError, FormBody, textField, when } from '../ui.ts'
+
+export const SETTINGS_PATH = '/portal/settings'
+const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()) })
+
+interface SettingsState {
+  domainsText?: string
+  domainErrors?: FieldErrors | null
+  fieldErrors?: FieldErrors | null
+  fieldValues?: Record<string, string>
+}
+
+/** One domain a line: blank lines ignored. */
+const linesOf = (text: string) => text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '')
+
+/**
+ * Screen 4, Settings (docs/portal.md): authorized domains and custom field definitions, through
+ * the management API's domain functions (routes/admin/domains.ts, custom-fields.ts); audited.
+ */
+export function registerSettingsScreen(scope: App, deps: PlatformDeps): void {
+  const render = async (request: FastifyRequest, reply: FastifyReply, status: number, s: SettingsState, flash: string | null = null) => {
+    const { account } = sessionOf(request)
+    const { domains } = await getAuthorizedDomains(deps, account.id)
+    const { data: fields } = await listCustomFields(deps, account.id)
+    const lines = s.domainsText !== undefined ? linesOf(s.domainsText) : domains
+    // the domain's issues name a line by its index (/domains/i)
+    const domainIssues = Object.entries(s.domainErrors ?? {}).filter(([p]) => p.startsWith('/domains/')).map(([p, m]) => `line ${Number(p.split('/')[2]) + 1} (${lines[Number(p.split('/')[2])] ?? ''}): ${m}`)
+    const whole = s.domainErrors?.['/domains'] ?? s.domainErrors?.[''] ?? null
+    const v = s.fieldValues ?? {}
+    return sendScreen(reply, status, { account, current: SETTINGS_PATH, flash }, 'Settings', html`
+<section aria-labelledby="dom-h">
+<h2 id="dom-h">Authorized domains</h2>
+<p class="hint" id="domains-hint">Sites on these domains (and their subdomains) may use your account's tracking. One domain a line, such as <code>example.com</code>.</p>
+<form method="post" action="${SETTINGS_PATH}/domains">
+${whole ? html`<p class="field-error" id="domains-error">${whole}</p>` : ''}
+${domainIssues.length ? html`<ul class="field-error" id="domains-issues">${domainIssues.map((m) => html`<li>${m}</li>`)}</ul>` : ''}
+<label for="domains">Domains</label>
+<textarea id="domains" name="domains" aria-describedby="domains-hint${whole ? ' domains-error' : ''}${domainIssues.length ? ' domains-issues' : ''}"${whole || domainIssues.length ? html` aria-invalid="true"` : ''}>${s.domainsText ?? domains.join('\n')}</textarea>
+<p><button type="submit">Save domains</button></p>
+</form>
+</section>
+<section aria-labelledby="cf-h">
+<h2 id="cf-h">Custom fields</h2>
+${fields.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Label</th><th scope="col">Type</th><th scope="col">Created</th></tr></thead>
+<tbody>${fields.map((f) => html`<tr><td><code>${f.key}</code></td><td>${f.label}</td><td>${f.type}</td><td>${when(f.created_at)}</td></tr>`)}</tbody></table></div>` : html`<p>No custom fields yet.</p>`}
+<p class="hint">A field mapping to <code>custom_fields.&lt;key&gt;</code> fills a custom field; define it here first.</p>
+<h3>New custom field</h3>
+<form method="post" action="${SETTINGS_PATH}/custom-fields">
+${formError(s.fieldErrors)}
+${textField({ label: 'Key', name: 'key', value: v.key, required: true, hint: 'lower-case letters, digits and _; it cannot be changed later', error: errorOf(s.fieldErrors, '/key') })}
+${textField({ label: 'Label', name: 'label', value: v.label, required: true, error: errorOf(s.fieldErrors, '/label') })}
+<label for="cf-type">Type</label>
+${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-error">${errorOf(s.fieldErrors, '/type')}</p>` : ''}
+<select id="cf-type" name="type">${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}"${(v.type ?? 'text') === t ? html` selected` : ''}>${t}</option>`)}</select>
+<p><button type="submit">Create custom field</button></p>
+</form>
+</section>`)
+  }
+
+  const audit = (request: FastifyRequest, action: string, target: Record<string, string>, details: Record<string, string | number | boolean | null | string[]> = {}) => {
+    const s = sessionOf(request)
+    return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
+  }
+
+  scope.get(SETTINGS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
+    render(request, reply, 200, {}, flashText(request.query.flash)))
+
+  scope.post(`${SETTINGS_PATH}/domains`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const text = valueOf(request.body, 'domains')
+    const body = { domains: linesOf(text) }
+    const invalid = checkAgainst(AuthorizedDomainsBody, body)
+    if (invalid) return render(request, reply, 400, { domainsText: text, domainErrors: invalid })
+    let saved
+    try {
+      saved = await setAuthorizedDomains(deps, account.id, body.domains)
+    } catch (err) {
+      return render(request, reply, 400, { domainsText: text, domainErrors: fieldErrorsOf(err) })
+    }
+    await audit(request, 'domains.set', { account_id: account.id }, { domains: saved.domains })
+    return redirectTo(reply, SETTINGS_PATH, 'domains-saved')
+  })
+
+  scope.post(`${SETTINGS_PATH}/custom-fields`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const values = { key: valueOf(request.body, 'key').trim(), label: valueOf(request.body, 'label').trim(), type: valueOf(request.body, 'type') }
+    const invalid = checkAgainst(CreateCustomFieldBody, values)
+    if (invalid) return render(request, reply, 400, { fieldErrors: invalid, fieldValues: values })
+    let created
+    try {
+      created = await createCustomField(deps, account.id, values as CreateCustomFieldBody)
+    } catch (err) {
+      return render(request, reply, 400, { fieldErrors: fieldErrorsOf(err), fieldValues: values })
+    }
+    await audit(request, 'custom_field.create', { custom_field_key: created.key }, { type: created.type, label: created.label })
+    return redirectTo(reply, SETTINGS_PATH, 'custom-field-created')
+  })
+}

@@ -1,0 +1,48 @@
+import { Type } from 'typebox'
+import { html, type SafeHtml } from '../routes/portal/html.ts'
+import type { FieldErrors } from './forms.ts'
+
+/** The body schema of every portal form (values are checked per action against contract schemas). */
+export const FormBody = Type.Record(Type.String(), Type.Union([Type.String(), Type.Array(Type.String())]))
+
+let counter = 0
+/** A fresh element id (for label/input and error association on one page). */
+export function uid(prefix: string): string {
+  counter = (counter + 1) % 1_000_000
+  return `${prefix}-${counter}`
+}
+
+/** The error of a field, shown under it and tied to it with aria-describedby. */
+export function errorOf(errors: FieldErrors | null | undefined, path: string): string | null {
+  return errors?.[path] ?? null
+}
+
+/** A labelled text input with its hint and error. */
+export function textField(o: { label: string; name: string; value?: string; hint?: string; error?: string | null; type?: string; required?: boolean; id?: string }): SafeHtml {
+  const id = o.id ?? uid(o.name)
+  const describedBy = [o.hint ? `${id}-hint` : '', o.error ? `${id}-error` : ''].filter(Boolean).join(' ')
+  return html`<label for="${id}">${o.label}</label>
+${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}
+${o.error ? html`<p class="field-error" id="${id}-error">${o.error}</p>` : ''}
+<input type="${o.type ?? 'text'}" id="${id}" name="${o.name}" value="${o.value ?? ''}"${o.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${o.error ? html` aria-invalid="true"` : ''}>`
+}
+
+/** A secret shown once, with a copy button (portal.js reveals it; without script, select and copy). */
+export function secretOnce(label: string, secret: string, note: string): SafeHtml {
+  const id = uid('secret')
+  return html`<div class="secret" role="status">
+<p><strong>${label}</strong> — ${note}</p>
+<p><code id="${id}">${secret}</code></p>
+<button type="button" class="copy" data-copy-target="${id}" hidden>Copy</button>
+</div>`
+}
+
+/** A form-wide error (a conflict, a refusal), shown at the top of the form. */
+export function formError(errors: FieldErrors | null | undefined): SafeHtml | '' {
+  const all = errors?.[''] ?? null
+  return all ? html`<p class="field-error" role="alert">${all}</p>` : ''
+}
+
+export function when(d: string | null | undefined): string {
+  return d ? d.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—'
+}
