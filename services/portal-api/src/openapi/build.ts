@@ -42,7 +42,7 @@ export async function buildOpenApiDocument(): Promise<object> {
         description: `Contract ${CONTRACT_VERSION}. The contract's JSON Schema document is served by \`GET /api/v1/schema\`.`,
       },
       servers: [PORTAL_SERVER, EDGE_SERVER],
-      components: { securitySchemes: SECURITY_SCHEMES as never },
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   })
   const deps = createStandInDeps()

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import apiReference from '@scalar/fastify-api-reference'
+import apiReference, { type ApiReferenceConfiguration } from '@scalar/fastify-api-reference'
 import type { App } from '@lsv/shared/http/base-app.ts'
 
 /** Where the page lives, and the script @scalar/fastify-api-reference serves from its package. */
@@ -33,7 +33,7 @@ export const API_REFERENCE_CSP = [
  * OpenAPI document of this portal, the system fonts instead of Scalar's font host, and none of
  * the features that call Scalar's services (telemetry, AI agent, MCP, developer tools).
  */
-const CONFIGURATION = {
+const CONFIGURATION: Partial<ApiReferenceConfiguration> = {
   url: OPENAPI_URL,
   withDefaultFonts: false,
   telemetry: false,
@@ -79,7 +79,7 @@ export function registerApiReference(app: App): void {
     if (request.routeOptions.url === API_REFERENCE_SCRIPT) return
     return reply.code(200).type('text/html; charset=utf-8').send(API_REFERENCE_HTML)
   }
-  app.register(apiReference as never, {
+  app.register(apiReference, {
     routePrefix: API_REFERENCE_PATH,
     configuration: CONFIGURATION,
     hooks: { onRequest: sendPage },

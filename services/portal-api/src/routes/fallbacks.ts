@@ -29,6 +29,8 @@ const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppEr
 const SourceIdParams = Type.Object({
   sourceId: Type.String({ description: 'the per-source id of the webhook connection' }),
 })
+/** the rest of the path after `webhook/` (find-my-way's wildcard parameter) */
+const WildcardParams = Type.Object({ '*': Type.String() })
 const TokenQuery = Type.Object({
   token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token`' })),
 })
@@ -80,18 +82,15 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
     return reply.code(result.status).send(result.body)
   })
 
-  const bySource = {
-    validatorCompiler: documentationOnly,
-    onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
-      const params = request.params as Record<string, string | undefined>
-      deprecate(reply)
-      try {
-        const { connection } = await authenticateSource(deps, params.sourceId ?? params['*'] ?? '', request.headers, request.query)
-        connections.set(request, connection)
-      } catch (err) {
-        throw retryable(err)
-      }
-    },
+  /** onRequest of both source routes, for the source id the path names */
+  const authenticateBySource = async (request: FastifyRequest, reply: FastifyReply, sourceId: string): Promise<void> => {
+    deprecate(reply)
+    try {
+      const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query)
+      connections.set(request, connection)
+    } catch (err) {
+      throw retryable(err)
+    }
   }
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const connection = connections.get(request)
@@ -100,7 +99,8 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
     return reply.code(result.status).send(result.body)
   }
   app.post('/api/contacts/webhook/:sourceId', {
-    ...bySource,
+    validatorCompiler: documentationOnly,
+    onRequest: (request, reply) => authenticateBySource(request, reply, request.params.sourceId),
     schema: {
       operationId: 'pushContactsBySourceFallback',
       tags: ['contacts'],
@@ -115,5 +115,9 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
     },
   }, bySourceHandler)
   // a source id over the router's 100-character parameter limit is unknown: 401, not the router's 414
-  app.post('/api/contacts/webhook/*', { ...bySource, schema: { hide: true } as never }, bySourceHandler)
+  app.post('/api/contacts/webhook/*', {
+    validatorCompiler: documentationOnly,
+    onRequest: (request, reply) => authenticateBySource(request, reply, request.params['*']),
+    schema: { hide: true, params: WildcardParams },
+  }, bySourceHandler)
 }

@@ -24,7 +24,7 @@ export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
       summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
       hide: true,
       response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
-    } as never,
+    },
     onRequest: async (request) => checkInternalCaller(request, callers),
   }, async (request) => {
     const raw = request.rawBody ?? Buffer.from(JSON.stringify(request.body ?? null))
