@@ -218,7 +218,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { locations: fieldErrorsOf(err) } }, 400)
     }
-    await audit(request, 'connection.require_token', { connection_id: connectionId }, { require_token: value === 'true' })
+    await audit(request, 'connection.require_token', { connection_id: connectionId }, { required: value === 'true' })
     return redirectTo(reply, connectionPath(connectionId), value === 'true' ? 'require-token-on' : 'require-token-off')
   })
 

@@ -106,7 +106,7 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
     } catch (err) {
       return render(request, reply, 400, { fieldErrors: fieldErrorsOf(err), fieldValues: values })
     }
-    await audit(request, 'custom_field.create', { custom_field_key: created.key }, { type: created.type, label: created.label })
+    await audit(request, 'custom_field.create', { custom_field: created.key }, { type: created.type, label: created.label })
     return redirectTo(reply, SETTINGS_PATH, 'custom-field-created')
   })
 }
