@@ -37,9 +37,21 @@ function refuseSecrets(where: string, values: Record<string, AuditValue | AuditV
   }
 }
 
-/** A new entry id: milliseconds (13 digits, so it sorts as time does) and 64 random bits. */
+let lastMs = -1
+let sequence = 0
+
+/**
+ * A new entry id: milliseconds (13 digits, so it sorts as time does), then 16 hex digits: a
+ * sequence within the millisecond (4), so one instance's entries keep their order even when
+ * several fall in one millisecond, and 48 random bits, so two instances never collide.
+ */
 export function auditEntryId(nowMs: number): string {
-  return `${String(nowMs).padStart(13, '0')}-${randomBytes(8).toString('hex')}`
+  if (nowMs === lastMs) sequence = (sequence + 1) & 0xffff
+  else {
+    lastMs = nowMs
+    sequence = 0
+  }
+  return `${String(nowMs).padStart(13, '0')}-${sequence.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`
 }
 
 /**
