@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { nextSlice } from '@lsv/shared/embedded/slices.ts'
+import { nextSlice } from '@lsv/shared/platform/slices.ts'
 
 const busy = (ms: number) => {
   const end = performance.now() + ms

@@ -2,6 +2,10 @@ import { isUtf8 } from 'node:buffer'
 import sjson from 'secure-json-parse'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors/app-error.ts'
+import { nextSlice } from '../platform/slices.ts'
+
+/** bodies from this size on are parsed in a slice of their own */
+const LARGE_BODY_BYTES = 256 * 1024
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,13 +37,19 @@ export function parseJsonBody(raw: Buffer): unknown {
  * JSON with another or no content type, for every other content type too.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
-  const parser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+  const parse = (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
     request.rawBody = body
     try {
       done(null, parseJsonBody(body))
     } catch (err) {
       done(err as Error)
     }
+  }
+  const parser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    // a large body is tens of milliseconds of parsing: at most one such slice per turn of the
+    // event loop (platform/slices.ts), so bodies completing together do not hold /healthz
+    if (body.length >= LARGE_BODY_BYTES) void nextSlice().then(() => parse(request, body, done))
+    else parse(request, body, done)
   }
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)

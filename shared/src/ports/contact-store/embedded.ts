@@ -1,5 +1,5 @@
 import type { EmbeddedDb } from '../../embedded/db.ts'
-import { nextSlice } from '../../embedded/slices.ts'
+import { nextSlice } from '../../platform/slices.ts'
 import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../../domain/records.ts'
 import { contactIdFor } from '../../domain/ids.ts'
 import type { ContactStore, MergeFn, UpsertBatchOptions, UpsertOutcome } from './interface.ts'
@@ -21,7 +21,7 @@ CREATE TABLE IF NOT EXISTS link_tokens (hash TEXT PRIMARY KEY, account_id TEXT N
 CREATE INDEX IF NOT EXISTS link_tokens_account ON link_tokens (account_id);
 `
 
-// one slice per turn of the event loop across all jobs (embedded/slices.ts), so requests are polled between chunks
+// one slice per turn of the event loop across all jobs (platform/slices.ts), so requests are polled between chunks
 const yieldToEventLoop = nextSlice
 
 export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {

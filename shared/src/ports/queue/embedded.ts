@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import type { Logger } from 'pino'
 import type { Clock } from '../../clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from '../../embedded/db.ts'
-import { nextSlice } from '../../embedded/slices.ts'
+import { nextSlice } from '../../platform/slices.ts'
 import {
   deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS,
   type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription, type Topic,

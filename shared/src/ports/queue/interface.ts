@@ -1,5 +1,6 @@
 /** Topics of the platform. Each has a dead-letter topic `<topic>-dead-letter`. */
 export type Topic = 'contact-batches' | 'visit-events' | 'contact-changes'
+/** every topic of the platform: the embedded queue declares the dead-letter subscription of each */
 export const TOPICS: readonly Topic[] = ['contact-batches', 'visit-events', 'contact-changes']
 
 export function deadLetterTopicOf(topic: Topic): string {

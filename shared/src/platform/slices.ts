@@ -1,5 +1,5 @@
 /**
- * Background work in slices, at most one slice per turn of the event loop.
+ * Work in slices, at most one slice per turn of the event loop.
  *
  * Long jobs on the embedded adapters (a 10,000-record batch upserted 500 documents per
  * transaction, a retention sweep deleting 500 rows per transaction) hand the event loop back
@@ -8,7 +8,9 @@
  * the loop polled sockets again, and `/healthz` waited 0.3–2 s under load. `nextSlice()` lets one
  * waiting job resume per turn, in arrival order: between two slices the loop always polls for
  * I/O, so a request waits at most one slice, whatever the number of jobs. Throughput is the
- * same (the work is the same; an idle turn costs microseconds).
+ * same (the work is the same; an idle turn costs microseconds). The JSON body parser takes a
+ * slice for a large body too (http/json-body.ts): bodies that complete together are parsed one
+ * per turn.
  */
 const waiting: Array<() => void> = []
 let scheduled = false
