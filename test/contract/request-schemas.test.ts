@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { TSchema } from 'typebox'
 import { createValidatorCompiler } from '@lsv/shared/http/validation.ts'
 import { MintLinkBody, MintLinkResponse } from '@lsv/shared/contract/links.ts'
-import { ContactsPushBody, ContactsPushBodyDocumented, PartnerCrmContactBody, PushAccepted } from '@lsv/shared/contract/push.ts'
+import { ContactsPushBodyDocumented, PartnerCrmContactBody, PushAccepted } from '@lsv/shared/contract/push.ts'
 import { IncludeQuery } from '@lsv/shared/contract/read.ts'
 
 /** Compiles with the exact validator the services use for bodies (strict, no coercion, defaults applied). */
@@ -71,8 +71,8 @@ describe('MintLinkResponse', () => {
   })
 })
 
-describe('ContactsPushBody (contract 4.3)', () => {
-  const valid = bodyValidator(ContactsPushBody)
+describe('ContactsPushBody, the published schema (contract 4.3)', () => {
+  const valid = bodyValidator(ContactsPushBodyDocumented)
 
   it('accepts records of arbitrary keys and values', () => {
     expect(valid({ contacts: [{ email: 'a@b.co', n: 1, ok: true, tags: ['x'], nested: { a: 1 }, gone: null }] })).toBe(true)
@@ -86,10 +86,9 @@ describe('ContactsPushBody (contract 4.3)', () => {
     expect(valid({ contacts: [null] })).toBe(false)
   })
 
-  it('leaves more than 10000 records to the handler (413 too many contacts, not a 400)', () => {
-    const contacts = Array.from({ length: 10_001 }, () => ({}))
-    expect(valid({ contacts })).toBe(true)
-    expect(bodyValidator(ContactsPushBodyDocumented)({ contacts })).toBe(false)
+  it('publishes the 10000-record limit (the routes validate nothing with it: the handler answers 413 too many contacts)', () => {
+    expect(valid({ contacts: Array.from({ length: 10_000 }, () => ({})) })).toBe(true)
+    expect(valid({ contacts: Array.from({ length: 10_001 }, () => ({})) })).toBe(false)
     expect((ContactsPushBodyDocumented.properties.contacts as { maxItems?: number }).maxItems).toBe(10_000)
   })
 })

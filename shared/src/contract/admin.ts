@@ -202,11 +202,6 @@ export const RotatedApiKey = Type.Object(
   { title: 'RotatedApiKey', additionalProperties: false },
 )
 
-export const ApiKeyList = Type.Object(
-  { data: Type.Array(ApiKey) },
-  { title: 'ManagedApiKeyList', additionalProperties: false },
-)
-
 // ---- source token ---------------------------------------------------------------------------
 
 export const RotatedToken = Type.Object(

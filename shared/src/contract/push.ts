@@ -20,17 +20,9 @@ const pushBodyDescription =
   `at most ${MAX_CONTACTS_PER_PUSH} records (more answers 413 \`too many contacts\`); body at most ${MAX_PUSH_BODY_BYTES} bytes (413 \`payload too large\`)`
 
 /**
- * The schema routes validate with. It deliberately has no `maxItems`: more than 10000 records
- * must answer 413 `too many contacts`, which the handler decides, not a 400 from validation.
+ * The published shape with the contract's `maxItems` (documentation only; never route validation:
+ * more than 10000 records answer 413 `too many contacts`, which the handler decides, not a 400).
  */
-export const ContactsPushBody = Type.Object(
-  {
-    contacts: Type.Array(InboundContactRecord, { minItems: 1, description: pushBodyDescription }),
-  },
-  { title: 'ContactsPushBody' },
-)
-
-/** The published shape with the contract's `maxItems` (documentation only; never route validation). */
 export const ContactsPushBodyDocumented = Type.Object(
   {
     contacts: Type.Array(InboundContactRecord, { minItems: 1, maxItems: MAX_CONTACTS_PER_PUSH, description: pushBodyDescription }),
@@ -101,7 +93,6 @@ export const PartnerCrmContactBody = Type.Object(
 )
 
 export type InboundContactRecord = Static<typeof InboundContactRecord>
-export type ContactsPushBody = Static<typeof ContactsPushBody>
 export type PushAccepted = Static<typeof PushAccepted>
 export type PartnerCrmContactBody = Static<typeof PartnerCrmContactBody>
 export type PushUpsertedSync = Static<typeof PushUpsertedSync>

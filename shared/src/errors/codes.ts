@@ -32,11 +32,3 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, { status: number; message: string }>
 
 export type ErrorCode = keyof typeof ERROR_CODES
-
-export function statusOf(code: ErrorCode): number {
-  return ERROR_CODES[code].status
-}
-
-export function messageOf(code: ErrorCode): string {
-  return ERROR_CODES[code].message
-}

@@ -1,2 +1,0 @@
-export * from './codes.ts'
-export * from './app-error.ts'
