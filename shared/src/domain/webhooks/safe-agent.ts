@@ -44,7 +44,7 @@ export interface SafeConnectorOptions {
  */
 export function safeConnector(options: SafeConnectorOptions): buildConnector.connector {
   const inner = buildConnector({
-    lookup: (options.lookup ?? filteringLookup(options.allowLoopback)) as never,
+    lookup: options.lookup ?? filteringLookup(options.allowLoopback),
     timeout: options.timeoutMs ?? 10_000,
   })
   return (opts, callback) => {

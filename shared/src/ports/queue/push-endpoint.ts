@@ -57,7 +57,7 @@ export function decodePushEnvelope(body: unknown): QueueMessage {
  */
 export function registerPushEndpoint(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
   app.post(path, {
-    schema: { hide: true } as never,
+    schema: { hide: true },
     bodyLimit: PUSH_BODY_LIMIT,
     onRequest: async (request) => checkInternalCaller(request, options.callers),
   }, async (request, reply) => {
