@@ -1,5 +1,6 @@
 import type { AccountRecord } from '@lsv/shared/domain/records.ts'
 import { html, type SafeHtml } from './html.ts'
+import { NAV } from '../../portal/layout.ts'
 
 /** The portal's pages for access; each returns [title, body]. */
 type Page = [string, SafeHtml]
@@ -11,6 +12,7 @@ export function homePage(account: AccountRecord): Page {
   return ['Portal', html`
 <h1>Portal</h1>
 <p>Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>
+<nav aria-label="Portal"><ul>${NAV.map((n) => html`<li><a href="${n.path}">${n.label}</a></li>`)}</ul></nav>
 <form method="post" action="${SIGN_OUT_PATH}">
 <button type="submit">Sign out</button>
 </form>`]
