@@ -39,7 +39,10 @@ function enableReplacingForms(root) {
       event.preventDefault()
       const submitter = event.submitter
       const body = new URLSearchParams(new FormData(form, submitter))
-      const res = await fetch(form.action, { method: 'POST', body, credentials: 'same-origin' })
+      // the submitter's formaction, else the form's attribute (form.action would be a control
+      // named "action" when the form has one, as the mapping editor's buttons are)
+      const target = submitter?.getAttribute('formaction') || form.getAttribute('action')
+      const res = await fetch(target, { method: 'POST', body, credentials: 'same-origin' })
       const doc = new DOMParser().parseFromString(await res.text(), 'text/html')
       const there = doc.getElementById(id)
       if (!there) { form.submit(); return }

@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BrowserContext, Page } from 'playwright-core'
+import { startReceiver } from '../outbound/harness.ts'
+import { edgePush, eventually, launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+
+/**
+ * The portal in a real browser (Debian's Chromium through playwright-core) against `npm start`'s
+ * stack on free ports: sign in with a link → create an API key → push a contact with it on the
+ * edge → find the contact → open its page from the read contract's `links.portal` → create a
+ * webhook to a local receiver → send a test event → see it in the delivery log → replay it; edit
+ * a field mapping with the preview and push a record through it; rotate a key and watch the old
+ * one stop after its grace. axe-core on every screen (no serious or critical violation) and
+ * screenshots of each at 1280 and 360 px (.tmp/screenshots/).
+ */
+describe('the portal in Chromium', () => {
+  let stack: LocalStack
+  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let context: BrowserContext
+  let page: Page
+  let receiver: Awaited<ReturnType<typeof startReceiver>>
+  let apiConnectionId: string
+  let apiKey: string
+  let contactId: string
+  const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
+  const admin = (path: string) => `${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}${path}`
+  const visited: string[] = []
+
+  /** every screen: no serious or critical axe violation, and its screenshots */
+  const checkScreen = async (name: string) => {
+    expect(await seriousViolations(page), `axe on ${name}`).toEqual([])
+    await screenshots(page, name)
+    visited.push(name)
+  }
+
+  beforeAll(async () => {
+    chromium = await launchChromium()
+    ;[stack, receiver] = await Promise.all([startLocalStack(), startReceiver()])
+    context = chromium.context
+    page = context.pages()[0] ?? await context.newPage()
+  }, 120_000)
+  afterAll(async () => {
+    await chromium?.close()
+    await receiver?.close()
+    await stack?.stop()
+  })
+
+  it('signs in with a single-use link', async () => {
+    const res = await fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' })
+    expect(res.status).toBe(201)
+    const { url } = (await res.json()) as { url: string }
+    await page.goto(url)
+    expect(new URL(page.url()).pathname).toBe('/portal/')
+    await expect.poll(() => page.textContent('body'), { timeout: 15_000 }).toContain(stack.credentials.public_id)
+  })
+
+  it('creates an API key on the inbound connections screen', async () => {
+    await page.goto(`${stack.portal}/portal/connections`)
+    await checkScreen('connections')
+    const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
+    apiConnectionId = list.data.find((c) => c.type === 'api')!.id
+    await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
+    await page.getByRole('checkbox', { name: 'contacts:read' }).check()
+    await page.getByRole('button', { name: 'Create key' }).click()
+    // the key is shown once, in the page's secret box
+    apiKey = (await page.locator('.secret code').first().textContent())!.trim()
+    expect(apiKey).toMatch(/^lsk_/)
+    await checkScreen('connection')
+  })
+
+  it('pushes a contact with that key, finds it, and opens its page from links.portal', async () => {
+    const pushed = await edgePush(stack, '/v1/contacts', { authorization: `Bearer ${apiKey}` }, { contacts: [{ external_id: 'browser-1', email: 'ada.browser@example.com', first_name: 'Ada', last_name: 'Browser' }] })
+    expect(pushed.status, pushed.body).toBe(202)
+
+    await page.goto(`${stack.portal}/portal/contacts`)
+    // the worker stores the batch asynchronously: look it up until the lookup leads to its page
+    await eventually('the pushed contact to be found', async () => {
+      await page.getByLabel('Business email').fill('ada.browser@example.com')
+      await page.getByRole('button', { name: 'Find' }).click()
+      return /\/contacts\/[^/]+$/.test(page.url()) ? true : undefined
+    })
+    contactId = new URL(page.url()).pathname.split('/').pop()!
+    await page.goto(`${stack.portal}/portal/contacts`)
+    await checkScreen('contacts')
+
+    const read = await fetch(`${stack.portal}/api/v1/contacts/${contactId}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    expect(read.status).toBe(200)
+    const contact = (await read.json()) as { links: { portal: string } }
+    await page.goto(contact.links.portal)
+    expect(page.url()).toBe(contact.links.portal)
+    await expect.poll(() => page.locator('h1').textContent(), { timeout: 15_000 }).toBe('Ada Browser')
+    expect(await page.textContent('main')).toContain('Not enriched yet')
+
+    await page.getByLabel('Destination URL').fill('https://example.com/pricing')
+    await page.getByRole('button', { name: 'Create tracked link' }).click()
+    expect(await page.locator('#minted-link').textContent()).toMatch(/^https:\/\/example\.com\/pricing\?/)
+    await checkScreen('contact')
+  })
+
+  it('creates a webhook, sends a test event, sees it in the delivery log and replays it', async () => {
+    await page.goto(`${stack.portal}/portal/webhooks`)
+    await page.getByLabel('Endpoint URL').fill(receiver.url)
+    await page.getByRole('checkbox', { name: /Tier 2/ }).check()
+    await page.getByRole('button', { name: 'Add webhook' }).click()
+    expect(await page.locator('#signing-secret').textContent()).toMatch(/^whsec_/)
+    await checkScreen('webhooks')
+    await page.getByRole('link', { name: receiver.url }).first().click()
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    const eventId = await eventually('the test event in the delivery log', async () => {
+      await page.reload()
+      const row = page.locator('#deliveries tbody tr').filter({ hasText: 'succeeded' }).first()
+      return (await row.count()) ? (await row.locator('code').first().textContent())! : undefined
+    })
+    expect(eventId).toMatch(/^evt_test_/)
+    expect(receiver.requests.map((r) => JSON.parse(r.body).id)).toEqual([eventId])
+    await checkScreen('webhook')
+    await page.getByRole('button', { name: `Replay delivery of ${eventId}` }).click()
+    await eventually('the replay to arrive', async () => (receiver.requests.length === 2 ? true : undefined))
+    expect(JSON.parse(receiver.requests[1]!.body).id).toBe(eventId)
+    await eventually('two attempts in the log', async () => {
+      await page.reload()
+      const cells = await page.locator('#deliveries tbody tr').first().locator('td').allTextContents()
+      return cells[2] === '2' ? true : undefined
+    })
+  })
+
+  it('edits a field mapping with the live preview and pushes a record through it', async () => {
+    const field = await fetch(admin('/custom-fields'), { method: 'POST', headers: operator(), body: JSON.stringify({ key: 'plan', label: 'Plan', type: 'text' }) })
+    expect(field.status).toBe(201)
+    await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
+    const rows = page.locator('#mapping-form tbody tr')
+    const setRow = async (i: number, from: string, to: string) => {
+      await rows.nth(i).locator('input').fill(from)
+      await rows.nth(i).locator('select').selectOption(to)
+    }
+    const count = await rows.count()
+    for (let i = 0; i < count; i++) await rows.nth(i).locator('input').fill('')
+    await setRow(0, 'customer_id', 'external_id')
+    await setRow(1, 'Plan Name', 'custom_fields.plan')
+    await page.getByLabel('Sample record (JSON object) for the preview').fill('{"customer_id": "browser-2", "plan_name": "gold", "shoe_size": 44}')
+    await page.getByRole('button', { name: 'Preview' }).click()
+    const preview = page.locator('#preview')
+    await expect.poll(() => preview.textContent(), { timeout: 15_000 }).toContain('browser-2')
+    expect(await preview.textContent()).toContain('"gold"')
+    await checkScreen('mapping-preview')
+    await page.getByRole('button', { name: 'Save mappings' }).click()
+    await expect.poll(async () => (await (await fetch(admin(`/connections/${apiConnectionId}`), { headers: operator() })).json() as { field_mappings: unknown[] }).field_mappings, { timeout: 15_000 }).toHaveLength(2)
+
+    const pushed = await edgePush(stack, '/v1/contacts', { authorization: `Bearer ${apiKey}` }, { contacts: [{ customer_id: 'browser-2', plan_name: 'gold' }] })
+    expect(pushed.status, pushed.body).toBe(202)
+    const stored = await eventually('the mapped record to be stored', async () => {
+      const res = await fetch(`${stack.portal}/api/v1/contacts?limit=100`, { headers: { authorization: `Bearer ${apiKey}` } })
+      const list = (await res.json()) as { data: Array<{ id: string; custom_fields: Array<{ key: string; value: unknown; source: string }> }> }
+      return list.data.find((c) => c.custom_fields.some((f) => f.key === 'plan'))
+    })
+    expect(stored.custom_fields).toEqual([expect.objectContaining({ key: 'plan', value: 'gold', source: 'inbound_mapping' })])
+  })
+
+  it('rotates the key with a 2 s grace: the old key works, then stops', async () => {
+    await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
+    const prefix = apiKey.slice(0, 8)
+    const row = page.locator('tr').filter({ hasText: prefix })
+    await row.getByLabel('Grace (seconds)').first().fill('2')
+    await row.getByRole('button', { name: 'Rotate' }).click()
+    const fresh = (await page.locator('.secret code').first().textContent())!.trim()
+    expect(fresh).toMatch(/^lsk_/)
+    expect(fresh).not.toBe(apiKey)
+    const push = (key: string) => edgePush(stack, '/v1/contacts', { authorization: `Bearer ${key}` }, { contacts: [{ customer_id: 'browser-3' }] })
+    expect((await push(fresh)).status).toBe(202)
+    // the grace is 2 s from the rotation: the old key answers 202 until then, 401 after
+    const statuses: number[] = []
+    await eventually('the old key to stop', async () => {
+      const s = (await push(apiKey)).status
+      statuses.push(s)
+      return s === 401 ? true : undefined
+    }, 60, 250)
+    expect(statuses[0]).toBe(202)
+    expect((await push(fresh)).status).toBe(202)
+  })
+
+  it('every other screen passes axe and is captured (activity, settings, audit)', async () => {
+    await page.goto(`${stack.portal}/portal/activity`)
+    await expect.poll(async () => page.textContent('main'), { timeout: 15_000 }).toContain('202 accepted')
+    await checkScreen('activity')
+    for (const [name, path] of [['settings', '/portal/settings'], ['audit', '/portal/audit'], ['home', '/portal/']] as const) {
+      const res = await page.goto(`${stack.portal}${path}`)
+      if (res?.status() === 404) continue
+      await checkScreen(name)
+    }
+    expect(visited).toEqual(expect.arrayContaining(['connections', 'connection', 'contacts', 'contact', 'webhooks', 'webhook', 'mapping-preview', 'activity']))
+  })
+})
