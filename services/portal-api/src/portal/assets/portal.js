@@ -36,8 +36,12 @@ function enableReplacingForms(root) {
       const id = form.dataset.enhance.slice('replace:'.length)
       const here = document.getElementById(id)
       if (!here) return
-      event.preventDefault()
       const submitter = event.submitter
+      // data-enhance-only="VALUE": only the button with that value is enhanced; the others
+      // (such as a save that redirects) submit as usual
+      const only = form.dataset.enhanceOnly
+      if (only && (!submitter || submitter.value !== only)) return
+      event.preventDefault()
       const body = new URLSearchParams(new FormData(form, submitter))
       // the submitter's formaction, else the form's attribute (form.action would be a control
       // named "action" when the form has one, as the mapping editor's buttons are)

@@ -50,9 +50,10 @@ export interface DetailState {
   sampleError?: string | null
 }
 
-function graceField(name = 'grace_seconds'): SafeHtml {
+/** The grace input of a rotation (default: the API's default grace) or a revocation (default 0: at once). */
+function graceField(value: number = DEFAULT_ROTATION_GRACE_SECONDS): SafeHtml {
   const id = uid('grace')
-  return html`<span><label for="${id}">Grace (seconds)</label><input type="number" id="${id}" name="${name}" min="0" value="${DEFAULT_ROTATION_GRACE_SECONDS}"></span>`
+  return html`<span><label for="${id}">Grace (seconds)</label><input type="number" id="${id}" name="grace_seconds" min="0" value="${value}"></span>`
 }
 
 function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined): SafeHtml {
@@ -62,7 +63,7 @@ function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldError
 <td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : k.expires_at ? html`until ${when(k.expires_at)}` : 'active'}</td>
 <td>${k.revoked_at ? '' : html`<div class="actions">
 <form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/rotate">${graceField()}<button type="submit">Rotate</button></form>
-<form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke">${graceField()}<button type="submit" class="danger">Revoke</button></form>
+<form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke">${graceField(0)}<button type="submit" class="danger">Revoke</button></form>
 </div>`}</td></tr>`)
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
@@ -147,7 +148,7 @@ function mappingsSection(c: ConnectionView, definitions: CustomFieldDefinition[]
   return html`<section aria-labelledby="map-h">
 <h2 id="map-h">Field mappings</h2>
 <p class="hint">${c.type === 'partnercrm' ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.' : 'Without mappings, the six fields email, first_name, last_name, company, title and external_id are taken by those names.'} Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings.</p>
-<form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview">
+<form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview" data-enhance-only="preview">
 ${formError(errors)}
 <div class="table-wrap"><table><thead><tr><th scope="col">From (record key)</th><th scope="col">To</th></tr></thead><tbody>
 ${rows.map((m, i) => {
