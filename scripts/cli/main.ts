@@ -32,7 +32,7 @@ export interface Io {
 }
 
 function topHelp(): string {
-  const width = Math.max(...RESOURCES.map((r) => r.name.length), 'export'.length)
+  const width = Math.max(...RESOURCES.map((r) => r.name.length), 'export'.length, 'links'.length)
   return [
     'usage: npm run cli -- <resource> <verb> [args] [options]',
     '',
@@ -42,6 +42,7 @@ function topHelp(): string {
     'resources:',
     ...RESOURCES.map((r) => `  ${r.name.padEnd(width)}  ${r.summary}`),
     `  ${'export'.padEnd(width)}  export data (see: export --help)`,
+    `  ${'links'.padEnd(width)}  rotate the link signing key (see: links --help)`,
     '',
     'options:',
     ...optionLines(GLOBAL_OPTIONS),
@@ -111,6 +112,11 @@ export async function main(rawArgv: string[], io: Io): Promise<number> {
       // never load the store adapters
       const { runExport } = await import('./export.ts')
       return await runExport(rawArgv.slice(1))
+    }
+    if (rawArgv[0] === 'links') {
+      // the secrets backend directly, with the operator's credentials (services may only read it)
+      const { runLinks } = await import('./links.ts')
+      return await runLinks(rawArgv.slice(1), io)
     }
     const globals = extractGlobals(rawArgv)
     const argv = globals.rest

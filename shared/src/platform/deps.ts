@@ -64,6 +64,22 @@ function unused<T extends object>(backend: Backend, service: string): T {
 }
 
 /**
+ * The secrets adapter the configuration selects, and how to release its client (after the
+ * adapter's own close). Also what a tool that needs only secrets builds (the CLI's link signing
+ * key rotation), so it opens no store.
+ */
+export async function createSecretsAdapter(config: PlatformConfig): Promise<{ secrets: Secrets; closeClient(): Promise<void> }> {
+  if (config.secretsBackend === 'secretmanager') {
+    const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
+    const host = config.emulatorHosts.secretManager
+    const client = new SecretManagerServiceClient(host ? await standInClientOptions(host) : {})
+    const secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject)
+    return { secrets, closeClient: () => client.close() }
+  }
+  return { secrets: (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir), closeClient: async () => {} }
+}
+
+/**
  * Builds the adapters the configuration selects, for the backends its service uses. Google Cloud
  * client libraries are imported only when selected, so the embedded default starts without them.
  */
@@ -155,15 +171,9 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   const secretsNonUser = nonUser('secrets')
   if (!secrets && secretsNonUser) secrets = unused('secrets', secretsNonUser)
   if (!secrets) {
-    if (config.secretsBackend === 'secretmanager') {
-      const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
-      const host = config.emulatorHosts.secretManager
-      const client = new SecretManagerServiceClient(host ? await standInClientOptions(host) : {})
-      closers.push(() => client.close())
-      secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject)
-    } else {
-      secrets = (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir)
-    }
+    const built = await createSecretsAdapter(config)
+    secrets = built.secrets
+    closers.push(built.closeClient)
   }
 
   let closed = false

@@ -175,9 +175,11 @@ export async function getVerificationKey(deps: PlatformDeps, kid: string): Promi
 
 /**
  * Adds a new signing key and makes it current; every previous key stays in the set and keeps
- * verifying the tokens it signed. Returns the new key id.
+ * verifying the tokens it signed. Returns the new key id. Run by the operator
+ * (`npm run cli -- links rotate-signing-key`, scripts/cli/links.ts), never by a service: the
+ * services may only read the secret.
  */
-export async function rotateLinkSigningKey(deps: PlatformDeps): Promise<string> {
+export async function rotateLinkSigningKey(deps: Pick<PlatformDeps, 'secrets' | 'clock'>): Promise<string> {
   let raw: string | null
   try {
     raw = await deps.secrets.get(LINK_SIGNING_KEYS_SECRET)
