@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { ContractVersionLiteral, MissingReasonSchema, NullableBoolean, NullableString, StringEnum } from './common.ts'
+import { ContractVersionLiteral, MissingReasonSchema, NullableBoolean, NullableString, StringEnum, type MissingReason } from './common.ts'
 
 /**
  * The shared Contact object (contract 2.1): the subject of `visitor.identified`, verbatim, and
@@ -103,14 +103,19 @@ export const CustomField = Type.Object(
   { title: 'CustomField', additionalProperties: false },
 )
 
-export const ContactMissing = Type.Object(
+/**
+ * A map from key to reason. Stated as `additionalProperties` (the served document's form);
+ * TypeBox's static type of an object without properties ignores that keyword, hence the type
+ * given here, which says the same as the schema.
+ */
+export const ContactMissing = Type.Unsafe<Record<string, MissingReason>>(Type.Object(
   {},
   {
     title: 'ContactMissing',
     description: 'keys of the caller\'s key set K that carry no value, each with one of the five closed reasons',
     additionalProperties: MissingReasonSchema,
   },
-)
+))
 
 export const ContactProvenance = Type.Object(
   {

@@ -1,33 +1,12 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
-import type {
-  ContactRecord, CustomFieldDefinition, CustomFieldSource, CustomFieldType, NameSource, SubjectType, Tier, TraitRecord,
-} from '../records.ts'
+import type { Contact, ContactHandles, ContactProvenance, CustomField, EmailHandle, PhoneHandle, Trait } from '../../contract/contact.ts'
+import type { FieldPolicy } from '../../contract/field-policy.ts'
+import type { ContactRecord, CustomFieldDefinition, Tier } from '../records.ts'
 import {
   BUSINESS_EMAIL_KEY, COMPANY_MEMBERS, EMAILS_KEY, IDENTITY_MEMBERS, LOCATION_MEMBERS, PHONES_KEY, TRAITS_KEY,
   customFieldKey, emailKey, phoneKey, sortedDefinitions, traitKeys, type MissingReason,
 } from './key-set.ts'
-import { fieldPolicyOf, type FieldPolicyWire } from './field-policy.ts'
-
-/** The wire Contact (contract 2.1); the TypeBox schema in shared/src/contract is the authority. */
-export interface ContactWire {
-  object: 'contact'
-  id: string
-  subject_type: SubjectType
-  contract_version: typeof CONTRACT_VERSION
-  identity: Record<string, string>
-  company: Record<string, string>
-  location: Record<string, string>
-  handles: {
-    business_email?: string
-    emails: Array<{ value: string | null; kind: string | null; verified: boolean | null }>
-    phones: Array<{ value: string | null; kind: string | null; dnc: boolean | null; dnc_known: boolean; callable: boolean }>
-  }
-  traits: TraitRecord[]
-  custom_fields: Array<{ key: string; label: string; type: CustomFieldType; value: unknown; source: CustomFieldSource; enriched_at: string | null }>
-  missing: Record<string, MissingReason>
-  provenance: { first_seen_at: string; last_seen_at: string; name_source: NameSource; resolved_by?: string }
-  links: { portal: string | null; self: string | null }
-}
+import { fieldPolicyOf } from './field-policy.ts'
 
 /** Who the Contact is assembled for: one integration (webhook) or one read-contract call. */
 export interface ContactCaller {
@@ -51,8 +30,8 @@ export interface ContactCaller {
 }
 
 export interface AssembledContact {
-  contact: ContactWire
-  fieldPolicy: FieldPolicyWire
+  contact: Contact
+  fieldPolicy: FieldPolicy
   /** tiers actually released to this caller */
   enabledTiers: Tier[]
 }
@@ -108,9 +87,12 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
   const company = members('company', COMPANY_MEMBERS, record.company as Record<string, string | null | undefined>)
   const location = members('location', LOCATION_MEMBERS, record.location as Record<string, string | null | undefined>)
 
-  const handles: ContactWire['handles'] = hasValue(record.business_email)
-    ? { business_email: record.business_email!, emails: [], phones: [] }
-    : { emails: [], phones: [] }
+  // every handle array is emitted, empty when the tier is off (contract 2.1)
+  const emails: EmailHandle[] = []
+  const phones: PhoneHandle[] = []
+  const handles: ContactHandles = hasValue(record.business_email)
+    ? { business_email: record.business_email!, emails, phones }
+    : { emails, phones }
   if (handles.business_email !== undefined) included++
   else missing[BUSINESS_EMAIL_KEY] = absentReason
 
@@ -125,7 +107,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
         missing[emailKey(i)] = 'no_source'
         return
       }
-      handles.emails.push({ value: e.value, kind: e.kind ?? null, verified: e.verified ?? null })
+      emails.push({ value: e.value, kind: e.kind ?? null, verified: e.verified ?? null })
       included++
     })
     if (record.phones.length === 0) missing[PHONES_KEY] = absentReason
@@ -140,13 +122,13 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
         missing[phoneKey(i)] = 'withheld_compliance'
         return
       }
-      handles.phones.push({ value: p.value, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known, callable })
+      phones.push({ value: p.value, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known, callable })
       included++
     })
   }
 
   // tier 3
-  const traits: TraitRecord[] = []
+  const traits: Trait[] = []
   if (record.traits.length === 0) missing[TRAITS_KEY] = traitsOn ? absentReason : 'withheld_tier'
   const tKeys = traitKeys(record.traits)
   record.traits.forEach((t, i) => {
@@ -159,7 +141,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
   })
 
   // tier 1, always released
-  const customFields: ContactWire['custom_fields'] = []
+  const customFields: CustomField[] = []
   for (const d of sortedDefinitions(caller.definitions)) {
     const stored = record.custom_fields[d.key]
     if (stored && hasValue(stored.value)) {
@@ -178,7 +160,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
     }
   }
 
-  const provenance: ContactWire['provenance'] = {
+  const provenance: ContactProvenance = {
     first_seen_at: record.first_seen_at,
     last_seen_at: record.last_seen_at,
     name_source: record.name_source ?? null,
@@ -187,7 +169,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
     provenance.resolved_by = caller.resolvedByLabel ?? resolvedByLabelOf(record)
   }
 
-  const contact: ContactWire = {
+  const contact: Contact = {
     object: 'contact',
     id: record.id,
     subject_type: record.subject_type,

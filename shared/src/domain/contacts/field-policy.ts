@@ -1,15 +1,6 @@
+import type { FieldPolicy } from '../../contract/field-policy.ts'
 import type { Tier } from '../records.ts'
 import { MISSING_REASONS, type MissingReason } from './key-set.ts'
-
-/** The wire FieldPolicy (contract 2.4). */
-export interface FieldPolicyWire {
-  permitted_tiers: Tier[]
-  enabled_tiers: Tier[]
-  withheld_tiers: Array<'contact_handles' | 'sensitive_traits'>
-  included: number
-  missing: number
-  missing_reason: Record<MissingReason, number>
-}
 
 /**
  * Per-delivery accounting: `included` counts the keys of K delivered as values, `missing` the
@@ -21,7 +12,7 @@ export function fieldPolicyOf(
   enabledTiers: readonly Tier[],
   included: number,
   missing: Record<string, MissingReason>,
-): FieldPolicyWire {
+): FieldPolicy {
   const reasons = Object.fromEntries(MISSING_REASONS.map((r) => [r, 0])) as Record<MissingReason, number>
   let count = 0
   for (const reason of Object.values(missing)) {
@@ -29,7 +20,7 @@ export function fieldPolicyOf(
     count++
   }
   const enabled = new Set(enabledTiers)
-  const withheld: FieldPolicyWire['withheld_tiers'] = []
+  const withheld: FieldPolicy['withheld_tiers'] = []
   if (!enabled.has(2)) withheld.push('contact_handles')
   if (!enabled.has(3)) withheld.push('sensitive_traits')
   return {

@@ -16,8 +16,7 @@ import type { ContactRecord, CustomFieldDefinition, TraitRecord } from '../recor
  * - tier 1, `custom_fields.<key>` for each custom field definition of the account
  */
 
-export const MISSING_REASONS = ['no_source', 'not_enriched', 'unmapped', 'withheld_compliance', 'withheld_tier'] as const
-export type MissingReason = (typeof MISSING_REASONS)[number]
+export { MISSING_REASONS, type MissingReason } from '../../contract/common.ts'
 
 export const IDENTITY_MEMBERS = ['first_name', 'last_name', 'full_name', 'title', 'seniority', 'network_url'] as const
 export const COMPANY_MEMBERS = ['name', 'domain', 'website', 'industry', 'employee_count', 'est_revenue', 'network_url'] as const

@@ -1,18 +1,12 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { CONTRACT_VERSION } from '../../contract/version.ts'
+import type { Contact } from '../../contract/contact.ts'
+import type { ContactList } from '../../contract/contact-list.ts'
 import { AppError } from '../../errors/app-error.ts'
-import { assembleContact, type ContactWire } from './assemble.ts'
+import { assembleContact } from './assemble.ts'
 import { loadAccountContactContext } from './caller.ts'
 import { decodeContactCursor, encodeContactCursor } from './cursor.ts'
 import { parseInclude } from './include.ts'
-
-export interface ContactListWire {
-  object: 'list'
-  data: ContactWire[]
-  has_more: boolean
-  contract_version: typeof CONTRACT_VERSION
-  next_cursor: string | null
-}
 
 async function callerFor(deps: PlatformDeps, accountId: string, include: string | undefined) {
   const tiers = parseInclude(include)
@@ -30,7 +24,7 @@ async function callerFor(deps: PlatformDeps, accountId: string, include: string 
 }
 
 /** GET /api/v1/contacts/{id}: the Contact for this caller; `include` is validated before any read. */
-export async function readContact(deps: PlatformDeps, accountId: string, contactId: string, include: string | undefined): Promise<ContactWire> {
+export async function readContact(deps: PlatformDeps, accountId: string, contactId: string, include: string | undefined): Promise<Contact> {
   const caller = await callerFor(deps, accountId, include)
   const record = await deps.contacts.get(accountId, contactId)
   if (!record) throw new AppError('contact_not_found')
@@ -42,7 +36,7 @@ export async function readContactList(
   deps: PlatformDeps,
   accountId: string,
   options: { include: string | undefined; cursor: string | undefined; limit: number },
-): Promise<ContactListWire> {
+): Promise<ContactList> {
   const caller = await callerFor(deps, accountId, options.include)
   const after = decodeContactCursor(options.cursor)
   // one extra row tells whether another page exists without a second query

@@ -1,35 +1,21 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
 import type { VisitEvent } from '../../contract/visit-event.ts'
-import type { ContactWire } from '../contacts/assemble.ts'
-import type { FieldPolicyWire } from '../contacts/field-policy.ts'
-
-/** The wire WebhookEventV2 (contract section 6); the TypeBox schema is the authority. */
-export interface WebhookEventV2Wire {
-  event: 'visitor.identified'
-  contract_version: typeof CONTRACT_VERSION
-  id: string
-  emitted_at: string
-  tier: 'company' | 'person'
-  is_repeat: boolean
-  subject: ContactWire
-  field_policy?: FieldPolicyWire
-  visit?: Record<string, string | null>
-  classification?: string
-  served_from?: string
-}
+import type { Contact } from '../../contract/contact.ts'
+import type { FieldPolicy } from '../../contract/field-policy.ts'
+import type { WebhookEventV2, WebhookVisit } from '../../contract/webhook-event.ts'
 
 const VISIT_MEMBERS = ['captured_url', 'domain_id', 'referrer', 'visitor_id', 'seen_at'] as const
 
 /** `visitor.identified` for one receiver; empty optional members are omitted, never sent blank. */
 export function buildWebhookEventV2(args: {
   event: VisitEvent
-  subject: ContactWire
-  fieldPolicy: FieldPolicyWire
+  subject: Contact
+  fieldPolicy: FieldPolicy
   isRepeat: boolean
   emittedAt: string
-}): WebhookEventV2Wire {
+}): WebhookEventV2 {
   const { event } = args
-  const body: WebhookEventV2Wire = {
+  const body: WebhookEventV2 = {
     event: 'visitor.identified',
     contract_version: CONTRACT_VERSION,
     id: event.id,
@@ -40,7 +26,7 @@ export function buildWebhookEventV2(args: {
     field_policy: args.fieldPolicy,
   }
   if (event.visit) {
-    const visit: Record<string, string | null> = {}
+    const visit: WebhookVisit = {}
     for (const m of VISIT_MEMBERS) if (event.visit[m] !== undefined) visit[m] = event.visit[m] ?? null
     if (Object.keys(visit).length > 0) body.visit = visit
   }
