@@ -67,9 +67,9 @@ describe('portal screen: activity', () => {
 
   it('shows records dead-lettered, with the reason in words', async () => {
     const result = await handleBatchMessage(fixture.h.deps, {
-      id: 'm-1', data: Buffer.from('{}'), deliveryAttempt: 1,
+      id: 'm-1', data: Buffer.from('{}'), deliveryAttempt: 1, publishedAt: new Date().toISOString(),
       attributes: { v: '99', account_id: fixture.t.account.id },
-    } as Parameters<typeof handleBatchMessage>[1])
+    })
     expect(result).toBe('ack')
     const res = await page(fixture.h.portal, '/portal/activity', cookie)
     expect(rowText(res.body.slice(res.body.indexOf('dead-h')), today)).toMatch(/^\S+ 1 unreadable ?: A whole batch could not be read/)

@@ -21,7 +21,7 @@ describe('portal screen: contacts', () => {
   let portalPath: string
 
   beforeAll(async () => {
-    fixture = await createIngestFixture({ apiMappings: [{ from: 'plan', to: 'custom_fields.plan' }] })
+    fixture = await createIngestFixture()
     const { deps } = fixture.h
     for (const [key, type] of [['plan', 'text'], ['score', 'number']]) {
       const res = await fixture.h.portal.inject({ method: 'POST', url: `${ADMIN}/${fixture.t.account.id}/custom-fields`, headers: OPERATOR, payload: { key, label: key, type } })

@@ -9,7 +9,7 @@ import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { valueOf, type FormFields } from '../forms.ts'
-import { contactListBody, contactPageBody, CONTACTS_PATH, type MintResult } from './views.ts'
+import { contactListBody, contactPageBody, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
 
 /** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
 const ALL_TIERS = 'contact_handles,sensitive_traits'
@@ -84,8 +84,9 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
   })
 }
 
-function contactTitle(contact: { identity: Record<string, string>; handles: { business_email?: string }; id: string }): string {
-  return contact.identity.full_name ?? ([contact.identity.first_name, contact.identity.last_name].filter(Boolean).join(' ') || contact.handles.business_email || `Contact ${contact.id}`)
+function contactTitle(contact: ContactView): string {
+  const name = nameOf(contact)
+  return name !== '—' ? name : contact.handles.business_email ?? `Contact ${contact.id}`
 }
 
 /** The read contract's 404 (`contact not found`) is the screens' 404 page. */

@@ -1,15 +1,17 @@
 import type { AccountRecord } from '@lsv/shared/domain/records.ts'
-import type { ContactWire } from '@lsv/shared/domain/contacts/assemble.ts'
-import type { ContactListWire } from '@lsv/shared/domain/contacts/read.ts'
-import type { MissingReason } from '@lsv/shared/domain/contacts/key-set.ts'
+import type { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 import { html, type SafeHtml } from '../layout.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
 
+/** The Contact exactly as the read contract returns it, and its list page. */
+export type ContactView = Awaited<ReturnType<typeof readContact>>
+export type ContactListView = Awaited<ReturnType<typeof readContactList>>
+
 export type MintResult = { ok: true; link: string; type: string } | { ok: false; error: string; destinationUrl: string; type: string }
 
 /** docs/contact-object.md, "Reasons in `missing`", in words for the tenant. */
-export const MISSING_REASON_TEXT: Record<MissingReason, string> = {
+export const MISSING_REASON_TEXT: Record<string, string> = {
   withheld_tier: 'Withheld: this data belongs to a tier (2: contact handles, 3: sensitive traits) your plan does not permit.',
   withheld_compliance: 'Withheld for compliance: this phone number is on a do-not-call list (or its status is unknown), so it is not callable.',
   unmapped: 'Unmapped: no connection maps inbound data to this custom field, and nothing else has filled it. Add a field mapping to fill it.',
@@ -17,15 +19,15 @@ export const MISSING_REASON_TEXT: Record<MissingReason, string> = {
   no_source: 'No source: the sources that wrote this person sent no value for it.',
 }
 
-const nameOf = (c: ContactWire) =>
+export const nameOf = (c: ContactView) =>
   c.identity.full_name ?? ([c.identity.first_name, c.identity.last_name].filter(Boolean).join(' ') || '—')
 
-export function contactListBody(list: ContactListWire, lookup: { email: string; source: string; externalId: string; first: boolean }): SafeHtml {
+export function contactListBody(list: ContactListView, lookup: { email: string; source: string; externalId: string; first: boolean }): SafeHtml {
   const rows = list.data.map((c) => html`<tr>
 <td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
 <td>${c.handles.business_email ?? '—'}</td>
 <td>${c.company.name ?? '—'}</td>
-<td>${c.provenance.last_seen_at.slice(0, 19).replace('T', ' ')}</td>
+<td>${c.provenance.last_seen_at?.slice(0, 19).replace('T', ' ') ?? '—'}</td>
 </tr>`)
   return html`
 <section aria-labelledby="lookup-h">
@@ -57,15 +59,15 @@ ${list.next_cursor ? html`<a href="${CONTACTS_PATH}?cursor=${encodeURIComponent(
 </section>`
 }
 
-function definitionList(title: string, members: Record<string, string>): SafeHtml {
-  const entries = Object.entries(members)
+function definitionList(title: string, members: Record<string, string | null | undefined>): SafeHtml {
+  const entries = Object.entries(members).filter((e): e is [string, string] => typeof e[1] === 'string')
   return html`<h3>${title}</h3>${entries.length === 0 ? html`<p class="hint">Nothing known.</p>` : html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`}`
 }
 
-export function contactPageBody(contact: ContactWire, account: AccountRecord, mint: MintResult | null): SafeHtml {
+export function contactPageBody(contact: ContactView, account: AccountRecord, mint: MintResult | null): SafeHtml {
   const missing = Object.entries(contact.missing)
-  const emails = contact.handles.emails.filter((e) => e.value)
-  const phones = contact.handles.phones.filter((p) => p.value)
+  const emails = (contact.handles.emails ?? []).filter((e) => e.value)
+  const phones = (contact.handles.phones ?? []).filter((p) => p.value)
   const defaultDestination = account.authorized_domains[0] ? `https://${account.authorized_domains[0]}/` : ''
   return html`
 <p class="hint">Contact <code>${contact.id}</code> · <a href="${CONTACTS_PATH}">All contacts</a></p>
@@ -87,21 +89,21 @@ ${contact.traits.length ? html`<h3>Traits</h3><dl class="kv">${contact.traits.ma
 <h2 id="cf-h">Custom fields</h2>
 ${contact.custom_fields.length === 0 ? html`<p>No custom field has a value.</p>` : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Provenance</th></tr></thead>
-<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : JSON.stringify(f.value)}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
+<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : JSON.stringify(f.value) ?? ''}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
 </table></div>`}
 </section>
 <section aria-labelledby="missing-h">
 <h2 id="missing-h">Missing data, and why</h2>
 ${missing.length === 0 ? html`<p>Nothing is missing: every key this contact can have has a value.</p>` : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Key</th><th scope="col">Reason</th></tr></thead>
-<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${MISSING_REASON_TEXT[reason]}</td></tr>`)}</tbody>
+<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${MISSING_REASON_TEXT[reason] ?? ''}</td></tr>`)}</tbody>
 </table></div>`}
 </section>
 <section aria-labelledby="prov-h">
 <h2 id="prov-h">Provenance</h2>
 <dl class="kv">
-<dt>First seen</dt><dd>${contact.provenance.first_seen_at}</dd>
-<dt>Last seen</dt><dd>${contact.provenance.last_seen_at}</dd>
+<dt>First seen</dt><dd>${contact.provenance.first_seen_at ?? '—'}</dd>
+<dt>Last seen</dt><dd>${contact.provenance.last_seen_at ?? '—'}</dd>
 <dt>Name from</dt><dd>${contact.provenance.name_source ?? 'no name yet'}</dd>
 <dt>Resolved by</dt><dd>${contact.provenance.resolved_by ?? 'not resolved by a data provider'}</dd>
 </dl>
