@@ -22,7 +22,7 @@
  * BENCH_DISK_RECORDS (2000), BENCH_HEALTH_SECONDS (15), BENCH_BIG_RECORDS (5000).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -48,15 +48,17 @@ interface Stack {
   output(): string
 }
 
-/** `npm start` on `dir`, exactly as a developer runs it (its own process, its own ports). */
-function startStack(dir: string, ports: Ports): Stack {
+/** `npm start` on `dir`, exactly as a developer runs it (its own process, its own ports); `turns`: where bench/turn-cpu.ts writes */
+function startStack(dir: string, ports: Ports, turns?: string): Stack {
+  const nodeOptions = [process.env.BENCH_NODE_OPTIONS, turns ? `--import ${join(ROOT, 'bench', 'turn-cpu.ts')}` : undefined].filter(Boolean).join(' ')
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, LOG_LEVEL: 'warn',
       EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
       UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      ...(turns ? { BENCH_TURNS_FILE: turns } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -271,20 +273,44 @@ function report(label: string, results: Array<{ url: string; ms: number; status:
   return { p99: quantile(all, 0.99) }
 }
 
+/** Main-thread CPU per event-loop turn between `from` and `to` (epoch ms), from bench/turn-cpu.ts's lines. */
+function turnCpu(file: string, from: number, to: number): { turns: number; p99: number; max: number } {
+  let text = ''
+  try { text = readFileSync(file, 'utf8') } catch { /* none yet */ }
+  let turns = 0
+  const long: number[] = []
+  for (const line of text.split('\n')) {
+    if (!line) continue
+    const r = JSON.parse(line) as { at: number; turns: number; long: number[] }
+    if (r.at < from || r.at > to + 1000) continue
+    turns += r.turns
+    long.push(...r.long)
+  }
+  long.sort((a, b) => b - a)
+  // the 1 % longest turns: below 1 ms when fewer than 1 % took that long
+  const p99 = long[Math.floor(turns * 0.01)] ?? 0.5
+  return { turns, p99, max: long[0] ?? 0.5 }
+}
+const fmtTurns = (t: ReturnType<typeof turnCpu>) => `main-thread CPU per event-loop turn: p99 ${t.p99 < 1 ? '< 1' : t.p99.toFixed(0)} ms, max ${t.max.toFixed(0)} ms (${t.turns} turns)`
+
 async function health(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-health-'))
+  const turns = `${dir}.turns.jsonl`
   const ports = await freePorts()
-  let stack = startStack(dir, ports)
+  let stack = startStack(dir, ports, turns)
   try {
     await waitBanner(stack)
     const t = await benchTenant(dir, ports, 12)
     const urls = [`http://127.0.0.1:${ports.edge}/healthz`, `http://127.0.0.1:${ports.edge}/readyz`, `http://127.0.0.1:${ports.worker}/healthz`, `http://127.0.0.1:${ports.worker}/readyz`]
     console.log(`HEALTH: probes every 50 ms; load = 4 loops of ${BIG_RECORDS}-record batches + 8 loops of 1-record pushes for ${HEALTH_SECONDS} s`)
     let probe = startProbe(urls, 50)
+    let from = Date.now()
     await sleep(3000)
     const idle = report('idle (control)', await probe.stop())
+    console.log(`  idle: ${fmtTurns(turnCpu(turns, from, Date.now()))}`)
 
     probe = startProbe(urls, 50)
+    from = Date.now()
     const until = performance.now() + HEALTH_SECONDS * 1000
     const statuses = new Map<number, number>()
     const count = (s: number) => statuses.set(s, (statuses.get(s) ?? 0) + 1)
@@ -300,21 +326,26 @@ async function health(): Promise<void> {
       }),
     ])
     const loaded = report('under load', await probe.stop())
+    const loadedTurns = turnCpu(turns, from, Date.now())
+    console.log(`  under load: ${fmtTurns(loadedTurns)}`)
     console.log(`  pushes answered: ${[...statuses].map(([s, n]) => `${n} x ${s}`).join(', ')}`)
     console.log(`HEALTH: p99 under load / p99 idle = ${(loaded.p99 / idle.p99).toFixed(1)}x (${loaded.p99.toFixed(1)} vs ${idle.p99.toFixed(1)} ms)`)
 
     // a backlog, then a crash and a restart on the same folder: probes from the first answer on
     for (let i = 0; i < 8; i++) await push(ports, t, t.keys[i % 4]!, batchBody(BIG_RECORDS, 1000 + i, 'big'))
     await stopStack(stack, 'SIGKILL')
-    stack = startStack(dir, ports)
+    stack = startStack(dir, ports, turns)
     probe = startProbe(urls, 50)
     await waitBanner(stack)
+    from = Date.now()
     await sleep(10_000)
     const restarted = (await probe.stop()).filter((r) => r.status !== 0)
     report('first 10 s after a restart', restarted)
+    console.log(`  first 10 s after a restart: ${fmtTurns(turnCpu(turns, from, Date.now()))}`)
   } finally {
     await stopStack(stack)
     rmSync(dir, { recursive: true, force: true })
+    rmSync(turns, { force: true })
   }
 }
 

@@ -229,7 +229,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   function toMessage(row: MessageRow): QueueMessage {
     return {
       id: row.id,
-      data: Buffer.from(row.data),
+      data: Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength), // a view: the row's copy is ours
       attributes: JSON.parse(row.attributes) as Record<string, string>,
       deliveryAttempt: row.delivery_count,
       publishedAt: row.published_at,
@@ -415,7 +415,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       const rows = selectDead.all(deadLetterTopicOf(topic)) as unknown as Array<Omit<MessageRow, 'seq'>>
       return rows.map((row) => ({
         id: row.id,
-        data: Buffer.from(row.data),
+        data: Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength), // a view: the row's copy is ours
         attributes: JSON.parse(row.attributes) as Record<string, string>,
         deliveryAttempts: row.delivery_count,
         publishedAt: row.published_at,
