@@ -13,22 +13,29 @@ import { checkInternalCaller, taskCallers } from '@lsv/shared/platform/internal-
  * TASKS_SERVICE_ACCOUNT (the oidcToken every task carries), or loopback callers in local
  * development. Cloud Run IAM (run.invoker) guards the service as a whole and admits Pub/Sub's
  * identity too; this check keeps each route to its own caller.
+ *
+ * The body is the payload's bytes, read by the handler as the embedded scheduler hands them to
+ * it (a DeliveryJob, contract/messages.ts): bytes that are not a job, JSON or not, are dropped
+ * with 200 `invalid` (logged), never a 400 that Cloud Tasks would only retry.
  */
 export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
   const handler = createDeliveryTaskHandler(deps)
   const callers = taskCallers(deps.config)
-  app.post('/tasks/deliver', {
-    schema: {
-      operationId: 'runDeliveryTask',
-      tags: ['internal'],
-      summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
-      hide: true,
-      response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
-    },
-    onRequest: async (request) => checkInternalCaller(request, callers),
-  }, async (request) => {
-    const raw = request.rawBody ?? Buffer.from(JSON.stringify(request.body ?? null))
-    const outcome = await handler(raw)
-    return { ok: true as const, outcome }
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
+    scope.post('/tasks/deliver', {
+      schema: {
+        operationId: 'runDeliveryTask',
+        tags: ['internal'],
+        summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
+        hide: true,
+        response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
+      },
+      onRequest: async (request) => checkInternalCaller(request, callers),
+    }, async (request) => {
+      const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
+      return { ok: true as const, outcome }
+    })
   })
 }

@@ -1,7 +1,8 @@
 import type { Dispatcher } from 'undici'
 import type { PlatformDeps } from '../../platform/deps.ts'
 import type { DeliveryAttempt, DeliveryRecord } from '../records.ts'
-import { enqueueAttempt, parseDeliveryJob, type DeliveryJob } from './deliveries.ts'
+import type { DeliveryJob } from '../../contract/messages.ts'
+import { enqueueAttempt, readDeliveryTask } from './deliveries.ts'
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
 import { createSafeAgent } from './safe-agent.ts'
 import { postOnce } from './send.ts'
@@ -130,12 +131,13 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
 /** The TaskHandler both paths use: Cloud Tasks' POST /tasks/deliver and the embedded runner. */
 export function createDeliveryTaskHandler(deps: PlatformDeps, runtime: DeliveryRuntime = deliveryRuntimeFor(deps.config.allowLoopbackWebhooks)) {
   return async (payload: Buffer): Promise<AttemptOutcome | 'invalid'> => {
-    const job = parseDeliveryJob(payload)
-    if (!job) {
-      deps.logger.error('dropping an unreadable delivery task')
+    const job = readDeliveryTask(payload)
+    if (!job.ok) {
+      // done, not failed: the scheduler would only run the same bytes again
+      deps.logger.error({ reason: job.reason, bytes: payload.length }, 'dropping an unreadable delivery task')
       return 'invalid'
     }
-    return runDeliveryJob(deps, job, runtime)
+    return runDeliveryJob(deps, job.value, runtime)
   }
 }
 

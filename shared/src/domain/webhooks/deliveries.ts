@@ -2,16 +2,8 @@ import { createHash } from 'node:crypto'
 import type { PlatformDeps } from '../../platform/deps.ts'
 import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler/interface.ts'
 import type { DeliveryRecord } from '../records.ts'
-
-/** One task = one HTTP attempt of one delivery. */
-export interface DeliveryJob {
-  v: 1
-  delivery_id: string
-  /** the position of this attempt in `attempts` (1-based); a task whose attempt is already recorded is stale */
-  seq: number
-  /** the attempt within the current run (1..MAX_ATTEMPTS); a replay starts a new run at 1 */
-  attempt: number
-}
+import { DELIVERY_JOB_VERSION, DeliveryJob } from '../../contract/messages.ts'
+import { messageCheck, type Checked } from '../../contract/message-check.ts'
 
 /**
  * Per-endpoint queue rate: bounded rate and concurrency protect the receiver, not us. The rate is
@@ -57,7 +49,7 @@ export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: s
 
 export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } }, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
   const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id, endpointQueueRate(deps.config))
-  const payload: DeliveryJob = { v: 1, delivery_id: delivery.id, ...job }
+  const payload: DeliveryJob = { v: DELIVERY_JOB_VERSION, delivery_id: delivery.id, ...job }
   await deps.tasks.enqueue({
     queue,
     name: taskNameFor(delivery.id, job.seq, job.attempt),
@@ -66,14 +58,26 @@ export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'> & { confi
   })
 }
 
-export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
+const checkDeliveryJob = messageCheck(DeliveryJob)
+
+/**
+ * A task payload -> its job, or why it can never run: not JSON, another version, another shape
+ * (contract/messages.ts). Such a task is dropped, never retried: running it again cannot help.
+ */
+export function readDeliveryTask(payload: Buffer): Checked<DeliveryJob> {
+  let parsed: unknown
   try {
-    const j = JSON.parse(payload.toString('utf8')) as Partial<DeliveryJob>
-    if (j.v !== 1 || typeof j.delivery_id !== 'string' || !Number.isInteger(j.seq) || !Number.isInteger(j.attempt)) return null
-    return j as DeliveryJob
+    parsed = JSON.parse(payload.toString('utf8'))
   } catch {
-    return null
+    return { ok: false, reason: 'not JSON' }
   }
+  return checkDeliveryJob(parsed)
+}
+
+/** The job of a task payload, or null when it can never run (for reading what was enqueued). */
+export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
+  const read = readDeliveryTask(payload)
+  return read.ok ? read.value : null
 }
 
 /**

@@ -1,0 +1,128 @@
+import { Type, type Static } from 'typebox'
+import { Nullable, StringEnum } from './common.ts'
+
+/**
+ * The platform's own queue and task payloads: what one service hands another through Pub/Sub
+ * or Cloud Tasks. Not part of the public contract (never served), but wire shapes all the same:
+ * each carries a version (a member or an attribute) and is checked on consume
+ * (contract/message-check.ts), so a payload of another version or shape is refused by the
+ * consumer's poison-message policy instead of being half-read.
+ *
+ * Attribute and task members that a consumer does not read are allowed: during a rolling
+ * deploy an older consumer can meet a payload of the same version written by newer code.
+ */
+
+const NonEmpty = (description?: string) => Type.String({ minLength: 1, ...(description ? { description } : {}) })
+const Instant = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) })
+
+// ---- contact-batches (edge -> upsert worker) ----------------------------------------------
+
+export const BATCH_MESSAGE_VERSION = '1'
+export const BATCH_SHAPES = ['contacts', 'events', 'partnercrm'] as const
+
+/**
+ * The attributes of a `contact-batches` message (docs/ingestion.md, "Message format"); its data
+ * is the request body exactly as received, read according to `shape`.
+ */
+export const BatchMessageAttributes = Type.Object(
+  {
+    v: Type.Literal(BATCH_MESSAGE_VERSION, { description: 'the format version; a consumer refuses any other' }),
+    shape: StringEnum(BATCH_SHAPES, { description: 'how to read the body (domain/ingest/push-body.ts)' }),
+    account_id: NonEmpty('the tenant'),
+    connection_id: NonEmpty('the connection whose field mappings apply'),
+    source: NonEmpty('the `source` of the (source, external_id) anchor'),
+    received_at: Instant('when the edge accepted the batch: the event time of every write in it'),
+    batch_id: NonEmpty('record i is written with origin `<batch_id>:<i>`, so a redelivery is a no-op'),
+    location_id: Type.Optional(NonEmpty('partner CRM only: the location the call came for')),
+    indexes: Type.Optional(Type.String({
+      pattern: '^(0|[1-9][0-9]*)(,(0|[1-9][0-9]*))*$',
+      description: 'dead letters only: the original positions of the records the body still holds',
+    })),
+  },
+  { title: 'BatchMessageAttributes' },
+)
+
+// ---- contact-changes (upsert worker -> BigQuery subscription; export) ----------------------
+
+export const CHANGE_ROW_VERSION = '1'
+export const CHANGE_OPS = ['upsert', 'delete'] as const
+
+/** The attributes of a `contact-changes` message; its data is one ChangeRow as JSON. */
+export const ChangeRowAttributes = Type.Object(
+  {
+    v: Type.Literal(CHANGE_ROW_VERSION, { description: 'the row format version' }),
+    account_id: NonEmpty(),
+    contact_id: NonEmpty(),
+  },
+  { title: 'ChangeRowAttributes' },
+)
+
+const NullableText = Nullable(Type.String())
+const NullableInstant = Nullable(Instant())
+
+/**
+ * One contact change as a flat BigQuery row (domain/contacts/change-row.ts): the columns of
+ * infra/bigquery/contact_changes.schema.json, in its order. A row goes to a table, so it is
+ * exact: no other member, absent values are null, repeated records are arrays.
+ */
+export const ChangeRow = Type.Object(
+  {
+    account_id: Type.String(),
+    contact_id: Type.String(),
+    source: Type.String(),
+    external_id: Type.String(),
+    op: StringEnum(CHANGE_OPS),
+    changed_at: Instant(),
+    first_name: NullableText,
+    last_name: NullableText,
+    full_name: NullableText,
+    title: NullableText,
+    business_email: NullableText,
+    company_name: NullableText,
+    company_domain: NullableText,
+    city: NullableText,
+    state: NullableText,
+    postal_code: NullableText,
+    name_source: NullableText,
+    resolved_by: NullableText,
+    first_seen_at: NullableInstant,
+    last_seen_at: NullableInstant,
+    updated_at: NullableInstant,
+    emails: Type.Array(Type.Object(
+      { value: NullableText, kind: NullableText, verified: Nullable(Type.Boolean()) },
+      { additionalProperties: false },
+    )),
+    phones: Type.Array(Type.Object(
+      { value: NullableText, kind: NullableText, dnc: Nullable(Type.Boolean()), dnc_known: Type.Boolean() },
+      { additionalProperties: false },
+    )),
+    traits: Type.Array(Type.Object(
+      { key: NullableText, label: NullableText, value: NullableText, group: Type.String() },
+      { additionalProperties: false },
+    )),
+    custom_fields: Type.String({ description: 'JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted' }),
+  },
+  { title: 'ChangeRow', additionalProperties: false },
+)
+
+// ---- webhook delivery tasks (dispatcher -> Cloud Tasks -> dispatcher) -----------------------
+
+export const DELIVERY_JOB_VERSION = 1
+
+/** One Cloud Tasks task = one HTTP attempt of one delivery (domain/webhooks/deliveries.ts). */
+export const DeliveryJob = Type.Object(
+  {
+    v: Type.Literal(DELIVERY_JOB_VERSION, { description: 'the payload version; a consumer drops any other' }),
+    delivery_id: NonEmpty(),
+    seq: Type.Integer({ minimum: 1, description: 'the position of this attempt in `attempts` (1-based); a task whose attempt is already recorded is stale' }),
+    attempt: Type.Integer({ minimum: 1, description: 'the attempt within the current run (1..MAX_ATTEMPTS); a replay starts a new run at 1' }),
+  },
+  { title: 'DeliveryJob' },
+)
+
+export type BatchMessageAttributes = Static<typeof BatchMessageAttributes>
+export type BatchShape = (typeof BATCH_SHAPES)[number]
+export type ChangeRowAttributes = Static<typeof ChangeRowAttributes>
+export type ChangeRow = Static<typeof ChangeRow>
+export type ChangeOp = (typeof CHANGE_OPS)[number]
+export type DeliveryJob = Static<typeof DeliveryJob>
