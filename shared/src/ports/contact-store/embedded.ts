@@ -21,6 +21,17 @@ CREATE TABLE IF NOT EXISTS link_tokens (hash TEXT PRIMARY KEY, account_id TEXT N
 CREATE INDEX IF NOT EXISTS link_tokens_account ON link_tokens (account_id);
 `
 
+/**
+ * The two lookups by column. INDEXED BY because SQLite's planner, without statistics, otherwise
+ * answers `ORDER BY id LIMIT 1` by walking the primary key over every contact of the account
+ * (a full scan: ~280 ms p99 for the portal's email lookup at 100,000 contacts, bench/portal.ts);
+ * the index rows carry the primary key, so they are already in id order for one value.
+ */
+export const LOOKUP_SQL = {
+  byNetworkUrl: 'SELECT data FROM contacts INDEXED BY contacts_network_url WHERE account_id = ? AND network_url = ? ORDER BY id LIMIT 1',
+  byEmail: 'SELECT data FROM contacts INDEXED BY contacts_business_email WHERE account_id = ? AND business_email = ? ORDER BY id LIMIT 1',
+} as const
+
 // one slice per turn of the event loop across all jobs (platform/slices.ts), so requests are polled between chunks
 const yieldToEventLoop = nextSlice
 
@@ -30,8 +41,8 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
   const selectOne = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND id = ?')
   const insert = db.prepare('INSERT INTO contacts (account_id, id, network_url, business_email, data) VALUES (?, ?, ?, ?, ?)')
   const update = db.prepare('UPDATE contacts SET network_url = ?, business_email = ?, data = ? WHERE account_id = ? AND id = ?')
-  const byNetworkUrl = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND network_url = ? ORDER BY id LIMIT 1')
-  const byEmail = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND business_email = ? ORDER BY id LIMIT 1')
+  const byNetworkUrl = db.prepare(LOOKUP_SQL.byNetworkUrl)
+  const byEmail = db.prepare(LOOKUP_SQL.byEmail)
   const pageFirst = db.prepare('SELECT data FROM contacts WHERE account_id = ? ORDER BY id LIMIT ?')
   const pageAfter = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
   const putToken = db.prepare('INSERT OR REPLACE INTO link_tokens (hash, account_id, data) VALUES (?, ?, ?)')
