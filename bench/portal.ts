@@ -74,6 +74,10 @@ try {
     await drainDueTasks(deps)
   }
 
+  if (receiver.requests.length < 5) throw new Error(`the receiver got ${receiver.requests.length} test events, not 5`)
+  const detailPage = await expect('integration page', page(app, `/portal/webhooks/${integrationId}`, cookie), 200)
+  if (!detailPage.body.includes('dlv_')) throw new Error('the delivery log shows no delivery')
+
   // ---- the screens (services/portal-api/src/portal/index.ts) ----
   const firstList = await expect('contacts list', page(app, '/portal/contacts', cookie), 200)
   const cursor = /[?&]cursor=([^"&]+)/.exec(firstList.body)?.[1]
