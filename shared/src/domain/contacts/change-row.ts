@@ -1,49 +1,17 @@
 import type { ContactRecord } from '../records.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
+import type { ChangeOp, ChangeRow } from '../../contract/messages.ts'
 
 /**
- * One contact change as a flat BigQuery row. The same shape is published by the upsert worker
- * to `contact-changes` (a BigQuery subscription writes it to `contact_changes`) and written by
- * the export command as newline-delimited JSON (`bq load`), so both feed one table whose schema
- * is CHANGE_ROW_BIGQUERY_SCHEMA (committed as infra/bigquery/contact_changes.schema.json).
+ * One contact change as a flat BigQuery row (its schema: ChangeRow in contract/messages.ts). The
+ * same shape is published by the upsert worker to `contact-changes` (a BigQuery subscription
+ * writes it to `contact_changes`) and written by the export command as newline-delimited JSON
+ * (`bq load`), so both feed one table whose schema is CHANGE_ROW_BIGQUERY_SCHEMA (committed as
+ * infra/bigquery/contact_changes.schema.json).
  *
  * Timestamps are ISO-8601 strings (BigQuery parses them into TIMESTAMP); absent values are null,
  * repeated records are always arrays (BigQuery rejects a null array).
  */
-export type ChangeOp = 'upsert' | 'delete'
-
-export interface ChangeRowEmail { value: string | null; kind: string | null; verified: boolean | null }
-export interface ChangeRowPhone { value: string | null; kind: string | null; dnc: boolean | null; dnc_known: boolean }
-export interface ChangeRowTrait { key: string | null; label: string | null; value: string | null; group: string }
-
-export interface ChangeRow {
-  account_id: string
-  contact_id: string
-  source: string
-  external_id: string
-  op: ChangeOp
-  changed_at: string
-  first_name: string | null
-  last_name: string | null
-  full_name: string | null
-  title: string | null
-  business_email: string | null
-  company_name: string | null
-  company_domain: string | null
-  city: string | null
-  state: string | null
-  postal_code: string | null
-  name_source: string | null
-  resolved_by: string | null
-  first_seen_at: string | null
-  last_seen_at: string | null
-  updated_at: string | null
-  emails: ChangeRowEmail[]
-  phones: ChangeRowPhone[]
-  traits: ChangeRowTrait[]
-  /** JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted */
-  custom_fields: string
-}
 
 export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeRow {
   return {
