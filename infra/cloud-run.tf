@@ -4,9 +4,11 @@
 # everything else: environment, secrets, probes, scaling, identity.
 
 locals {
+  # the public services' timeout (150 s) sits above the app's own 120 s request timeout
+  # (shared/src/http/timeouts.ts), so a slow 8 MiB upload meets our 408, not a cut connection
   service_settings = {
-    "edge-ingest"        = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 1 }
-    "portal-api"         = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "60s", min = 0 }
+    "edge-ingest"        = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "150s", min = 1 }
+    "portal-api"         = { ingress = "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER", concurrency = 80, memory = "1Gi", cpu = "1", timeout = "150s", min = 0 }
     "upsert-worker"      = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 4, memory = "2Gi", cpu = "2", timeout = "600s", min = 0 }
     "webhook-dispatcher" = { ingress = "INGRESS_TRAFFIC_INTERNAL_ONLY", concurrency = 80, memory = "512Mi", cpu = "1", timeout = "60s", min = 0 }
   }

@@ -34,12 +34,16 @@ locals {
       SECRETS_BACKEND          = "secretmanager"
       EDGE_DOMAIN              = var.edge_domain
       PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
+      # the load balancer appends "client, load balancer" to X-Forwarded-For and Cloud Run's proxy is
+      # the socket's peer: two hops are ours, anything further left is the caller's own claim
+      TRUSTED_PROXY_HOPS = "2"
     })
     "portal-api" = merge(local.common_env, local.task_creator_env, {
       SECRETS_BACKEND          = "secretmanager"
       EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
       PORTAL_BASE_URL          = local.portal_base_url
       PARTNERCRM_TOKEN_CUTOVER = var.partnercrm_token_cutover
+      TRUSTED_PROXY_HOPS       = "2"
     })
     "upsert-worker" = merge(local.common_env, {
       # Pub/Sub push on /pubsub/contact-batches: the token's aud and email
