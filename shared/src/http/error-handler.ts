@@ -23,11 +23,11 @@ export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
 /** Maps whatever was thrown to an AppError; unknown failures become `internal` (never leaked). */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (isAppError(error)) return error
-  const err = error as FastifyError & { validation?: unknown[] }
+  const err = error as FastifyError | undefined
   if (err && Array.isArray(err.validation)) {
     const config = request.routeOptions?.config ?? {}
     const code = config.validationErrorCode ?? 'invalid_payload'
-    return new AppError(code, config.validationIssues ? { issues: issuesFromAjv(err.validation as never) } : {})
+    return new AppError(code, config.validationIssues ? { issues: issuesFromAjv(err.validation) } : {})
   }
   switch (err?.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

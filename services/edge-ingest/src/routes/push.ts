@@ -49,13 +49,15 @@ const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppEr
 const SourceIdParams = Type.Object({
   sourceId: Type.String({ description: 'the per-source id of the webhook connection, as shown in its webhook URL' }),
 })
+/** the rest of the path after `contacts/` (find-my-way's wildcard parameter) */
+const WildcardParams = Type.Object({ '*': Type.String() })
 const TokenQuery = Type.Object({
   token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token` (the header wins when both are present)' })),
 })
 
 const LIMITS = 'Body cap 8388608 bytes; at most 10000 records. Rate limit: 120 per 60 s and 50,000 per 24 h'
 
-async function send202(reply: FastifyReply, body: { ok: true; accepted: number; queued: true }) {
+async function send202(reply: FastifyReply, body: PushAccepted) {
   return reply.code(202).send(body)
 }
 
@@ -186,24 +188,18 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     return send202(reply, await acceptPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
   })
 
-  const sourceIdOf = (request: FastifyRequest): string => {
-    const params = request.params as Record<string, string | undefined>
-    return params.sourceId ?? params['*'] ?? ''
-  }
-  const bySource = {
-    validatorCompiler: documentationOnly,
-    onRequest: async (request: FastifyRequest) => {
-      try {
-        const account = await resolveAccount(request)
-        const { connection } = await authenticateSource(deps, sourceIdOf(request), request.headers, request.query, account)
-        // only a caller holding the source's token learns that it belongs to another tenant
-        if (connection.account_id !== account.id) throw new AppError('forbidden')
-        await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
-        callers.set(request, { account, connection })
-      } catch (err) {
-        throw retryable(err)
-      }
-    },
+  /** onRequest of both source routes, for the source id the path names */
+  const authenticateBySource = async (request: FastifyRequest, sourceId: string): Promise<void> => {
+    try {
+      const account = await resolveAccount(request)
+      const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query, account)
+      // only a caller holding the source's token learns that it belongs to another tenant
+      if (connection.account_id !== account.id) throw new AppError('forbidden')
+      await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
+      callers.set(request, { account, connection })
+    } catch (err) {
+      throw retryable(err)
+    }
   }
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)
@@ -211,7 +207,8 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     return send202(reply, await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
   }
   app.post('/v1/contacts/:sourceId', {
-    ...bySource,
+    validatorCompiler: documentationOnly,
+    onRequest: (request) => authenticateBySource(request, request.params.sourceId),
     schema: {
       operationId: 'pushContactsBySource',
       tags: ['contacts'],
@@ -226,5 +223,9 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   }, bySourceHandler)
   // the router refuses a parameter over 100 characters with its own 414; a source id that long
   // (or with a slash) is simply unknown: the same operation answers it, 401 like any unknown id
-  app.post('/v1/contacts/*', { ...bySource, schema: { hide: true } as never }, bySourceHandler)
+  app.post('/v1/contacts/*', {
+    validatorCompiler: documentationOnly,
+    onRequest: (request) => authenticateBySource(request, request.params['*']),
+    schema: { hide: true, params: WildcardParams },
+  }, bySourceHandler)
 }

@@ -4,6 +4,7 @@ import { isAppError } from '../../errors/app-error.ts'
 import { recordsOf, type BatchShape } from './push-body.ts'
 import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'
 import { publishChangeRows, upsertBatchRecords } from './upsert.ts'
+import type { PushAccepted, PushUpsertedSync } from '../../contract/push.ts'
 
 export interface PushInput {
   shape: BatchShape
@@ -15,28 +16,13 @@ export interface PushInput {
   locationId?: string
 }
 
-export interface PushQueued {
-  ok: true
-  accepted: number
-  queued: true
-}
-
-/** The synchronous answer of an origin fallback when the queue is unavailable (contract 4.6 rule 3). */
-export interface PushUpsertedSync {
-  ok: true
-  accepted: number
-  queued: false
-  upserted: number
-  failed: number
-}
-
 type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenants' | 'contacts' | 'logger'>
 
 /**
  * The edge answer: check the body (400 / 413), count `accepted`, publish the received bytes
  * (503 when the queue refuses) and answer `{ok, accepted, queued: true}`.
  */
-export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushQueued> {
+export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushAccepted> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
   await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId))
@@ -49,7 +35,7 @@ export async function acceptPush(deps: PushDeps, input: PushInput): Promise<Push
  * the answer 503. Change rows of a synchronous upsert are published best effort (the queue just
  * refused a publish); a missing one is logged.
  */
-export async function acceptPushOrUpsert(deps: PushDeps, input: PushInput): Promise<{ status: 202; body: PushQueued } | { status: 200; body: PushUpsertedSync }> {
+export async function acceptPushOrUpsert(deps: PushDeps, input: PushInput): Promise<{ status: 202; body: PushAccepted } | { status: 200; body: PushUpsertedSync }> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
   const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId)
