@@ -32,7 +32,7 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   auth: {
     mutate: ['shared/src/domain/auth/**/*.ts', 'shared/src/domain/ingest/auth.ts'],
     tests: [
-      'test/auth/api-keys.test.ts', 'test/deactivation/*.test.ts', 'test/management/operator-token.test.ts', 'test/management/provisioning.test.ts',
+      'test/auth/api-keys.test.ts', 'test/auth/credential-parsing.test.ts', 'test/deactivation/*.test.ts', 'test/management/operator-token.test.ts', 'test/management/provisioning.test.ts',
       // (not edge-contacts.test.ts: its 8 MiB and 10,000-record pushes would run for every key mutant;
       // deactivation.test.ts and api-keys.test.ts cover the key check on the edge)
       'test/ingest/edge-source.test.ts', 'test/ingest/edge-partnercrm.test.ts',
