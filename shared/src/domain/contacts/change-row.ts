@@ -1,6 +1,6 @@
 import type { ContactRecord } from '../records.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
-import type { ChangeOp, ChangeRow } from '../../contract/messages.ts'
+import { CHANGE_ROW_VERSION, type ChangeOp, type ChangeRow, type ChangeRowAttributes } from '../../contract/messages.ts'
 
 /**
  * One contact change as a flat BigQuery row (its schema: ChangeRow in contract/messages.ts). The
@@ -12,6 +12,11 @@ import type { ChangeOp, ChangeRow } from '../../contract/messages.ts'
  * Timestamps are ISO-8601 strings (BigQuery parses them into TIMESTAMP); absent values are null,
  * repeated records are always arrays (BigQuery rejects a null array).
  */
+
+/** The attributes of the `contact-changes` message that carries a row (its format version and ids). */
+export function changeRowAttributes(row: ChangeRow): ChangeRowAttributes {
+  return { v: CHANGE_ROW_VERSION, account_id: row.account_id, contact_id: row.contact_id }
+}
 
 export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeRow {
   return {

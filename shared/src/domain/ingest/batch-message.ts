@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import type { QueueMessage } from '../../ports/queue/interface.ts'
 import { parseJsonBody } from '../../http/json-body.ts'
-import { recordsOf, type BatchShape } from './push-body.ts'
+import { recordsOf } from './push-body.ts'
 import type { InboundRecord } from './mapping.ts'
+import { BATCH_MESSAGE_VERSION, BatchMessageAttributes, type BatchShape } from '../../contract/messages.ts'
+import { messageCheck } from '../../contract/message-check.ts'
 
 /**
  * The `contact-batches` message (docs/ingestion.md, "Message format").
  *
  * data: the request body bytes exactly as received (the edge never serializes a batch again).
- * attributes (all strings):
+ * attributes (all strings; their schema is BatchMessageAttributes in contract/messages.ts):
  *   v            `1`: the format version; a consumer refuses any other
  *   shape        `contacts` | `events` | `partnercrm`: how to read the body (push-body.ts)
  *   account_id   the tenant
@@ -19,8 +21,7 @@ import type { InboundRecord } from './mapping.ts'
  *   location_id  partner CRM only: the location the call came for
  *   indexes      dead letters only: the original positions of the records the body still holds
  */
-export const BATCH_MESSAGE_VERSION = '1'
-const SHAPES: readonly BatchShape[] = ['contacts', 'events', 'partnercrm']
+const checkAttributes = messageCheck(BatchMessageAttributes)
 
 export interface BatchMeta {
   shape: BatchShape
@@ -50,8 +51,8 @@ export function newBatchMeta(input: Omit<BatchMeta, 'batchId'> & { batchId?: str
   return { ...input, batchId: input.batchId ?? randomUUID() }
 }
 
-export function batchAttributes(meta: BatchMeta, indexes?: readonly number[]): Record<string, string> {
-  const attributes: Record<string, string> = {
+export function batchAttributes(meta: BatchMeta, indexes?: readonly number[]): BatchMessageAttributes {
+  const attributes: BatchMessageAttributes = {
     v: BATCH_MESSAGE_VERSION,
     shape: meta.shape,
     account_id: meta.accountId,
@@ -65,20 +66,14 @@ export function batchAttributes(meta: BatchMeta, indexes?: readonly number[]): R
   return attributes
 }
 
-function required(attributes: Record<string, string>, name: string): string {
-  const v = attributes[name]
-  if (typeof v !== 'string' || v === '') throw new InvalidBatchMessage(`attribute ${name} missing`)
-  return v
-}
-
 /** Parses and validates a batch message; throws InvalidBatchMessage when it can never be processed. */
 export function decodeBatchMessage(message: Pick<QueueMessage, 'data' | 'attributes'>): DecodedBatch {
-  const a = message.attributes ?? {}
-  if (a.v !== BATCH_MESSAGE_VERSION) throw new InvalidBatchMessage(`unsupported message version ${JSON.stringify(a.v ?? null)}`)
-  const shape = required(a, 'shape') as BatchShape
-  if (!SHAPES.includes(shape)) throw new InvalidBatchMessage(`unknown shape ${JSON.stringify(shape)}`)
-  const receivedAt = required(a, 'received_at')
-  if (Number.isNaN(Date.parse(receivedAt))) throw new InvalidBatchMessage('received_at is not an instant')
+  const given = message.attributes ?? {}
+  if (given.v !== BATCH_MESSAGE_VERSION) throw new InvalidBatchMessage(`unsupported message version ${JSON.stringify(given.v ?? null)}`)
+  const checked = checkAttributes(given)
+  if (!checked.ok) throw new InvalidBatchMessage(`attributes: ${checked.reason}`)
+  const a = checked.value
+  const shape = a.shape
   let records: InboundRecord[]
   try {
     // the record cap is an answer to a caller; a queued batch of any size is processed
@@ -96,11 +91,11 @@ export function decodeBatchMessage(message: Pick<QueueMessage, 'data' | 'attribu
   }
   return {
     shape,
-    accountId: required(a, 'account_id'),
-    connectionId: required(a, 'connection_id'),
-    source: required(a, 'source'),
-    receivedAt,
-    batchId: required(a, 'batch_id'),
+    accountId: a.account_id,
+    connectionId: a.connection_id,
+    source: a.source,
+    receivedAt: a.received_at,
+    batchId: a.batch_id,
     ...(a.location_id ? { locationId: a.location_id } : {}),
     records,
     indexes,

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors/app-error.ts'
 import { MAX_CONTACTS_PER_PUSH } from '../../contract/push.ts'
 import type { InboundRecord } from './mapping.ts'
+import type { BatchShape } from '../../contract/messages.ts'
 
 /**
  * Shape checks of the push bodies (contract 4.3–4.6), done by hand rather than by schema
@@ -14,7 +15,7 @@ import type { InboundRecord } from './mapping.ts'
  * Values nested deeper than MAX_VALUE_DEPTH are refused (400 `invalid payload`): they parse, but
  * storing them as JSON text would overflow the stack later, in the worker.
  */
-export type BatchShape = 'contacts' | 'events' | 'partnercrm'
+export type { BatchShape }
 
 /** nesting allowed inside one record value (a record's own level not counted) */
 export const MAX_VALUE_DEPTH = 32

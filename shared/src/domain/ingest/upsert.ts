@@ -3,7 +3,7 @@ import type { PlatformDeps } from '../../platform/deps.ts'
 import type { ContactRecord, ContactUpsertInput, WriterClass } from '../records.ts'
 import type { MergeFn, UpsertOutcome } from '../../ports/contact-store/interface.ts'
 import { mergeContact } from '../contacts/merge.ts'
-import { toChangeRow } from '../contacts/change-row.ts'
+import { changeRowAttributes, toChangeRow } from '../contacts/change-row.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
 import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
 import type { DecodedBatch } from './batch-message.ts'
@@ -151,8 +151,10 @@ export async function publishChangeRows(deps: Pick<PlatformDeps, 'queue'>, recor
   // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
   // transaction; Pub/Sub batches each slice
   for (let i = 0; i < records.length; i += CHANGE_ROWS_PER_SLICE) {
-    await Promise.all(records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) =>
-      deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(toChangeRow(r, at))), { v: '1', account_id: r.account_id, contact_id: r.id })))
+    await Promise.all(records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) => {
+      const row = toChangeRow(r, at)
+      return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
+    }))
     if (i + CHANGE_ROWS_PER_SLICE < records.length) await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }
