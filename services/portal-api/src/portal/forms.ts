@@ -27,6 +27,15 @@ export function registerFormParser(scope: App): void {
   })
 }
 
+const isFormFields = (body: unknown): body is FormFields =>
+  typeof body === 'object' && body !== null && !Array.isArray(body)
+  && Object.values(body).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((s) => typeof s === 'string')))
+
+/** The form a request carries (what registerFormParser makes), or undefined for no body or any other. */
+export function formOf(body: unknown): FormFields | undefined {
+  return isFormFields(body) ? body : undefined
+}
+
 /** Every value of a field, as a list (a field sent once or not at all included). */
 export function listOf(fields: FormFields | undefined, name: string): string[] {
   const v = fields?.[name]

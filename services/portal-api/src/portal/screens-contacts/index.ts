@@ -8,7 +8,7 @@ import { mintContactLink, type LinkType } from '@lsv/shared/domain/links/mint.ts
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
-import { valueOf, type FormFields } from '../forms.ts'
+import { formOf, valueOf } from '../forms.ts'
 import { contactListBody, contactPageBody, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
 
 /** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
@@ -66,7 +66,7 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
     const session = sessionOf(request)
     const { account } = session
     const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
-    const fields = request.body as FormFields | undefined
+    const fields = formOf(request.body)
     const destinationUrl = valueOf(fields, 'destination_url').trim()
     const type: LinkType = valueOf(fields, 'type') === 'signed' ? 'signed' : 'opaque'
     let result: MintResult

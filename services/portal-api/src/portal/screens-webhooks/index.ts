@@ -12,7 +12,7 @@ import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { flashText } from '../flash.ts'
 import { actorOf, sessionOf } from '../session.ts'
-import { valueOf, type FormFields } from '../forms.ts'
+import { formOf, valueOf, type FormFields } from '../forms.ts'
 import { DELIVERY_STATUSES, detailBody, listBody, WEBHOOKS_PATH, webhookPath, type FormState, type ShownSecret } from './views.ts'
 
 const PAGE = 20
@@ -82,7 +82,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
 
   scope.post(WEBHOOKS_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const { state, body } = integrationForm(request.body as FormFields | undefined)
+    const { state, body } = integrationForm(formOf(request.body))
     let created
     try {
       if (state.url.length === 0 || state.url.length > 2048) throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
@@ -105,7 +105,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   scope.post(`${WEBHOOKS_PATH}/:integrationId`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
-    const fields = request.body as FormFields | undefined
+    const fields = formOf(request.body)
     const { state, body } = integrationForm(fields)
     const update: UpdateIntegrationBody = { ...body, active: valueOf(fields, 'active') === 'on' }
     try {
@@ -139,7 +139,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   scope.post(`${WEBHOOKS_PATH}/:integrationId/secret/rotate`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
-    const raw = valueOf(request.body as FormFields | undefined, 'grace_seconds')
+    const raw = valueOf(formOf(request.body), 'grace_seconds')
     const grace = raw === '' ? DEFAULT_SECRET_GRACE_SECONDS : Number(raw)
     if (!GRACE_CHOICES.has(grace)) throw new AppError('invalid_payload')
     const rotated = await rotateSigningSecret(deps, account.id, integrationId, grace)
