@@ -42,7 +42,7 @@ export interface PortalAccessStore {
   createLink(link: PortalLinkRecord): Promise<void>
   getLink(tokenHash: string): Promise<PortalLinkRecord | null>
   /**
-   * Follows a link, atomically: when the link exists, has never been used and `session.at` is
+   * Follows a link, atomically: when the link exists, was not used before and `session.at` is
    * before its `expires_at`, marks it used at `session.at` and stores a session of the link's
    * account (created and last used at `session.at`, ending at `session.expires_at`), and returns
    * that session. Otherwise writes
