@@ -1,9 +1,8 @@
-import type {} from '@fastify/swagger'
-import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { NoContent } from '@lsv/shared/contract/common.ts'
 import { AccountParams } from '@lsv/shared/contract/admin.ts'
 import { PortalLink, PortalLinkBody } from '@lsv/shared/contract/portal-access.ts'
 import { mintPortalLink } from '@lsv/shared/domain/portal/links.ts'
@@ -42,12 +41,11 @@ export function registerPortalAccessAdminRoutes(app: App, deps: PlatformDeps): v
       description: 'Every session of the account ends at once; sign-in links minted before and not yet followed stop working too.',
       security: SECURITY.operator,
       params: AccountParams,
-      response: { 204: Type.Null({ description: 'every session ended' }), ...errorResponsesWithIssues(400, 401, 404) },
+      response: { 204: NoContent('every session ended'), ...errorResponsesWithIssues(400, 401, 404) },
     },
   }, async (request, reply) => {
     await requireAccount(deps, request.params.accountId)
     await endAccountPortalSessions(deps, request.params.accountId)
-    // (fastify sends no body with a 204, whatever is passed)
-    return reply.code(204).send(null)
+    return reply.code(204).send()
   })
 }
