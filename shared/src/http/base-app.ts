@@ -107,8 +107,8 @@ export function buildBaseApp(options: BaseAppOptions): App {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(createValidatorCompiler())
-  registerJsonBodyParser(app as unknown as FastifyInstance)
-  registerErrorHandling(app as unknown as FastifyInstance)
+  registerJsonBodyParser(app)
+  registerErrorHandling(app)
 
   // the rest of the request runs in the scope of its trace, so what domain code logs through
   // another logger (deps.logger) carries the trace too (logging/trace-scope.ts)
@@ -142,5 +142,5 @@ export function buildBaseApp(options: BaseAppOptions): App {
     const { ready, reasons } = readiness.report()
     return reply.code(ready ? 200 : 503).type('application/json').send(JSON.stringify(ready ? { ok: true } : { ok: false, reasons }))
   })
-  return app as unknown as App
+  return app
 }
