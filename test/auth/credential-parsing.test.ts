@@ -215,3 +215,70 @@ describe('partner CRM behind the stored state', () => {
     expect(await codeOf(authenticatePartnerCrm(deps, t.account, 'not-stored', { 'x-webhook-token': t.locationToken }, {}, identified))).toBe('not_found')
   })
 })
+
+/** deps whose tenant store counts (or rewrites) the given reads */
+function spying<K extends 'getConnection' | 'getAccount' | 'getLocation' | 'findLocationByTokenHash'>(method: K, replace?: (...args: never[]) => unknown) {
+  const calls: unknown[][] = []
+  const tenants = Object.create(deps.tenants) as typeof deps.tenants
+  const original = (deps.tenants[method] as (...a: unknown[]) => unknown).bind(deps.tenants)
+  ;(tenants as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+    calls.push(args)
+    return replace ? (replace as (...a: unknown[]) => unknown)(...args) : original(...args)
+  }
+  return { d: { ...deps, tenants } as typeof deps, calls }
+}
+
+describe('reads the credential checks save, and stores that answer more than they should', () => {
+  it('a source id that cannot exist (empty, over 128 characters) is never looked up', async () => {
+    const { d, calls } = spying('getConnection')
+    for (const id of ['', 'x'.repeat(129)]) expect(await codeOf(authenticateSource(d, id, { 'x-webhook-token': t.sourceToken }, {}))).toBe('unauthorized')
+    expect(calls).toEqual([])
+    expect(await codeOf(authenticateSource(d, 'x'.repeat(128), { 'x-webhook-token': t.sourceToken }, {}))).toBe('unauthorized')
+    expect(calls).toEqual([['x'.repeat(128)]])
+  })
+
+  it('the account the caller already holds is not read again', async () => {
+    const { d, calls } = spying('getAccount')
+    expect(await codeOf(authenticateSource(d, t.webhook.id, { 'x-webhook-token': t.sourceToken }, {}, t.account))).toBe('ok')
+    expect(calls).toEqual([])
+    expect(await codeOf(authenticateSource(d, t.webhook.id, { 'x-webhook-token': t.sourceToken }, {}))).toBe('ok')
+    expect(calls).toEqual([[t.account.id]])
+  })
+
+  it('a blank or over-long partner CRM token is never looked up; one of 256 characters is', async () => {
+    const { d, calls } = spying('findLocationByTokenHash')
+    expect(await identifyPartnerCrmToken(d, t.account, '')).toBeNull()
+    expect(await identifyPartnerCrmToken(d, t.account, 'x'.repeat(257))).toBeNull()
+    expect(calls).toEqual([])
+    await identifyPartnerCrmToken(d, t.account, 'x'.repeat(256))
+    expect(calls).toHaveLength(1)
+  })
+
+  it('a missing or over-long location id is never looked up; one of 256 characters is', async () => {
+    const { d, calls } = spying('getLocation')
+    expect(await codeOf(authenticatePartnerCrm(d, t.account, null, { 'x-webhook-token': t.locationToken }, {}))).toBe('not_found')
+    expect(await codeOf(authenticatePartnerCrm(d, t.account, 'x'.repeat(257), { 'x-webhook-token': t.locationToken }, {}))).toBe('not_found')
+    expect(calls).toEqual([])
+    expect(await codeOf(authenticatePartnerCrm(d, t.account, 'x'.repeat(256), { 'x-webhook-token': t.locationToken }, {}))).toBe('not_found')
+    expect(calls).toEqual([[t.account.id, 'x'.repeat(256)]])
+  })
+
+  it('a store answering with another account\'s location is not believed', async () => {
+    // another account's location, pointing at this account's connection: only its account_id tells
+    const foreign = { ...(await deps.tenants.getLocation(other.account.id, other.locationId))!, connection_id: t.partner.id }
+    const byHash = spying('findLocationByTokenHash', () => Promise.resolve(foreign))
+    expect(await identifyPartnerCrmToken(byHash.d, t.account, other.locationToken)).toBeNull()
+    const byId = spying('getLocation', () => Promise.resolve(foreign))
+    expect(await codeOf(authenticatePartnerCrm(byId.d, t.account, other.locationId, { 'x-webhook-token': other.locationToken }, {}))).toBe('not_found')
+  })
+
+  it('a call without a token is accepted before the cutover and flagged in the logs', async () => {
+    const warnings: Array<[unknown, string]> = []
+    const logger = { ...deps.logger, warn: (obj: unknown, msg: string) => { warnings.push([obj, msg]) } }
+    expect(await authenticatePartnerCrm({ ...deps, logger } as never, t.account, t.locationId, {}, {})).toMatchObject({ tokenless: true })
+    expect(warnings).toEqual([[
+      { accountId: t.account.id, locationId: t.locationId, connectionId: t.partner.id, flag: 'partnercrm_tokenless' },
+      'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)',
+    ]])
+  })
+})
