@@ -13,6 +13,7 @@
  * .tmp/mutation/<module>/report.html and report.json. Not part of `npm test` or CI (slow on 2 cores).
  */
 import { spawn } from 'node:child_process'
+import { rmdirSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { MUTATION_MODULES as MODULES } from './mutation-modules.ts'
 
@@ -67,4 +68,10 @@ function run(name: string): Promise<number> {
 
 let exitCode = 0
 for (const name of selected) exitCode = (await run(name)) || exitCode
+// each run removes its own .stryker-tmp/<module>; the parent goes too once nothing else is in it
+try {
+  rmdirSync('.stryker-tmp')
+} catch {
+  // absent, or another run's sandbox is still there
+}
 process.exit(exitCode)
