@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
 
 const major = Number(process.versions.node.split('.')[0])
@@ -37,6 +37,11 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
     const child = spawn(cmd, args, { stdio: 'inherit', env })
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))
   })
+}
+
+/** the first line of a failure message, bounded (the full text is in vitest's own output above) */
+function firstLine(text: string | undefined): string {
+  return (text ?? '').split('\n')[0]!.slice(0, 300)
 }
 
 const emulators: RunningEmulator[] = []
@@ -79,6 +84,7 @@ try {
   const totals = { passed: 0, failed: 0, skipped: 0 }
   // test files each config selected (a filter may match files of one config only; it must match some)
   let filesSelected = 0
+  const failures: string[] = []
   for (const config of configs) {
     const report = join(tmp, `vitest-report-${config.replace(/\W+/g, '-')}.json`)
     rmSync(report, { force: true })
@@ -90,12 +96,19 @@ try {
     exitCode = exitCode || code
     try {
       const r = JSON.parse(readFileSync(report, 'utf8')) as {
-        numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number; testResults?: unknown[]
+        numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number
+        testResults?: Array<{ name: string; status: string; message?: string; assertionResults?: Array<{ fullName: string; status: string; failureMessages?: string[] }> }>
       }
       // unfiltered, every config must select tests; filtered, one config selecting none is fine
       // (the filter names the other config's files), all of them selecting none is not (below)
       if (r.numTotalTests === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
       filesSelected += r.testResults?.length ?? 0
+      for (const file of r.testResults ?? []) {
+        const failedTests = (file.assertionResults ?? []).filter((a) => a.status === 'failed')
+        for (const a of failedTests) failures.push(`${relative(process.cwd(), file.name)} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`)
+        // a file that failed outside any test (an import error, a hook) has no failed assertion
+        if (file.status === 'failed' && failedTests.length === 0) failures.push(`${relative(process.cwd(), file.name)}: ${firstLine(file.message)}`)
+      }
       totals.passed += r.numPassedTests
       totals.failed += r.numFailedTests
       totals.skipped += r.numPendingTests + r.numTodoTests
@@ -112,6 +125,8 @@ try {
     totals.failed += 1
     exitCode = exitCode || 1
   }
+  // the names of what failed, last, where a CI excerpt (the output's tail) still shows them
+  if (failures.length > 0) console.log(`failed:\n${failures.map((f) => `  ${f}`).join('\n')}`)
   console.log(`tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`)
 } catch (err) {
   console.error(err)
