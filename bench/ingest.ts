@@ -31,11 +31,11 @@ import pino from 'pino'
 import { createRequire } from 'node:module'
 import { loadConfig } from '../shared/src/config/config.ts'
 import { createPlatformDeps, type PlatformDeps } from '../shared/src/platform/deps.ts'
-import type { Clock } from '../shared/src/clock.ts'
-import type { Queue } from '../shared/src/ports/queue/interface.ts'
-import type { ContactRecord } from '../shared/src/domain/records.ts'
+import type { Clock } from '../shared/src/model/clock.ts'
+import type { Queue } from '../shared/src/ports/queue.ts'
+import type { ContactRecord } from '../shared/src/model/records.ts'
 import { generateApiKey, hashSecret } from '../shared/src/domain/auth/hashing.ts'
-import { contactIdFor } from '../shared/src/domain/ids.ts'
+import { contactIdFor } from '../shared/src/model/ids.ts'
 import { mergeContact } from '../shared/src/domain/contacts/merge.ts'
 import { batchAttributes } from '../shared/src/domain/ingest/batch-message.ts'
 import { buildUpsertInputs } from '../shared/src/domain/ingest/upsert.ts'
@@ -241,7 +241,7 @@ async function worker(): Promise<void> {
     return
   }
   const { Firestore } = await import('@google-cloud/firestore')
-  const { createFirestoreContactStore } = await import('../shared/src/ports/contact-store/firestore.ts')
+  const { createFirestoreContactStore } = await import('../shared/src/adapters/google/firestore-contact-store.ts')
   const firestore = new Firestore({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test' })
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
   const base = await makeDeps(dir, { queue: nullQueue() })

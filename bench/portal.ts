@@ -14,7 +14,7 @@
 import { cpus, loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { mergeContact } from '../shared/src/domain/contacts/merge.ts'
-import type { ContactUpsertInput } from '../shared/src/domain/records.ts'
+import type { ContactUpsertInput } from '../shared/src/model/records.ts'
 import { createIngestFixture } from '../test/ingest/support/harness.ts'
 import { drainDueTasks, startReceiver } from '../test/outbound/harness.ts'
 import { signIn } from '../test/portal/support.ts'

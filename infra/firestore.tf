@@ -7,7 +7,7 @@ resource "google_firestore_database" "main" {
   depends_on              = [google_project_service.enabled]
 }
 
-# Composite indexes: one per composite query the code runs (shared/src/ports/firestore-indexes.ts;
+# Composite indexes: one per composite query the code runs (shared/src/adapters/google/firestore-indexes.ts;
 # test/infra asserts they match).
 resource "google_firestore_index" "deliveries_by_integration" {
   database    = google_firestore_database.main.name

@@ -62,7 +62,7 @@ resource "google_service_account_iam_member" "pubsub_token_creator" {
 # Delivery queues are created at run time, one per endpoint (cloud-tasks.tf), so no queue exists
 # for a queue-level grant, and Cloud Tasks does not evaluate resource names in IAM conditions.
 # The project-level grant is therefore a custom role with exactly the three calls the adapter
-# makes (shared/src/ports/task-scheduler/cloud-tasks.ts): createQueue, updateQueue, createTask.
+# makes (shared/src/adapters/google/cloud-tasks-scheduler.ts): createQueue, updateQueue, createTask.
 # queueAdmin would also allow deleting, purging and pausing every queue.
 resource "google_project_iam_custom_role" "delivery_queues" {
   role_id     = "lsvDeliveryQueues"

@@ -49,8 +49,8 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   // outbound webhooks: SSRF policy (static check, address ranges, connect-time filter) and signing
   ssrf: {
     mutate: [
-      'shared/src/domain/webhooks/ssrf.ts', 'shared/src/domain/webhooks/safe-agent.ts',
-      'shared/src/domain/webhooks/ip-ranges.ts', 'shared/src/domain/webhooks/signing.ts',
+      'shared/src/domain/webhooks/ssrf.ts', 'shared/src/adapters/outbound-http/safe-agent.ts',
+      'shared/src/lib/ip-ranges.ts', 'shared/src/domain/webhooks/signing.ts',
     ],
     tests: [
       'test/outbound/ssrf.test.ts', 'test/outbound/ssrf-dns.test.ts', 'test/outbound/ssrf-exact.test.ts',
@@ -59,7 +59,7 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   },
   // fixed windows, the exhaustion memo and the push quota (contract section 8)
   'rate-limit': {
-    mutate: ['shared/src/ports/rate-limiter/windows.ts', 'shared/src/domain/ingest/rate-limit.ts'],
+    mutate: ['shared/src/adapters/rate-limit-windows.ts', 'shared/src/domain/ingest/rate-limit.ts'],
     tests: ['test/conformance/rate-limiter.test.ts', 'test/conformance/rate-limit-windows.test.ts', 'test/ingest/rate-limit.test.ts'],
   },
   // push bodies: the 8 MiB cap (the apps' bodyLimit), safe JSON parsing, record count and depth

@@ -21,7 +21,7 @@ import pino from 'pino'
 import { ConfigError, loadConfig } from '@lsv/shared/config/config.ts'
 import { createPlatformDeps, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 
 export const EXPORT_HELP = `Usage: export (--account <id|public_id> | --all) [--out <file>] [--page-size <n>]
 

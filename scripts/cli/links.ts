@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '@lsv/shared/config/config.ts'
-import { systemClock } from '@lsv/shared/clock.ts'
+import { systemClock } from '@lsv/shared/model/clock.ts'
 import { createSecretsAdapter } from '@lsv/shared/platform/deps.ts'
 import { LINK_SIGNING_KEYS_SECRET, parseKeySet, rotateLinkSigningKey } from '@lsv/shared/domain/links/signing-keys.ts'
 import type { Io } from './main.ts'

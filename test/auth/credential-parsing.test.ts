@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
-import { authenticateApiKey, authenticateOperator, presentedApiKey } from '@lsv/shared/domain/auth/api-keys.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
+import { authenticateApiKey, authenticateOperator, presentedApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { hashSecret, matchesHashedSecret, safeEqual } from '@lsv/shared/domain/auth/hashing.ts'
-import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/source-tokens.ts'
+import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
 import {
   authenticatePartnerCrm, authenticateSource, identifyPartnerCrmToken, refuseTokenlessEarly, tokenRequired,
 } from '@lsv/shared/domain/ingest/auth.ts'

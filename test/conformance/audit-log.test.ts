@@ -1,6 +1,6 @@
 import { describe } from 'vitest'
-import { createEmbeddedAuditLogStore } from '@lsv/shared/ports/audit-log/embedded.ts'
-import { createFirestoreAuditLogStore } from '@lsv/shared/ports/audit-log/firestore.ts'
+import { createEmbeddedAuditLogStore } from '@lsv/shared/adapters/embedded/audit-log.ts'
+import { createFirestoreAuditLogStore } from '@lsv/shared/adapters/google/firestore-audit-log.ts'
 import { auditLogConformance } from './suites/audit-log.ts'
 import { twoEmbeddedInstances, twoFirestoreInstances } from './suites/two-instances.ts'
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedContactStore, LOOKUP_SQL } from '@lsv/shared/ports/contact-store/embedded.ts'
-import type { ContactStore } from '@lsv/shared/ports/contact-store/interface.ts'
+import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedContactStore, LOOKUP_SQL } from '@lsv/shared/adapters/embedded/contact-store.ts'
+import type { ContactStore } from '@lsv/shared/ports/contact-store.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 
 /**

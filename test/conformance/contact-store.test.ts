@@ -1,8 +1,8 @@
 import { describe } from 'vitest'
 import { Firestore } from '@google-cloud/firestore'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedContactStore } from '@lsv/shared/ports/contact-store/embedded.ts'
-import { createFirestoreContactStore } from '@lsv/shared/ports/contact-store/firestore.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedContactStore } from '@lsv/shared/adapters/embedded/contact-store.ts'
+import { createFirestoreContactStore } from '@lsv/shared/adapters/google/firestore-contact-store.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { contactStoreConformance } from './suites/contact-store.ts'
 

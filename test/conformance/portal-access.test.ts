@@ -1,6 +1,6 @@
 import { describe } from 'vitest'
-import { createEmbeddedPortalAccessStore } from '@lsv/shared/ports/portal-access/embedded.ts'
-import { createFirestorePortalAccessStore } from '@lsv/shared/ports/portal-access/firestore.ts'
+import { createEmbeddedPortalAccessStore } from '@lsv/shared/adapters/embedded/portal-access.ts'
+import { createFirestorePortalAccessStore } from '@lsv/shared/adapters/google/firestore-portal-access.ts'
 import { portalAccessConformance } from './suites/portal-access.ts'
 import { twoEmbeddedInstances, twoFirestoreInstances } from './suites/two-instances.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '@lsv/shared/ports/rate-limiter/windows.ts'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter/interface.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '@lsv/shared/adapters/rate-limit-windows.ts'
+import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
 import { consumePushQuota, PUSH_WINDOWS, pushQuotaKey } from '@lsv/shared/domain/ingest/rate-limit.ts'
 
 /**

@@ -1,8 +1,8 @@
 import { describe } from 'vitest'
 import { Firestore, Timestamp } from '@google-cloud/firestore'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedRateLimiter } from '@lsv/shared/ports/rate-limiter/embedded.ts'
-import { createFirestoreRateLimiter } from '@lsv/shared/ports/rate-limiter/firestore.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedRateLimiter } from '@lsv/shared/adapters/embedded/rate-limiter.ts'
+import { createFirestoreRateLimiter } from '@lsv/shared/adapters/google/firestore-rate-limiter.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { rateLimiterConformance } from './suites/rate-limiter.ts'
 

@@ -1,9 +1,9 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
-import { createEmbeddedSecrets } from '@lsv/shared/ports/secrets/embedded.ts'
-import { createSecretManagerSecrets, type SecretManagerApi } from '@lsv/shared/ports/secrets/secret-manager.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
+import { createEmbeddedSecrets } from '@lsv/shared/adapters/embedded/secrets.ts'
+import { createSecretManagerSecrets, type SecretManagerApi } from '@lsv/shared/adapters/google/secret-manager-secrets.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { secretsConformance } from './suites/secrets.ts'
 

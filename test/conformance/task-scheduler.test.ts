@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import pino from 'pino'
-import { ManualClock } from '@lsv/shared/clock.ts'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedTaskScheduler } from '@lsv/shared/ports/task-scheduler/embedded.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedTaskScheduler } from '@lsv/shared/adapters/embedded/task-scheduler.ts'
 import {
   cloudTasksQueueId, cloudTasksTaskId, createCloudTasksScheduler,
   type CloudTasksApi, type CreateQueueRequest, type CreateTaskRequest, type UpdateQueueRequest,
-} from '@lsv/shared/ports/task-scheduler/cloud-tasks.ts'
+} from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { taskSchedulerConformance } from './suites/task-scheduler.ts'
 

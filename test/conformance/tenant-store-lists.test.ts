@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Firestore } from '@google-cloud/firestore'
 import { createHash, randomBytes } from 'node:crypto'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedTenantStore } from '@lsv/shared/ports/tenant-store/embedded.ts'
-import { createFirestoreTenantStore } from '@lsv/shared/ports/tenant-store/firestore.ts'
-import type { TenantStore } from '@lsv/shared/ports/tenant-store/interface.ts'
-import type { ApiKeyRecord, LocationRecord } from '@lsv/shared/domain/records.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedTenantStore } from '@lsv/shared/adapters/embedded/tenant-store.ts'
+import { createFirestoreTenantStore } from '@lsv/shared/adapters/google/firestore-tenant-store.ts'
+import type { TenantStore } from '@lsv/shared/ports/tenant-store.ts'
+import type { ApiKeyRecord, LocationRecord } from '@lsv/shared/model/records.ts'
 import { randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 
 /**

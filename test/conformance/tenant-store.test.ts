@@ -1,8 +1,8 @@
 import { describe } from 'vitest'
 import { Firestore } from '@google-cloud/firestore'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedTenantStore } from '@lsv/shared/ports/tenant-store/embedded.ts'
-import { createFirestoreTenantStore } from '@lsv/shared/ports/tenant-store/firestore.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedTenantStore } from '@lsv/shared/adapters/embedded/tenant-store.ts'
+import { createFirestoreTenantStore } from '@lsv/shared/adapters/google/firestore-tenant-store.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { tenantStoreConformance } from './suites/tenant-store.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
-import type { ContactRecord, ContactUpsertInput, WriterClass } from '@lsv/shared/domain/records.ts'
+import type { ContactRecord, ContactUpsertInput, WriterClass } from '@lsv/shared/model/records.ts'
 
 /**
  * mergeContact field by field: each member group, handle list, custom field and the row-level

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
-import type { ContactRecord, ContactUpsertInput, WriterClass } from '@lsv/shared/domain/records.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
+import type { ContactRecord, ContactUpsertInput, WriterClass } from '@lsv/shared/model/records.ts'
 
 const ACCOUNT = '7c0b5a2e-7d43-4d0e-9f43-000000000001'
 

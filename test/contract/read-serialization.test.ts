@@ -6,7 +6,7 @@ import { Contact } from '@lsv/shared/contract/contact.ts'
 import { ContactList } from '@lsv/shared/contract/contact-list.ts'
 import { CONTRACT_VERSION } from '@lsv/shared/contract/version.ts'
 import { assembleContact } from '@lsv/shared/domain/contacts/assemble.ts'
-import type { ContactRecord } from '@lsv/shared/domain/records.ts'
+import type { ContactRecord } from '@lsv/shared/model/records.ts'
 import { definitionArb, recordArb, tiersArb } from '../outbound/records.ts'
 
 /**

@@ -1,7 +1,7 @@
 import pino from 'pino'
 import { loadConfig } from '@lsv/shared/config/config.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { systemClock } from '@lsv/shared/clock.ts'
+import { systemClock } from '@lsv/shared/model/clock.ts'
 
 /** An adapter whose every method throws, and which records that it was touched. */
 function throwingAdapter(name: string, touched: string[]): never {

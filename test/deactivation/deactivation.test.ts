@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { body, createHarness, type Harness, type Injectable } from '../ingest/support/harness.ts'
 import { createIngestTenant, record, type IngestTenant } from '../ingest/support/tenant.ts'
 import { seedContact } from '../links/fixtures.ts'
@@ -15,7 +15,7 @@ import { emulators } from '../helpers/embedded.ts'
  * only come from the deactivation.
  *
  * Mutations these tests catch (the first survived main, auth-oracle, key-rotation and fuzz before):
- * - authenticateApiKey (shared/src/domain/auth/api-keys.ts) without `!connection.active`:
+ * - authenticateApiKey (shared/src/domain/auth/authenticate-api-key.ts) without `!connection.active`:
  *   a key of an inactive connection is accepted;
  * - authenticateSource (shared/src/domain/ingest/auth.ts) without `found.active`;
  * - authenticatePartnerCrm without `!connection.active`;

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { nextSlice } from '@lsv/shared/platform/slices.ts'
+import { nextSlice } from '@lsv/shared/lib/slices.ts'
 
 const busy = (ms: number) => {
   const end = performance.now() + ms

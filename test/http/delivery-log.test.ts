@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Writable } from 'node:stream'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createLogger } from '@lsv/shared/logging/logger.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { RETRY_ANCHORS_MS } from '@lsv/shared/domain/webhooks/schedule.ts'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { READ_WINDOWS } from '@lsv/shared/domain/contacts/read-quota.ts'
 import { createIngestFixture, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
 import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { CONTACT_CHANGES_SCHEMA_FILE } from '@lsv/shared/contract/generated-files.ts'
 import { CHANGE_ROW_BIGQUERY_SCHEMA, toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
-import type { ContactRecord } from '@lsv/shared/domain/records.ts'
+import type { ContactRecord } from '@lsv/shared/model/records.ts'
 import { INFRA_DIR } from './hcl.ts'
 
 const STALE = 'is stale: run `npm run generate` and commit the result'

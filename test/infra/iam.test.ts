@@ -48,7 +48,7 @@ describe('Cloud Tasks: whoever creates delivery tasks may do so, nobody more', (
   const creators = SERVICE_NAMES.filter((s) => SERVICE_NEEDS[s].createsTasks).sort()
 
   it('the custom role holds exactly the permissions of the calls the Cloud Tasks adapter makes', () => {
-    const adapter = readFileSync(join(ROOT, 'shared/src/ports/task-scheduler/cloud-tasks.ts'), 'utf8')
+    const adapter = readFileSync(join(ROOT, 'shared/src/adapters/google/cloud-tasks-scheduler.ts'), 'utf8')
     const api = adapter.match(/export interface CloudTasksApi \{([^}]*)\}/)![1]!
     const methods = [...api.matchAll(/(\w+)\(request/g)].map((m) => m[1]!).sort()
     const permission: Record<string, string> = { createTask: 'cloudtasks.tasks.create', createQueue: 'cloudtasks.queues.create', updateQueue: 'cloudtasks.queues.update' }

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadTerraform, resource, allText, localExpr, INFRA_DIR, type Terraform } from './hcl.ts'
-import { FIRESTORE_COMPOSITE_INDEXES, FIRESTORE_TTL_FIELDS } from '@lsv/shared/ports/firestore-indexes.ts'
+import { FIRESTORE_COMPOSITE_INDEXES, FIRESTORE_TTL_FIELDS } from '@lsv/shared/adapters/google/firestore-indexes.ts'
 
 const SERVICES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher']
 let tf: Terraform

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createIngestFixture, type Harness, expectError, type IngestFixture } from './support/harness.ts'
 import { createIngestTenant, type IngestTenant } from './support/tenant.ts'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { CustomFieldDefinition, CustomFieldType } from '@lsv/shared/domain/records.ts'
+import type { CustomFieldDefinition, CustomFieldType } from '@lsv/shared/model/records.ts'
 import {
   createRecordMapper, customFieldValue, normalizeKey, partnerCrmContactId, partnerCrmLocationId, partnerCrmMappings, partnerCrmRecord,
 } from '@lsv/shared/domain/ingest/mapping.ts'

@@ -1,8 +1,8 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import type { ContactRecord, ContactUpsertInput } from '@lsv/shared/domain/records.ts'
-import type { MergeFn } from '@lsv/shared/ports/contact-store/interface.ts'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import type { ContactRecord, ContactUpsertInput } from '@lsv/shared/model/records.ts'
+import type { MergeFn } from '@lsv/shared/ports/contact-store.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
 
 export const OPERATOR = { authorization: 'Bearer test-operator-token' }

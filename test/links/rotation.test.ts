@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import { resolveLinkToken } from '@lsv/shared/domain/links/resolve.ts'
 import {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
+import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { ADMIN, call, OPERATOR_TOKEN } from './harness.ts'
 

@@ -4,7 +4,7 @@ import { CONTACT_CHANGES_SCHEMA_FILE } from '@lsv/shared/contract/generated-file
 import { ChangeRow } from '@lsv/shared/contract/messages.ts'
 import { messageCheck } from '@lsv/shared/contract/message-check.ts'
 import { toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
-import type { ContactRecord } from '@lsv/shared/domain/records.ts'
+import type { ContactRecord } from '@lsv/shared/model/records.ts'
 
 /**
  * The ChangeRow schema (contract/messages.ts) against the table it feeds: the committed

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { assembleContact, type ContactCaller } from '@lsv/shared/domain/contacts/assemble.ts'
 import type { Contact } from '@lsv/shared/contract/contact.ts'
 import { keySetOf } from '@lsv/shared/domain/contacts/key-set.ts'
-import type { ContactRecord, CustomFieldDefinition } from '@lsv/shared/domain/records.ts'
+import type { ContactRecord, CustomFieldDefinition } from '@lsv/shared/model/records.ts'
 import { baseRecord, definitionArb, recordArb, tiersArb } from './records.ts'
 import { contractValidator } from './schema.ts'
 

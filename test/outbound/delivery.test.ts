@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createDelivery, replayDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { GONE_REASON } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { RETRY_ANCHORS_MS } from '@lsv/shared/domain/webhooks/schedule.ts'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Webhook } from 'standardwebhooks'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { publishVisitEvent } from '@lsv/shared/domain/visits/publish.ts'
 import type { Background } from '@lsv/shared/platform/serve.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { classifyAddress, parseIPv6 } from '@lsv/shared/domain/webhooks/ip-ranges.ts'
+import { classifyAddress, parseIPv6 } from '@lsv/shared/lib/ip-ranges.ts'
 
 /**
  * ip-ranges.ts parses with ipaddr.js after the WHATWG URL parser has put an IPv6 address in

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
-import type { ContactRecord, CustomFieldDefinition, Tier } from '@lsv/shared/domain/records.ts'
-import { CUSTOM_FIELD_TYPES } from '@lsv/shared/domain/records.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
+import type { ContactRecord, CustomFieldDefinition, Tier } from '@lsv/shared/model/records.ts'
+import { CUSTOM_FIELD_TYPES } from '@lsv/shared/model/records.ts'
 
 /** A stored contact with every optional value either absent, null, blank or set. */
 export function baseRecord(overrides: Partial<ContactRecord> = {}): ContactRecord {

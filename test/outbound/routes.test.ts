@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'

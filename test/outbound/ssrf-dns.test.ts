@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { LookupAddress } from 'node:dns'
 import { Agent } from 'undici'
-import { createSafeAgent, filteringLookup, safeConnector } from '@lsv/shared/domain/webhooks/safe-agent.ts'
-import { postOnce } from '@lsv/shared/domain/webhooks/send.ts'
+import { createSafeAgent, filteringLookup, safeConnector } from '@lsv/shared/adapters/outbound-http/safe-agent.ts'
+import { postOnce } from '@lsv/shared/adapters/outbound-http/send.ts'
 import { takeGuardRefusals } from '../setup/loopback-only.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bareHost, checkUrlStatically, MAX_DESTINATION_URL_LENGTH } from '@lsv/shared/domain/webhooks/ssrf.ts'
-import { classifyAddress, isAllowedAddress, parseIPv6 } from '@lsv/shared/domain/webhooks/ip-ranges.ts'
-import { filteringLookup } from '@lsv/shared/domain/webhooks/safe-agent.ts'
+import { classifyAddress, isAllowedAddress, parseIPv6 } from '@lsv/shared/lib/ip-ranges.ts'
+import { filteringLookup } from '@lsv/shared/adapters/outbound-http/safe-agent.ts'
 
 /**
  * The SSRF policy's exact answers: the class AND the label of every range (the label is the reason

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { isIP } from 'node:net'
 import type { LookupAddress } from 'node:dns'
 import { checkUrlStatically } from '@lsv/shared/domain/webhooks/ssrf.ts'
-import { classifyAddress } from '@lsv/shared/domain/webhooks/ip-ranges.ts'
-import { filteringLookup } from '@lsv/shared/domain/webhooks/safe-agent.ts'
+import { classifyAddress } from '@lsv/shared/lib/ip-ranges.ts'
+import { filteringLookup } from '@lsv/shared/adapters/outbound-http/safe-agent.ts'
 
 /** DNS answering from a fixed table, so the corpus never touches real DNS. */
 const table: Record<string, string[]> = {
@@ -156,8 +156,8 @@ describe('SSRF: the connecting lookup filters what is actually connected to', ()
 describe('SSRF: the delivery agent checks the address it connects to', () => {
   it('refuses a name resolving to loopback unless loopback is allowed', async () => {
     const { createServer } = await import('node:http')
-    const { createSafeAgent } = await import('@lsv/shared/domain/webhooks/safe-agent.ts')
-    const { postOnce } = await import('@lsv/shared/domain/webhooks/send.ts')
+    const { createSafeAgent } = await import('@lsv/shared/adapters/outbound-http/safe-agent.ts')
+    const { postOnce } = await import('@lsv/shared/adapters/outbound-http/send.ts')
     const server = createServer((_req, res) => res.writeHead(200).end('ok'))
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
     const port = (server.address() as import('node:net').AddressInfo).port

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { handleVisitEvent } from '@lsv/shared/domain/visits/handle.ts'
 import type { VisitEvent } from '@lsv/shared/contract/visit-event.ts'

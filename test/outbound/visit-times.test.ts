@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { VisitEvent } from '@lsv/shared/contract/visit-event.ts'
 import { handleVisitEvent } from '@lsv/shared/domain/visits/handle.ts'

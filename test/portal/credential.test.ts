@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createIngestFixture, body, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
 import { createIngestTenant, record } from '../ingest/support/tenant.ts'
 import { seedContact } from '../links/fixtures.ts'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { PUBLIC_SUFFIX } from '@lsv/shared/domain/tenants/domains.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { generateApiKey, generateSourceToken } from '@lsv/shared/domain/auth/hashing.ts'

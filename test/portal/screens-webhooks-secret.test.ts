@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Webhook } from 'standardwebhooks'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { ADMIN, fails, ok } from '../management/harness.ts'

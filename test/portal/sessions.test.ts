@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { hashPortalSecret } from '@lsv/shared/domain/portal/secrets.ts'
 import { createIngestFixture, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
 import { createIngestTenant } from '../ingest/support/tenant.ts'

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
-import type { ContactUpsertInput, WriterClass } from '@lsv/shared/domain/records.ts'
+import type { ContactUpsertInput, WriterClass } from '@lsv/shared/model/records.ts'
 import { randomUUID } from 'node:crypto'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'

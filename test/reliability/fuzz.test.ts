@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { ERROR_CODES } from '@lsv/shared/errors/codes.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'

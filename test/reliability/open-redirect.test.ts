@@ -5,8 +5,8 @@ import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import { isAuthorizedHost } from '@lsv/shared/domain/links/destination.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
-import { ManualClock } from '@lsv/shared/clock.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { printFigure } from './support/figures.ts'
 
 /**

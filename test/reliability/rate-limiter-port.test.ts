@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { openEmbeddedDb } from '@lsv/shared/embedded/db.ts'
-import { createEmbeddedRateLimiter } from '@lsv/shared/ports/rate-limiter/embedded.ts'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter/interface.ts'
+import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedRateLimiter } from '@lsv/shared/adapters/embedded/rate-limiter.ts'
+import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
 import { randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 import { printFigure } from './support/figures.ts'
 
@@ -45,7 +45,7 @@ describe('reliability 9: the rate limiter port across two instances', () => {
 
   it.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('Firestore emulator: two clients', async () => {
     const { Firestore } = await import('@google-cloud/firestore')
-    const { createFirestoreRateLimiter } = await import('@lsv/shared/ports/rate-limiter/firestore.ts')
+    const { createFirestoreRateLimiter } = await import('@lsv/shared/adapters/google/firestore-rate-limiter.ts')
     const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
     const f1 = new Firestore({ projectId: project })
     const f2 = new Firestore({ projectId: project })

@@ -1,6 +1,6 @@
 import { buildBaseApp, type App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { serviceReadiness } from '@lsv/shared/platform/readiness.ts'
+import { serviceReadiness } from '@lsv/shared/http/readiness.ts'
 import { registerPushRoutes, type PushRouteOptions } from './routes/push.ts'
 
 /** The edge host: `<public_id>.<edge domain>`. Builds the app; never listens (server.ts does). */

@@ -1,6 +1,6 @@
 import { buildBaseApp, type App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { serviceReadiness } from '@lsv/shared/platform/readiness.ts'
+import { serviceReadiness } from '@lsv/shared/http/readiness.ts'
 import { registerBatchPushRoutes } from './routes/batches-push.ts'
 
 /** Upsert worker: Pub/Sub push endpoint for contact batches (production); health. */

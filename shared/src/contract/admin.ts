@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { IntegerEnum, Nullable, StringEnum } from './common.ts'
-import { ALL_SCOPES, CUSTOM_FIELD_TYPES } from '../domain/records.ts'
+import { ALL_SCOPES, CUSTOM_FIELD_TYPES } from '../model/records.ts'
 
 /**
  * Wire schemas of the management API (management-api.md; docs/management-api.md). Request

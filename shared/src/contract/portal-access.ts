@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { LINK_TTL_DEFAULT_SECONDS, LINK_TTL_MAX_SECONDS, LINK_TTL_MIN_SECONDS } from '../domain/portal/lifetimes.ts'
+import { LINK_TTL_DEFAULT_SECONDS, LINK_TTL_MAX_SECONDS, LINK_TTL_MIN_SECONDS } from '../model/portal-lifetimes.ts'
 
 /**
  * Wire shapes of portal access (management-api.md, "Portal access"; docs/portal.md): the two

@@ -16,7 +16,7 @@ import { handleClientError } from './client-errors.ts'
 import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
 import { CloudRequestLogController } from './request-log.ts'
-import { createReadiness, type Readiness } from '../platform/readiness.ts'
+import { createReadiness, type Readiness } from './readiness.ts'
 
 export interface BaseAppOptions {
   logger: FastifyBaseLogger
@@ -34,7 +34,7 @@ export interface BaseAppOptions {
   /** how long an early answer keeps draining the unread body (lingering-close.ts) */
   linger?: LingerLimits
   /**
-   * what /readyz reports (platform/readiness.ts: the service's dependency checks); without one,
+   * what /readyz reports (http/readiness.ts: the service's dependency checks); without one,
    * ready from when the app listens until it starts closing
    */
   readiness?: Readiness

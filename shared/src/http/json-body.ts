@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer'
 import sjson from 'secure-json-parse'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors/app-error.ts'
-import { nextSlice } from '../platform/slices.ts'
+import { nextSlice } from '../lib/slices.ts'
 
 /** bodies from this size on are parsed in a slice of their own */
 const LARGE_BODY_BYTES = 256 * 1024
@@ -47,7 +47,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   }
   const parser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
     // a large body is tens of milliseconds of parsing: at most one such slice per turn of the
-    // event loop (platform/slices.ts), so bodies completing together do not hold /healthz
+    // event loop (lib/slices.ts), so bodies completing together do not hold /healthz
     if (body.length >= LARGE_BODY_BYTES) void nextSlice().then(() => parse(request, body, done))
     else parse(request, body, done)
   }

@@ -1,18 +1,18 @@
 import { mkdirSync } from 'node:fs'
 import type { Logger } from 'pino'
-import type { Clock } from '../clock.ts'
-import { systemClock } from '../clock.ts'
+import type { Clock } from '../model/clock.ts'
+import { systemClock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
-import type { ContactStore } from '../ports/contact-store/interface.ts'
-import type { TenantStore } from '../ports/tenant-store/interface.ts'
-import type { PortalAccessStore } from '../ports/portal-access/interface.ts'
-import type { AuditLogStore } from '../ports/audit-log/interface.ts'
-import type { RateLimiter } from '../ports/rate-limiter/interface.ts'
-import type { Queue } from '../ports/queue/interface.ts'
-import type { TaskScheduler } from '../ports/task-scheduler/interface.ts'
-import type { Secrets } from '../ports/secrets/interface.ts'
+import type { ContactStore } from '../ports/contact-store.ts'
+import type { TenantStore } from '../ports/tenant-store.ts'
+import type { PortalAccessStore } from '../ports/portal-access.ts'
+import type { AuditLogStore } from '../ports/audit-log.ts'
+import type { RateLimiter } from '../ports/rate-limiter.ts'
+import type { Queue } from '../ports/queue.ts'
+import type { TaskScheduler } from '../ports/task-scheduler.ts'
+import type { Secrets } from '../ports/secrets.ts'
 import { needsOf, type Backend } from '../config/services.ts'
-import { standInClientOptions } from './google-stand-in.ts'
+import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
 
 /** Everything a service needs from the outside world, chosen once at start-up. */
@@ -73,10 +73,10 @@ export async function createSecretsAdapter(config: PlatformConfig): Promise<{ se
     const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
     const host = config.emulatorHosts.secretManager
     const client = new SecretManagerServiceClient(host ? await standInClientOptions(host) : {})
-    const secrets = (await import('../ports/secrets/secret-manager.ts')).createSecretManagerSecrets(client, config.gcpProject)
+    const secrets = (await import('../adapters/google/secret-manager-secrets.ts')).createSecretManagerSecrets(client, config.gcpProject)
     return { secrets, closeClient: () => client.close() }
   }
-  return { secrets: (await import('../ports/secrets/embedded.ts')).createEmbeddedSecrets(config.dataDir), closeClient: async () => {} }
+  return { secrets: (await import('../adapters/embedded/secrets.ts')).createEmbeddedSecrets(config.dataDir), closeClient: async () => {} }
 }
 
 /**
@@ -91,11 +91,11 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   /** the service that does not use `backend` (never a process that is every service) */
   const nonUser = (backend: Backend) => (config.service !== null && !needs.backends.includes(backend) ? config.service : null)
   const closers: Array<() => Promise<void>> = []
-  let embeddedDb: import('../embedded/db.ts').EmbeddedDb | null = null
+  let embeddedDb: import('../adapters/embedded/db.ts').EmbeddedDb | null = null
   const embedded = async () => {
     if (!embeddedDb) {
       mkdirSync(config.dataDir, { recursive: true })
-      const { openEmbeddedDb } = await import('../embedded/db.ts')
+      const { openEmbeddedDb } = await import('../adapters/embedded/db.ts')
       embeddedDb = openEmbeddedDb(config.dataDir)
     }
     return embeddedDb
@@ -110,18 +110,18 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
     const { Firestore } = await import('@google-cloud/firestore')
     const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
     closers.push(() => fs.terminate())
-    contacts ??= (await import('../ports/contact-store/firestore.ts')).createFirestoreContactStore(fs)
-    tenants ??= (await import('../ports/tenant-store/firestore.ts')).createFirestoreTenantStore(fs)
-    portalAccess ??= (await import('../ports/portal-access/firestore.ts')).createFirestorePortalAccessStore(fs)
-    auditLog ??= (await import('../ports/audit-log/firestore.ts')).createFirestoreAuditLogStore(fs)
-    rateLimiter ??= (await import('../ports/rate-limiter/firestore.ts')).createFirestoreRateLimiter(fs)
+    contacts ??= (await import('../adapters/google/firestore-contact-store.ts')).createFirestoreContactStore(fs)
+    tenants ??= (await import('../adapters/google/firestore-tenant-store.ts')).createFirestoreTenantStore(fs)
+    portalAccess ??= (await import('../adapters/google/firestore-portal-access.ts')).createFirestorePortalAccessStore(fs)
+    auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
+    rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
   } else {
     const db = await embedded()
-    contacts ??= (await import('../ports/contact-store/embedded.ts')).createEmbeddedContactStore(db)
-    tenants ??= (await import('../ports/tenant-store/embedded.ts')).createEmbeddedTenantStore(db)
-    portalAccess ??= (await import('../ports/portal-access/embedded.ts')).createEmbeddedPortalAccessStore(db)
-    auditLog ??= (await import('../ports/audit-log/embedded.ts')).createEmbeddedAuditLogStore(db)
-    rateLimiter ??= (await import('../ports/rate-limiter/embedded.ts')).createEmbeddedRateLimiter(db)
+    contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
+    tenants ??= (await import('../adapters/embedded/tenant-store.ts')).createEmbeddedTenantStore(db)
+    portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
+    auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
+    rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
   }
 
   let queue = overrides.queue
@@ -131,7 +131,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
     if (config.queueBackend === 'pubsub') {
       const { PubSub } = await import('@google-cloud/pubsub')
       const pubsub = new PubSub({ projectId: config.gcpProject })
-      queue = (await import('../ports/queue/pubsub.ts')).createPubSubQueue(pubsub, {
+      queue = (await import('../adapters/google/pubsub-queue.ts')).createPubSubQueue(pubsub, {
         logger,
         // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions, and
         // so it does in the deployed shape on this machine (LOCAL_WIRING: start:cloud creates them
@@ -140,7 +140,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
         ...(config.pubsubNamePrefix ? { namePrefix: config.pubsubNamePrefix } : {}),
       })
     } else {
-      queue = (await import('../ports/queue/embedded.ts')).createEmbeddedQueue(await embedded(), { clock, logger })
+      queue = (await import('../adapters/embedded/queue.ts')).createEmbeddedQueue(await embedded(), { clock, logger })
     }
   }
 
@@ -155,7 +155,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
       closers.push(() => client.close())
       // every task, whoever creates it (dispatcher, portal-api's replay), calls the dispatcher's
       // task route with the identity and audience that route checks (taskCallers)
-      tasks = (await import('../ports/task-scheduler/cloud-tasks.ts')).createCloudTasksScheduler(client, {
+      tasks = (await import('../adapters/google/cloud-tasks-scheduler.ts')).createCloudTasksScheduler(client, {
         project: config.gcpProject,
         location: config.gcpRegion,
         targetUrl: `${config.dispatcherUrl}/tasks/deliver`,
@@ -163,7 +163,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
         audience: config.dispatcherUrl,
       })
     } else {
-      tasks = (await import('../ports/task-scheduler/embedded.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
+      tasks = (await import('../adapters/embedded/task-scheduler.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
     }
   }
 
@@ -187,7 +187,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})
-      const db = embeddedDb as import('../embedded/db.ts').EmbeddedDb | null
+      const db = embeddedDb as import('../adapters/embedded/db.ts').EmbeddedDb | null
       db?.close()
     },
   }

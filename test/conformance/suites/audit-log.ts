@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { AuditEntry, AuditLogStore } from '@lsv/shared/ports/audit-log/interface.ts'
+import type { AuditEntry, AuditLogStore } from '@lsv/shared/ports/audit-log.ts'
 import { auditEntryId } from '@lsv/shared/domain/audit/record.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 

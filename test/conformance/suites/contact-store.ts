@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '@lsv/shared/domain/records.ts'
-import { contactIdFor } from '@lsv/shared/domain/ids.ts'
-import type { ContactStore, MergeFn } from '@lsv/shared/ports/contact-store/interface.ts'
+import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '@lsv/shared/model/records.ts'
+import { contactIdFor } from '@lsv/shared/model/ids.ts'
+import type { ContactStore, MergeFn } from '@lsv/shared/ports/contact-store.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** An adapter under test and how to release what it holds. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
-import type { PortalAccessStore, PortalLinkRecord } from '@lsv/shared/ports/portal-access/interface.ts'
+import type { PortalAccessStore, PortalLinkRecord } from '@lsv/shared/ports/portal-access.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { afterEach, expect, it } from 'vitest'
-import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue/interface.ts'
+import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue.ts'
 import { sleep, waitFor } from './wait.ts'
 
 /** A dead letter as the harness reads it back from `<topic>-dead-letter`. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter/interface.ts'
+import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, expect, it } from 'vitest'
-import type { Secrets } from '@lsv/shared/ports/secrets/interface.ts'
+import type { Secrets } from '@lsv/shared/ports/secrets.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** A Secrets adapter under test on fresh storage. */

@@ -1,7 +1,7 @@
 import { afterEach, expect, it } from 'vitest'
-import type { ManualClock } from '@lsv/shared/clock.ts'
-import type { TaskHandler, TaskMeta } from '@lsv/shared/ports/task-scheduler/interface.ts'
-import type { EmbeddedTaskScheduler } from '@lsv/shared/ports/task-scheduler/embedded.ts'
+import type { ManualClock } from '@lsv/shared/model/clock.ts'
+import type { TaskHandler, TaskMeta } from '@lsv/shared/ports/task-scheduler.ts'
+import type { EmbeddedTaskScheduler } from '@lsv/shared/adapters/embedded/task-scheduler.ts'
 import { waitFor } from './wait.ts'
 
 /**

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
   IntegrationRecord, LocationRecord,
-} from '@lsv/shared/domain/records.ts'
-import { DuplicateError, type TenantStore } from '@lsv/shared/ports/tenant-store/interface.ts'
+} from '@lsv/shared/model/records.ts'
+import { DuplicateError, type TenantStore } from '@lsv/shared/ports/tenant-store.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** An adapter under test and how to release what it holds. */

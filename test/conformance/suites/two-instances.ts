@@ -1,5 +1,5 @@
 import { Firestore } from '@google-cloud/firestore'
-import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/embedded/db.ts'
+import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
 import { tempDataDir } from '../../helpers/embedded.ts'
 
 /** What a port's conformance suite gets: the store under test, a second instance over the same data, and a closer. */

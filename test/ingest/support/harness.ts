@@ -1,4 +1,4 @@
-import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue/interface.ts'
+import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../../services/portal-api/src/app.ts'

@@ -1,9 +1,9 @@
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldType, FieldMapping, LocationRecord, Scope,
-} from '@lsv/shared/domain/records.ts'
+} from '@lsv/shared/model/records.ts'
 import { hashSecret, generateApiKey, generateSourceToken } from '@lsv/shared/domain/auth/hashing.ts'
-import { newId, prefixedId } from '@lsv/shared/domain/ids.ts'
+import { newId, prefixedId } from '@lsv/shared/model/ids.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** the test pepper of createTestDeps (KEY_PEPPER) */

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { html, noStore, type SafeHtml } from '../routes/portal/html.ts'
 
 export { html, SafeHtml } from '../routes/portal/html.ts'

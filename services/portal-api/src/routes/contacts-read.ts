@@ -7,7 +7,7 @@ import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Contact } from '@lsv/shared/contract/contact.ts'
 import { ContactList } from '@lsv/shared/contract/contact-list.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
-import { authenticateApiKey, type ApiKeyAuth } from '@lsv/shared/domain/auth/api-keys.ts'
+import { authenticateApiKey, type ApiKeyAuth } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { consumeReadQuota } from '@lsv/shared/domain/contacts/read-quota.ts'
 import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 

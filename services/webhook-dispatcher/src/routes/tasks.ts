@@ -3,7 +3,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
-import { checkInternalCaller, taskCallers } from '@lsv/shared/platform/internal-callers.ts'
+import { checkInternalCaller, taskCallers } from '@lsv/shared/http/internal-callers.ts'
 
 /**
  * `POST /tasks/deliver`: Cloud Tasks calls it once per attempt with the task payload as the

@@ -1,7 +1,7 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { registerPushEndpoint } from '@lsv/shared/ports/queue/push-endpoint.ts'
-import { pushCallers } from '@lsv/shared/platform/internal-callers.ts'
+import { registerPushEndpoint } from '@lsv/shared/http/pubsub-push.ts'
+import { pushCallers } from '@lsv/shared/http/internal-callers.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'
 
 /**

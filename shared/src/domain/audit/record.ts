@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { AuditEntry, AuditPage, AuditValue } from '../../ports/audit-log/interface.ts'
+import type { AuditEntry, AuditPage, AuditValue } from '../../ports/audit-log.ts'
 
 export type AuditDeps = Pick<PlatformDeps, 'auditLog' | 'clock'>
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { HashedSecret } from '../records.ts'
+import type { HashedSecret } from '../../model/records.ts'
 
 /**
  * Keys and tokens are stored only as a keyed hash: HMAC-SHA256 with the platform's key pepper

@@ -1,7 +1,7 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
 import type { Contact, ContactHandles, ContactProvenance, CustomField, EmailHandle, PhoneHandle, Trait } from '../../contract/contact.ts'
 import type { FieldPolicy } from '../../contract/field-policy.ts'
-import type { ContactRecord, CustomFieldDefinition, Tier } from '../records.ts'
+import type { ContactRecord, CustomFieldDefinition, Tier } from '../../model/records.ts'
 import {
   BUSINESS_EMAIL_KEY, COMPANY_MEMBERS, EMAILS_KEY, IDENTITY_MEMBERS, LOCATION_MEMBERS, PHONES_KEY, TRAITS_KEY,
   customFieldKey, emailKey, phoneKey, sortedDefinitions, traitKeys, type MissingReason,

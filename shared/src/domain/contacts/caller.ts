@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { AccountRecord, CustomFieldDefinition } from '../records.ts'
+import type { AccountRecord, CustomFieldDefinition } from '../../model/records.ts'
 
 export interface AccountContactContext {
   definitions: CustomFieldDefinition[]

@@ -1,4 +1,4 @@
-import type { ContactRecord } from '../records.ts'
+import type { ContactRecord } from '../../model/records.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
 import { CHANGE_ROW_VERSION, type ChangeOp, type ChangeRow, type ChangeRowAttributes } from '../../contract/messages.ts'
 

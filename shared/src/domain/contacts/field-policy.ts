@@ -1,5 +1,5 @@
 import type { FieldPolicy } from '../../contract/field-policy.ts'
-import type { Tier } from '../records.ts'
+import type { Tier } from '../../model/records.ts'
 import { MISSING_REASONS, type MissingReason } from './key-set.ts'
 
 /**

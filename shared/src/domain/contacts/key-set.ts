@@ -1,4 +1,4 @@
-import type { ContactRecord, CustomFieldDefinition, TraitRecord } from '../records.ts'
+import type { ContactRecord, CustomFieldDefinition, TraitRecord } from '../../model/records.ts'
 
 /**
  * The caller's key set K (docs/contact-object.md). Every key of K appears exactly once in an

@@ -1,5 +1,5 @@
-import { contactIdFor } from '../ids.ts'
-import type { ContactPatch, ContactRecord, ContactUpsertInput, NameSource, WriterClass } from '../records.ts'
+import { contactIdFor } from '../../model/ids.ts'
+import type { ContactPatch, ContactRecord, ContactUpsertInput, NameSource, WriterClass } from '../../model/records.ts'
 
 /**
  * The one merge every writer goes through (inbound pushes, the visit pipeline). Pure and

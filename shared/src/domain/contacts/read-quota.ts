@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { RateLimitWindow } from '../../ports/rate-limiter/interface.ts'
+import type { RateLimitWindow } from '../../ports/rate-limiter.ts'
 import { AppError } from '../../errors/app-error.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { ConnectionRecord } from '../records.ts'
+import type { ConnectionRecord } from '../../model/records.ts'
 import { isAppError } from '../../errors/app-error.ts'
 import { recordsOf, type BatchShape } from './push-body.ts'
 import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'

@@ -1,9 +1,9 @@
-import type { AccountRecord, ConnectionRecord, LocationRecord } from '../records.ts'
+import type { AccountRecord, ConnectionRecord, LocationRecord } from '../../model/records.ts'
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
-import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '../auth/source-tokens.ts'
+import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '../auth/verify-source-token.ts'
 import { hashSecret, matchesHashedSecret } from '../auth/hashing.ts'
-import { getKeyPepper } from '../../platform/platform-secrets.ts'
+import { getKeyPepper } from '../secrets/platform-secrets.ts'
 
 type Headers = Record<string, string | string[] | undefined>
 type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenants' | 'clock' | 'logger'>

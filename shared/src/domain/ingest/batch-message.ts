@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { QueueMessage } from '../../ports/queue/interface.ts'
+import type { QueueMessage } from '../../ports/queue.ts'
 import { parseJsonBody } from '../../http/json-body.ts'
 import { recordsOf } from './push-body.ts'
 import type { InboundRecord } from './mapping.ts'

@@ -1,6 +1,6 @@
 import type {
   ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField,
-} from '../records.ts'
+} from '../../model/records.ts'
 
 /**
  * Field mapping of one inbound contact record (contract 2.5; docs/ingestion.md).

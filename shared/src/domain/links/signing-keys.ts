@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { Secrets } from '../../ports/secrets/interface.ts'
+import type { Secrets } from '../../ports/secrets.ts'
 
 /** Secret (in the secrets port) holding the link signing key set. */
 export const LINK_SIGNING_KEYS_SECRET = 'link-signing-keys'

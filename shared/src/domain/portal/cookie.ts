@@ -1,5 +1,5 @@
 import { parseCookie, stringifySetCookie } from 'cookie'
-import { SESSION_ABSOLUTE_MS } from './lifetimes.ts'
+import { SESSION_ABSOLUTE_MS } from '../../model/portal-lifetimes.ts'
 
 /**
  * The session cookie (management-api.md, "Portal access", rule 1): `HttpOnly`, `SameSite=Lax`,

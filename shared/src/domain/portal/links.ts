@@ -1,8 +1,8 @@
 import { AppError } from '../../errors/app-error.ts'
-import type { AccountRecord } from '../records.ts'
-import type { PortalSessionRecord } from '../../ports/portal-access/interface.ts'
+import type { AccountRecord } from '../../model/records.ts'
+import type { PortalSessionRecord } from '../../ports/portal-access.ts'
 import type { PortalDeps } from './deps.ts'
-import { LINK_TTL_DEFAULT_SECONDS, SESSION_ABSOLUTE_MS } from './lifetimes.ts'
+import { LINK_TTL_DEFAULT_SECONDS, SESSION_ABSOLUTE_MS } from '../../model/portal-lifetimes.ts'
 import { hashPortalSecret, newPortalSecret, PORTAL_SECRET_PATTERN } from './secrets.ts'
 
 /** Where a sign-in link points: the token travels in `token`, a query name every log line redacts. */

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/app-error.ts'
-import type { ConnectionRecord } from '../records.ts'
+import type { ConnectionRecord } from '../../model/records.ts'
 import type { PushQuotaSubject } from '../ingest/rate-limit.ts'
 import type { PortalDeps } from './deps.ts'
 import type { PortalSession } from './sessions.ts'

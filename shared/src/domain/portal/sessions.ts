@@ -1,7 +1,7 @@
-import type { AccountRecord } from '../records.ts'
-import type { PortalSessionRecord } from '../../ports/portal-access/interface.ts'
+import type { AccountRecord } from '../../model/records.ts'
+import type { PortalSessionRecord } from '../../ports/portal-access.ts'
 import type { PortalDeps } from './deps.ts'
-import { SESSION_IDLE_MS, SESSION_TOUCH_INTERVAL_MS } from './lifetimes.ts'
+import { SESSION_IDLE_MS, SESSION_TOUCH_INTERVAL_MS } from '../../model/portal-lifetimes.ts'
 import { hashPortalSecret, PORTAL_SECRET_PATTERN } from './secrets.ts'
 
 /** A signed-in caller: the session and the one account it sees. */

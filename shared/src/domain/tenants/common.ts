@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
-import type { AccountRecord, ConnectionRecord, ConnectionType } from '../records.ts'
+import type { AccountRecord, ConnectionRecord, ConnectionType } from '../../model/records.ts'
 
 /** What the provisioning functions use: the tenant store, the clock, and config + secrets for the key pepper. */
 export type TenantDeps = Pick<PlatformDeps, 'tenants' | 'clock' | 'config' | 'secrets'>

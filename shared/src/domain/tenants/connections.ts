@@ -2,10 +2,10 @@ import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
 import type {
   ConnectionView, CreateConnectionBody, CreatedConnection, UpdateConnectionBody,
 } from '../../contract/admin.ts'
-import { getKeyPepper } from '../../platform/platform-secrets.ts'
+import { getKeyPepper } from '../secrets/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
-import { prefixedId } from '../ids.ts'
-import type { ConnectionRecord, FieldMapping } from '../records.ts'
+import { prefixedId } from '../../model/ids.ts'
+import type { ConnectionRecord, FieldMapping } from '../../model/records.ts'
 import { CORE_TARGETS, normalizeKey } from '../ingest/mapping.ts'
 import { invalidPayload, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
 import { connectionView } from './views.ts'

@@ -1,12 +1,12 @@
 import { AppError } from '../../errors/app-error.ts'
 import type { CreatedLocation, RotatedLocationToken } from '../../contract/admin.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../contract/admin.ts'
-import { DuplicateError } from '../../ports/tenant-store/interface.ts'
-import { getKeyPepper } from '../../platform/platform-secrets.ts'
+import { DuplicateError } from '../../ports/tenant-store.ts'
+import { getKeyPepper } from '../secrets/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
-import type { LocationRecord } from '../records.ts'
+import type { LocationRecord } from '../../model/records.ts'
 import { invalidPayload, isoAfter, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
-import { rotatedHashes } from './source-token.ts'
+import { rotatedHashes } from './rotate-source-token.ts'
 import { partnerCrmWebhookUrl } from './views.ts'
 
 /**

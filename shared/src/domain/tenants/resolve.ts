@@ -1,4 +1,4 @@
-import type { AccountRecord } from '../records.ts'
+import type { AccountRecord } from '../../model/records.ts'
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 

@@ -5,7 +5,7 @@ import type {
 } from '../../contract/admin.ts'
 import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord,
-} from '../records.ts'
+} from '../../model/records.ts'
 
 /**
  * Record -> wire shape. Views never carry a hash or a secret: the only places a key, token or

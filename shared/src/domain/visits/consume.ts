@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { HandlerResult, QueueMessage } from '../../ports/queue/interface.ts'
+import type { HandlerResult, QueueMessage } from '../../ports/queue.ts'
 import { handleVisitEvent } from './handle.ts'
 import { InvalidVisitEvent, parseVisitMessage } from './parse.ts'
 

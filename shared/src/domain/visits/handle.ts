@@ -4,7 +4,7 @@ import { assembleContact } from '../contacts/assemble.ts'
 import { loadAccountContactContext } from '../contacts/caller.ts'
 import { buildWebhookEventV2 } from '../webhooks/build-event.ts'
 import { createDelivery, deliveryIdFor } from '../webhooks/deliveries.ts'
-import type { DeliveryRecord } from '../records.ts'
+import type { DeliveryRecord } from '../../model/records.ts'
 import { resolveVisitPerson } from './resolve-person.ts'
 import { boundEventTimes } from './event-time.ts'
 

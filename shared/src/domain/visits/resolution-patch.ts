@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { VisitResolution } from '../../contract/visit-event.ts'
-import type { ContactPatch, ContactRecord } from '../records.ts'
+import type { ContactPatch, ContactRecord } from '../../model/records.ts'
 
 /** Provider data of a visit -> what the provider writer asks the merge to write (pure). */
 

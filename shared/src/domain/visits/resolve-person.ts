@@ -1,7 +1,7 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
 import type { VisitEvent } from '../../contract/visit-event.ts'
 import { patchFromResolution, resolutionExternalId } from './resolution-patch.ts'
-import type { ContactRecord, ContactUpsertInput } from '../records.ts'
+import type { ContactRecord, ContactUpsertInput } from '../../model/records.ts'
 import { mergeContact } from '../contacts/merge.ts'
 import { resolveLinkToken } from '../links/resolve.ts'
 

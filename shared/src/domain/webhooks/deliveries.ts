@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { PlatformDeps } from '../../platform/deps.ts'
-import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler/interface.ts'
-import type { DeliveryRecord } from '../records.ts'
+import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler.ts'
+import type { DeliveryRecord } from '../../model/records.ts'
 import { DELIVERY_JOB_VERSION, DeliveryJob } from '../../contract/messages.ts'
 import { messageCheck, type Checked } from '../../contract/message-check.ts'
 

@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../platform/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
-import type { DeliveryRecord, IntegrationRecord } from '../records.ts'
+import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
 import { replayDelivery } from './deliveries.ts'
 import { decodeKeysetCursor, encodeKeysetCursor } from '../contacts/cursor.ts'
 

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/app-error.ts'
-import type { IntegrationRecord, SigningSecret } from '../records.ts'
+import type { IntegrationRecord, SigningSecret } from '../../model/records.ts'
 import { nowIso, requireAccount, type TenantDeps } from '../tenants/common.ts'
 import { generateSigningSecret } from './signing.ts'
 

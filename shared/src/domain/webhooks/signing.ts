@@ -1,5 +1,5 @@
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
-import type { SigningSecret } from '../records.ts'
+import type { SigningSecret } from '../../model/records.ts'
 
 /**
  * Standard Webhooks signatures (https://www.standardwebhooks.com): HMAC-SHA256 over

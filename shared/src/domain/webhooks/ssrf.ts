@@ -1,5 +1,5 @@
 import { isIP } from 'node:net'
-import { classifyAddress } from './ip-ranges.ts'
+import { classifyAddress } from '../../lib/ip-ranges.ts'
 
 export const MAX_DESTINATION_URL_LENGTH = 2048
 

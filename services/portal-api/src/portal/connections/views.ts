@@ -1,5 +1,5 @@
 import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
-import { ALL_SCOPES, type ApiKeyRecord, type CustomFieldDefinition, type FieldMapping, type LocationRecord } from '@lsv/shared/domain/records.ts'
+import { ALL_SCOPES, type ApiKeyRecord, type CustomFieldDefinition, type FieldMapping, type LocationRecord } from '@lsv/shared/model/records.ts'
 import { CORE_TARGETS, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
 import { html, type SafeHtml } from '../../routes/portal/html.ts'

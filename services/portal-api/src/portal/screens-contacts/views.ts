@@ -1,4 +1,4 @@
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 import { html, type SafeHtml } from '../layout.ts'
 

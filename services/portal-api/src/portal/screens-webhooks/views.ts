@@ -1,4 +1,4 @@
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import type { DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'

@@ -1,7 +1,7 @@
 import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { authenticateOperator } from '@lsv/shared/domain/auth/api-keys.ts'
+import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { registerAccountRoutes } from './accounts.ts'
 import { registerConnectionRoutes } from './connections.ts'
 import { registerKeyRoutes } from './keys.ts'

@@ -6,8 +6,8 @@ import { NoContent } from '@lsv/shared/contract/common.ts'
 import {
   ApiKey, ConnectionParams, CreateKeyBody, CreatedApiKey, KeyParams, RevokeKeyQuery, RotateBody, RotatedApiKey, RotatedToken,
 } from '@lsv/shared/contract/admin.ts'
-import { getApiKey, issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/api-keys.ts'
-import { rotateSourceToken } from '@lsv/shared/domain/tenants/source-token.ts'
+import { getApiKey, issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/manage-api-keys.ts'
+import { rotateSourceToken } from '@lsv/shared/domain/tenants/rotate-source-token.ts'
 
 /** API keys of `api` connections and the source token of `webhook` connections. */
 export function registerKeyRoutes(app: App, deps: PlatformDeps): void {

@@ -1,4 +1,4 @@
-import type { AccountRecord } from '@lsv/shared/domain/records.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { html, type SafeHtml } from './html.ts'
 import { NAV } from '../../portal/layout.ts'
 

@@ -1,0 +1,36 @@
+import type { EmbeddedDb } from './db.ts'
+import type { AuditEntry, AuditLogStore } from '../../ports/audit-log.ts'
+
+/** One table of the embedded database; the primary key (account, id) serves the newest-first page. */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS audit_log (
+  account_id TEXT NOT NULL, id TEXT NOT NULL, at TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+  target TEXT NOT NULL, details TEXT NOT NULL, PRIMARY KEY (account_id, id)) WITHOUT ROWID;
+`
+
+interface Row { account_id: string; id: string; at: string; actor: string; action: string; target: string; details: string }
+
+const fromRow = (r: Row): AuditEntry => ({
+  id: r.id, account_id: r.account_id, at: r.at, actor: r.actor, action: r.action,
+  target: JSON.parse(r.target) as AuditEntry['target'], details: JSON.parse(r.details) as AuditEntry['details'],
+})
+
+export function createEmbeddedAuditLogStore(edb: EmbeddedDb): AuditLogStore {
+  const { db } = edb
+  db.exec(SCHEMA)
+  const insert = db.prepare('INSERT INTO audit_log (account_id, id, at, actor, action, target, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
+  const first = db.prepare('SELECT * FROM audit_log WHERE account_id = ? ORDER BY id DESC LIMIT ?')
+  const after = db.prepare('SELECT * FROM audit_log WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+  return {
+    async append(e) {
+      insert.run(e.account_id, e.id, e.at, e.actor, e.action, JSON.stringify(e.target), JSON.stringify(e.details))
+    },
+    async list(accountId, { before, limit }) {
+      // one more than asked: whether an older page exists, without a second query
+      const rows = (before === undefined ? first.all(accountId, limit + 1) : after.all(accountId, before, limit + 1)) as unknown as Row[]
+      const data = rows.slice(0, limit).map(fromRow)
+      return { data, next_before: rows.length > limit ? data[data.length - 1]!.id : null }
+    },
+    async close() {},
+  }
+}

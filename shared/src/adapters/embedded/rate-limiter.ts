@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto'
+import type { EmbeddedDb } from './db.ts'
+import type { RateLimitDecision, RateLimiter, RateLimitWindow } from '../../ports/rate-limiter.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '../rate-limit-windows.ts'
+
+/**
+ * Fixed-window counters in `rate_counters`, one row per (sha256(key), window name, window start).
+ * A request reads and increments its windows inside a BEGIN IMMEDIATE transaction (shared with
+ * the other requests of the same event-loop turn: one commit for all), so every handle and
+ * process sharing the file sees one consistent count. Ended windows are pruned now
+ * and then (the embedded counterpart of Firestore's TTL policy).
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS rate_counters (slot TEXT PRIMARY KEY, count INTEGER NOT NULL, expire_at_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rate_counters_expiry ON rate_counters (expire_at_ms);
+`
+const PRUNE_EVERY = 1000
+
+export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
+  const { db } = edb
+  db.exec(SCHEMA)
+  const read = db.prepare('SELECT count FROM rate_counters WHERE slot = ?')
+  const write = db.prepare(
+    'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1',
+  )
+  const prune = db.prepare('DELETE FROM rate_counters WHERE expire_at_ms <= ?')
+  const readLive = db.prepare('SELECT count FROM rate_counters WHERE slot = ? AND expire_at_ms > ?')
+  const add = db.prepare(
+    'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET count = count + excluded.count, expire_at_ms = max(expire_at_ms, excluded.expire_at_ms)',
+  )
+  const windowSlotIds = (key: string, windows: readonly RateLimitWindow[], nowMs: number) => {
+    const keyHash = createHash('sha256').update(key).digest('hex')
+    const slots = windows.map((w) => slotOf(w, nowMs))
+    return { slots, slotIds: slots.map((s) => `${keyHash}_${s.window.name}_${s.startMs / 1000}`) }
+  }
+  // plain counters share the table; their ids cannot collide with window slots (which have `_`)
+  const counterId = (key: string) => `c:${createHash('sha256').update(key).digest('hex')}`
+  const memo = new ExhaustionMemo()
+  let sincePrune = 0
+
+  return {
+    async consume(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<RateLimitDecision> {
+      if (windows.length === 0) return { allowed: true }
+      const { slots, slotIds } = windowSlotIds(key, windows, nowMs)
+      const memoKeys = slots.map((s, i) => memoKeyOf(slotIds[i]!, s))
+
+      const known = memo.firstExhausted(memoKeys, nowMs)
+      if (known >= 0) return rejection(slots[known]!, nowMs)
+
+      // requests arriving in the same turn share one transaction and one commit
+      const { admitted, counts } = await edb.groupCommit(() => {
+        if (++sincePrune >= PRUNE_EVERY) {
+          sincePrune = 0
+          prune.run(nowMs)
+        }
+        const current = slotIds.map((id) => Number((read.get(id) as { count: number } | undefined)?.count ?? 0))
+        if (current.some((c, i) => c >= slots[i]!.window.limit)) return { admitted: false, counts: current }
+        slotIds.forEach((id, i) => write.run(id, slots[i]!.endMs))
+        return { admitted: true, counts: current.map((c) => c + 1) }
+      })
+      return decide(admitted, counts, slots, memoKeys, memo, nowMs)
+    },
+    async peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]> {
+      const { slotIds } = windowSlotIds(key, windows, nowMs)
+      return slotIds.map((id) => Number((readLive.get(id, nowMs) as { count: number } | undefined)?.count ?? 0))
+    },
+    async addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void> {
+      if (increments.length === 0) return
+      await edb.groupCommit(() => {
+        for (const { key, by } of increments) add.run(counterId(key), by, expireAtMs)
+      })
+    },
+    async readCounts(keys: readonly string[], nowMs: number): Promise<number[]> {
+      return keys.map((k) => Number((readLive.get(counterId(k), nowMs) as { count: number } | undefined)?.count ?? 0))
+    },
+    // the database handle belongs to whoever opened it
+    async close() {},
+  }
+}

@@ -1,0 +1,258 @@
+import type { SQLInputValue } from 'node:sqlite'
+import type { EmbeddedDb } from './db.ts'
+import type {
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  IntegrationRecord, LocationRecord,
+} from '../../model/records.ts'
+import { DuplicateError, type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
+
+/**
+ * Each table keeps the record as JSON in `data`, plus the columns its lookups, orderings and unique
+ * constraints need. Every write that checks a constraint runs in one BEGIN IMMEDIATE transaction,
+ * so two processes sharing the file cannot both pass the check.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tenant_accounts (
+  id TEXT PRIMARY KEY, public_id TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tenant_connections (
+  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_connections_account ON tenant_connections (account_id, created_at, id);
+CREATE TABLE IF NOT EXISTS tenant_api_keys (
+  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_api_keys_account ON tenant_api_keys (account_id);
+CREATE TABLE IF NOT EXISTS tenant_locations (
+  account_id TEXT NOT NULL, location_id TEXT NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (account_id, location_id));
+CREATE TABLE IF NOT EXISTS tenant_custom_fields (
+  account_id TEXT NOT NULL, key TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL,
+  PRIMARY KEY (account_id, key));
+CREATE TABLE IF NOT EXISTS tenant_integrations (
+  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_integrations_account ON tenant_integrations (account_id, created_at, id);
+CREATE TABLE IF NOT EXISTS tenant_deliveries (
+  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, integration_id TEXT NOT NULL,
+  created_at TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_deliveries_page ON tenant_deliveries (integration_id, created_at DESC, id DESC);
+CREATE INDEX IF NOT EXISTS tenant_deliveries_account ON tenant_deliveries (account_id);
+CREATE TABLE IF NOT EXISTS tenant_claims (key TEXT PRIMARY KEY, expire_at_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_claims_expiry ON tenant_claims (expire_at_ms);
+`
+
+const ACCOUNT_TABLES = [
+  'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields',
+  'tenant_integrations', 'tenant_deliveries', 'tenant_accounts',
+] as const
+
+/** expired claims are pruned every this many claims (what Firestore's TTL policy does in the cloud) */
+const CLAIM_PRUNE_EVERY = 1000
+
+export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
+  const { db } = edb
+  db.exec(SCHEMA)
+  let claimsSincePrune = 0
+
+  // statements are compiled once per SQL text: preparing is most of a point read's cost
+  const statements = new Map<string, ReturnType<typeof db.prepare>>()
+  const prepare = (sql: string) => {
+    let st = statements.get(sql)
+    if (!st) statements.set(sql, (st = db.prepare(sql)))
+    return st
+  }
+  const one = <T>(sql: string, ...params: SQLInputValue[]): T | null => {
+    const row = prepare(sql).get(...params) as { data: string } | undefined
+    return row ? (JSON.parse(row.data) as T) : null
+  }
+  const many = <T>(sql: string, ...params: SQLInputValue[]): T[] =>
+    (prepare(sql).all(...params) as Array<{ data: string }>).map((r) => JSON.parse(r.data) as T)
+  const run = (sql: string, ...params: SQLInputValue[]): void => {
+    prepare(sql).run(...params)
+  }
+
+  /** read-modify-write of a record stored by id; `write` persists the patched record */
+  const update = <T extends object>(table: string, id: string, patch: object, write?: (next: T, prev: T) => void): T | null =>
+    edb.transaction(() => {
+      const prev = one<T>(`SELECT data FROM ${table} WHERE id = ?`, id)
+      if (!prev) return null
+      const next = applyPatch(prev, patch)
+      if (write) write(next, prev)
+      else run(`UPDATE ${table} SET data = ? WHERE id = ?`, JSON.stringify(next), id)
+      return next
+    })
+
+  return {
+    async createAccount(account: AccountRecord) {
+      const record = { ...account, public_id: normalizePublicId(account.public_id) }
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_accounts WHERE public_id = ?`, record.public_id)) throw new DuplicateError('public_id')
+        if (one(`SELECT data FROM tenant_accounts WHERE id = ?`, record.id)) throw new DuplicateError('account id')
+        run(`INSERT INTO tenant_accounts (id, public_id, data) VALUES (?, ?, ?)`, record.id, record.public_id, JSON.stringify(record))
+      })
+    },
+    async getAccount(id) {
+      return one<AccountRecord>(`SELECT data FROM tenant_accounts WHERE id = ?`, id)
+    },
+    async getAccountByPublicId(publicId) {
+      return one<AccountRecord>(`SELECT data FROM tenant_accounts WHERE public_id = ?`, normalizePublicId(publicId))
+    },
+    async updateAccount(id, patch: Patch<AccountRecord>) {
+      const normalized = patch.public_id === undefined ? patch : { ...patch, public_id: normalizePublicId(patch.public_id) }
+      return update<AccountRecord>('tenant_accounts', id, normalized, (next, prev) => {
+        if (next.public_id !== prev.public_id && one(`SELECT data FROM tenant_accounts WHERE public_id = ?`, next.public_id)) {
+          throw new DuplicateError('public_id')
+        }
+        run(`UPDATE tenant_accounts SET public_id = ?, data = ? WHERE id = ?`, next.public_id, JSON.stringify(next), id)
+      })
+    },
+    async listAccounts({ after, limit }) {
+      return many<AccountRecord>(`SELECT data FROM tenant_accounts WHERE id > ? ORDER BY id LIMIT ?`, after ?? '', limit)
+    },
+
+    async createConnection(c: ConnectionRecord) {
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_connections WHERE id = ?`, c.id)) throw new DuplicateError('connection id')
+        run(`INSERT INTO tenant_connections (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, c.id, c.account_id, c.created_at, JSON.stringify(c))
+      })
+    },
+    async getConnection(id) {
+      return one<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE id = ?`, id)
+    },
+    async updateConnection(id, patch) {
+      return update<ConnectionRecord>('tenant_connections', id, patch)
+    },
+    async listConnections(accountId) {
+      return many<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE account_id = ? ORDER BY created_at, id`, accountId)
+    },
+
+    async listApiKeys(accountId) {
+      return many<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), id`, accountId)
+    },
+    async listLocations(accountId) {
+      return many<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), location_id`, accountId)
+    },
+
+    async createApiKey(k: ApiKeyRecord) {
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_api_keys WHERE id = ? OR hash = ?`, k.id, k.hash)) throw new DuplicateError('api key')
+        run(`INSERT INTO tenant_api_keys (id, account_id, hash, data) VALUES (?, ?, ?, ?)`, k.id, k.account_id, k.hash, JSON.stringify(k))
+      })
+    },
+    async getApiKey(id) {
+      return one<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE id = ?`, id)
+    },
+    async getApiKeyByHash(hash) {
+      return one<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE hash = ?`, hash)
+    },
+    async updateApiKey(id, patch) {
+      return update<ApiKeyRecord>('tenant_api_keys', id, patch, (next, prev) => {
+        if (next.hash !== prev.hash && one(`SELECT data FROM tenant_api_keys WHERE hash = ?`, next.hash)) throw new DuplicateError('api key')
+        run(`UPDATE tenant_api_keys SET hash = ?, data = ? WHERE id = ?`, next.hash, JSON.stringify(next), id)
+      })
+    },
+
+    async putLocation(l: LocationRecord) {
+      edb.transaction(() => {
+        const existing = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, l.account_id, l.location_id)
+        if (existing?.active) throw new DuplicateError('location')
+        run(`INSERT OR REPLACE INTO tenant_locations (account_id, location_id, data) VALUES (?, ?, ?)`, l.account_id, l.location_id, JSON.stringify(l))
+      })
+    },
+    async getLocation(accountId, locationId) {
+      return one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, accountId, locationId)
+    },
+    async findLocationByTokenHash(accountId, hash) {
+      return one<LocationRecord>(
+        `SELECT data FROM tenant_locations WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(data, '$.token_hashes') WHERE json_extract(value, '$.hash') = ?) LIMIT 1`,
+        accountId, hash,
+      )
+    },
+    async updateLocation(accountId, locationId, patch) {
+      return edb.transaction(() => {
+        const prev = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, accountId, locationId)
+        if (!prev) return null
+        const next = applyPatch(prev, patch)
+        run(`UPDATE tenant_locations SET data = ? WHERE account_id = ? AND location_id = ?`, JSON.stringify(next), accountId, locationId)
+        return next
+      })
+    },
+
+    async createCustomField(d: CustomFieldDefinition) {
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_custom_fields WHERE account_id = ? AND key = ?`, d.account_id, d.key)) throw new DuplicateError('custom field')
+        run(`INSERT INTO tenant_custom_fields (account_id, key, created_at, data) VALUES (?, ?, ?, ?)`, d.account_id, d.key, d.created_at, JSON.stringify(d))
+      })
+    },
+    async listCustomFields(accountId) {
+      return many<CustomFieldDefinition>(`SELECT data FROM tenant_custom_fields WHERE account_id = ? ORDER BY created_at, key`, accountId)
+    },
+
+    async createIntegration(i: IntegrationRecord) {
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_integrations WHERE id = ?`, i.id)) throw new DuplicateError('integration id')
+        run(`INSERT INTO tenant_integrations (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, i.id, i.account_id, i.created_at, JSON.stringify(i))
+      })
+    },
+    async getIntegration(id) {
+      return one<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE id = ?`, id)
+    },
+    async updateIntegration(id, patch) {
+      return update<IntegrationRecord>('tenant_integrations', id, patch)
+    },
+    async listIntegrations(accountId) {
+      return many<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE account_id = ? ORDER BY created_at, id`, accountId)
+    },
+
+    async putDelivery(d: DeliveryRecord) {
+      const data = JSON.stringify(d)
+      // the delivery log is written once per attempt by many deliveries at once: their writes
+      // share one commit (resolved only once it is committed)
+      await edb.groupCommit(() => run(
+        // an update in place: the indexed columns of a delivery never change after its creation
+        `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
+        d.id, d.account_id, d.integration_id, d.created_at, data,
+      ))
+    },
+    async getDelivery(id) {
+      return one<DeliveryRecord>(`SELECT data FROM tenant_deliveries WHERE id = ?`, id)
+    },
+    async listDeliveries(integrationId, { before, limit }) {
+      if (before === undefined) {
+        return many<DeliveryRecord>(
+          `SELECT data FROM tenant_deliveries WHERE integration_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, integrationId, limit)
+      }
+      const cursor = prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
+        .get(before, integrationId) as { created_at: string } | undefined
+      // an unknown cursor (expired or foreign) ends the listing rather than restarting it
+      if (!cursor) return []
+      return many<DeliveryRecord>(
+        `SELECT data FROM tenant_deliveries WHERE integration_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
+         ORDER BY created_at DESC, id DESC LIMIT ?`,
+        integrationId, cursor.created_at, cursor.created_at, before, limit)
+    },
+
+    async claimOnce(key, ttlSeconds, nowMs = Date.now()) {
+      if (++claimsSincePrune >= CLAIM_PRUNE_EVERY) {
+        claimsSincePrune = 0
+        run(`DELETE FROM tenant_claims WHERE expire_at_ms <= ?`, nowMs)
+      }
+      return edb.transaction(() => {
+        const row = prepare(`SELECT expire_at_ms FROM tenant_claims WHERE key = ?`).get(key) as { expire_at_ms: number } | undefined
+        if (row && row.expire_at_ms > nowMs) return false
+        run(`INSERT OR REPLACE INTO tenant_claims (key, expire_at_ms) VALUES (?, ?)`, key, nowMs + ttlSeconds * 1000)
+        return true
+      })
+    },
+
+    async deleteAccountData(accountId) {
+      edb.transaction(() => {
+        for (const table of ACCOUNT_TABLES) {
+          run(`DELETE FROM ${table} WHERE ${table === 'tenant_accounts' ? 'id' : 'account_id'} = ?`, accountId)
+        }
+      })
+    },
+    async close() {
+      // the database belongs to the platform deps, which close it after every adapter
+    },
+  }
+}

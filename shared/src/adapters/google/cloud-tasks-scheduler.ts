@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto'
+import type { QueueRate, TaskRequest, TaskScheduler } from '../../ports/task-scheduler.ts'
+
+/** The part of `CloudTasksClient` (@google-cloud/tasks) this adapter calls; tests pass a fake. */
+export interface CloudTasksApi {
+  createTask(request: CreateTaskRequest): Promise<unknown>
+  createQueue(request: CreateQueueRequest): Promise<unknown>
+  updateQueue(request: UpdateQueueRequest): Promise<unknown>
+}
+
+export interface CloudTasksQueueBody {
+  name: string
+  rateLimits: { maxDispatchesPerSecond: number; maxConcurrentDispatches: number }
+  retryConfig?: {
+    maxAttempts: number
+    minBackoff: { seconds: number }
+    maxBackoff: { seconds: number }
+  }
+}
+export interface CreateQueueRequest {
+  parent: string
+  queue: CloudTasksQueueBody
+}
+export interface UpdateQueueRequest {
+  queue: CloudTasksQueueBody
+  updateMask: { paths: string[] }
+}
+export interface CreateTaskRequest {
+  parent: string
+  task: {
+    name: string
+    scheduleTime?: { seconds: number; nanos: number }
+    httpRequest: {
+      url: string
+      httpMethod: 'POST'
+      headers: Record<string, string>
+      body: Buffer
+      oidcToken: { serviceAccountEmail: string; audience: string }
+    }
+  }
+}
+
+export interface CloudTasksSchedulerOptions {
+  project: string
+  location: string
+  /** the dispatcher's task endpoint Cloud Tasks calls */
+  targetUrl: string
+  /** identity of the OIDC token Cloud Tasks attaches */
+  serviceAccountEmail: string
+  /** `aud` of that token, checked by the endpoint */
+  audience: string
+}
+
+const ALREADY_EXISTS = 6
+/**
+ * The dispatcher schedules its own retries (with the delivery's backoff and attempt log), so the
+ * queue only retries transport-level failures a few times, quickly.
+ */
+const QUEUE_RETRY_CONFIG = { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } }
+
+const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code
+
+/**
+ * A Cloud Tasks queue id for a queue key: ids allow only [A-Za-z0-9-] and 100 characters, so a
+ * key that does not fit is cleaned and suffixed with a hash of the original (stays unique).
+ */
+export function cloudTasksQueueId(queue: string): string {
+  if (/^[A-Za-z0-9-]{1,100}$/.test(queue)) return queue
+  const cleaned = queue.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80)
+  const hash = createHash('sha256').update(queue).digest('hex').slice(0, 16)
+  return cleaned ? `${cleaned}-${hash}` : `q-${hash}`
+}
+
+/** A task id for a dedupe name: a base64url SHA-256, so any name maps to [A-Za-z0-9_-]{43}. */
+export function cloudTasksTaskId(name: string): string {
+  return createHash('sha256').update(name).digest('base64url')
+}
+
+/**
+ * Tasks on Google Cloud Tasks. Cloud Tasks pushes each task to `targetUrl` with an OIDC token and
+ * enforces the queue's rate; named tasks make enqueue idempotent (ALREADY_EXISTS means "already
+ * queued"). No emulator exists: with CLOUD_TASKS_EMULATOR_HOST the real client speaks REST over
+ * HTTP to a local stand-in (adapters/google/stand-in-client.ts); test/deploy/google-rest-adapters.test.ts
+ * checks the exact requests that way, test/conformance/task-scheduler.test.ts against a fake client.
+ */
+export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudTasksSchedulerOptions): TaskScheduler {
+  const locationPath = `projects/${options.project}/locations/${options.location}`
+  const queuePath = (queue: string) => `${locationPath}/queues/${cloudTasksQueueId(queue)}`
+  /** rate last applied per queue in this process, so a hot path does not call the API again */
+  const applied = new Map<string, string>()
+
+  return {
+    async ensureQueue(queue, rate: QueueRate) {
+      const key = `${rate.maxDispatchesPerSecond}/${rate.maxConcurrentDispatches}`
+      if (applied.get(queue) === key) return
+      const rateLimits = {
+        maxDispatchesPerSecond: rate.maxDispatchesPerSecond,
+        maxConcurrentDispatches: rate.maxConcurrentDispatches,
+      }
+      try {
+        await client.createQueue({
+          parent: locationPath,
+          queue: { name: queuePath(queue), rateLimits, retryConfig: QUEUE_RETRY_CONFIG },
+        })
+      } catch (err) {
+        if (codeOf(err) !== ALREADY_EXISTS) throw err
+        await client.updateQueue({
+          queue: { name: queuePath(queue), rateLimits },
+          updateMask: { paths: ['rate_limits.max_dispatches_per_second', 'rate_limits.max_concurrent_dispatches'] },
+        })
+      }
+      applied.set(queue, key)
+    },
+
+    async enqueue(task: TaskRequest) {
+      const parent = queuePath(task.queue)
+      const request: CreateTaskRequest = {
+        parent,
+        task: {
+          name: `${parent}/tasks/${cloudTasksTaskId(task.name)}`,
+          httpRequest: {
+            url: options.targetUrl,
+            httpMethod: 'POST',
+            headers: { 'Content-Type': 'application/json', 'X-Delivery-Queue': task.queue },
+            body: task.payload,
+            oidcToken: { serviceAccountEmail: options.serviceAccountEmail, audience: options.audience },
+          },
+        },
+      }
+      if (task.scheduleAt) {
+        const ms = task.scheduleAt.getTime()
+        const seconds = Math.floor(ms / 1000)
+        request.task.scheduleTime = { seconds, nanos: (ms - seconds * 1000) * 1_000_000 }
+      }
+      try {
+        await client.createTask(request)
+      } catch (err) {
+        if (codeOf(err) !== ALREADY_EXISTS) throw err
+      }
+    },
+
+    async start() {
+      // push-style: Cloud Tasks calls the dispatcher's endpoint
+      return { close: async () => {} }
+    },
+
+    async close() {},
+  }
+}

@@ -1,0 +1,25 @@
+import type { Firestore } from '@google-cloud/firestore'
+import type { AuditEntry, AuditLogStore } from '../../ports/audit-log.ts'
+
+/**
+ * Layout: `audit_log/{accountId}/entries/{id}`. One subcollection per account, so the
+ * newest-first page is an order on `id` alone, served by Firestore's automatic single-field
+ * index (no composite index to declare). Ids are time-ordered (domain/audit/record.ts).
+ */
+export function createFirestoreAuditLogStore(firestore: Firestore): AuditLogStore {
+  const entries = (accountId: string) => firestore.collection('audit_log').doc(accountId).collection('entries')
+  return {
+    async append(e) {
+      // create, not set: an id is never reused, and an entry is never rewritten
+      await entries(e.account_id).doc(e.id).create(e)
+    },
+    async list(accountId, { before, limit }) {
+      let query = entries(accountId).orderBy('id', 'desc')
+      if (before !== undefined) query = query.where('id', '<', before)
+      const snap = await query.limit(limit + 1).get()
+      const data = snap.docs.slice(0, limit).map((d) => d.data() as AuditEntry)
+      return { data, next_before: snap.docs.length > limit ? data[data.length - 1]!.id : null }
+    },
+    async close() {},
+  }
+}

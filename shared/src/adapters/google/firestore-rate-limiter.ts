@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto'
+import { FieldValue, Timestamp } from '@google-cloud/firestore'
+import type { Firestore } from '@google-cloud/firestore'
+import type { RateLimitDecision, RateLimiter, RateLimitWindow } from '../../ports/rate-limiter.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '../rate-limit-windows.ts'
+
+/**
+ * Fixed-window counters in `rate_limits/{sha256(key)}_{windowName}_{windowStartSeconds}` as
+ * `{ count, expire_at }`; `expire_at` (the end of the window) is the field of a TTL policy
+ * (listed in ../firestore-indexes.ts), so old windows disappear without a sweeper.
+ *
+ * Each request is an optimistic transaction over its window documents: one `getAll` reads them,
+ * and only when every window admits the request, one atomic WriteBatch increments them all, each
+ * write conditioned on the document being unchanged since the read (`update` with
+ * `lastUpdateTime`, or `create` for a window's first request). A concurrent increment makes the
+ * batch fail as a whole; the request then re-reads and retries after a short jittered wait.
+ * So a rejected request counts nowhere, and instances sharing the database never admit more
+ * than the limit together. (Not `runTransaction`: the server SDK's read-write transactions lock
+ * the documents and, on contention, retry with a backoff starting at one second, which stalls
+ * exactly the hot keys a rate limiter serves.)
+ *
+ * Write rate: every admitted request writes each of its window documents once. Firestore
+ * sustains roughly one write per second per document (bursts above that, about 120 per minute
+ * here, work but contend: transactions on one hot document serialize and retry). The platform's
+ * limits (120 per 60 s per key; link minting 120 per minute per customer) stay within that, and
+ * a request refused by an exhausted window costs no write at all (the in-process memo answers
+ * it). A limit that must admit many more requests per second per key would shard: N documents
+ * `{…}_{shard}` per window, each request incrementing a random shard inside the transaction and
+ * reading all N to sum the count (or giving each shard limit/N and checking only its own, which
+ * is cheaper but may refuse slightly early).
+ */
+const MAX_ATTEMPTS = 30
+const BACKOFF_BASE_MS = 4
+const BACKOFF_CAP_MS = 200
+const NOT_FOUND = 5
+const ALREADY_EXISTS = 6
+const FAILED_PRECONDITION = 9
+
+const isConflict = (err: unknown): boolean => {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === ALREADY_EXISTS || code === FAILED_PRECONDITION || code === NOT_FOUND
+}
+
+/** full jitter: a random wait in [0, min(cap, base * 2^attempt)) */
+const backoff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt)))
+
+/** Plain counters (activity counts) share the collection under ids window documents never take. */
+const counterId = (key: string) => `c-${createHash('sha256').update(key).digest('hex')}`
+
+export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
+  const collection = firestore.collection('rate_limits')
+  const memo = new ExhaustionMemo()
+
+  return {
+    async consume(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<RateLimitDecision> {
+      if (windows.length === 0) return { allowed: true }
+      const keyHash = createHash('sha256').update(key).digest('hex')
+      const slots = windows.map((w) => slotOf(w, nowMs))
+      // window names are encoded: a document id cannot hold `/`
+      const docIds = slots.map((s) => `${keyHash}_${encodeURIComponent(s.window.name)}_${s.startMs / 1000}`)
+      const memoKeys = slots.map((s, i) => memoKeyOf(docIds[i]!, s))
+
+      const known = memo.firstExhausted(memoKeys, nowMs)
+      if (known >= 0) return rejection(slots[known]!, nowMs)
+
+      const refs = docIds.map((id) => collection.doc(id))
+      for (let attempt = 1; ; attempt++) {
+        const snaps = await firestore.getAll(...refs)
+        const current = snaps.map((snap) => (snap.exists ? Number(snap.get('count') ?? 0) : 0))
+        // refused: no write. A count read now can only grow within its window, so the refusal holds.
+        if (current.some((c, i) => c >= slots[i]!.window.limit)) return decide(false, current, slots, memoKeys, memo, nowMs)
+        const batch = firestore.batch()
+        snaps.forEach((snap, i) => {
+          const data = { count: current[i]! + 1, expire_at: Timestamp.fromMillis(slots[i]!.endMs) }
+          if (snap.exists) batch.update(refs[i]!, data, { lastUpdateTime: snap.updateTime! })
+          else batch.create(refs[i]!, data)
+        })
+        try {
+          await batch.commit()
+          return decide(true, current.map((c) => c + 1), slots, memoKeys, memo, nowMs)
+        } catch (err) {
+          if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err
+          await backoff(attempt)
+        }
+      }
+    },
+    async peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]> {
+      if (windows.length === 0) return []
+      const keyHash = createHash('sha256').update(key).digest('hex')
+      const slots = windows.map((w) => slotOf(w, nowMs))
+      const snaps = await firestore.getAll(...slots.map((s) => collection.doc(`${keyHash}_${encodeURIComponent(s.window.name)}_${s.startMs / 1000}`)))
+      return snaps.map((snap) => (snap.exists ? Number(snap.get('count') ?? 0) : 0))
+    },
+    async addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void> {
+      if (increments.length === 0) return
+      // one batch of server-side increments: no read, no contention retry (increments commute)
+      const batch = firestore.batch()
+      for (const { key, by } of increments) {
+        batch.set(collection.doc(counterId(key)), { count: FieldValue.increment(by), expire_at: Timestamp.fromMillis(expireAtMs) }, { merge: true })
+      }
+      await batch.commit()
+    },
+    async readCounts(keys: readonly string[], nowMs: number): Promise<number[]> {
+      if (keys.length === 0) return []
+      const snaps = await firestore.getAll(...keys.map((k) => collection.doc(counterId(k))))
+      // the TTL policy deletes expired documents within a day or so: an expired one counts 0 now
+      return snaps.map((snap) => {
+        const expireAt = snap.exists ? (snap.get('expire_at') as Timestamp | undefined) : undefined
+        return expireAt !== undefined && expireAt.toMillis() > nowMs ? Number(snap.get('count') ?? 0) : 0
+      })
+    },
+    // the Firestore client belongs to whoever created it
+    async close() {},
+  }
+}

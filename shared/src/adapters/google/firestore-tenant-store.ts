@@ -1,0 +1,294 @@
+import { createHash } from 'node:crypto'
+import { FieldPath, Timestamp } from '@google-cloud/firestore'
+import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
+import type {
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  IntegrationRecord, LocationRecord,
+} from '../../model/records.ts'
+import { DuplicateError, type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import { applyPatch, DELIVERY_RETENTION_MS, normalizePublicId } from '../tenant-patch.ts'
+
+/**
+ * Layout (top-level collections, document id = record id, every per-account doc carries `account_id`):
+ *   accounts/{id}                       account_public_ids/{public_id} -> { account_id }   (unique public id)
+ *   connections/{id}                    api_keys/{id}
+ *   api_key_hashes/{hash}               a full copy of the key record: the per-request lookup is one read
+ *   locations/{account}:{location}      custom_fields/{account}:{key}  (ids URI-encoded, so ':' is unambiguous)
+ *   integrations/{id}                   deliveries/{id} (+ expire_at for the TTL policy)
+ *   claims/{sha256(key)} -> { expire_at }  (TTL policy)
+ * Unique constraints are enforced by document ids: `create()` fails with ALREADY_EXISTS, and writes that
+ * move a reservation run in a transaction. Composite indexes and TTL fields: ../firestore-indexes.ts.
+ */
+const ALREADY_EXISTS = 6
+
+const ACCOUNT_COLLECTIONS = [
+  'connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'deliveries',
+  'account_public_ids',
+] as const
+
+const isAlreadyExists = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === ALREADY_EXISTS
+const pairId = (a: string, b: string) => `${encodeURIComponent(a)}:${encodeURIComponent(b)}`
+const byCreatedThen = <T extends { created_at: string }>(tie: (r: T) => string) => (x: T, y: T) =>
+  x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
+
+/**
+ * A location document also holds `token_hash_index`, the bare hashes of `token_hashes`: Firestore
+ * can match a whole array element only, so this is what `findLocationByTokenHash` queries
+ * (array-contains, served by the automatic single-field index). Never part of the record.
+ */
+function toLocationDoc(l: LocationRecord): DocumentData {
+  return { ...l, token_hash_index: l.token_hashes.map((h) => h.hash) }
+}
+function toLocation(data: DocumentData): LocationRecord {
+  const { token_hash_index: _index, ...record } = data
+  return record as LocationRecord
+}
+
+function toDelivery(data: DocumentData): DeliveryRecord {
+  const { expire_at: _expireAt, ...record } = data
+  return record as DeliveryRecord
+}
+
+export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
+  const col = (name: string) => firestore.collection(name)
+  const accounts = col('accounts')
+  const publicIds = col('account_public_ids')
+  const connections = col('connections')
+  const apiKeys = col('api_keys')
+  const apiKeyHashes = col('api_key_hashes')
+  const locations = col('locations')
+  const customFields = col('custom_fields')
+  const integrations = col('integrations')
+  const deliveries = col('deliveries')
+  const claims = col('claims')
+
+  const read = async <T>(ref: DocumentReference): Promise<T | null> => {
+    const snap = await ref.get()
+    return snap.exists ? (snap.data() as T) : null
+  }
+  const createOrDuplicate = async (what: string, ref: DocumentReference, data: object): Promise<void> => {
+    try {
+      await ref.create(data)
+    } catch (err) {
+      throw isAlreadyExists(err) ? new DuplicateError(what) : err
+    }
+  }
+  /** transactional read-modify-write: the patch replaces the given top-level fields */
+  const update = <T extends object>(ref: DocumentReference, patch: object): Promise<T | null> =>
+    firestore.runTransaction(async (tx) => {
+      const snap = await tx.get(ref)
+      if (!snap.exists) return null
+      const next = applyPatch(snap.data() as T, patch)
+      tx.set(ref, next)
+      return next
+    })
+  const listByAccount = async <T>(ref: Query, accountId: string): Promise<T[]> =>
+    (await ref.where('account_id', '==', accountId).get()).docs.map((d) => d.data() as T)
+
+  return {
+    async createAccount(account: AccountRecord) {
+      const record = { ...account, public_id: normalizePublicId(account.public_id) }
+      const batch = firestore.batch()
+      batch.create(accounts.doc(record.id), record)
+      batch.create(publicIds.doc(record.public_id), { account_id: record.id })
+      try {
+        await batch.commit()
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err
+        const owner = await read<{ account_id: string }>(publicIds.doc(record.public_id))
+        throw new DuplicateError(owner ? 'public_id' : 'account id')
+      }
+    },
+    async getAccount(id) {
+      return read<AccountRecord>(accounts.doc(id))
+    },
+    async getAccountByPublicId(publicId) {
+      const owner = await read<{ account_id: string }>(publicIds.doc(normalizePublicId(publicId)))
+      return owner ? read<AccountRecord>(accounts.doc(owner.account_id)) : null
+    },
+    async updateAccount(id, patch: Patch<AccountRecord>) {
+      const ref = accounts.doc(id)
+      const newPublicId = patch.public_id === undefined ? undefined : normalizePublicId(patch.public_id)
+      return firestore.runTransaction(async (tx) => {
+        // all reads before any write, as transactions require
+        const snap = await tx.get(ref)
+        const reservation = newPublicId === undefined ? null : await tx.get(publicIds.doc(newPublicId))
+        if (!snap.exists) return null
+        const prev = snap.data() as AccountRecord
+        const next = applyPatch(prev, newPublicId === undefined ? patch : { ...patch, public_id: newPublicId })
+        if (next.public_id !== prev.public_id) {
+          if (reservation?.exists) throw new DuplicateError('public_id')
+          tx.delete(publicIds.doc(prev.public_id))
+          tx.create(publicIds.doc(next.public_id), { account_id: id })
+        }
+        tx.set(ref, next)
+        return next
+      })
+    },
+    async listAccounts({ after, limit }) {
+      let query = accounts.orderBy(FieldPath.documentId()).limit(limit)
+      if (after) query = query.startAfter(after)
+      return (await query.get()).docs.map((d) => d.data() as AccountRecord)
+    },
+
+    async createConnection(c: ConnectionRecord) {
+      await createOrDuplicate('connection id', connections.doc(c.id), c)
+    },
+    async getConnection(id) {
+      return read<ConnectionRecord>(connections.doc(id))
+    },
+    async updateConnection(id, patch) {
+      return update<ConnectionRecord>(connections.doc(id), patch)
+    },
+    async listConnections(accountId) {
+      return (await listByAccount<ConnectionRecord>(connections, accountId)).sort(byCreatedThen((r) => r.id))
+    },
+
+    async listApiKeys(accountId) {
+      return (await listByAccount<ApiKeyRecord>(apiKeys, accountId)).sort(byCreatedThen((r) => r.id))
+    },
+    async listLocations(accountId) {
+      const snap = await locations.where('account_id', '==', accountId).get()
+      return snap.docs.map((d) => toLocation(d.data())).sort(byCreatedThen((r) => r.location_id))
+    },
+
+    async createApiKey(k: ApiKeyRecord) {
+      const batch = firestore.batch()
+      batch.create(apiKeys.doc(k.id), k)
+      batch.create(apiKeyHashes.doc(k.hash), k)
+      try {
+        await batch.commit()
+      } catch (err) {
+        throw isAlreadyExists(err) ? new DuplicateError('api key') : err
+      }
+    },
+    async getApiKey(id) {
+      return read<ApiKeyRecord>(apiKeys.doc(id))
+    },
+    async getApiKeyByHash(hash) {
+      return read<ApiKeyRecord>(apiKeyHashes.doc(hash))
+    },
+    async updateApiKey(id, patch) {
+      const ref = apiKeys.doc(id)
+      return firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        const newHashDoc = patch.hash === undefined ? null : await tx.get(apiKeyHashes.doc(patch.hash))
+        if (!snap.exists) return null
+        const prev = snap.data() as ApiKeyRecord
+        const next = applyPatch(prev, patch)
+        if (next.hash !== prev.hash) {
+          if (newHashDoc?.exists) throw new DuplicateError('api key')
+          tx.delete(apiKeyHashes.doc(prev.hash))
+        }
+        tx.set(ref, next)
+        tx.set(apiKeyHashes.doc(next.hash), next)
+        return next
+      })
+    },
+
+    async putLocation(l: LocationRecord) {
+      const ref = locations.doc(pairId(l.account_id, l.location_id))
+      await firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        if (snap.exists && (snap.data() as LocationRecord).active) throw new DuplicateError('location')
+        tx.set(ref, toLocationDoc(l))
+      })
+    },
+    async getLocation(accountId, locationId) {
+      const data = await read<DocumentData>(locations.doc(pairId(accountId, locationId)))
+      return data ? toLocation(data) : null
+    },
+    async findLocationByTokenHash(accountId, hash) {
+      // hashes are keyed hashes of random tokens: unique across accounts, so the account is checked here
+      const snap = await locations.where('token_hash_index', 'array-contains', hash).limit(10).get()
+      const found = snap.docs.map((d) => toLocation(d.data())).find((l) => l.account_id === accountId)
+      return found ?? null
+    },
+    async updateLocation(accountId, locationId, patch) {
+      const ref = locations.doc(pairId(accountId, locationId))
+      return firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        if (!snap.exists) return null
+        const next = applyPatch(toLocation(snap.data()!), patch)
+        tx.set(ref, toLocationDoc(next))
+        return next
+      })
+    },
+
+    async createCustomField(d: CustomFieldDefinition) {
+      await createOrDuplicate('custom field', customFields.doc(pairId(d.account_id, d.key)), d)
+    },
+    async listCustomFields(accountId) {
+      return (await listByAccount<CustomFieldDefinition>(customFields, accountId)).sort(byCreatedThen((r) => r.key))
+    },
+
+    async createIntegration(i: IntegrationRecord) {
+      await createOrDuplicate('integration id', integrations.doc(i.id), i)
+    },
+    async getIntegration(id) {
+      return read<IntegrationRecord>(integrations.doc(id))
+    },
+    async updateIntegration(id, patch) {
+      return update<IntegrationRecord>(integrations.doc(id), patch)
+    },
+    async listIntegrations(accountId) {
+      return (await listByAccount<IntegrationRecord>(integrations, accountId)).sort(byCreatedThen((r) => r.id))
+    },
+
+    async putDelivery(d: DeliveryRecord) {
+      const expireAt = Timestamp.fromMillis(Date.parse(d.created_at) + DELIVERY_RETENTION_MS)
+      await deliveries.doc(d.id).set({ ...d, expire_at: expireAt })
+    },
+    async getDelivery(id) {
+      const snap = await deliveries.doc(id).get()
+      return snap.exists ? toDelivery(snap.data()!) : null
+    },
+    async listDeliveries(integrationId, { before, limit }) {
+      // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC)
+      let query = deliveries
+        .where('integration_id', '==', integrationId)
+        .orderBy('created_at', 'desc')
+        .orderBy(FieldPath.documentId(), 'desc')
+        .limit(limit)
+      if (before !== undefined) {
+        const cursor = await deliveries.doc(before).get()
+        // an unknown cursor (expired or foreign) ends the listing rather than restarting it
+        if (!cursor.exists || cursor.get('integration_id') !== integrationId) return []
+        query = query.startAfter(cursor)
+      }
+      return (await query.get()).docs.map((d) => toDelivery(d.data()))
+    },
+
+    async claimOnce(key, ttlSeconds, nowMs = Date.now()) {
+      const ref = claims.doc(createHash('sha256').update(key).digest('hex'))
+      const claim = { expire_at: Timestamp.fromMillis(nowMs + ttlSeconds * 1000) }
+      try {
+        await ref.create(claim) // the common case: one write, no transaction
+        return true
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err
+      }
+      // taken: only an expired claim (not yet removed by the TTL policy) may be re-claimed
+      return firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        if (snap.exists && (snap.get('expire_at') as Timestamp).toMillis() > nowMs) return false
+        tx.set(ref, claim)
+        return true
+      })
+    },
+
+    async deleteAccountData(accountId) {
+      const refs: DocumentReference[] = [accounts.doc(accountId)]
+      for (const name of ACCOUNT_COLLECTIONS) {
+        const snap = await col(name).where('account_id', '==', accountId).select().get()
+        refs.push(...snap.docs.map((d) => d.ref))
+      }
+      const writer = firestore.bulkWriter()
+      const deletions = refs.map((ref) => writer.delete(ref))
+      await Promise.all([...deletions, writer.close()])
+    },
+    async close() {
+      // the Firestore client belongs to the platform deps, which terminate it
+    },
+  }
+}

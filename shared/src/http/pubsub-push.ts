@@ -1,0 +1,75 @@
+import { AppError } from '../errors/app-error.ts'
+import type { App } from './base-app.ts'
+import { checkInternalCaller, type InternalCallers } from './internal-callers.ts'
+import type { MessageHandler, QueueMessage } from '../ports/queue.ts'
+
+export interface PushEndpointOptions {
+  /** who may post: the push subscription's OIDC identity, or loopback only (local) */
+  callers: InternalCallers
+}
+
+/** A push body can hold a 10 MB message, base64-encoded (4/3) plus the envelope. */
+const PUSH_BODY_LIMIT = 14 * 1024 * 1024 + 64 * 1024
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/**
+ * Turns a Pub/Sub push request body
+ * `{message:{data, attributes?, messageId, publishTime}, subscription, deliveryAttempt?}` into a
+ * QueueMessage. `deliveryAttempt` is only present when the subscription has a dead-letter policy;
+ * without it the message counts as a first delivery.
+ */
+export function decodePushEnvelope(body: unknown): QueueMessage {
+  const invalid = () => new AppError('invalid_payload')
+  if (!isRecord(body) || !isRecord(body.message) || typeof body.subscription !== 'string') throw invalid()
+  const { data, attributes, messageId, publishTime } = body.message
+  const message_id = messageId ?? body.message.message_id
+  if (typeof message_id !== 'string' || message_id === '') throw invalid()
+  const published = publishTime ?? body.message.publish_time
+  if (typeof published !== 'string' || Number.isNaN(Date.parse(published))) throw invalid()
+  if (data !== undefined && (typeof data !== 'string' || data.length % 4 !== 0 || !BASE64.test(data))) throw invalid()
+  const attrs: Record<string, string> = {}
+  if (attributes !== undefined && attributes !== null) {
+    if (!isRecord(attributes)) throw invalid()
+    for (const [k, v] of Object.entries(attributes)) {
+      if (typeof v !== 'string') throw invalid()
+      attrs[k] = v
+    }
+  }
+  const attempt = body.deliveryAttempt
+  if (attempt !== undefined && attempt !== null && (!Number.isInteger(attempt) || (attempt as number) < 1)) throw invalid()
+  return {
+    id: message_id,
+    data: Buffer.from((data as string | undefined) ?? '', 'base64'),
+    attributes: attrs,
+    deliveryAttempt: typeof attempt === 'number' ? attempt : 1,
+    publishedAt: new Date(published).toISOString(),
+  }
+}
+
+/**
+ * Registers `POST path` for a Pub/Sub PUSH subscription (production: Pub/Sub → Cloud Run).
+ * Answers 204 when the handler acks, 503 when it nacks or throws (Pub/Sub retries any non-2xx
+ * with its backoff), 400 for a body that is not a push envelope (Pub/Sub retries that too, so a
+ * dead-letter policy on the subscription catches it; a `no_wrapper` subscription's bare payload
+ * lands here), 401 when the caller is not the subscription's identity (checked before the body).
+ */
+export function registerPushEndpoint(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
+  app.post(path, {
+    schema: { hide: true },
+    bodyLimit: PUSH_BODY_LIMIT,
+    onRequest: async (request) => checkInternalCaller(request, options.callers),
+  }, async (request, reply) => {
+    const message = decodePushEnvelope(request.body)
+    let result: 'ack' | 'nack'
+    try {
+      result = (await handler(message)) === 'ack' ? 'ack' : 'nack'
+    } catch (err) {
+      request.log.error({ err, messageId: message.id }, 'push message handler failed')
+      result = 'nack'
+    }
+    if (result === 'nack') throw new AppError('temporarily_unavailable')
+    return reply.code(204).send()
+  })
+}

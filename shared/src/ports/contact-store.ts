@@ -1,0 +1,47 @@
+import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../model/records.ts'
+
+/**
+ * Pure merge of one upsert into the existing record (null when the document does not exist).
+ * Must be deterministic and idempotent: merge(merge(x, i), i) equals merge(x, i).
+ * Returns null when nothing changes (the adapter then skips the write).
+ */
+export type MergeFn = (existing: ContactRecord | null, input: ContactUpsertInput, accountId: string) => ContactRecord | null
+
+export interface UpsertOutcome {
+  contactId: string
+  /** created: new document; updated: changed; unchanged: merge returned null; failed: could not be stored */
+  result: 'created' | 'updated' | 'unchanged' | 'failed'
+  error?: string
+}
+
+export interface UpsertBatchOptions {
+  /** called as chunks complete (records done so far); lets a worker extend its ack deadline */
+  onProgress?: (done: number) => void
+}
+
+/**
+ * Contacts of all accounts, keyed by (account, contact id). The contact id is deterministic:
+ * `contactIdFor(account, source, external_id)` from `model/ids.ts`.
+ */
+export interface ContactStore {
+  /**
+   * Read-merge-write each input with optimistic concurrency: a concurrent writer of the same
+   * document makes the adapter re-read and re-merge, never lose a write. Inputs for the same
+   * document within one batch are applied in order. One failing record does not fail the rest.
+   */
+  upsertBatch(accountId: string, inputs: ContactUpsertInput[], merge: MergeFn, options?: UpsertBatchOptions): Promise<UpsertOutcome[]>
+  get(accountId: string, contactId: string): Promise<ContactRecord | null>
+  getByAnchor(accountId: string, source: string, externalId: string): Promise<ContactRecord | null>
+  /** first contact of the account whose identity.network_url (or business_email) equals the value */
+  findByNetworkUrl(accountId: string, networkUrl: string): Promise<ContactRecord | null>
+  findByBusinessEmail(accountId: string, email: string): Promise<ContactRecord | null>
+  /** keyset page ordered by contact id ascending, starting strictly after `after` */
+  list(accountId: string, options: { after?: string; limit: number }): Promise<ContactRecord[]>
+
+  putLinkToken(record: LinkTokenRecord): Promise<void>
+  getLinkToken(hash: string): Promise<LinkTokenRecord | null>
+
+  /** removes every contact and link token of the account (tests, account deletion) */
+  deleteAccountData(accountId: string): Promise<void>
+  close(): Promise<void>
+}

@@ -1,0 +1,75 @@
+import type {
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  IntegrationRecord, LocationRecord,
+} from '../model/records.ts'
+
+/** Thrown by create* methods when a unique key is taken (public_id, custom field key, location). */
+export class DuplicateError extends Error {
+  constructor(what: string) {
+    super(`duplicate ${what}`)
+    this.name = 'DuplicateError'
+  }
+}
+
+export type Patch<T> = Partial<Omit<T, 'id' | 'account_id' | 'created_at'>>
+
+/** Tenant configuration and delivery state. Ids are globally unique. */
+export interface TenantStore {
+  /** throws DuplicateError('public_id') when the public id is taken */
+  createAccount(account: AccountRecord): Promise<void>
+  getAccount(id: string): Promise<AccountRecord | null>
+  getAccountByPublicId(publicId: string): Promise<AccountRecord | null>
+  updateAccount(id: string, patch: Patch<AccountRecord>): Promise<AccountRecord | null>
+  /** keyset page of all accounts ordered by id */
+  listAccounts(options: { after?: string; limit: number }): Promise<AccountRecord[]>
+
+  createConnection(connection: ConnectionRecord): Promise<void>
+  getConnection(id: string): Promise<ConnectionRecord | null>
+  updateConnection(id: string, patch: Patch<ConnectionRecord>): Promise<ConnectionRecord | null>
+  listConnections(accountId: string): Promise<ConnectionRecord[]>
+
+  createApiKey(key: ApiKeyRecord): Promise<void>
+  getApiKey(id: string): Promise<ApiKeyRecord | null>
+  getApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>
+  updateApiKey(id: string, patch: Patch<ApiKeyRecord>): Promise<ApiKeyRecord | null>
+  /** the account's keys (every connection, revoked ones too), oldest first (the portal lists them) */
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]>
+
+  /** throws DuplicateError('location') when (account, location_id) exists and is active */
+  putLocation(location: LocationRecord): Promise<void>
+  getLocation(accountId: string, locationId: string): Promise<LocationRecord | null>
+  updateLocation(accountId: string, locationId: string, patch: Patch<LocationRecord>): Promise<LocationRecord | null>
+  /** the account's partner CRM locations, removed ones too, oldest first (the portal lists them) */
+  listLocations(accountId: string): Promise<LocationRecord[]>
+  /**
+   * The location of `accountId` one of whose token hashes (current or in a rotation grace, expired
+   * or not: the caller checks validity) is `hash`; null when none. Lets the edge identify a
+   * partner CRM caller from its token before reading the body that names the location.
+   */
+  findLocationByTokenHash(accountId: string, hash: string): Promise<LocationRecord | null>
+
+  /** throws DuplicateError('custom field') when the key exists for the account */
+  createCustomField(definition: CustomFieldDefinition): Promise<void>
+  listCustomFields(accountId: string): Promise<CustomFieldDefinition[]>
+
+  createIntegration(integration: IntegrationRecord): Promise<void>
+  getIntegration(id: string): Promise<IntegrationRecord | null>
+  updateIntegration(id: string, patch: Patch<IntegrationRecord>): Promise<IntegrationRecord | null>
+  listIntegrations(accountId: string): Promise<IntegrationRecord[]>
+
+  putDelivery(delivery: DeliveryRecord): Promise<void>
+  getDelivery(id: string): Promise<DeliveryRecord | null>
+  /** newest first (created_at desc, id desc); `before` is the id of the last row of the previous page */
+  listDeliveries(integrationId: string, options: { before?: string; limit: number }): Promise<DeliveryRecord[]>
+
+  /**
+   * Records that an idempotency key was processed; true the first time, false afterwards.
+   * Used so a redelivered visit event or task is handled once. Entries may expire after `ttlSeconds`.
+   * `nowMs` (default: the wall clock) is the instant of the claim, so tests and injected clocks control expiry.
+   */
+  claimOnce(key: string, ttlSeconds: number, nowMs?: number): Promise<boolean>
+
+  /** removes the account and everything under it (tests) */
+  deleteAccountData(accountId: string): Promise<void>
+  close(): Promise<void>
+}
