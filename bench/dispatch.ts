@@ -20,7 +20,7 @@ import type { ContactRecord } from '../shared/src/model/records.ts'
 import { assembleContact } from '../shared/src/domain/contacts/assemble.ts'
 import { buildWebhookEventV2 } from '../shared/src/domain/webhooks/build-event.ts'
 import { createDelivery } from '../shared/src/domain/webhooks/deliveries.ts'
-import { createDeliveryTaskHandler, deliveryRuntimeFor } from '../shared/src/domain/webhooks/deliver.ts'
+import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
 import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
@@ -66,8 +66,7 @@ async function main() {
   const bodyFor = (id: string) => JSON.stringify(buildWebhookEventV2({ event: { id, account_id: accountId, tier: 'person', visit: { captured_url: 'https://shop.example/p' } }, subject: contact, fieldPolicy, isRepeat: false, emittedAt: now }))
 
   // platform: deliveries pre-created (record + task); timed from scheduler start to the last log write
-  const runtime = deliveryRuntimeFor(true)
-  const handler = createDeliveryTaskHandler(deps, runtime)
+  const handler = createDeliveryTaskHandler(deps)
   let round = 0
   async function platformRound(): Promise<number> {
     round++

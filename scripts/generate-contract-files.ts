@@ -14,7 +14,7 @@ import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-documen
 import { CONTACT_CHANGES_SCHEMA_FILE, CONTRACT_SCHEMA_FILE, GENERATED_DIR, OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
 import { CHANGE_ROW_BIGQUERY_SCHEMA } from '@lsv/shared/domain/contacts/change-row.ts'
 import { withConfigurationTable } from '@lsv/shared/config/readme-table.ts'
-import { buildOpenApiDocument } from '../services/portal-api/src/openapi/build.ts'
+import { buildOpenApiDocument } from './lib/openapi/build.ts'
 
 function write(file: string, text: string): void {
   const unchanged = existsSync(file) && readFileSync(file, 'utf8') === text

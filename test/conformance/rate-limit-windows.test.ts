@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '@lsv/shared/adapters/rate-limit-windows.ts'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection } from '@lsv/shared/adapters/rate-limit-windows.ts'
+import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
+import type { RateLimiter } from '@lsv/shared/ports/rate-limiter.ts'
+import type { RateLimitWindow } from '@lsv/shared/model/rate-limit-window.ts'
 import { consumePushQuota, PUSH_WINDOWS, pushQuotaKey } from '@lsv/shared/domain/ingest/rate-limit.ts'
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
 import { CONTRACT_SCHEMA_FILE, OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
-import { buildOpenApiDocument } from '../../services/portal-api/src/openapi/build.ts'
+import { buildOpenApiDocument } from '../../scripts/lib/openapi/build.ts'
 
 const STALE = 'is stale: run npm run generate'
 

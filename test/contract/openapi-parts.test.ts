@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { assignServers, EDGE_SERVER, openApiPath, PORTAL_SERVER, routeKey, type Host } from '../../services/portal-api/src/openapi/servers.ts'
-import { refNamedSchemas } from '../../services/portal-api/src/openapi/components.ts'
-import { createStandInDeps } from '../../services/portal-api/src/openapi/stand-in-deps.ts'
+import { assignServers, EDGE_SERVER, openApiPath, PORTAL_SERVER, routeKey, type Host } from '../../scripts/lib/openapi/servers.ts'
+import { refNamedSchemas } from '../../scripts/lib/openapi/components.ts'
 
 describe('operation servers', () => {
   it('turns fastify paths into OpenAPI paths', () => {
@@ -27,20 +26,5 @@ describe('named schemas become component references', () => {
     expect(refNamedSchemas({ schema: inline }, names)).toEqual({ schema: { $ref: '#/components/schemas/Contact' } })
     expect(refNamedSchemas(inline, names, true)).toEqual(inline)
     expect(refNamedSchemas({ type: 'object', title: 'Other' }, names)).toEqual({ type: 'object', title: 'Other' })
-  })
-})
-
-describe('stand-in deps for OpenAPI generation', () => {
-  it('throws, naming the member, when a route uses deps while registering', () => {
-    const deps = createStandInDeps()
-    expect(() => deps.tenants).toThrow(/deps\.tenants/)
-    expect(() => deps.config).toThrow(/deps\.config/)
-  })
-
-  it('can be captured in closures and awaited without being used', async () => {
-    const deps = createStandInDeps()
-    const handler = () => deps.contacts
-    expect(typeof handler).toBe('function')
-    await expect(Promise.resolve(deps)).resolves.toBe(deps)
   })
 })

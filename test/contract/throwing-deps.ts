@@ -1,6 +1,6 @@
 import pino from 'pino'
 import { loadConfig } from '@lsv/shared/config/config.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { systemClock } from '@lsv/shared/model/clock.ts'
 
 /** An adapter whose every method throws, and which records that it was touched. */

@@ -9,7 +9,7 @@ import type { BigQueryField } from '@lsv/shared/domain/contacts/change-row.ts'
 import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import type { AccountRecord, ContactRecord, ContactUpsertInput } from '@lsv/shared/model/records.ts'
 import type { MergeFn } from '@lsv/shared/ports/contact-store.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 

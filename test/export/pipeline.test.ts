@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import { runExport } from '../../scripts/cli/export.ts'
 import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import type { AccountRecord, ContactRecord } from '@lsv/shared/model/records.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
 

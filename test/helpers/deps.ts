@@ -1,6 +1,7 @@
 import pino from 'pino'
 import { loadConfig, type BaseConfig } from '@lsv/shared/config/config.ts'
-import { createPlatformDeps, type DepsOverrides, type PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { createPlatformDeps, type DepsOverrides } from '@lsv/shared/platform/deps.ts'
 import { tempDataDir, emulators } from './embedded.ts'
 
 export interface TestDepsOptions extends DepsOverrides {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseJsonBody } from '@lsv/shared/http/json-body.ts'
+import { parseJsonBody } from '@lsv/shared/lib/json.ts'
 import { fallbackShapeOf, MAX_VALUE_DEPTH, recordsOf, withinDepth } from '@lsv/shared/domain/ingest/push-body.ts'
 import { body, createIngestFixture, expectError, type Harness, type IngestFixture } from './support/harness.ts'
 import type { IngestTenant } from './support/tenant.ts'

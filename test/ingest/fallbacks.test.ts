@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
-import { buildOpenApiDocument } from '../../services/portal-api/src/openapi/build.ts'
+import { buildOpenApiDocument } from '../../scripts/lib/openapi/build.ts'
 import { DEPRECATION_HEADER } from '../../services/portal-api/src/routes/fallbacks.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
 import { body, createIngestFixture, expectError, type Harness, type IngestFixture } from './support/harness.ts'

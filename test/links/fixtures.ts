@@ -1,5 +1,5 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { ContactRecord, ContactUpsertInput } from '@lsv/shared/model/records.ts'
 import type { MergeFn } from '@lsv/shared/ports/contact-store.ts'
 import { contactIdFor } from '@lsv/shared/model/ids.ts'

@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
 import { hashSecret } from '@lsv/shared/domain/auth/hashing.ts'

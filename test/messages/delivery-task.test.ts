@@ -5,7 +5,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
 import type { TaskRequest, TaskScheduler } from '@lsv/shared/ports/task-scheduler.ts'
 import type { EmbeddedTaskScheduler } from '@lsv/shared/adapters/embedded/task-scheduler.ts'
-import { createDeliveryTaskHandler, deliveryRuntimeFor } from '@lsv/shared/domain/webhooks/deliver.ts'
+import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { enqueueAttempt, readDeliveryTask } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
@@ -87,7 +87,7 @@ describe('delivery task payloads on consume', () => {
 
   it('the embedded scheduler runs such a task once and never again', async () => {
     const scheduler = deps.tasks as EmbeddedTaskScheduler
-    const handler = createDeliveryTaskHandler({ ...deps, logger: log.logger }, deliveryRuntimeFor(true))
+    const handler = createDeliveryTaskHandler({ ...deps, logger: log.logger })
     const outcomes: string[] = []
     const run = async (payload: Buffer) => { outcomes.push(await handler(payload)) }
     await scheduler.ensureQueue('poison-test', { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 })

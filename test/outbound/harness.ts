@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomUUID } from 'node:crypto'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord, IntegrationRecord, Tier } from '@lsv/shared/model/records.ts'
 import { generateSigningSecret } from '@lsv/shared/domain/webhooks/signing.ts'
-import { createDeliveryTaskHandler, deliveryRuntimeFor } from '@lsv/shared/domain/webhooks/deliver.ts'
+import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
 
 export interface ReceivedRequest {
@@ -82,7 +82,7 @@ type RunDue = (handler?: (payload: Buffer, meta: unknown) => Promise<void>) => P
  * repeatedly, until a pass runs nothing (a task may schedule an immediately due one).
  */
 export async function drainDueTasks(deps: PlatformDeps): Promise<void> {
-  const handler = createDeliveryTaskHandler(deps, { dispatcher: deliveryRuntimeFor(true).dispatcher, random: () => 0.5 })
+  const handler = createDeliveryTaskHandler(deps, () => 0.5)
   const tasks = deps.tasks as unknown as { runDue?: RunDue; __outboundStarted?: boolean }
   if (typeof tasks.runDue !== 'function') throw new Error('the embedded task scheduler has no runDue()')
   if (tasks.runDue.length === 0 && !tasks.__outboundStarted) {

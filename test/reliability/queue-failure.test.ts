@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Queue, Topic } from '@lsv/shared/ports/queue.ts'
+import type { Queue } from '@lsv/shared/ports/queue.ts'
+import type { Topic } from '@lsv/shared/model/topics.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'

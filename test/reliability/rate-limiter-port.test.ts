@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
 import { createEmbeddedRateLimiter } from '@lsv/shared/adapters/embedded/rate-limiter.ts'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
+import type { RateLimiter } from '@lsv/shared/ports/rate-limiter.ts'
+import type { RateLimitWindow } from '@lsv/shared/model/rate-limit-window.ts'
 import { randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 import { printFigure } from './support/figures.ts'
 

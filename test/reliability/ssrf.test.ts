@@ -6,6 +6,7 @@ import { checkUrlStatically } from '@lsv/shared/domain/webhooks/ssrf.ts'
 import { filteringLookup, createSafeAgent, safeConnector } from '@lsv/shared/adapters/outbound-http/safe-agent.ts'
 import { isAllowedAddress } from '@lsv/shared/lib/ip-ranges.ts'
 import { postOnce } from '@lsv/shared/adapters/outbound-http/send.ts'
+import { createWebhookSender } from '@lsv/shared/adapters/outbound-http/webhook-sender.ts'
 import { runDeliveryJob } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { startConnectionCounter } from './support/connection-counter.ts'
 import { createOutboundDeps, createPendingDelivery } from './support/outbound-deps.ts'
@@ -167,7 +168,7 @@ describe('reliability 7: SSRF corpus makes no connection to a denied address', (
         const { delivery } = await createPendingDelivery(od.deps, urlOf(e))
         const agent = agentFor(e)
         try {
-          outcomes.push(await runDeliveryJob(od.deps, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, { dispatcher: agent, random: () => 0.5 }))
+          outcomes.push(await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => 0.5))
         } finally {
           await agent.close()
         }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Dispatcher } from 'undici'
+import { createWebhookSender } from '@lsv/shared/adapters/outbound-http/webhook-sender.ts'
 import { runDeliveryJob, GONE_REASON, type AttemptOutcome } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { parseDeliveryJob } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { createSafeAgent } from '@lsv/shared/adapters/outbound-http/safe-agent.ts'
@@ -46,7 +47,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   async function firstAttempt(url: string, random = 0.5) {
     const { delivery, integration } = await createPendingDelivery(od.deps, url)
     const queued = od.tasks.enqueued.length
-    const outcome = await runDeliveryJob(od.deps, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, { dispatcher: agent, random: () => random })
+    const outcome = await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => random)
     const stored = (await od.deps.tenants.getDelivery(delivery.id))!
     const next = od.tasks.enqueued.slice(queued).map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt?.getTime() ?? null }))
       .filter((t) => t.job.delivery_id === delivery.id && t.job.seq > 1)
@@ -174,7 +175,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     let outcome: AttemptOutcome = 'retrying'
     for (let n = 1; n <= MAX_ATTEMPTS; n++) {
       const before = od.tasks.enqueued.length
-      outcome = await runDeliveryJob(od.deps, job, { dispatcher: agent, random: () => randoms[n - 1]! })
+      outcome = await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => randoms[n - 1]!)
       const next = od.tasks.enqueued.slice(before).map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt!.getTime() }))
       if (n === MAX_ATTEMPTS) {
         expect(next).toHaveLength(0)
@@ -203,9 +204,9 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     const { delivery } = await createPendingDelivery(od.deps, r.url)
     const job = { v: 1 as const, delivery_id: delivery.id, seq: 1, attempt: 1 }
     const outcomes = await Promise.all([
-      runDeliveryJob(od.deps, job, { dispatcher: agent, random: () => 0.5 }),
+      runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5),
     ])
-    outcomes.push(await runDeliveryJob(od.deps, job, { dispatcher: agent, random: () => 0.5 }))
+    outcomes.push(await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5))
     expect(outcomes).toEqual(['retrying', 'stale'])
     expect(r.stats.requests).toBe(1)
   })

@@ -1,4 +1,4 @@
 import { serve } from '@lsv/shared/platform/serve.ts'
-import { buildApp } from './app.ts'
+import { edgeIngest } from './service.ts'
 
-await serve({ name: 'edge-ingest', defaultPort: 8080, build: buildApp })
+await serve(edgeIngest)

@@ -1,4 +1,4 @@
 import { serve } from '@lsv/shared/platform/serve.ts'
-import { buildApp } from './app.ts'
+import { portalApi } from './service.ts'
 
-await serve({ name: 'portal-api', defaultPort: 8081, build: buildApp })
+await serve(portalApi)

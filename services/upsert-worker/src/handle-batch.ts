@@ -1,5 +1,6 @@
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { deadLetterTopicOf, type HandlerResult, type QueueMessage, type Topic } from '@lsv/shared/ports/queue.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { type HandlerResult, type QueueMessage } from '@lsv/shared/ports/queue.ts'
+import { deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
 import { countDeadLetters } from '@lsv/shared/domain/activity/counts.ts'

@@ -1,12 +1,14 @@
 import { buildBaseApp, type App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import type { BuildOptions } from '@lsv/shared/platform/serve.ts'
 import { serviceReadiness } from '@lsv/shared/http/readiness.ts'
 import { registerTaskRoutes } from './routes/tasks.ts'
 import { registerVisitPushRoutes } from './routes/visits-push.ts'
 
 /** Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint. */
-export async function buildApp(deps: PlatformDeps): Promise<App> {
+export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): Promise<App> {
   const app = buildBaseApp({ logger: deps.logger, bodyLimit: 1024 * 1024, gcpProject: deps.config.gcpProject, readiness: serviceReadiness(deps, ['tenants', 'queue']) })
+  await options.beforeRoutes?.(app)
   registerTaskRoutes(app, deps)
   registerVisitPushRoutes(app, deps)
   return app

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { BackgroundPlan } from '@lsv/shared/platform/background.ts'
 import type { Background } from '@lsv/shared/platform/serve.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'

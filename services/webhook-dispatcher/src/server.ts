@@ -1,6 +1,4 @@
 import { serve } from '@lsv/shared/platform/serve.ts'
-import { buildApp } from './app.ts'
-import { startDispatcherBackground } from './background.ts'
+import { webhookDispatcher } from './service.ts'
 
-// what runs in the background is backgroundFor()'s decision (shared/src/platform/background.ts)
-await serve({ name: 'webhook-dispatcher', defaultPort: 8083, build: buildApp, background: startDispatcherBackground })
+await serve(webhookDispatcher)

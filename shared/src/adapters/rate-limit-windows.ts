@@ -1,18 +1,5 @@
-import type { RateLimitDecision, RateLimitWindow } from '../ports/rate-limiter.ts'
-
-/** One window of one key at one instant: where it starts and ends (ms since the epoch). */
-export interface WindowSlot {
-  window: RateLimitWindow
-  startMs: number
-  endMs: number
-}
-
-/** The fixed window containing nowMs: aligned to multiples of `seconds` since the epoch. */
-export function slotOf(window: RateLimitWindow, nowMs: number): WindowSlot {
-  const lengthMs = window.seconds * 1000
-  const startMs = Math.floor(nowMs / lengthMs) * lengthMs
-  return { window, startMs, endMs: startMs + lengthMs }
-}
+import type { RateLimitDecision, WindowSlot } from '../model/rate-limit-window.ts'
+import { slotOf } from '../model/rate-limit-window.ts'
 
 export function rejection(slot: WindowSlot, nowMs: number): RateLimitDecision {
   return { allowed: false, window: slot.window, resetInSeconds: Math.max(1, Math.ceil((slot.endMs - nowMs) / 1000)) }

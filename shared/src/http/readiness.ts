@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../platform/deps.ts'
+import type { PlatformDeps } from '../ports/deps.ts'
 
 /**
  * Whether a service can do its work, as `/readyz` reports it (base-app.ts). The answer comes from

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import type { Logger } from 'pino'
+import type { PlatformDeps } from '../ports/deps.ts'
 import type { Clock } from '../model/clock.ts'
 import { systemClock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
@@ -11,28 +12,11 @@ import type { RateLimiter } from '../ports/rate-limiter.ts'
 import type { Queue } from '../ports/queue.ts'
 import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
+import type { WebhookSender } from '../ports/webhook-sender.ts'
+import { webhookSenderFor } from '../adapters/outbound-http/webhook-sender.ts'
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
-
-/** Everything a service needs from the outside world, chosen once at start-up. */
-export interface PlatformDeps {
-  config: PlatformConfig
-  logger: Logger
-  clock: Clock
-  contacts: ContactStore
-  tenants: TenantStore
-  /** portal sign-in links and sessions (domain/portal) */
-  portalAccess: PortalAccessStore
-  /** what the portal changed (domain/audit) */
-  auditLog: AuditLogStore
-  rateLimiter: RateLimiter
-  queue: Queue
-  tasks: TaskScheduler
-  secrets: Secrets
-  /** closes every adapter (idempotent) */
-  close(): Promise<void>
-}
 
 export interface DepsOverrides {
   clock?: Clock
@@ -44,6 +28,7 @@ export interface DepsOverrides {
   queue?: Queue
   tasks?: TaskScheduler
   secrets?: Secrets
+  webhookSender?: WebhookSender
 }
 
 /**
@@ -179,6 +164,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   let closed = false
   const deps: PlatformDeps = {
     config, logger, clock, contacts, tenants, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
+    webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
     async close() {
       if (closed) return
       closed = true

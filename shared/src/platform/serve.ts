@@ -1,20 +1,34 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, port, type PlatformConfig } from '../config/config.ts'
-import { createLogger } from '../logging/logger.ts'
+import type { PortVariable } from '../config/environment.ts'
+import { createLogger, type Logger } from '../logging/logger.ts'
 import type { ServiceName } from '../config/services.ts'
-import { createPlatformDeps, type PlatformDeps } from './deps.ts'
-import { backgroundFor, isIdle, type BackgroundPlan } from './background.ts'
+import type { PlatformDeps } from '../ports/deps.ts'
+import { createPlatformDeps } from './deps.ts'
+import { backgroundFor, isIdle, type BackgroundPlan, type Host } from './background.ts'
 import type { App } from '../http/base-app.ts'
 
 export interface Background {
   close(): Promise<void>
 }
 
+/** What building an app may be asked besides its deps. */
+export interface BuildOptions {
+  /**
+   * runs on the base app before any route is registered (the OpenAPI generator registers
+   * @fastify/swagger there, so it sees every route the service serves)
+   */
+  beforeRoutes?(app: App): Promise<void>
+}
+
+/** One service as the composition root knows it: each service's `service.ts` exports one. */
 export interface ServiceDefinition {
   name: ServiceName
   /** port when PORT is not set (local defaults: edge 8080, portal 8081, worker 8082, dispatcher 8083) */
   defaultPort: number
-  build(deps: PlatformDeps): Promise<App>
+  /** the variable naming this service's port in the one-process local stack (EDGE_PORT, …) */
+  localPortVariable: Exclude<PortVariable, 'PORT'>
+  build(deps: PlatformDeps, options?: BuildOptions): Promise<App>
   /** starts what backgroundFor() planned for this service; called only when the plan is not idle */
   background?(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]>
 }
@@ -22,37 +36,108 @@ export interface ServiceDefinition {
 /** Cloud Run gives 10 s between SIGTERM and SIGKILL; drain within 9. */
 export const SHUTDOWN_GRACE_MS = 9000
 
+export interface RunningServices {
+  config: PlatformConfig
+  deps: PlatformDeps
+  logger: Logger
+  /** each service's app, built and ready, not yet listening when `beforeListen` runs */
+  apps: ReadonlyMap<ServiceName, App>
+  /** each service's port */
+  ports: ReadonlyMap<ServiceName, number>
+}
+
+export interface RunOptions {
+  /**
+   * `service`: one service per process, as deployed (config for that service, PORT);
+   * `local-stack`: every service in this process sharing one set of deps (`npm start`: config for
+   * all, one port variable each, nobody pushes so consumers pull; backgroundFor() decides)
+   */
+  host: Host
+  env?: Record<string, string | undefined>
+  /** the logger's name (the service's, or `local-stack`) */
+  name?: string
+  /** after every app is built and ready, before any listens (the local stack's demo tenant) */
+  beforeListen?(running: RunningServices): Promise<void>
+  /** once every app listens */
+  afterListen?(running: RunningServices): Promise<void> | void
+}
+
+interface Started {
+  deps: PlatformDeps | null
+  apps: App[]
+  background: Background[]
+}
+
+/** stop accepting and finish in-flight requests first, then the consumers, then the stores */
+async function shutdown(started: Started): Promise<void> {
+  await Promise.all(started.apps.map((a) => a.close()))
+  for (const b of started.background.reverse()) await b.close()
+  await started.deps?.close()
+}
+
 /**
- * Runs one service: validates its configuration (a bad or missing variable stops the process
- * with exit 78 naming it),
- * builds adapters and the app, listens on PORT on 0.0.0.0, and drains on SIGTERM/SIGINT:
- * stop accepting, finish in-flight requests, stop consumers, close adapters.
+ * The composition root: every service process (`server.ts`), the one-process local stack
+ * (`npm start`) and the deployed-shape run (`npm run start:cloud`, which starts `server.ts`) go
+ * through here. Validates the configuration (a bad or missing variable stops the process with
+ * exit 78 naming it), builds one set of adapters, each app, what backgroundFor() plans for each
+ * service on this host, listens (0.0.0.0), and drains on SIGTERM/SIGINT within
+ * SHUTDOWN_GRACE_MS: stop accepting, finish in-flight requests, stop consumers, close adapters.
+ * A start-up failure (a port in use, a failing hook) releases what started and exits 1.
  */
-export async function serve(def: ServiceDefinition): Promise<void> {
+export async function runServices(defs: readonly ServiceDefinition[], options: RunOptions): Promise<RunningServices> {
+  const env = options.env ?? process.env
+  const name = options.name ?? defs.map((d) => d.name).join('+')
   let config: PlatformConfig
-  let listenPort: number
+  const ports = new Map<ServiceName, number>()
   try {
-    config = loadConfig(process.env, def.name)
-    listenPort = port(process.env, 'PORT', def.defaultPort)
+    // one service: its own configuration (what it needs, and nothing it does not); the local
+    // stack: everything every service needs
+    config = loadConfig(env, options.host === 'service' && defs.length === 1 ? defs[0]!.name : undefined)
+    for (const def of defs) ports.set(def.name, port(env, options.host === 'service' ? 'PORT' : def.localPortVariable, def.defaultPort))
   } catch (err) {
     if (err instanceof ConfigError) {
-      console.error(`${def.name}: ${err.message}`)
+      console.error(`${name}: ${err.message}`)
       process.exit(78) // EX_CONFIG
     }
     throw err
   }
-  const logger = createLogger(config.logLevel, def.name)
-  const deps = await createPlatformDeps(config, logger)
-  const app = await def.build(deps)
-  const plan = backgroundFor(def.name, config)
-  if (!isIdle(plan) && !def.background) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service starts none`)
-  const background = def.background && !isIdle(plan) ? await def.background(deps, plan) : []
+  const logger = createLogger(config.logLevel, name)
+  const started: Started = { deps: null, apps: [], background: [] }
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error')
     else logger.info({ signal }, 'draining')
-    await app.close()
-    for (const b of background) await b.close()
-    await deps.close()
+    await shutdown(started)
   })
-  await app.listen({ port: listenPort, host: '0.0.0.0' })
+  try {
+    const deps = await createPlatformDeps(config, logger)
+    started.deps = deps
+    const apps = new Map<ServiceName, App>()
+    for (const def of defs) {
+      const app = await def.build(deps)
+      started.apps.push(app)
+      apps.set(def.name, app)
+      await app.ready()
+    }
+    const running: RunningServices = { config, deps, logger, apps, ports }
+    await options.beforeListen?.(running)
+    for (const def of defs) {
+      const plan = backgroundFor(def.name, config, options.host)
+      if (isIdle(plan)) continue
+      if (!def.background) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service starts none`)
+      started.background.push(...(await def.background(deps, plan)))
+    }
+    for (const def of defs) await apps.get(def.name)!.listen({ port: ports.get(def.name)!, host: '0.0.0.0' })
+    await options.afterListen?.(running)
+    return running
+  } catch (err) {
+    logger.error({ err }, `${name} failed to start`)
+    console.error(`${name}: ${(err as Error).message}`)
+    await shutdown(started).catch(() => {})
+    process.exit(1)
+  }
+}
+
+/** One service process, as deployed (each service's `server.ts`). */
+export async function serve(def: ServiceDefinition): Promise<void> {
+  await runServices([def], { host: 'service', name: def.name })
 }

@@ -1,19 +1,4 @@
-/** A fixed window aligned to multiples of `seconds` since the epoch. */
-export interface RateLimitWindow {
-  name: string
-  limit: number
-  seconds: number
-}
-
-export type RateLimitDecision =
-  | { allowed: true }
-  | {
-      allowed: false
-      /** the first exhausted window */
-      window: RateLimitWindow
-      /** seconds until that window resets, at least 1 */
-      resetInSeconds: number
-    }
+import type { RateLimitDecision, RateLimitWindow } from '../model/rate-limit-window.ts'
 
 /**
  * Counts requests per key in fixed windows, shared by every instance of a service.

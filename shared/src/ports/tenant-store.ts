@@ -3,13 +3,6 @@ import type {
   IntegrationRecord, LocationRecord,
 } from '../model/records.ts'
 
-/** Thrown by create* methods when a unique key is taken (public_id, custom field key, location). */
-export class DuplicateError extends Error {
-  constructor(what: string) {
-    super(`duplicate ${what}`)
-    this.name = 'DuplicateError'
-  }
-}
 
 export type Patch<T> = Partial<Omit<T, 'id' | 'account_id' | 'created_at'>>
 

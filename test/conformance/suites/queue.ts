@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterEach, expect, it } from 'vitest'
-import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue.ts'
+import type { Queue, QueueMessage } from '@lsv/shared/ports/queue.ts'
+import type { Topic } from '@lsv/shared/model/topics.ts'
 import { sleep, waitFor } from './wait.ts'
 
 /** A dead letter as the harness reads it back from `<topic>-dead-letter`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { RateLimiter, RateLimitWindow } from '@lsv/shared/ports/rate-limiter.ts'
+import type { RateLimiter } from '@lsv/shared/ports/rate-limiter.ts'
+import type { RateLimitWindow } from '@lsv/shared/model/rate-limit-window.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /**

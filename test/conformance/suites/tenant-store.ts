@@ -3,7 +3,8 @@ import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
   IntegrationRecord, LocationRecord,
 } from '@lsv/shared/model/records.ts'
-import { DuplicateError, type TenantStore } from '@lsv/shared/ports/tenant-store.ts'
+import { type TenantStore } from '@lsv/shared/ports/tenant-store.ts'
+import { DuplicateError } from '@lsv/shared/errors/duplicate-error.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** An adapter under test and how to release what it holds. */

@@ -1,5 +1,6 @@
-import type { Queue, QueueMessage, Topic } from '@lsv/shared/ports/queue.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { Queue, QueueMessage } from '@lsv/shared/ports/queue.ts'
+import type { Topic } from '@lsv/shared/model/topics.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../../services/portal-api/src/app.ts'
 import { expect } from 'vitest'

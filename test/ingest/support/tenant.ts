@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldType, FieldMapping, LocationRecord, Scope,
 } from '@lsv/shared/model/records.ts'

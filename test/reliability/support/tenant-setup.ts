@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
 /** What `app.inject` needs from a fastify app (kept structural so no service import is required here). */

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { html } from '../routes/portal/html.ts'
 import { registerPortalAssets } from './assets.ts'

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isSameOrigin, portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import type { PortalSession } from '@lsv/shared/domain/portal/sessions.ts'
 import { html } from '../routes/portal/html.ts'

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Contact } from '@lsv/shared/contract/contact.ts'

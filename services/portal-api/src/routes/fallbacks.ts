@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { FallbackPushBody, PushAccepted, PushUpsertedSync } from '@lsv/shared/contract/push.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'

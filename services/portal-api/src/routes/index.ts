@@ -1,5 +1,5 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { registerSchemaRoutes } from './schema.ts'
 import { registerAdminRoutes } from './admin/index.ts'
 import { registerLinkRoutes } from './links.ts'

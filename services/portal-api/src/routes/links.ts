@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { MintLinkBody, MintLinkResponse } from '@lsv/shared/contract/links.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'

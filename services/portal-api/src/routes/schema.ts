@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { CONTRACT_VERSION } from '@lsv/shared/contract/version.ts'
 import { buildContractSchemaDocument, CONTRACT_SCHEMA_DIALECT } from '@lsv/shared/contract/schema-document.ts'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { checkInternalCaller, taskCallers } from '@lsv/shared/http/internal-callers.ts'

@@ -1,5 +1,5 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { registerPushEndpoint } from '@lsv/shared/http/pubsub-push.ts'
 import { pushCallers } from '@lsv/shared/http/internal-callers.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'

@@ -4,10 +4,8 @@ import type { Logger } from 'pino'
 import type { Clock } from '../../model/clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from './db.ts'
 import { nextSlice } from '../../lib/slices.ts'
-import {
-  deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS,
-  type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription, type Topic,
-} from '../../ports/queue.ts'
+import { type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription } from '../../ports/queue.ts'
+import { deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
 
 export interface EmbeddedQueueOptions {
   clock: Clock

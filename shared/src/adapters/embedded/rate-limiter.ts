@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { EmbeddedDb } from './db.ts'
-import type { RateLimitDecision, RateLimiter, RateLimitWindow } from '../../ports/rate-limiter.ts'
-import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '../rate-limit-windows.ts'
+import type { RateLimiter } from '../../ports/rate-limiter.ts'
+import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
+import { slotOf } from '../../model/rate-limit-window.ts'
 
 /**
  * Fixed-window counters in `rate_counters`, one row per (sha256(key), window name, window start).

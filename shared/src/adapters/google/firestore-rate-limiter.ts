@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto'
 import { FieldValue, Timestamp } from '@google-cloud/firestore'
 import type { Firestore } from '@google-cloud/firestore'
-import type { RateLimitDecision, RateLimiter, RateLimitWindow } from '../../ports/rate-limiter.ts'
-import { decide, ExhaustionMemo, memoKeyOf, rejection, slotOf } from '../rate-limit-windows.ts'
+import type { RateLimiter } from '../../ports/rate-limiter.ts'
+import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
+import { decide, ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
+import { slotOf } from '../../model/rate-limit-window.ts'
 
 /**
  * Fixed-window counters in `rate_limits/{sha256(key)}_{windowName}_{windowStartSeconds}` as

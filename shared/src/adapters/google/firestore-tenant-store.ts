@@ -5,7 +5,8 @@ import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
   IntegrationRecord, LocationRecord,
 } from '../../model/records.ts'
-import { DuplicateError, type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, DELIVERY_RETENTION_MS, normalizePublicId } from '../tenant-patch.ts'
 
 /**

@@ -1,9 +1,7 @@
 import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '@google-cloud/pubsub'
 import type { Logger } from 'pino'
-import {
-  deadLetterTopicOf, SUBSCRIBED_TOPICS,
-  type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription, type Topic,
-} from '../../ports/queue.ts'
+import { type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription } from '../../ports/queue.ts'
+import { deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
 
 export interface PubSubQueueOptions {
   logger: Logger

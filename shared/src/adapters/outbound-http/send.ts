@@ -1,18 +1,9 @@
 import { request, type Dispatcher } from 'undici'
+import type { SendResult } from '../../ports/webhook-sender.ts'
 
 export const SEND_TIMEOUT_MS = 15_000
 export const MAX_RESPONSE_BYTES = 64 * 1024
 export const EXCERPT_BYTES = 1024
-
-export interface SendResult {
-  statusCode: number | null
-  /** transport failure (refused address, timeout, reset…); null when an answer arrived */
-  error: string | null
-  latencyMs: number
-  /** at most the first 1 KiB of the response body, as text */
-  excerpt: string | null
-  retryAfter: string | undefined
-}
 
 /**
  * One POST of the exact body bytes. Redirects are not followed (plain undici `request`), the

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 
 /**
  * The portal's activity counts (docs/portal.md, "Activity"): edge pushes per account, UTC day and

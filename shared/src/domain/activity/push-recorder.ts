@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { dayOf, expiryOf, pushCountKey, pushOutcomeOf } from './counts.ts'
 
 /** How often the counts gathered in memory are written (one write per flush for all keys). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AuditEntry, AuditPage, AuditValue } from '../../ports/audit-log.ts'
 
 export type AuditDeps = Pick<PlatformDeps, 'auditLog' | 'clock'>

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, Scope } from '../../model/records.ts'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { getKeyPepper, getOperatorToken } from '../secrets/platform-secrets.ts'
 import { hashSecret, safeEqual } from './hashing.ts'

@@ -1,5 +1,5 @@
 import type { ConnectionRecord, LocationRecord } from '../../model/records.ts'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { getKeyPepper } from '../secrets/platform-secrets.ts'
 import { hashSecret, matchesHashedSecret } from './hashing.ts'
 

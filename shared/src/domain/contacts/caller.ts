@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AccountRecord, CustomFieldDefinition } from '../../model/records.ts'
 
 export interface AccountContactContext {

@@ -1,5 +1,5 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
-import type { RateLimitWindow } from '../../ports/rate-limiter.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
+import type { RateLimitWindow } from '../../model/rate-limit-window.ts'
 import { AppError } from '../../errors/app-error.ts'
 
 /**

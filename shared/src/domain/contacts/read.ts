@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { CONTRACT_VERSION } from '../../contract/version.ts'
 import type { Contact } from '../../contract/contact.ts'
 import type { ContactList } from '../../contract/contact-list.ts'

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { ConnectionRecord } from '../../model/records.ts'
 import { isAppError } from '../../errors/app-error.ts'
 import { recordsOf, type BatchShape } from './push-body.ts'

@@ -1,5 +1,5 @@
 import type { AccountRecord, ConnectionRecord, LocationRecord } from '../../model/records.ts'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '../auth/verify-source-token.ts'
 import { hashSecret, matchesHashedSecret } from '../auth/hashing.ts'

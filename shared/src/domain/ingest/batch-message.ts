@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { QueueMessage } from '../../ports/queue.ts'
-import { parseJsonBody } from '../../http/json-body.ts'
+import { parseJsonBody } from '../../lib/json.ts'
 import { recordsOf } from './push-body.ts'
 import type { InboundRecord } from './mapping.ts'
 import { BATCH_MESSAGE_VERSION, BatchMessageAttributes, type BatchShape } from '../../contract/messages.ts'

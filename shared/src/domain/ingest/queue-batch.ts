@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { isoAt } from '../../model/clock.ts'
 import type { ConnectionRecord } from '../../model/records.ts'

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { ContactRecord, ContactUpsertInput, WriterClass } from '../../model/records.ts'
 import type { MergeFn, UpsertOutcome } from '../../ports/contact-store.ts'
 import { mergeContact } from '../contacts/merge.ts'

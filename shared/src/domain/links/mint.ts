@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AccountRecord, ContactRecord } from '../../model/records.ts'
 import { AppError, isAppError } from '../../errors/app-error.ts'
 import { isoAt } from '../../model/clock.ts'

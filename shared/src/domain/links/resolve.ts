@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { hashOpaqueToken, OPAQUE_TOKEN_PATTERN } from './opaque.ts'
 import { parseSignedToken, verifyLinkToken } from './signed.ts'
 import { getVerificationKey } from './signing-keys.ts'

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { Secrets } from '../../ports/secrets.ts'
 
 /** Secret (in the secrets port) holding the link signing key set. */

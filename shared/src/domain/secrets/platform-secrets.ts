@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 
 type SecretDeps = Pick<PlatformDeps, 'config' | 'secrets'>
 

@@ -1,11 +1,11 @@
 import { AppError } from '../../errors/app-error.ts'
-import { DuplicateError } from '../../ports/tenant-store.ts'
+import { DuplicateError } from '../../errors/duplicate-error.ts'
 import type { AccountView, CreateAccountBody, UpdateAccountBody } from '../../contract/admin.ts'
 import { newId } from '../../model/ids.ts'
 import type { AccountRecord, Tier } from '../../model/records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
 import { accountView } from './views.ts'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { endAccountPortalSessions } from '../portal/sessions.ts'
 
 const PUBLIC_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/

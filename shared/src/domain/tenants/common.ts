@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
 import type { AccountRecord, ConnectionRecord, ConnectionType } from '../../model/records.ts'
 

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors/app-error.ts'
 import type { CreateCustomFieldBody, CustomFieldView } from '../../contract/admin.ts'
-import { DuplicateError } from '../../ports/tenant-store.ts'
+import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { CUSTOM_FIELD_TYPES, type CustomFieldDefinition } from '../../model/records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
 import { customFieldView } from './views.ts'

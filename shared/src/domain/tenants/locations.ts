@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/app-error.ts'
 import type { CreatedLocation, RotatedLocationToken } from '../../contract/admin.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '../../contract/admin.ts'
-import { DuplicateError } from '../../ports/tenant-store.ts'
+import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { getKeyPepper } from '../secrets/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
 import type { LocationRecord } from '../../model/records.ts'

@@ -1,5 +1,5 @@
 import type { AccountRecord } from '../../model/records.ts'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 
 /**

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { HandlerResult, QueueMessage } from '../../ports/queue.ts'
 import { handleVisitEvent } from './handle.ts'
 import { InvalidVisitEvent, parseVisitMessage } from './parse.ts'

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { VisitEvent } from '../../contract/visit-event.ts'
 import { assembleContact } from '../contacts/assemble.ts'
 import { loadAccountContactContext } from '../contacts/caller.ts'

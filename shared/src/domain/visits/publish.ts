@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { VISIT_EVENT_VERSION, type VisitEvent } from '../../contract/visit-event.ts'
 
 /** Puts a visit event on the visit-events topic exactly as the identification pipeline does. */

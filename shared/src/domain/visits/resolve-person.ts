@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { VisitEvent } from '../../contract/visit-event.ts'
 import { patchFromResolution, resolutionExternalId } from './resolution-patch.ts'
 import type { ContactRecord, ContactUpsertInput } from '../../model/records.ts'

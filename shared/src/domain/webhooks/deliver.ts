@@ -1,31 +1,12 @@
-import type { Dispatcher } from 'undici'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { DeliveryAttempt, DeliveryRecord } from '../../model/records.ts'
 import type { DeliveryJob } from '../../contract/messages.ts'
 import { enqueueAttempt, readDeliveryTask } from './deliveries.ts'
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
-import { createSafeAgent } from '../../adapters/outbound-http/safe-agent.ts'
-import { postOnce } from '../../adapters/outbound-http/send.ts'
 import { activeSecrets, signatureHeaders } from './signing.ts'
 import { checkUrlStatically } from './ssrf.ts'
 
 export const GONE_REASON = 'endpoint answered 410'
-
-export interface DeliveryRuntime {
-  /** the SSRF-filtering undici agent (one per process) */
-  dispatcher: Dispatcher
-  /** jitter source in [0,1) */
-  random: () => number
-}
-
-const agents = new Map<boolean, Dispatcher>()
-
-/** The process-wide runtime for a configuration (one keep-alive agent per loopback policy). */
-export function deliveryRuntimeFor(allowLoopback: boolean): DeliveryRuntime {
-  let dispatcher = agents.get(allowLoopback)
-  if (!dispatcher) agents.set(allowLoopback, (dispatcher = createSafeAgent({ allowLoopback })))
-  return { dispatcher, random: Math.random }
-}
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'disabled' | 'stale'
 
@@ -37,7 +18,7 @@ export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'disabled' | 
  * receiver's failure; a throw (store unavailable) lets the scheduler retry the same task,
  * which is safe: a recorded attempt makes the task stale.
  */
-export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runtime: DeliveryRuntime): Promise<AttemptOutcome> {
+export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, random: () => number = Math.random): Promise<AttemptOutcome> {
   const delivery = await deps.tenants.getDelivery(job.delivery_id)
   if (!delivery) return 'stale'
   if (delivery.attempts.length !== job.seq - 1) {
@@ -94,7 +75,7 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
   else {
     const body = Buffer.from(delivery.body, 'utf8')
     const headers = signatureHeaders(secrets, delivery.event_id, nowMs, body) as unknown as Record<string, string>
-    const res = await postOnce(runtime.dispatcher, integration.url, body, headers)
+    const res = await deps.webhookSender.post(integration.url, body, headers)
     statusCode = res.statusCode
     error = res.error
     latencyMs = res.latencyMs
@@ -115,7 +96,7 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
     logAttempt('disabled', outcome)
     return 'disabled'
   }
-  const delay = retryDelayMs(job.attempt + 1, runtime.random(), retryAfterMs)
+  const delay = retryDelayMs(job.attempt + 1, random(), retryAfterMs)
   if (delay === null) {
     await record(attempt, { status: 'failed', next_attempt_at: null })
     logAttempt('failed', outcome)
@@ -129,7 +110,8 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, runti
 }
 
 /** The TaskHandler both paths use: Cloud Tasks' POST /tasks/deliver and the embedded runner. */
-export function createDeliveryTaskHandler(deps: PlatformDeps, runtime: DeliveryRuntime = deliveryRuntimeFor(deps.config.allowLoopbackWebhooks)) {
+/** `random` is the jitter source in [0,1) (tests fix it). */
+export function createDeliveryTaskHandler(deps: PlatformDeps, random: () => number = Math.random) {
   return async (payload: Buffer): Promise<AttemptOutcome | 'invalid'> => {
     const job = readDeliveryTask(payload)
     if (!job.ok) {
@@ -137,7 +119,7 @@ export function createDeliveryTaskHandler(deps: PlatformDeps, runtime: DeliveryR
       deps.logger.error({ reason: job.reason, bytes: payload.length }, 'dropping an unreadable delivery task')
       return 'invalid'
     }
-    return runDeliveryJob(deps, job.value, runtime)
+    return runDeliveryJob(deps, job.value, random)
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler.ts'
 import type { DeliveryRecord } from '../../model/records.ts'
 import { DELIVERY_JOB_VERSION, DeliveryJob } from '../../contract/messages.ts'

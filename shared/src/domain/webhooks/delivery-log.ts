@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
 import { replayDelivery } from './deliveries.ts'

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import type { PlatformDeps } from '../../platform/deps.ts'
+import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { assembleContact } from '../contacts/assemble.ts'
 import { loadAccountContactContext } from '../contacts/caller.ts'

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { AuditEntry } from '@lsv/shared/ports/audit-log.ts'
 import { html } from '../../routes/portal/html.ts'

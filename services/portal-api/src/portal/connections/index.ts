@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { CreateConnectionBody, CreateKeyBody, RotateBody, UpdateConnectionBody } from '@lsv/shared/contract/admin.ts'
 import { createConnection, getConnection, listConnections, updateConnection } from '@lsv/shared/domain/tenants/connections.ts'
 import { issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/manage-api-keys.ts'

@@ -1,9 +1,9 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { DEAD_LETTER_REASONS, readDeadLetterActivity, readPushActivity, type DeadLetterReason, type PushDay } from '@lsv/shared/domain/activity/counts.ts'
 import { PUSH_WINDOWS, pushQuotaKey, type PushQuotaSubject } from '@lsv/shared/domain/ingest/rate-limit.ts'
-import { slotOf } from '@lsv/shared/adapters/rate-limit-windows.ts'
+import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
 import { html, sendScreen, type SafeHtml } from '../layout.ts'
 import { sessionOf } from '../session.ts'
 

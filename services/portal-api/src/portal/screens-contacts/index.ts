@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'

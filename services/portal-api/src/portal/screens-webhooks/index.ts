@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import type { CreateIntegrationBody, UpdateIntegrationBody } from '@lsv/shared/contract/admin.ts'
 import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'

@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AuthorizedDomainsBody, CreateCustomFieldBody } from '@lsv/shared/contract/admin.ts'
 import { getAuthorizedDomains, setAuthorizedDomains } from '@lsv/shared/domain/tenants/domains.ts'
 import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/custom-fields.ts'

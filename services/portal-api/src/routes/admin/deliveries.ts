@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'

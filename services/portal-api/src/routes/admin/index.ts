@@ -1,6 +1,6 @@
 import type { FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { registerAccountRoutes } from './accounts.ts'
 import { registerConnectionRoutes } from './connections.ts'

@@ -1,5 +1,5 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { NoContent } from '@lsv/shared/contract/common.ts'

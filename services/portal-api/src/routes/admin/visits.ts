@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { VisitEventInput } from '@lsv/shared/contract/visit-event.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'

@@ -1,7 +1,7 @@
 import type {} from '@fastify/swagger'
 import type { preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { SignInQuery } from '@lsv/shared/contract/portal-access.ts'
 import { SIGN_IN_PATH, redeemPortalLink } from '@lsv/shared/domain/portal/links.ts'
 import { clearedSessionCookie, sessionCookieOf, sessionSetCookie } from '@lsv/shared/domain/portal/cookie.ts'

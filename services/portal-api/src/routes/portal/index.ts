@@ -1,5 +1,5 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
-import type { PlatformDeps } from '@lsv/shared/platform/deps.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { registerPortalAccessPages } from './access.ts'
 import { registerPortalScreens } from '../../portal/index.ts'
 

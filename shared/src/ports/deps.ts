@@ -1,0 +1,38 @@
+import type { Logger } from 'pino'
+import type { Clock } from '../model/clock.ts'
+import type { PlatformConfig } from '../config/config.ts'
+import type { ContactStore } from './contact-store.ts'
+import type { TenantStore } from './tenant-store.ts'
+import type { PortalAccessStore } from './portal-access.ts'
+import type { AuditLogStore } from './audit-log.ts'
+import type { RateLimiter } from './rate-limiter.ts'
+import type { Queue } from './queue.ts'
+import type { TaskScheduler } from './task-scheduler.ts'
+import type { Secrets } from './secrets.ts'
+import type { WebhookSender } from './webhook-sender.ts'
+
+/*
+ * The dependencies a domain function receives: types only. Domain code imports this module, never
+ * the composition (platform/deps.ts builds the adapters; importing it would load every Google client).
+ */
+
+/** Everything a service needs from the outside world, chosen once at start-up. */
+export interface PlatformDeps {
+  config: PlatformConfig
+  logger: Logger
+  clock: Clock
+  contacts: ContactStore
+  tenants: TenantStore
+  /** portal sign-in links and sessions (domain/portal) */
+  portalAccess: PortalAccessStore
+  /** what the portal changed (domain/audit) */
+  auditLog: AuditLogStore
+  rateLimiter: RateLimiter
+  queue: Queue
+  tasks: TaskScheduler
+  secrets: Secrets
+  /** signed webhook POSTs to receivers (SSRF-filtered) */
+  webhookSender: WebhookSender
+  /** closes every adapter (idempotent) */
+  close(): Promise<void>
+}
