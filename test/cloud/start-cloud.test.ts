@@ -99,6 +99,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       return messages.map((m) => JSON.parse(m.data) as Record<string, unknown>).find((r) => r.contact_id === contactId)
     })
     expect(row).toMatchObject({ account_id: c.account_id, contact_id: contactId, source: c.api_source, external_id: 'ada-1', op: 'upsert', first_name: 'Ada' })
+    // TIMESTAMP columns as the subscription's writer takes them: integer microseconds (docs/deploy.md)
+    for (const column of ['changed_at', 'first_seen_at', 'last_seen_at', 'updated_at']) expect(Number.isSafeInteger(row[column]), `${column}: ${JSON.stringify(row[column])}`).toBe(true)
 
     const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
     expect(minted.ok, JSON.stringify(minted)).toBe(true)
