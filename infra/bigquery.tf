@@ -49,8 +49,9 @@ resource "google_bigquery_dataset_iam_member" "pubsub_writer" {
 }
 
 # use_table_schema: each message is one JSON change row (shared/src/domain/contacts/change-row.ts)
-# whose fields are the table's columns; timestamps are ISO-8601 UTC strings. What was checked
-# against the documented rules is in docs/deploy.md ("BigQuery: how rows get in").
+# whose fields are the table's columns; TIMESTAMP columns are integer microseconds since the
+# epoch (the Storage Write API's TIMESTAMP input, which the subscription writes through). The
+# documented rules and what was checked are in docs/deploy.md ("BigQuery: how rows get in").
 resource "google_pubsub_subscription" "contact_changes_bigquery" {
   name  = "contact-changes-bigquery"
   topic = google_pubsub_topic.main["contact-changes"].id

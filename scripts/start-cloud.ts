@@ -4,8 +4,9 @@
  * infra/service-env.tf gives each (read by code, Cloud Run URLs translated to local addresses),
  * on the Firestore and Pub/Sub emulators, with topics and subscriptions as infra/ declares them
  * (push through a relay that adds the OIDC token Pub/Sub would), Cloud Tasks and Secret Manager
- * played by local stand-ins that enforce infra/'s IAM grants, and ID tokens from a local issuer
- * that the services verify with their production code. Then it creates the demo tenant and prints
+ * played by local stand-ins that enforce infra/'s IAM grants (Cloud Run's invoker check
+ * included: a push or task without a run.invoker grant on its service gets a 403), and ID tokens
+ * from a local issuer that the services verify with their production code. Then it creates the demo tenant and prints
  * the same banner and curl lines as `npm start`, on the same default ports.
  *
  * Environment: EDGE_PORT (8080), PORTAL_PORT (8081), UPSERT_WORKER_PORT (8082),

@@ -1,6 +1,7 @@
 /**
  * `export`: all contacts of one account (or of every account) as newline-delimited JSON in the
- * BigQuery load format, one `toChangeRow` row per contact, matching
+ * BigQuery load format, one `toLoadRow` row per contact (TIMESTAMP columns as ISO-8601 strings,
+ * the form a load job reads), matching
  * infra/bigquery/contact_changes.schema.json:
  *
  *   node scripts/cli/export.ts --account acme --out acme.ndjson
@@ -21,7 +22,7 @@ import pino from 'pino'
 import { ConfigError, loadConfig } from '@lsv/shared/config/config.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createPlatformDeps } from '@lsv/shared/platform/deps.ts'
-import { toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
+import { toLoadRow } from '@lsv/shared/domain/contacts/change-row.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 
 export const EXPORT_HELP = `Usage: export (--account <id|public_id> | --all) [--out <file>] [--page-size <n>]
@@ -90,7 +91,7 @@ async function* rowChunks(deps: PlatformDeps, options: ExportOptions, summary: E
       // changed_at = updated_at: the row describes the state as of its last change, so a loaded
       // export never looks newer than a change streamed after the snapshot was read
       let chunk = ''
-      for (const record of page) chunk += `${JSON.stringify(toChangeRow(record, record.updated_at))}\n`
+      for (const record of page) chunk += `${JSON.stringify(toLoadRow(record, record.updated_at))}\n`
       summary.contacts += page.length
       summary.bytes += Buffer.byteLength(chunk)
       yield chunk

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { evaluate, HclError, parseTemplate, type HclValue, type Scope } from '../../scripts/lib/cloud/hcl-expr.ts'
 import { loadTerraform } from '../../scripts/lib/cloud/terraform.ts'
 import { readDeployedShape, type LocalSettings } from '../../scripts/lib/cloud/deployed-shape.ts'
-import { createIam } from '../../scripts/lib/cloud/iam.ts'
+import { createIam, invokerRefusal } from '../../scripts/lib/cloud/iam.ts'
 import { ROOT } from './support.ts'
 
 const vars: Record<string, HclValue> = { region: 'europe-west1', name: 'x', list: ['b', 'a', 'b'], obj: { k: 'v', n: 2 } }
@@ -153,6 +153,22 @@ describe('infra/ read by code', () => {
     }
     for (const reader of ['portal-api', 'webhook-dispatcher']) expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:link-signing-keys'), reader).toBe(true)
     expect(iam.allows(sa('upsert-worker'), 'secretmanager.versions.access', 'secret:key-pepper')).toBe(false)
+  })
+
+  it('the real infra/\'s Cloud Run invoker grants: the push identity on the two pushed services, the task identity on the dispatcher, anyone on the public two', async () => {
+    const shape = await readDeployedShape(local)
+    const iam = createIam(shape.grants, shape.customRoles)
+    const sa = (n: string) => `${n}@demo-lsv-shape.iam.gserviceaccount.com`
+    const may = (who: string | null, service: string) => invokerRefusal(iam, who, service) === null
+    for (const pushed of ['upsert-worker', 'webhook-dispatcher']) expect(may(sa('pubsub-push'), pushed), pushed).toBe(true)
+    expect(may(sa('tasks-invoker'), 'webhook-dispatcher')).toBe(true)
+    expect(may(sa('tasks-invoker'), 'upsert-worker')).toBe(false)
+    for (const internal of ['upsert-worker', 'webhook-dispatcher']) {
+      expect(may(null, internal), `${internal} without a token`).toBe(false)
+      expect(may(sa(internal), internal), `${internal} calling itself`).toBe(false)
+    }
+    for (const open of ['edge-ingest', 'portal-api']) expect(may(null, open), open).toBe(true)
+    expect(invokerRefusal(iam, sa('upsert-worker'), 'upsert-worker')).toMatch(/^403 from Cloud Run: upsert-worker@\S+ has no run\.routes\.invoke on service upsert-worker/)
   })
 
   it('an expression in service-env.tf it cannot follow stops the run, naming the variable', async () => {

@@ -3,7 +3,8 @@
  * Google client libraries pointed at them (standInClientOptions: REST transport, no credentials)
  * behind the platform's own adapters. A task is delivered at its time with an ID token the
  * services' verifier accepts, a failure is retried, names de-duplicate; a call the IAM grants do
- * not allow fails with PERMISSION_DENIED as in Google Cloud.
+ * not allow fails with PERMISSION_DENIED as in Google Cloud, and a task to a Cloud Run service
+ * whose identity may not invoke it gets Cloud Run's 403 without reaching the service.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
@@ -58,8 +59,13 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
       { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
       // may enqueue, but not act as the invoker
       { member: `serviceAccount:${sa('portal-api')}`, role: ROLE, resource: 'project' },
+      // the receiver plays the dispatcher's Cloud Run service: only the invoker identity may call it
+      { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
     ], { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] })
-    standIn = createCloudTasksStandIn({ project: PROJECT, issuer, iam, log: (l) => logs.push(l) })
+    standIn = createCloudTasksStandIn({
+      project: PROJECT, issuer, iam, log: (l) => logs.push(l),
+      cloudRunServiceAt: (url) => (url.startsWith(`${target}/`) ? 'webhook-dispatcher' : null),
+    })
   })
 
   afterAll(async () => {
@@ -114,6 +120,24 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     expect(hits[2]!.body).toBe('{"job":2}')
     expect(hits[2]!.at).toBeGreaterThanOrEqual(at.getTime())
     expect(Number(hits[2]!.headers['x-cloudtasks-tasketa'])).toBeCloseTo(at.getTime() / 1000, 2)
+  })
+
+  it('answers Cloud Run\'s 403 for a task whose identity may not invoke the service, which never sees it', async () => {
+    const client = await clientAs(DISPATCHER)
+    const scheduler = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    await scheduler.ensureQueue('int_5', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 1 })
+    const queuePath = `projects/${PROJECT}/locations/europe-west1/queues/${cloudTasksQueueId('int_5')}`
+    const before = hits.length
+    // no oidcToken: Cloud Run sees a caller without identity, and only allUsers would let it in
+    await client.createTask({ parent: queuePath, task: { name: `${queuePath}/tasks/anonymous`, httpRequest: { url: `${target}/tasks/deliver`, httpMethod: 'POST', body: Buffer.from('{}') } } })
+    const refused = () => (logs as Array<{ task?: string; status?: number; error?: string }>).find((l) => l.task?.endsWith('/tasks/anonymous'))
+    for (let i = 0; i < 100 && !refused(); i++) await sleep(100)
+    expect(refused(), JSON.stringify(logs)).toMatchObject({ status: 403, error: expect.stringContaining('run.routes.invoke on service webhook-dispatcher') })
+    expect(hits.length).toBe(before)
+    // control: the invoker identity on the same queue gets through
+    await scheduler.enqueue({ queue: 'int_5', name: 'delivery-5', payload: Buffer.from('{"job":5}') })
+    await waitHits(before + 1)
+    expect(hits.at(-1)!.body).toBe('{"job":5}')
   })
 
   it('refuses what infra/ does not grant: no Cloud Tasks role, no actAs on the token\'s account, a URL off this machine', async () => {

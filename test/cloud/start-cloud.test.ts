@@ -8,8 +8,11 @@
  *
  * Then the wiring is broken on purpose in a copy of infra/, each time as Terraform would deploy it,
  * and the run shows the failure: push subscriptions with `no_wrapper` (400, no contact), a push
- * identity other than the one the worker accepts (401, no contact), and a service environment
- * without PUSH_AUDIENCE (upsert-worker refuses to start; start:cloud names it and exits 1).
+ * identity other than the one the worker accepts, even with Cloud Run's invoker grant (401, no
+ * contact), a push identity without the
+ * invoker grant on the worker's Cloud Run service (Cloud Run's 403, no contact), and a service
+ * environment without PUSH_AUDIENCE (upsert-worker refuses to start; start:cloud names it and
+ * exits 1).
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
@@ -96,6 +99,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       return messages.map((m) => JSON.parse(m.data) as Record<string, unknown>).find((r) => r.contact_id === contactId)
     })
     expect(row).toMatchObject({ account_id: c.account_id, contact_id: contactId, source: c.api_source, external_id: 'ada-1', op: 'upsert', first_name: 'Ada' })
+    // TIMESTAMP columns as the subscription's writer takes them: integer microseconds (docs/deploy.md)
+    for (const column of ['changed_at', 'first_seen_at', 'last_seen_at', 'updated_at']) expect(Number.isSafeInteger(row[column]), `${column}: ${JSON.stringify(row[column])}`).toBe(true)
 
     const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
     expect(minted.ok, JSON.stringify(minted)).toBe(true)
@@ -180,15 +185,24 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     await pushAndSeeRefused(await startCloud({ infraDir: infra }), 400)
   }, 150_000)
 
-  it('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push gets a 401 and the contact never arrives', async () => {
-    const infra = infraCopy([{
-      file: 'pubsub.tf',
-      from: /service_account_email = google_service_account\.pubsub_push\.email/,
-      to: 'service_account_email = google_service_account.tasks_invoker.email',
-    }])
+  it('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push (Cloud Run letting it in) gets a 401 from the worker and the contact never arrives', async () => {
+    const infra = infraCopy([
+      { file: 'pubsub.tf', from: /service_account_email = google_service_account\.pubsub_push\.email/, to: 'service_account_email = google_service_account.tasks_invoker.email' },
+      // the invoker grant follows the identity, so the push passes Cloud Run's IAM and meets the worker's own check
+      { file: 'cloud-run.tf', from: /(resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" \{[\s\S]*?)google_service_account\.pubsub_push\.email/, to: '$1google_service_account.tasks_invoker.email' },
+    ])
     const run = await startCloud({ infraDir: infra })
     await pushAndSeeRefused(run, 401)
     expect(relayLog(run)[0]!.identity).toBe(`tasks-invoker@${run.project}.iam.gserviceaccount.com`)
+  }, 150_000)
+
+  it('broken on purpose: without the pubsub-push invoker grant on the pushed services, Cloud Run answers 403 and the contact never arrives', async () => {
+    const infra = infraCopy([{ file: 'cloud-run.tf', from: /resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" \{[\s\S]*?\n\}\n/, to: '' }])
+    const run = await startCloud({ infraDir: infra })
+    await pushAndSeeRefused(run, 403)
+    const refused = relayLog(run).find((l) => l.subscription === 'contact-batches-push')!
+    expect(refused.identity).toBe(`pubsub-push@${run.project}.iam.gserviceaccount.com`)
+    expect(refused.error).toMatch(/run\.routes\.invoke on service upsert-worker/)
   }, 150_000)
 
   it('broken on purpose: without PUSH_AUDIENCE upsert-worker refuses to start, and start:cloud says which service and why, exit 1', async () => {

@@ -77,6 +77,64 @@ describe('cloudbuild.yaml', () => {
     for (const s of SERVICES) expect(byId.get(`build-${s}`)!.waitFor).toEqual(['test'])
   })
 
+  it('gives the test step Debian\'s Chromium before the suite runs (the browser tests need /usr/bin/chromium)', () => {
+    const test = byId.get('test')!
+    // the suite the step runs includes the portal's browser tests, which need Chromium
+    expect(existsSync(join(ROOT, 'test', 'browser', 'portal.test.ts'))).toBe(true)
+    expect(readFileSync(join(ROOT, 'test', 'browser', 'support.ts'), 'utf8')).toContain("'/usr/bin/chromium'")
+    const parts = test.args!.at(-1)!.split('&&').map((p) => p.trim())
+    const suite = parts.findIndex((p) => p.includes('scripts/run-tests.ts'))
+    expect(suite, 'the test step runs the suite').toBeGreaterThanOrEqual(0)
+    const chromium = parts.findIndex((p) => p === 'bash .ci/install-chromium')
+    expect(chromium, 'the test step runs .ci/install-chromium').toBeGreaterThanOrEqual(0)
+    expect(chromium, 'Chromium is installed before the suite starts').toBeLessThan(suite)
+    // an image with apt-get: the -emulators tags are Debian-based (528.0.0: Debian 12), run as root
+    expect(test.name).toMatch(/-emulators$/)
+    // .ci/run, the other CI entry point, uses the same script
+    expect(read('.ci/run')).toMatch(/^\.ci\/install-chromium$/m)
+  })
+
+  /** Runs .ci/install-chromium with an apt-get stand-in that records its calls and may "install" the binary. */
+  function installChromium(opts: { present: boolean; aptInstalls: boolean }): { status: number | null; stderr: string; apt: string[] } {
+    const dir = mkdtempSync(join(tmpdir(), 'lsv-chromium-'))
+    try {
+      const chromium = join(dir, 'chromium')
+      if (opts.present) { writeFileSync(chromium, '#!/bin/sh\n'); chmodSync(chromium, 0o755) }
+      const install = opts.aptInstalls ? `if [ "$1" = install ]; then printf '#!/bin/sh\\n' > '${chromium}'; chmod +x '${chromium}'; fi` : ''
+      writeFileSync(join(dir, 'apt-get'), `#!/usr/bin/env bash\necho "$*" >> '${dir}/apt.calls'\n${install}\n`)
+      chmodSync(join(dir, 'apt-get'), 0o755)
+      const res = spawnSync('bash', [join(CHECK_ROOT, '.ci', 'install-chromium')], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, CHROMIUM_PATH: chromium } })
+      const apt = existsSync(join(dir, 'apt.calls')) ? readFileSync(join(dir, 'apt.calls'), 'utf8').trim().split('\n') : []
+      return { status: res.status, stderr: res.stderr, apt }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  it('.ci/install-chromium apt-installs Debian\'s chromium only when it is missing, and fails when it is still missing', () => {
+    const missing = installChromium({ present: false, aptInstalls: true })
+    expect(missing.status, missing.stderr).toBe(0)
+    expect(missing.apt).toHaveLength(2)
+    expect(missing.apt[0]).toMatch(/^update\b/)
+    expect(missing.apt[1]!.split(' ')).toEqual(expect.arrayContaining(['install', '-y', 'chromium']))
+    const present = installChromium({ present: true, aptInstalls: true })
+    expect(present.status, present.stderr).toBe(0)
+    expect(present.apt).toEqual([])
+    const broken = installChromium({ present: false, aptInstalls: false })
+    expect(broken.status).not.toBe(0)
+    expect(broken.stderr).toContain('still missing')
+  })
+
+  it('leaves the build time for install, Chromium, the suite, four image builds and roll-outs', () => {
+    const seconds = (t: unknown) => Number(String(t).replace(/s$/, ''))
+    // the suite alone takes about 14 minutes on 2 cores (8 here); everything else about 15
+    expect(seconds((cb as CloudBuild & { timeout?: string }).timeout)).toBeGreaterThanOrEqual(3600)
+    for (const s of cb.steps) {
+      const t = (s as Step & { timeout?: string }).timeout
+      if (t !== undefined) expect(seconds(t), `${s.id} step timeout`).toBeGreaterThanOrEqual(s.id === 'test' ? 2400 : 600)
+    }
+  })
+
   it('installs on the same pinned Node image the services run on', () => {
     const dockerfileImage = read('Dockerfile').match(/^ARG NODE_IMAGE=(\S+)$/m)![1]
     expect(byId.get('install')!.name).toBe(dockerfileImage)
@@ -201,8 +259,10 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/^CMD \["node", "main\.mjs"\]$/m)
   })
 
-  it('leaves Terraform state and variables out of the build context', () => {
+  it('leaves Terraform state and variables, and the local data folders, out of the build context', () => {
     const ignored = read('.dockerignore').split('\n').map((l) => l.trim())
     for (const p of ['infra', '**/*.tfstate', '**/*.tfstate.*', '**/.terraform', '**/terraform.tfvars']) expect(ignored).toContain(p)
+    // the local data folders (npm start's .data, start:cloud's .data-cloud with its secrets file)
+    for (const p of ['**/.data', '**/.data-*']) expect(ignored).toContain(p)
   })
 })

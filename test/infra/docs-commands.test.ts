@@ -6,7 +6,7 @@ import { CHECK_ROOT, ROOT } from './hcl.ts'
 
 /**
  * Every command docs/deploy.md and docs/operations.md tell an operator to run exists, with the
- * flags they give it: gcloud and terraform are asked for their own help, the CLI for its own.
+ * flags they give it: gcloud, bq and terraform are asked for their own help, the CLI for its own.
  */
 const DOCS = ['docs/deploy.md', 'docs/operations.md']
 
@@ -23,7 +23,7 @@ function commandLines(markdown: string): string[] {
     // the parts of pipelines, lists and command substitutions
     for (const part of code.split(/\||&&|;|\$\(|\)/)) {
       const c = part.trim().replace(/\s+/g, ' ')
-      if (/^(gcloud|terraform|npm run (-s )?cli --) /.test(c) || c.startsWith('deploy/')) commands.push(c)
+      if (/^(gcloud|bq|terraform|npm run (-s )?cli --) /.test(c) || c.startsWith('deploy/')) commands.push(c)
     }
   }
   return commands
@@ -48,6 +48,22 @@ function gcloudHelp(path: string[]): Promise<{ ok: boolean; text: string }> {
     }))
   }
   return help.get(key)!
+}
+
+/**
+ * `bq help <command>`: bq exits 1 for every help page, so whether the command exists is read from
+ * the page itself (a known command lists "Flags for <command>:", an unknown one the command list).
+ */
+function bqHelp(command: string): { known: boolean; text: string } {
+  const res = spawnSync('bq', ['help', command], { encoding: 'utf8', env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' } })
+  if (res.error) throw new Error('bq not found: it ships with the Google Cloud CLI, which the test suite needs')
+  return { known: res.stdout.includes(`Flags for ${command}:`), text: res.stdout }
+}
+
+/** bq lists a boolean flag as --[no]name and takes --name and --noname */
+const bqHasFlag = (help: string, flag: string) => {
+  const name = flag.replace(/^--?/, '')
+  return help.includes(`--${name}:`) || help.includes(`--[no]${name}:`) || (name.startsWith('no') && help.includes(`--[no]${name.slice(2)}:`))
 }
 
 /** a flag of `gcloud run services update` that changes the service (not only where or how to call) */
@@ -94,6 +110,27 @@ describe('commands in the deployment and operations docs', () => {
       while (queue.length > 0) await check(queue.shift()!)
     }))
   }, 240_000)
+
+  it('every bq command exists and accepts the flags it is given', () => {
+    const bq = all.filter(({ c }) => c.startsWith('bq '))
+    expect(bq.map(({ c }) => c.split(' ')[1]).sort()).toEqual(expect.arrayContaining(['load', 'query']))
+    // control: the same reading refuses a command and a flag bq does not have
+    expect(bqHelp('loadd').known).toBe(false)
+    const load = bqHelp('load')
+    expect(load.known).toBe(true)
+    expect(bqHasFlag(load.text, '--source_format')).toBe(true)
+    expect(bqHasFlag(load.text, '--source_formats')).toBe(false)
+    for (const { file, c } of bq) {
+      const ts = tokens(c).slice(1)
+      const command = ts.find((t) => !t.startsWith('-'))!
+      // flags before the command are global (bq --help lists them), after it the command's own
+      const globals = flagNames(ts.slice(0, ts.indexOf(command)))
+      expect(globals, `${file}: ${c}: global flags are not checked here`).toEqual([])
+      const help = bqHelp(command)
+      expect(help.known, `${file}: "bq ${command}" does not exist (${c})`).toBe(true)
+      for (const flag of flagNames(ts.slice(ts.indexOf(command) + 1))) expect(bqHasFlag(help.text, flag), `${file}: bq ${command} has no ${flag}`).toBe(true)
+    }
+  }, 120_000)
 
   it('every CLI command exists and accepts the options it is given', () => {
     const cli = all.filter(({ c }) => c.startsWith('npm run'))

@@ -89,7 +89,8 @@ describe('state and providers', () => {
 
 describe('state, variables and the provider cache never leave the machine', () => {
   const sensitive = ['infra/terraform.tfstate', 'infra/terraform.tfstate.backup', 'infra/terraform.tfstate.1718.backup', 'infra/plan.tfplan', 'infra/.terraform/providers/x', 'infra/terraform.tfvars', 'infra/prod.auto.tfvars']
-  const kept = ['infra/main.tf', 'infra/.terraform.lock.hcl', 'infra/terraform.tfvars.example', 'package.json']
+  // kept: what Cloud Build needs (the test step runs .ci/install-chromium, then the suite)
+  const kept = ['infra/main.tf', 'infra/.terraform.lock.hcl', 'infra/terraform.tfvars.example', 'package.json', '.ci/install-chromium', 'scripts/run-tests.ts']
 
   function tree(files: string[]): string {
     const dir = mkdtempSync(join(tmpdir(), 'lsv-ignore-'))

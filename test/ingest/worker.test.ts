@@ -5,6 +5,7 @@ import type { QueueMessage } from '@lsv/shared/ports/queue.ts'
 import type { EmbeddedQueue } from '@lsv/shared/adapters/embedded/queue.ts'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
+import { CHANGE_ROW_VERSION } from '@lsv/shared/contract/messages.ts'
 import { batchAttributes } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { handleBatchMessage, RECORD_ATTEMPTS } from '../../services/upsert-worker/src/handle-batch.ts'
 import { startUpsertWorkerBackground } from '../../services/upsert-worker/src/background.ts'
@@ -124,7 +125,7 @@ describe('upsert worker: handleBatchMessage', () => {
     expect(rows).toHaveLength(2)
     const stored = await h.deps.contacts.getByAnchor(t.account.id, 'crm', 'ext-40')
     expect(rows.map((r) => JSON.parse(r.data.toString()))).toContainEqual(toChangeRow(stored!, message.attributes.received_at!))
-    expect(rows[0]!.attributes).toMatchObject({ v: '1', account_id: t.account.id })
+    expect(rows[0]!.attributes).toMatchObject({ v: CHANGE_ROW_VERSION, account_id: t.account.id })
     // a duplicate first delivery changes nothing and publishes nothing
     expect(await handleBatchMessage(h.deps, { ...message, id: 'dup' })).toBe('ack')
     expect(h.q.changes()).toHaveLength(before + 2)

@@ -10,11 +10,14 @@
  *
  * Each service calls on its own port, so calls are checked against the IAM grants infra/ declares
  * for its account (cloudtasks.queues.* / cloudtasks.tasks.create, and iam.serviceAccounts.actAs
- * on the account a task's token is minted for). Only loopback URLs are ever called.
+ * on the account a task's token is minted for). Only loopback URLs are ever called. A task to a
+ * Cloud Run service's URL meets Cloud Run's invoker check first (iam.ts, invokerRefusal): without
+ * run.routes.invoke for the token's identity the attempt gets a 403 and is retried like any other
+ * failure, and the service never sees it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { listen, readJson, sendGoogleError, sendJson, type Listener } from './http.ts'
-import type { Iam } from './iam.ts'
+import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 
 interface RetryConfig { maxAttempts: number; minBackoffMs: number; maxBackoffMs: number; maxDoublings: number; maxRetryDurationMs: number }
@@ -98,8 +101,17 @@ function isLoopbackUrl(url: string): boolean {
   }
 }
 
-export function createCloudTasksStandIn(options: { project: string; issuer: OidcIssuer; iam: Iam; log: (line: TaskLogLine | Record<string, unknown>) => void }): CloudTasksStandIn {
-  const { project, issuer, iam, log } = options
+export interface CloudTasksStandInOptions {
+  project: string
+  issuer: OidcIssuer
+  iam: Iam
+  log: (line: TaskLogLine | Record<string, unknown>) => void
+  /** the Cloud Run service a URL belongs to (its invoker grants apply), null for any other URL */
+  cloudRunServiceAt(url: string): string | null
+}
+
+export function createCloudTasksStandIn(options: CloudTasksStandInOptions): CloudTasksStandIn {
+  const { project, issuer, iam, log, cloudRunServiceAt } = options
   const queues = new Map<string, Queue>()
   const tasks = new Map<string, Task>()
   /** names of tasks that ran or were deleted: not reusable (Cloud Tasks' de-duplication window) */
@@ -182,13 +194,22 @@ export function createCloudTasksStandIn(options: { project: string; issuer: Oidc
     if (t.oidc) headers.authorization = `Bearer ${await issuer.mint(t.oidc.serviceAccountEmail, t.oidc.audience)}`
     let status = 0
     let error: string | undefined
-    try {
-      const res = await fetch(t.url, { method: t.method, headers, ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }), signal: AbortSignal.timeout(600_000) })
-      await res.arrayBuffer()
-      status = res.status
+    const service = cloudRunServiceAt(t.url)
+    const refused = service === null ? null : invokerRefusal(iam, t.oidc?.serviceAccountEmail ?? null, service)
+    if (refused) {
+      // Cloud Run answers before the container: a response all the same (counted as one)
+      status = 403
+      error = refused
       t.responseCount++
-    } catch (err) {
-      error = (err as Error).message
+    } else {
+      try {
+        const res = await fetch(t.url, { method: t.method, headers, ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }), signal: AbortSignal.timeout(600_000) })
+        await res.arrayBuffer()
+        status = res.status
+        t.responseCount++
+      } catch (err) {
+        error = (err as Error).message
+      }
     }
     q.running--
     t.running = false

@@ -6,6 +6,7 @@
  * run changes with it (or says which expression it cannot follow).
  */
 import { HclError, isPlainObject, LazyObject, type HclValue } from './hcl-expr.ts'
+import { cloudRunResource } from './iam.ts'
 import { loadTerraform, type TerraformModule } from './terraform.ts'
 
 export const SERVICE_NAMES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher'] as const
@@ -63,7 +64,7 @@ export interface QueueShape {
   retryConfig: { maxAttempts: number; minBackoffSeconds: number; maxBackoffSeconds: number; maxDoublings: number } | null
 }
 
-/** One IAM grant: `member` has `role` on `resource` ("project", a secret, a service account, a queue). */
+/** One IAM grant: `member` has `role` on `resource` ("project", a secret, a service account, a queue, a Cloud Run service). */
 export interface Grant {
   member: string
   role: string
@@ -223,6 +224,8 @@ function grants(tf: TerraformModule, project: string): Grant[] {
   for (const type of [
     'google_project_iam_binding', 'google_project_iam_policy', 'google_secret_manager_secret_iam_binding', 'google_secret_manager_secret_iam_policy',
     'google_service_account_iam_binding', 'google_service_account_iam_policy', 'google_cloud_tasks_queue_iam_binding', 'google_cloud_tasks_queue_iam_policy',
+    'google_cloud_run_v2_service_iam_binding', 'google_cloud_run_v2_service_iam_policy',
+    'google_cloud_run_service_iam_member', 'google_cloud_run_service_iam_binding', 'google_cloud_run_service_iam_policy',
   ]) {
     if (tf.resources(type).length > 0) throw new HclError(`${type}: start:cloud reads IAM grants from *_iam_member resources only; teach scripts/lib/cloud/deployed-shape.ts`)
   }
@@ -232,6 +235,8 @@ function grants(tf: TerraformModule, project: string): Grant[] {
     { type: 'google_secret_manager_secret_iam_member', resource: (a, w) => str(a.get('secret_id'), `${w}.secret_id`).replace(/^projects\/[^/]+\/secrets\//, 'secret:') },
     { type: 'google_service_account_iam_member', resource: (a, w) => `serviceAccount:${str(a.get('service_account_id'), `${w}.service_account_id`).replace(/^projects\/[^/]+\/serviceAccounts\//, '')}` },
     { type: 'google_cloud_tasks_queue_iam_member', resource: (a, w) => `queue:${str(a.get('name'), `${w}.name`).replace(/^.*\/queues\//, '')}` },
+    // who may invoke a Cloud Run service (the push relay and the Cloud Tasks stand-in check it)
+    { type: 'google_cloud_run_v2_service_iam_member', resource: (a, w) => cloudRunResource(str(a.get('name'), `${w}.name`).replace(/^.*\/services\//, '')) },
   ]
   for (const { type, resource } of kinds) {
     for (const r of tf.resources(type)) {

@@ -93,7 +93,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     for (const service of shape.services) await assertPortFree(service.port, service.name)
     const iam = createIam(shape.grants, shape.customRoles)
     // only the roles the stand-ins check matter here (Firestore and Pub/Sub emulators check none)
-    for (const g of shape.grants) if (g.condition && /secretmanager|cloudtasks|iam\.|roles\/(owner|editor)|^projects\//.test(g.role)) options.say(`note: IAM condition not evaluated locally (grant applies unconditionally): ${g.condition}`)
+    for (const g of shape.grants) if (g.condition && /secretmanager|cloudtasks|iam\.|run\.|roles\/(owner|editor)|^projects\//.test(g.role)) options.say(`note: IAM condition not evaluated locally (grant applies unconditionally): ${g.condition}`)
     const store = openSecretStore(join(options.dataDir, 'secrets.json'), shape.secrets, options.operatorToken ? { 'operator-token': options.operatorToken } : {})
 
     // emulators: the ones given, else our own on free ports (stopped by pid on close)
@@ -112,17 +112,19 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     closers.push(() => issuer.close())
     const jsonLog = (file: string) => (line: object) => appendFileSync(join(logDir, file), `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`)
 
+    // the Cloud Run service behind a local URL: its invoker grants apply to pushes and tasks
+    const cloudRunServiceAt = (url: string) => shape.services.find((s) => url === s.url || url.startsWith(`${s.url}/`))?.name ?? null
     const pushSubscriptions = shape.subscriptions.filter((s) => s.push !== null)
     const relay = await startPushRelay(pushSubscriptions.map((s) => ({
-      subscription: s.name, target: s.push!.endpoint, oidc: s.push!.oidc, ackDeadlineSeconds: s.ackDeadlineSeconds,
-    })), issuer, join(logDir, 'push-relay.log'))
+      subscription: s.name, target: s.push!.endpoint, service: cloudRunServiceAt(s.push!.endpoint), oidc: s.push!.oidc, ackDeadlineSeconds: s.ackDeadlineSeconds,
+    })), issuer, iam, join(logDir, 'push-relay.log'))
     closers.push(() => relay.close())
     await createTopicsAndSubscriptions({
       emulatorHost: emulators.pubsub, project: shape.project, topics: shape.topics, subscriptions: shape.subscriptions,
       pushEndpointFor: (name) => relay.endpointFor(name),
     })
 
-    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log') })
+    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt })
     closers.push(() => tasks.close())
     for (const q of shape.queues) {
       tasks.declareQueue(`projects/${shape.project}/locations/${q.location}/queues/${q.name}`, q.rateLimits, q.retryConfig ? {

@@ -3,17 +3,23 @@
  * it signs nothing; the relay adds what Pub/Sub adds in Google Cloud, an `Authorization: Bearer`
  * ID token for the subscription's declared `oidc_token` (service account email and audience,
  * none when Terraform declares none), and forwards the request unchanged (body, content type) to
- * the endpoint Terraform declares. The service's status goes back to the emulator, which acks a
- * 2xx and retries anything else, as Pub/Sub does. Every push is logged as one JSON line.
+ * the endpoint Terraform declares. Before that it does what Cloud Run does in front of the
+ * service: a push whose identity holds no run.routes.invoke on the target service (the grants
+ * infra/ declares) gets a 403 and never reaches the service. The service's status goes back to
+ * the emulator, which acks a 2xx and retries anything else, as Pub/Sub does. Every push is
+ * logged as one JSON line.
  */
 import { appendFileSync } from 'node:fs'
 import { listen, readBody, sendJson, type Listener } from './http.ts'
+import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 
 export interface RelayRoute {
   subscription: string
   /** the service endpoint (loopback URL) */
   target: string
+  /** the Cloud Run service the endpoint belongs to (its invoker grants apply), null for another URL */
+  service: string | null
   oidc: { serviceAccountEmail: string; audience: string } | null
   ackDeadlineSeconds: number
 }
@@ -35,7 +41,7 @@ export interface RelayLogLine {
   error?: string
 }
 
-export async function startPushRelay(routes: RelayRoute[], issuer: OidcIssuer, logFile: string): Promise<PushRelay> {
+export async function startPushRelay(routes: RelayRoute[], issuer: OidcIssuer, iam: Iam, logFile: string): Promise<PushRelay> {
   const bySubscription = new Map(routes.map((r) => [r.subscription, r]))
   for (const r of routes) {
     const host = new URL(r.target).hostname
@@ -54,6 +60,13 @@ export async function startPushRelay(routes: RelayRoute[], issuer: OidcIssuer, l
     if (route.oidc) headers.authorization = `Bearer ${await issuer.mint(route.oidc.serviceAccountEmail, route.oidc.audience)}`
     const started = Date.now()
     const base = { time: new Date().toISOString(), subscription: name, target: route.target, identity: route.oidc?.serviceAccountEmail ?? null }
+    const refused = route.service === null ? null : invokerRefusal(iam, base.identity, route.service)
+    if (refused) {
+      log({ ...base, status: 403, ms: Date.now() - started, error: refused })
+      res.writeHead(403, { 'content-type': 'text/plain' })
+      res.end(refused)
+      return
+    }
     try {
       const answer = await fetch(route.target, { method: 'POST', headers, body: new Uint8Array(body), signal: AbortSignal.timeout(route.ackDeadlineSeconds * 1000) })
       const text = await answer.text()

@@ -44,7 +44,8 @@ export const BatchMessageAttributes = Type.Object(
 
 // ---- contact-changes (upsert worker -> BigQuery subscription; export) ----------------------
 
-export const CHANGE_ROW_VERSION = '1'
+/** 2: TIMESTAMP columns as microseconds since the epoch (1 had ISO-8601 strings) */
+export const CHANGE_ROW_VERSION = '2'
 export const CHANGE_OPS = ['upsert', 'delete'] as const
 
 /** The attributes of a `contact-changes` message; its data is one ChangeRow as JSON. */
@@ -61,7 +62,17 @@ const NullableText = Nullable(Type.String())
 const NullableInstant = Nullable(Instant())
 
 /**
- * One contact change as a flat BigQuery row (domain/contacts/change-row.ts): the columns of
+ * A TIMESTAMP column's value in a streamed row: whole microseconds since the Unix epoch, the
+ * TIMESTAMP input of the BigQuery Storage Write API, which the BigQuery subscription writes
+ * through (docs/deploy.md, "BigQuery: how rows get in"). At most 2^53 - 1: a JSON number keeps
+ * every digit up to there (the year 2255).
+ */
+const EpochMicros = () => Type.Integer({ title: 'EpochMicros', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'microseconds since 1970-01-01T00:00:00Z' })
+const NullableEpochMicros = Nullable(EpochMicros())
+
+/**
+ * One contact change as a flat BigQuery row (domain/contacts/change-row.ts), as published to
+ * `contact-changes` for the BigQuery subscription: the columns of
  * infra/bigquery/contact_changes.schema.json, in its order. A row goes to a table, so it is
  * exact: no other member, absent values are null, repeated records are arrays.
  */
@@ -72,7 +83,7 @@ export const ChangeRow = Type.Object(
     source: Type.String(),
     external_id: Type.String(),
     op: StringEnum(CHANGE_OPS),
-    changed_at: Instant(),
+    changed_at: EpochMicros(),
     first_name: NullableText,
     last_name: NullableText,
     full_name: NullableText,
@@ -85,9 +96,9 @@ export const ChangeRow = Type.Object(
     postal_code: NullableText,
     name_source: NullableText,
     resolved_by: NullableText,
-    first_seen_at: NullableInstant,
-    last_seen_at: NullableInstant,
-    updated_at: NullableInstant,
+    first_seen_at: NullableEpochMicros,
+    last_seen_at: NullableEpochMicros,
+    updated_at: NullableEpochMicros,
     emails: Type.Array(Type.Object(
       { value: NullableText, kind: NullableText, verified: Nullable(Type.Boolean()) },
       { additionalProperties: false },
@@ -103,6 +114,16 @@ export const ChangeRow = Type.Object(
     custom_fields: Type.String({ description: 'JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted' }),
   },
   { title: 'ChangeRow', additionalProperties: false },
+)
+
+/**
+ * The same row for a `bq load` of newline-delimited JSON (the export command): a load job takes
+ * a TIMESTAMP as a date-time string (BigQuery's JSON loading rules), so these four columns are
+ * ISO-8601 UTC strings here; every other column is ChangeRow's.
+ */
+export const ChangeLoadRow = Type.Object(
+  { ...ChangeRow.properties, changed_at: Instant(), first_seen_at: NullableInstant, last_seen_at: NullableInstant, updated_at: NullableInstant },
+  { title: 'ChangeLoadRow', additionalProperties: false },
 )
 
 // ---- webhook delivery tasks (dispatcher -> Cloud Tasks -> dispatcher) -----------------------
@@ -124,5 +145,6 @@ export type BatchMessageAttributes = Static<typeof BatchMessageAttributes>
 export type BatchShape = (typeof BATCH_SHAPES)[number]
 export type ChangeRowAttributes = Static<typeof ChangeRowAttributes>
 export type ChangeRow = Static<typeof ChangeRow>
+export type ChangeLoadRow = Static<typeof ChangeLoadRow>
 export type ChangeOp = (typeof CHANGE_OPS)[number]
 export type DeliveryJob = Static<typeof DeliveryJob>

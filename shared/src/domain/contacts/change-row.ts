@@ -1,16 +1,19 @@
 import type { ContactRecord } from '../../model/records.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
-import { CHANGE_ROW_VERSION, type ChangeOp, type ChangeRow, type ChangeRowAttributes } from '../../contract/messages.ts'
+import { CHANGE_ROW_VERSION, type ChangeLoadRow, type ChangeOp, type ChangeRow, type ChangeRowAttributes } from '../../contract/messages.ts'
 
 /**
- * One contact change as a flat BigQuery row (its schema: ChangeRow in contract/messages.ts). The
- * same shape is published by the upsert worker to `contact-changes` (a BigQuery subscription
- * writes it to `contact_changes`) and written by the export command as newline-delimited JSON
- * (`bq load`), so both feed one table whose schema is CHANGE_ROW_BIGQUERY_SCHEMA (committed as
+ * One contact change as a flat BigQuery row. The upsert worker publishes it to `contact-changes`
+ * (ChangeRow; a BigQuery subscription writes it to `contact_changes`) and the export command
+ * writes it as newline-delimited JSON for `bq load` (ChangeLoadRow), so both feed one table
+ * whose schema is CHANGE_ROW_BIGQUERY_SCHEMA (committed as
  * infra/bigquery/contact_changes.schema.json).
  *
- * Timestamps are ISO-8601 strings (BigQuery parses them into TIMESTAMP); absent values are null,
- * repeated records are always arrays (BigQuery rejects a null array).
+ * The two differ only in the TIMESTAMP columns, each in the form its writer documents: the
+ * subscription writes through the Storage Write API, whose TIMESTAMP input is an integer of
+ * microseconds since the epoch; a load job reads date-time strings (docs/deploy.md, "BigQuery:
+ * how rows get in", has the sources). Absent values are null, repeated records are always arrays
+ * (BigQuery rejects a null array).
  */
 
 /** The attributes of the `contact-changes` message that carries a row (its format version and ids). */
@@ -18,14 +21,38 @@ export function changeRowAttributes(row: ChangeRow): ChangeRowAttributes {
   return { v: CHANGE_ROW_VERSION, account_id: row.account_id, contact_id: row.contact_id }
 }
 
+/**
+ * An ISO-8601 instant as whole microseconds since the Unix epoch. Date.parse keeps milliseconds;
+ * the string's 4th to 6th fraction digits, when it has them, are the microseconds.
+ */
+export function epochMicros(iso: string): number {
+  const ms = Date.parse(iso)
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`not an instant after 1970: ${iso}`)
+  const fraction = /\.(\d+)(?:Z|[+-]\d\d:?\d\d)$/i.exec(iso)?.[1] ?? ''
+  return ms * 1000 + Number(fraction.padEnd(6, '0').slice(3, 6))
+}
+
+/** The row the upsert worker publishes to `contact-changes` (TIMESTAMP columns in microseconds). */
 export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeRow {
+  return rowOf(record, at, op, epochMicros)
+}
+
+/** The row the export command writes for `bq load` (TIMESTAMP columns as the stored ISO strings). */
+export function toLoadRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeLoadRow {
+  return rowOf(record, at, op, (iso) => iso)
+}
+
+type Instants<T> = { changed_at: T; first_seen_at: T | null; last_seen_at: T | null; updated_at: T | null }
+
+function rowOf<T>(record: ContactRecord, at: string, op: ChangeOp, instant: (iso: string) => T): Omit<ChangeRow, keyof Instants<T>> & Instants<T> {
+  const maybe = (iso: string | null | undefined) => (iso === null || iso === undefined ? null : instant(iso))
   return {
     account_id: record.account_id,
     contact_id: record.id,
     source: record.source,
     external_id: record.external_id,
     op,
-    changed_at: at,
+    changed_at: instant(at),
     first_name: record.identity.first_name ?? null,
     last_name: record.identity.last_name ?? null,
     full_name: record.identity.full_name ?? null,
@@ -38,9 +65,9 @@ export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'u
     postal_code: record.location.postal_code ?? null,
     name_source: record.name_source ?? null,
     resolved_by: record.resolved_by ?? null,
-    first_seen_at: record.first_seen_at ?? null,
-    last_seen_at: record.last_seen_at ?? null,
-    updated_at: record.updated_at ?? null,
+    first_seen_at: maybe(record.first_seen_at),
+    last_seen_at: maybe(record.last_seen_at),
+    updated_at: maybe(record.updated_at),
     emails: (record.emails ?? []).map((e) => ({ value: e.value ?? null, kind: e.kind ?? null, verified: e.verified ?? null })),
     phones: (record.phones ?? []).map((p) => ({ value: p.value ?? null, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known === true })),
     traits: (record.traits ?? []).map((t) => ({ key: t.key ?? null, label: t.label ?? null, value: t.value ?? null, group: t.group })),
