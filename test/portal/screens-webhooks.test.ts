@@ -53,6 +53,9 @@ describe('portal screen: webhooks', () => {
     const audit = await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })
     const entry = audit.data.find((e) => e.action === 'integration.created')!
     expect(entry.target).toEqual({ integration_id: integrationId })
+    // what it is about without the URL itself (its path or query may hold the receiver's token)
+    expect(entry.details).toMatchObject({ host: new URL(receiver.url).host, payload_version: 2, contact_handles: true })
+    expect(JSON.stringify(entry)).not.toContain(receiver.url)
     expect(entry.actor).toMatch(/^portal session [0-9a-f]{12}$/)
     expect(JSON.stringify(audit.data)).not.toContain(createdSecret)
     // the page listing it never shows the secret again
@@ -73,6 +76,8 @@ describe('portal screen: webhooks', () => {
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/portal/webhooks/${integrationId}?flash=integration-updated`)
     expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ url: `${receiver.url}?v=2`, tiers: { contact_handles: false, sensitive_traits: true }, active: true })
+    const updated = (await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })).data.find((e) => e.action === 'integration.updated')!
+    expect(updated.details).toEqual({ host: new URL(receiver.url).host, payload_version: 2, contact_handles: false, sensitive_traits: true, active: true })
     await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on', active: 'on' })
   })
 

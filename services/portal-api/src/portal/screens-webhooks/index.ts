@@ -43,6 +43,12 @@ function integrationForm(fields: FormFields | undefined): { state: Omit<FormStat
   }
 }
 
+/**
+ * The endpoint's host (and port) for the audit log: what the entry is about without the rest of
+ * the URL, whose path or query may carry a receiver's own token.
+ */
+const hostOf = (url: string): string => new URL(url).host
+
 /** A refusal the tenant can fix (400 with issues, 409) in words; anything else is rethrown. */
 function refusal(err: unknown): string {
   if (!isAppError(err) || (err.status !== 400 && err.status !== 409)) throw err
@@ -93,7 +99,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     } catch (err) {
       return showList(request, reply, 400, { form: { ...state, error: refusal(err) } })
     }
-    await audit(request, 'integration.created', created.id, { payload_version: created.payload_version, contact_handles: created.tiers.contact_handles, sensitive_traits: created.tiers.sensitive_traits })
+    await audit(request, 'integration.created', created.id, { host: hostOf(created.url), payload_version: created.payload_version, contact_handles: created.tiers.contact_handles, sensitive_traits: created.tiers.sensitive_traits })
     const { signing_secret: secret, ...integration } = created
     // the secret is on this answer only (a redirect would have to carry it in the URL)
     return showList(request, reply, 201, { created: { integration, secret: { secret, why: 'created', previousExpiresAt: null } }, flash: flashText('integration-created') })
@@ -121,7 +127,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       if (state.url.length === 0 || state.url.length > 2048) throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
       const updated = await updateIntegration(deps, account.id, integrationId, update)
-      await audit(request, 'integration.updated', integrationId, { payload_version: updated.payload_version, contact_handles: updated.tiers.contact_handles, sensitive_traits: updated.tiers.sensitive_traits, active: updated.active })
+      await audit(request, 'integration.updated', integrationId, { host: hostOf(updated.url), payload_version: updated.payload_version, contact_handles: updated.tiers.contact_handles, sensitive_traits: updated.tiers.sensitive_traits, active: updated.active })
     } catch (err) {
       if (isAppError(err) && err.status === 404) throw err
       return showDetail(request, reply, integrationId, 400, { form: { ...state, error: refusal(err) } })
