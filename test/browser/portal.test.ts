@@ -16,7 +16,9 @@ import { edgePush, eventually, launchChromium, screenshots, seriousViolations, s
 /** Every screen the suite must have checked (the states of a screen worth their own shot included). */
 const SCREENS = ['home', 'connections', 'connection', 'mapping-preview', 'webhooks', 'webhook', 'contacts', 'contact', 'settings', 'activity', 'audit']
 
-describe('the portal in Chromium', () => {
+// each screen is checked by axe, at 360 px and shot at two widths (several seconds each): on a
+// loaded 2-core machine a test visiting four screens outgrew the 30 s default
+describe('the portal in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
   let chromium: Awaited<ReturnType<typeof launchChromium>>
   let context: BrowserContext
