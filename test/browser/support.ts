@@ -113,6 +113,28 @@ export async function seriousViolations(page: Page): Promise<Array<{ id: string;
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
 }
 
+/**
+ * The page at `width` px wide: whether the document scrolls sideways (its scrollWidth beyond the
+ * viewport's client width; tables and code blocks scroll inside their own box and do not count),
+ * with the elements that stick out when it does, for the failure message. Back to 1280 px after.
+ */
+export async function sidewaysScroll(page: Page, width: number): Promise<{ scrollWidth: number; clientWidth: number; sticksOut: string[] }> {
+  await page.setViewportSize({ width, height: 900 })
+  try {
+    return await page.evaluate(() => {
+      const root = document.documentElement
+      const clientWidth = root.clientWidth
+      const sticksOut = [...document.body.querySelectorAll('*')]
+        .filter((e) => e.getBoundingClientRect().right > clientWidth + 0.5 && !e.parentElement?.closest('.table-wrap, pre'))
+        .slice(0, 5)
+        .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).replace(/\s+/g, '.')}` : ''} (right ${Math.round(e.getBoundingClientRect().right)})`)
+      return { scrollWidth: Math.max(root.scrollWidth, document.body.scrollWidth), clientWidth, sticksOut }
+    })
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 })
+  }
+}
+
 /** Full-page screenshots at 1280 px and 360 px wide, into SCREENSHOTS. */
 export async function screenshots(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true })

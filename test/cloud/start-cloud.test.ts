@@ -63,6 +63,10 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     const c = await waitForBanner(run)
     expect(c).toMatchObject({ edge_url: `http://demo.edge.localhost:${run.ports.edge}`, portal_url: `http://localhost:${run.ports.portal}` })
     expect(run.output()).toContain(`logs in ${run.dataDir}/logs`)
+    // the demo tenant's portal sign-in link, as npm start prints it (test/portal/start-banner.test.ts); it signs in
+    const signIn = /^Sign in to the portal as the demo tenant[^\n]*\n\s+(\S+)$/m.exec(run.output())?.[1]
+    expect(signIn, run.output()).toMatch(new RegExp(`^http://localhost:${run.ports.portal}/portal/sign-in\\?token=[A-Za-z0-9_-]{43}$`))
+    expect((await fetch(signIn!.replace('//localhost:', '//127.0.0.1:'), { redirect: 'manual' })).status).toBe(303)
     // four processes, each with exactly Terraform's environment plus its secrets and the local wiring
     const shape = await readDeployedShape({
       infraDir: join(ROOT, 'infra'), project: run.project,

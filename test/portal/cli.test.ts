@@ -6,7 +6,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { createIngestFixture, type IngestFixture } from '../ingest/support/harness.ts'
-import { OPERATOR_TOKEN } from '../management/harness.ts'
+import { ADMIN, OPERATOR, OPERATOR_TOKEN } from '../management/harness.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const run = promisify(execFile)
@@ -46,6 +46,35 @@ describe('CLI: portal', () => {
     const ended = await run(process.execPath, ['scripts/cli.ts', 'portal', 'end-sessions', fixture.t.account.id], { cwd: ROOT, env: env(), timeout: 30_000 })
     expect(JSON.parse(ended.stdout)).toEqual({ ok: true })
     expect(await page()).toContain('Not signed in')
+  })
+
+  it('portal link takes the public id too, found on any page of the accounts list; an unknown one is exit code 1', async () => {
+    // more accounts than one page of GET /accounts (200); the one with the greatest id is on the last page
+    for (let i = 0; i < 210; i++) {
+      const res = await app.inject({ method: 'POST', url: ADMIN, headers: OPERATOR, payload: { public_id: `cli-many-${i}` } })
+      expect(res.statusCode).toBe(201)
+    }
+    const all: Array<{ id: string; public_id: string }> = []
+    for (let after: string | null = ''; after !== null;) {
+      const page = (await app.inject({ method: 'GET', url: `${ADMIN}?limit=200${after ? `&after=${after}` : ''}`, headers: OPERATOR })).json() as { data: typeof all; next_after: string | null }
+      all.push(...page.data)
+      after = page.next_after
+    }
+    const last = all.at(-1)!
+    expect(all.length).toBeGreaterThan(200)
+    for (const [given, account] of [[fixture.t.publicId.toUpperCase(), fixture.t.account.id], [last.public_id, last.id]] as const) {
+      const { stdout } = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', given], { cwd: ROOT, env: env(), timeout: 30_000 })
+      const signIn = await fetch(JSON.parse(stdout).url, { redirect: 'manual' })
+      expect(signIn.status).toBe(303)
+      const cookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!
+      const home = await (await fetch(`${origin}/portal/`, { headers: { cookie } })).text()
+      const publicId = all.find((a) => a.id === account)!.public_id
+      expect(home, given).toContain(`<code>${publicId}</code>`)
+    }
+    const err = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', 'no-such-account'], { cwd: ROOT, env: env(), timeout: 30_000 })
+      .then(() => null, (e: { code: number; stderr: string }) => e)
+    expect(err?.code).toBe(1)
+    expect(err?.stderr).toContain('no account has the id or public id no-such-account')
   })
 
   it('refuses a ttl out of range with the API\'s issue, exit code 1', async () => {

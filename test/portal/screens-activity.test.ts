@@ -3,12 +3,23 @@ import { createIngestFixture, body, type IngestFixture } from '../ingest/support
 import { record } from '../ingest/support/tenant.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
 import { signIn } from './support.ts'
-import { page } from './screens-support.ts'
+import { page, PORTAL_ORIGIN } from './screens-support.ts'
+import { ADMIN, OPERATOR } from '../management/harness.ts'
 
 /** The text of one table row whose header cell starts with `label` (tags stripped). */
 function rowText(html: string, label: string): string {
   const row = html.split('<tr>').map((r) => r.split('</tr>')[0]!).find((r) => r.replace(/<[^>]+>/g, '').startsWith(label))
   return row ? row.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : ''
+}
+
+/** Today's pushes by column header (e.g. `202 accepted`) in the pushes table; {} without a row today. */
+function todayCounts(html: string, today: string): Record<string, number> {
+  const table = html.slice(html.indexOf('id="pushes-h"'), html.indexOf('id="dead-h"'))
+  const headers = [...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]!).slice(1)
+  const row = new RegExp(`<th scope="row">${today}</th>((?:<td>\\d+</td>)+)`).exec(table)
+  if (!row) return {}
+  const cells = [...row[1]!.matchAll(/<td>(\d+)<\/td>/g)].map((m) => Number(m[1]))
+  return Object.fromEntries(headers.map((h, i) => [h, cells[i]!]))
 }
 
 /**
@@ -74,6 +85,52 @@ describe('portal screen: activity', () => {
     const res = await page(fixture.h.portal, '/portal/activity', cookie)
     expect(rowText(res.body.slice(res.body.indexOf('dead-h')), today)).toMatch(/^\S+ 1 unreadable ?: A whole batch could not be read/)
     expect((await page(fixture.h.portal, '/portal/activity', otherCookie)).body).toContain('No records were dead-lettered')
+  })
+
+  it('counts the portal\'s push fallbacks too (session, key, source token; 200 when stored at once) and shows the sessions\' window', async () => {
+    const t = fixture.t
+    const { portal } = fixture.h
+    const before = todayCounts((await page(portal, '/portal/activity', cookie)).body, today)
+    // a key of its own: the first test filled the other key's 60 s window
+    const issued = await portal.inject({ method: 'POST', url: `${ADMIN}/${t.account.id}/connections/${t.api.id}/keys`, headers: OPERATOR, payload: { scopes: ['contacts:write'] } })
+    expect(issued.statusCode, issued.body).toBe(201)
+    const key = issued.json().key as string
+    const fallback = (headers: Record<string, string>, payload: string, url = '/api/contacts') =>
+      portal.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload })
+    const session = { cookie, origin: PORTAL_ORIGIN }
+
+    expect((await fallback(session, body([record(900)]))).statusCode).toBe(202)
+    expect((await fallback({ authorization: `Bearer ${key}` }, body([record(901)]))).statusCode).toBe(202)
+    expect((await fallback({ authorization: `Bearer ${key}` }, '{"contacts": [')).statusCode).toBe(400)
+    expect((await fallback({ 'x-webhook-token': t.sourceToken }, body([record(902)]), `/api/contacts/webhook/${t.webhook.id}`)).statusCode).toBe(202)
+    // a key nobody has names no account: its 401 is counted nowhere
+    expect((await fallback({ authorization: 'Bearer lsk_wrong' }, body([record(903)]))).statusCode).toBe(401)
+    // the queue down: the batch is upserted at once, 200
+    fixture.h.q.state.refuse = true
+    try {
+      expect((await fallback(session, body([record(904)]))).statusCode).toBe(200)
+    } finally {
+      fixture.h.q.state.refuse = false
+    }
+
+    let after: Record<string, number> = {}
+    for (let i = 0; i < 100; i++) {
+      const res = await page(portal, '/portal/activity', cookie)
+      after = todayCounts(res.body, today)
+      if (after['202 accepted'] === (before['202 accepted'] ?? 0) + 3 && after['200 stored at once'] === 1) break
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    expect(after['202 accepted']).toBe((before['202 accepted'] ?? 0) + 3)
+    expect(after['200 stored at once']).toBe(1)
+    expect(after['400 invalid']).toBe((before['400 invalid'] ?? 0) + 1)
+    expect(after['401 unauthorized']).toBe(before['401 unauthorized'] ?? 0)
+    expect(after['Total']).toBe((before['Total'] ?? 0) + 5)
+
+    // the sessions' one window: both session pushes (24 h window; the 60 s one may have rolled over)
+    const res = await page(portal, '/portal/activity', cookie)
+    expect(rowText(res.body, 'Portal sessions')).toMatch(/^Portal sessions: same-origin pushes to \/api\/contacts .* of 120 .* 2 of 50000/)
+    expect(rowText((await page(portal, '/portal/activity', otherCookie)).body, 'Portal sessions')).toMatch(/ 0 of 50000/)
+    expect(todayCounts((await page(portal, '/portal/activity', otherCookie)).body, today)).toEqual({})
   })
 
   it('needs a session', async () => {

@@ -102,4 +102,31 @@ describe('portal screen: contacts', () => {
     expect(crossSite.statusCode).toBe(403)
     expect((await formPost(fixture.h.portal, `${portalPath}/links`, otherCookie, { destination_url: 'https://example.com/' })).statusCode).toBe(404)
   })
+
+  it('pages through the whole list with "Next page": 25, then the rest, none twice, none left out', async () => {
+    // 30 more contacts (31 with Grace); another account's contacts never show up
+    const inputs = (accountTag: string) => Array.from({ length: 30 }, (_, i) => ({
+      source: 'crm', external_id: `${accountTag}-${i}`, writer: 'form' as const, at: new Date().toISOString(), origin: `test:${i}`,
+      patch: { identity: { first_name: `Page${i}`, last_name: accountTag }, business_email: `page${i}@example.com` },
+    }))
+    const mine = await fixture.h.deps.contacts.upsertBatch(fixture.t.account.id, inputs('mine'), mergeContact)
+    await fixture.h.deps.contacts.upsertBatch(fixture.other.account.id, inputs('theirs'), mergeContact)
+    const expected = [contactId, ...mine.map((o) => o!.contactId)].sort()
+
+    const pages: string[][] = []
+    for (let url: string | null = '/portal/contacts'; url !== null;) {
+      const res = await page(fixture.h.portal, url, cookie)
+      expect(res.statusCode).toBe(200)
+      const list = res.body.slice(res.body.indexOf('id="list-h"'))
+      pages.push([...list.matchAll(/<td><a href="\/contacts\/([^"]+)">/g)].map((m) => decodeURIComponent(m[1]!)))
+      url = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(list)?.[1]?.replace(/&amp;/g, '&') ?? null
+      // a later page links back to the first
+      expect(list.includes('>First page</a>')).toBe(pages.length > 1)
+      expect(pages.length).toBeLessThan(5)
+    }
+    expect(pages.map((p) => p.length)).toEqual([25, 6])
+    // ordered by contact id, as the read contract's list is
+    expect(pages.flat()).toEqual(expected)
+    expect(new Set(pages.flat()).size).toBe(31)
+  })
 })

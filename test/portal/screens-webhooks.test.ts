@@ -4,6 +4,8 @@ import { createIngestFixture, type IngestFixture } from '../ingest/support/harne
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { drainDueTasks, startReceiver } from '../outbound/harness.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
+import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
+import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
 
@@ -51,6 +53,9 @@ describe('portal screen: webhooks', () => {
     const audit = await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })
     const entry = audit.data.find((e) => e.action === 'integration.created')!
     expect(entry.target).toEqual({ integration_id: integrationId })
+    // what it is about without the URL itself (its path or query may hold the receiver's token)
+    expect(entry.details).toMatchObject({ host: new URL(receiver.url).host, payload_version: 2, contact_handles: true })
+    expect(JSON.stringify(entry)).not.toContain(receiver.url)
     expect(entry.actor).toMatch(/^portal session [0-9a-f]{12}$/)
     expect(JSON.stringify(audit.data)).not.toContain(createdSecret)
     // the page listing it never shows the secret again
@@ -71,6 +76,8 @@ describe('portal screen: webhooks', () => {
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/portal/webhooks/${integrationId}?flash=integration-updated`)
     expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ url: `${receiver.url}?v=2`, tiers: { contact_handles: false, sensitive_traits: true }, active: true })
+    const updated = (await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })).data.find((e) => e.action === 'integration.updated')!
+    expect(updated.details).toEqual({ host: new URL(receiver.url).host, payload_version: 2, contact_handles: false, sensitive_traits: true, active: true })
     await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on', active: 'on' })
   })
 
@@ -145,5 +152,103 @@ describe('portal screen: webhooks', () => {
     const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/enable`, cookie)
     expect(res.statusCode).toBe(303)
     expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ active: true, disabled_reason: null })
+  })
+
+  describe('the delivery log: pages of 20 and filters', () => {
+    // 25 real deliveries an hour ago, a second apart, then 3 test events now: newest first, the
+    // test events lead. Their tasks are never run (nothing drains them): all stay pending.
+    let logId: string
+    const real = Array.from({ length: 25 }, (_, i) => `evt_real_${String(i).padStart(2, '0')}`)
+    let tests: string[] = []
+    /** the event ids of the log's rows on a page, in order, and its "Older" link */
+    const logOf = async (query: string) => {
+      const res = await page(fixture.h.portal, `/portal/webhooks/${logId}${query}`, cookie)
+      expect(res.statusCode, res.body).toBe(200)
+      const section = res.body.slice(res.body.indexOf('id="deliveries"'))
+      const ids = [...section.matchAll(/<tr>\n<td><code>([^<]+)<\/code>/g)].map((m) => m[1]!)
+      // the link's query, as a browser requests it (no fragment)
+      const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(section)?.[1]?.replace(/&amp;/g, '&').replace(/#.*$/, '') ?? null
+      return { ids, older: older === null ? null : older.slice(older.indexOf('?')), body: res.body }
+    }
+    /** every page from `query` on, following "Older" */
+    const allPages = async (query: string) => {
+      const pages: string[][] = []
+      for (let next: string | null = query; next !== null;) {
+        const p = await logOf(next)
+        pages.push(p.ids)
+        next = p.older
+        expect(pages.length).toBeLessThan(10)
+      }
+      return pages
+    }
+
+    beforeAll(async () => {
+      const created = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: `${receiver.url}?log=1`, payload_version: '2' })
+      expect(created.statusCode).toBe(201)
+      logId = ((await mgmt('/integrations')).json() as { data: Array<{ id: string; url: string }> }).data.find((i) => i.url.endsWith('?log=1'))!.id
+      const base = Date.now() - 3_600_000
+      for (const [i, eventId] of real.entries()) {
+        await createDelivery(fixture.h.deps, { accountId: fixture.t.account.id, integrationId: logId, eventId, body: '{}', now: new Date(base + i * 1000).toISOString() })
+      }
+      for (let i = 0; i < 3; i++) tests.push((await sendTestEvent(fixture.h.deps, fixture.t.account.id, logId)).event_id)
+      tests = tests.sort()
+    })
+
+    it('pages through "Older": 20, then the other 8, none twice, none left out, newest first', async () => {
+      const pages = await allPages('')
+      expect(pages.map((p) => p.length)).toEqual([20, 8])
+      const seen = pages.flat()
+      expect(new Set(seen).size).toBe(seen.length)
+      expect([...seen.slice(0, 3)].sort()).toEqual(tests)
+      expect(seen.slice(3)).toEqual([...real].reverse())
+      // the first page has no "Newest" link, a later one does
+      expect((await logOf('')).body).not.toContain('>Newest</a>')
+      expect((await logOf((await logOf('')).older!)).body).toContain('>Newest</a>')
+    })
+
+    it('filters by test or real events; the pager keeps the filter', async () => {
+      expect(await allPages('?kind=test')).toEqual([expect.arrayContaining(tests)])
+      expect((await logOf('?kind=test')).ids).toHaveLength(3)
+      const realPages = await allPages('?kind=real')
+      expect(realPages.map((p) => p.length)).toEqual([20, 5])
+      expect(realPages.flat()).toEqual([...real].reverse())
+      expect((await logOf('?kind=real')).older).toMatch(/^\?kind=real&cursor=/)
+      // with the status filter too: every delivery here is pending
+      expect((await logOf('?kind=test&status=pending')).ids).toHaveLength(3)
+      const none = await logOf('?kind=real&status=succeeded')
+      expect(none.ids).toEqual([])
+      expect(none.body).toContain('No deliveries with status succeeded, among real events.')
+      // the form shows the filters in force
+      expect((await logOf('?kind=real')).body).toContain('<option value="real" selected>')
+    })
+
+    it('finds one event by its exact id, only in this webhook\'s log', async () => {
+      const one = await logOf(`?event_id=${real[7]}`)
+      expect(one.ids).toEqual([real[7]])
+      expect(one.older).toBeNull()
+      expect(one.body).toContain(`value="${real[7]}"`)
+      expect((await logOf(`?event_id=${tests[0]}&kind=test`)).ids).toEqual([tests[0]])
+      // exact, not a prefix; the other filters still apply; another webhook's event is not here
+      expect((await logOf('?event_id=evt_real_0')).ids).toEqual([])
+      const wrongKind = await logOf(`?event_id=${real[7]}&kind=test`)
+      expect(wrongKind.ids).toEqual([])
+      expect(wrongKind.body).toContain(`No deliveries for event ${real[7]}, among test events.`)
+      const elsewhere = ((await mgmt(`/integrations/${integrationId}/deliveries`)).json() as { data: Array<{ event_id: string }> }).data[0]!.event_id
+      expect((await logOf(`?event_id=${encodeURIComponent(elsewhere)}`)).ids).toEqual([])
+      // a blank event id is no filter (the form sends every field)
+      expect((await logOf('?status=&kind=&event_id=')).ids).toHaveLength(20)
+    })
+
+    it('the management API filters the same way (kind, event_id)', async () => {
+      const list = async (q: string) => ((await mgmt(`/integrations/${logId}/deliveries${q}`)).json() as { data: Array<{ event_id: string }>; next_cursor: string | null })
+      expect((await list('?kind=test')).data.map((d) => d.event_id).sort()).toEqual(tests)
+      const realFirst = await list('?kind=real&limit=100')
+      expect(realFirst.data.map((d) => d.event_id)).toEqual([...real].reverse())
+      expect(await list(`?event_id=${real[3]}`)).toMatchObject({ data: [{ event_id: real[3] }], has_more: false, next_cursor: null })
+      expect((await list(`?event_id=${real[3]}&status=failed`)).data).toEqual([])
+      expect((await mgmt(`/integrations/${logId}/deliveries?kind=fake`)).statusCode).toBe(400)
+      // another account's session sees nothing of this log
+      expect((await page(fixture.h.portal, `/portal/webhooks/${logId}?event_id=${real[3]}`, otherCookie)).statusCode).toBe(404)
+    })
   })
 })

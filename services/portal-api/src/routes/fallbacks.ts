@@ -14,6 +14,7 @@ import { authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { acceptPushOrUpsert } from '@lsv/shared/domain/ingest/accept.ts'
 import { fallbackShapeOf } from '@lsv/shared/domain/ingest/push-body.ts'
+import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
 
 /**
  * `Deprecation` (RFC 9745): the instant the fallbacks were deprecated, the contract's date
@@ -47,8 +48,20 @@ function deprecate(reply: FastifyReply): void {
  * the same authentication, checks and answers as the edge operations, minus the subdomain (the
  * portal origin has none: the key or the source names the tenant). The push fallback counts in
  * the same per-key window as `POST /v1/contacts`; the webhook fallback has no rate limit.
+ *
+ * Their answers count in the portal's Activity screen like the edge's (domain/activity/): every
+ * answer to a request whose account is known, which here is once the session, key or source
+ * token named it (an unknown credential names no account, so its 401 is not counted).
  */
 export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
+  const activity = new PushActivityRecorder(deps)
+  const accountOf = new WeakMap<FastifyRequest, string>()
+  const countAnswer = async (request: FastifyRequest, reply: FastifyReply) => {
+    const accountId = accountOf.get(request)
+    if (accountId !== undefined) activity.record(accountId, reply.statusCode)
+  }
+  app.addHook('onClose', async () => activity.close())
+
   app.post('/api/contacts', {
     validatorCompiler: documentationOnly,
     schema: {
@@ -61,14 +74,17 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
       body: FallbackPushBody,
       response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 403, 413, 429, 503) },
     },
+    onResponse: countAnswer,
     onRequest: async (request, reply) => {
       deprecate(reply)
       try {
         // contract 4.6 rule 1: a same-origin portal session in place of a key; a present key decides
         const session = await portalSessionOf(deps, request)
+        if (session) accountOf.set(request, session.account.id)
         const auth = session
           ? await portalPushCaller(deps, session)
           : await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' }).then((a) => ({ connection: a.connection, quota: { kind: 'key', keyId: a.key.id } as const }))
+        accountOf.set(request, auth.connection.account_id)
         await consumePushQuota(deps, auth.quota)
         connections.set(request, auth.connection)
       } catch (err) {
@@ -87,6 +103,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
     deprecate(reply)
     try {
       const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query)
+      accountOf.set(request, connection.account_id)
       connections.set(request, connection)
     } catch (err) {
       throw retryable(err)
@@ -100,6 +117,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   }
   app.post('/api/contacts/webhook/:sourceId', {
     validatorCompiler: documentationOnly,
+    onResponse: countAnswer,
     onRequest: (request, reply) => authenticateBySource(request, reply, request.params.sourceId),
     schema: {
       operationId: 'pushContactsBySourceFallback',
@@ -117,6 +135,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   // a source id over the router's 100-character parameter limit is unknown: 401, not the router's 414
   app.post('/api/contacts/webhook/*', {
     validatorCompiler: documentationOnly,
+    onResponse: countAnswer,
     onRequest: (request, reply) => authenticateBySource(request, reply, request.params['*']),
     schema: { hide: true, params: WildcardParams },
   }, bySourceHandler)

@@ -11,8 +11,11 @@ import type { PlatformDeps } from '../../ports/deps.ts'
 export const RETENTION_DAYS = 8
 const DAY_MS = 86_400_000
 
-/** The answers an edge push can give (docs/errors.md); anything else counts as `other`. */
-export const PUSH_STATUSES = [202, 400, 401, 403, 404, 408, 413, 415, 429, 431, 503] as const
+/**
+ * The answers a push can give (docs/errors.md); anything else counts as `other`. 200 is only the
+ * portal's fallbacks (contract 4.6): the batch upserted at once while the queue was unavailable.
+ */
+export const PUSH_STATUSES = [200, 202, 400, 401, 403, 404, 408, 413, 415, 429, 431, 503] as const
 export type PushOutcome = (typeof PUSH_STATUSES)[number] | 'other'
 
 /** Why records were dead-lettered (services/upsert-worker/src/handle-batch.ts). */

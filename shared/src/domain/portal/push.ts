@@ -19,10 +19,13 @@ export interface PortalPushCaller {
  * with none, 403 `forbidden` (a valid credential that cannot push). The session counts in one
  * window per account, the limits of a key (contract section 8).
  */
+/** The one window every session of the account pushes in (the Activity screen shows it too). */
+export const portalSessionQuota = (accountId: string): PushQuotaSubject => ({ kind: 'key', keyId: `portal-session:${accountId}` })
+
 export async function portalPushCaller(deps: Pick<PortalDeps, 'tenants'>, caller: PortalSession): Promise<PortalPushCaller> {
   const api = (await deps.tenants.listConnections(caller.account.id))
     .filter((c) => c.type === 'api' && c.active && c.account_id === caller.account.id)
     .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0]
   if (!api) throw new AppError('forbidden')
-  return { connection: api, quota: { kind: 'key', keyId: `portal-session:${caller.account.id}` } }
+  return { connection: api, quota: portalSessionQuota(caller.account.id) }
 }

@@ -1,7 +1,8 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
-import { replayDelivery } from './deliveries.ts'
+import { deliveryIdFor, replayDelivery } from './deliveries.ts'
+import { TEST_EVENT_ID_PREFIX } from './test-event.ts'
 import { decodeKeysetCursor, encodeKeysetCursor } from '../contacts/cursor.ts'
 
 export type DeliveryLogEntry = Omit<DeliveryRecord, 'body' | 'account_id' | 'integration_id'>
@@ -18,46 +19,77 @@ export type DeliveryStatus = DeliveryRecord['status']
 /** Rows read per page at most when a status filter skips rows (the page then ends early, with a cursor). */
 const FILTER_SCAN_LIMIT = 1000
 
+/** Test events (`sendTestEvent`) or the deliveries of real visits. */
+export type DeliveryKind = 'test' | 'real'
+
+/** What a page of the log is narrowed to; every filter given must hold. */
+export interface DeliveryLogFilter {
+  status?: DeliveryStatus | undefined
+  kind?: DeliveryKind | undefined
+  /** one event: at most one delivery per integration (its id is derived from the event id) */
+  eventId?: string | undefined
+}
+
+type DeliveryLogPage = { object: 'list'; data: DeliveryLogEntry[]; has_more: boolean; next_cursor: string | null }
+
+const entryOf = ({ body: _b, account_id: _a, integration_id: _i, ...entry }: DeliveryRecord): DeliveryLogEntry => entry
+
+/** The row test of the status and kind filters; null when neither is set (every row is kept). */
+function keepOf(filter: DeliveryLogFilter): ((row: DeliveryRecord) => boolean) | null {
+  const { status, kind } = filter
+  if (status === undefined && kind === undefined) return null
+  return (row) => (status === undefined || row.status === status)
+    && (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test'))
+}
+
 /**
  * One page of the delivery log, newest first; bodies are not listed (they stay for replay). With
- * `status`, only deliveries in that status: rows are read in store pages and filtered, at most
- * FILTER_SCAN_LIMIT per answer, so a rare status answers a short page with a cursor to go on.
+ * `status` or `kind`, only the matching deliveries: rows are read in store pages and filtered, at
+ * most FILTER_SCAN_LIMIT per answer, so a rare match answers a short page with a cursor to go on.
+ * With `eventId`, the one delivery of that event is read by its id (no scan, no cursor), and the
+ * other filters apply to it.
  */
 export async function listDeliveryLog(
   deps: Pick<PlatformDeps, 'tenants'>,
   accountId: string,
   integrationId: string,
-  options: { cursor: string | undefined; limit: number; status?: DeliveryStatus | undefined },
-): Promise<{ object: 'list'; data: DeliveryLogEntry[]; has_more: boolean; next_cursor: string | null }> {
+  options: { cursor: string | undefined; limit: number } & DeliveryLogFilter,
+): Promise<DeliveryLogPage> {
   await integrationOf(deps, accountId, integrationId)
+  const keep = keepOf(options)
+  if (options.eventId !== undefined) {
+    const row = await deps.tenants.getDelivery(deliveryIdFor(options.eventId, integrationId))
+    const found = row !== null && row.integration_id === integrationId && row.event_id === options.eventId && (keep === null || keep(row))
+    return { object: 'list', data: found ? [entryOf(row)] : [], has_more: false, next_cursor: null }
+  }
   let before = decodeKeysetCursor('d1', options.cursor)
   const page: DeliveryRecord[] = []
   let hasMore = false
   let scanned = 0
   let lastSeen: string | undefined
   for (;;) {
-    const chunk = options.status === undefined ? options.limit + 1 : Math.min(FILTER_SCAN_LIMIT - scanned, 100) + 1
+    const chunk = keep === null ? options.limit + 1 : Math.min(FILTER_SCAN_LIMIT - scanned, 100) + 1
     const rows = await deps.tenants.listDeliveries(integrationId, { ...(before ? { before } : {}), limit: chunk })
     const more = rows.length === chunk
     const taken = more ? rows.slice(0, chunk - 1) : rows
     for (const row of taken) {
       scanned++
       lastSeen = row.id
-      if (options.status !== undefined && row.status !== options.status) continue
+      if (keep !== null && !keep(row)) continue
       if (page.length === options.limit) { hasMore = true; break }
       page.push(row)
     }
     if (hasMore) break
     if (!more) break
     before = taken[taken.length - 1]!.id
-    if (options.status === undefined) { hasMore = page.length === options.limit; break }
+    if (keep === null) { hasMore = page.length === options.limit; break }
     if (scanned >= FILTER_SCAN_LIMIT) { hasMore = true; break }
   }
   // the cursor continues after the last row returned, or after the last row scanned when filtering stopped early
   const cursorId = hasMore ? (page.length === options.limit ? page[page.length - 1]!.id : lastSeen) : undefined
   return {
     object: 'list',
-    data: page.map(({ body: _b, account_id: _a, integration_id: _i, ...entry }) => entry),
+    data: page.map(entryOf),
     has_more: hasMore,
     next_cursor: cursorId ? encodeKeysetCursor('d1', cursorId) : null,
   }

@@ -4,13 +4,14 @@ import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { DEAD_LETTER_REASONS, readDeadLetterActivity, readPushActivity, type DeadLetterReason, type PushDay } from '@lsv/shared/domain/activity/counts.ts'
 import { PUSH_WINDOWS, pushQuotaKey, type PushQuotaSubject } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
+import { portalSessionQuota } from '@lsv/shared/domain/portal/push.ts'
 import { html, sendScreen, type SafeHtml } from '../layout.ts'
 import { sessionOf } from '../session.ts'
 
 export const ACTIVITY_PATH = '/portal/activity'
 
 const STATUS_TEXT: Record<string, string> = {
-  202: '202 accepted', 400: '400 invalid', 401: '401 unauthorized', 403: '403 forbidden', 404: '404 not found', 408: '408 timeout',
+  200: '200 stored at once', 202: '202 accepted', 400: '400 invalid', 401: '401 unauthorized', 403: '403 forbidden', 404: '404 not found', 408: '408 timeout',
   413: '413 too large', 415: '415 media type', 429: '429 rate limited', 431: '431 headers too large', 503: '503 unavailable', other: 'other',
 }
 
@@ -23,7 +24,8 @@ interface WindowRow {
 /**
  * The current push windows of everything that pushes for the account: each live API key, each
  * webhook source and each active partner CRM location (their token-less calls have windows of
- * their own, shown too). Read with `peek`: looking counts nothing.
+ * their own, shown too), and the portal sessions' one window when they can push (the account has
+ * an active api connection: contract 4.6 rule 1). Read with `peek`: looking counts nothing.
  */
 async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<WindowRow[]> {
   const nowMs = deps.clock.now()
@@ -38,6 +40,9 @@ async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<W
   }
   for (const c of connections) {
     if (c.type === 'webhook' && c.active) subjects.push({ kind: 'Source', label: `${c.name ?? c.source} (${c.id})`, subject: { kind: 'source', connectionId: c.id } })
+  }
+  if (connections.some((c) => c.type === 'api' && c.active)) {
+    subjects.push({ kind: 'Portal sessions', label: 'same-origin pushes to /api/contacts', subject: portalSessionQuota(account.id) })
   }
   for (const l of locations) {
     if (!l.active) continue
@@ -58,7 +63,7 @@ function pushTable(days: PushDay[], statuses: string[]): SafeHtml {
   const withAny = days.filter((d) => d.total > 0)
   if (withAny.length === 0) return html`<p>No pushes in the last 7 days.</p>`
   return html`<div class="table-wrap"><table>
-<caption class="hint">Per UTC day, by the answer the edge gave. Counted within a few seconds of each answer.</caption>
+<caption class="hint">Per UTC day, by the answer given: on the edge, and on the portal's fallbacks (<code>/api/contacts</code>). Counted within a few seconds of each answer.</caption>
 <thead><tr><th scope="col">Day</th>${statuses.map((s) => html`<th scope="col">${STATUS_TEXT[s] ?? s}</th>`)}<th scope="col">Total</th></tr></thead>
 <tbody>${withAny.map((d) => html`<tr><th scope="row">${d.day}</th>${statuses.map((s) => html`<td>${d.counts[s] ?? 0}</td>`)}<td>${d.total}</td></tr>`)}</tbody>
 </table></div>`
@@ -75,7 +80,7 @@ function deadTable(rows: Array<{ day: string; reason: DeadLetterReason; records:
 function windowTable(rows: WindowRow[]): SafeHtml {
   if (rows.length === 0) return html`<p>Nothing pushes for this account yet.</p>`
   return html`<div class="table-wrap"><table>
-<caption class="hint">Each key, source and location has its own windows: 120 per 60 s and 50,000 per 24 h (fixed windows, UTC-aligned).</caption>
+<caption class="hint">Each key, source and location has its own windows, and the portal sessions share one: 120 per 60 s and 50,000 per 24 h (fixed windows, UTC-aligned).</caption>
 <thead><tr><th scope="col">Pushes through</th><th scope="col">60 s window</th><th scope="col">24 h window</th></tr></thead>
 <tbody>${rows.map((r) => html`<tr><th scope="row">${r.kind}: ${r.label}</th>${r.counts.map((c) => html`<td>${c.used} of ${c.limit}${c.used >= c.limit ? html` <strong>(full)</strong>` : ''}<br><span class="hint">resets <time datetime="${c.resetsAt}">${c.resetsAt.slice(11, 19)}</time> UTC</span></td>`)}</tr>`)}</tbody>
 </table></div>`

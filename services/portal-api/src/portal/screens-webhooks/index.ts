@@ -5,7 +5,7 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import type { CreateIntegrationBody, UpdateIntegrationBody } from '@lsv/shared/contract/admin.ts'
 import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
-import { listDeliveryLog, replayDeliveryFor, type DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
+import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { currentSigningSecret, DEFAULT_SECRET_GRACE_SECONDS, rotateSigningSecret } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
@@ -13,7 +13,7 @@ import { redirectTo, sendScreen } from '../layout.ts'
 import { flashText } from '../flash.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { formOf, valueOf, type FormFields } from '../forms.ts'
-import { DELIVERY_STATUSES, detailBody, listBody, WEBHOOKS_PATH, webhookPath, type FormState, type ShownSecret } from './views.ts'
+import { DELIVERY_KINDS, DELIVERY_STATUSES, detailBody, listBody, WEBHOOKS_PATH, webhookPath, type LogFilter, type FormState, type ShownSecret } from './views.ts'
 
 const PAGE = 20
 const GRACE_CHOICES = new Set([0, 3600, 86_400, 604_800])
@@ -26,7 +26,10 @@ const DetailQuery = Type.Object({
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
   // '' is "any" from the filter form
   status: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_STATUSES.map((s) => Type.Literal(s))])),
+  kind: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_KINDS.map((k) => Type.Literal(k))])),
+  event_id: Type.Optional(Type.String({ maxLength: 256 })),
 })
+const NO_FILTER: LogFilter = { status: undefined, kind: undefined, eventId: undefined, cursor: undefined }
 
 /** The form's fields as the management API's body (the same domain function validates them). */
 function integrationForm(fields: FormFields | undefined): { state: Omit<FormState, 'error'>; body: CreateIntegrationBody } {
@@ -40,6 +43,12 @@ function integrationForm(fields: FormFields | undefined): { state: Omit<FormStat
   }
 }
 
+/**
+ * The endpoint's host (and port) for the audit log: what the entry is about without the rest of
+ * the URL, whose path or query may carry a receiver's own token.
+ */
+const hostOf = (url: string): string => new URL(url).host
+
 /** A refusal the tenant can fix (400 with issues, 409) in words; anything else is rethrown. */
 function refusal(err: unknown): string {
   if (!isAppError(err) || (err.status !== 400 && err.status !== 409)) throw err
@@ -49,8 +58,8 @@ function refusal(err: unknown): string {
 /**
  * Webhooks (docs/portal.md, "Webhooks"): the account's integrations, created and changed through
  * the management API's domain functions; the signing secret revealed or rotated with a grace; the
- * delivery log with a status filter and paging; replay; a test event. Every change is in the
- * audit log (never the secret).
+ * delivery log with filters (status, test or real events, one event id) and paging; replay; a
+ * test event. Every change is in the audit log (never the secret).
  */
 export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   const audit = (request: FastifyRequest, action: string, integrationId: string, details: Record<string, string | number | boolean> = {}) => {
@@ -67,12 +76,12 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
 
   const showDetail = async (
     request: FastifyRequest, reply: FastifyReply, integrationId: string, status: number,
-    extra: { shown?: ShownSecret; form?: FormState; flash?: string | null; error?: string | null; filter?: { status: DeliveryStatus | undefined; cursor: string | undefined } } = {},
+    extra: { shown?: ShownSecret; form?: FormState; flash?: string | null; error?: string | null; filter?: LogFilter } = {},
   ) => {
     const { account } = sessionOf(request)
     const integration = await getIntegration(deps, account.id, integrationId)
-    const filter = extra.filter ?? { status: undefined, cursor: undefined }
-    const log = await listDeliveryLog(deps, account.id, integrationId, { cursor: filter.cursor, limit: PAGE, status: filter.status })
+    const filter = extra.filter ?? NO_FILTER
+    const log = await listDeliveryLog(deps, account.id, integrationId, { cursor: filter.cursor, limit: PAGE, status: filter.status, kind: filter.kind, eventId: filter.eventId })
     return sendScreen(reply, status, { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
       `Webhook ${integration.url}`, detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null))
   }
@@ -90,7 +99,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     } catch (err) {
       return showList(request, reply, 400, { form: { ...state, error: refusal(err) } })
     }
-    await audit(request, 'integration.created', created.id, { payload_version: created.payload_version, contact_handles: created.tiers.contact_handles, sensitive_traits: created.tiers.sensitive_traits })
+    await audit(request, 'integration.created', created.id, { host: hostOf(created.url), payload_version: created.payload_version, contact_handles: created.tiers.contact_handles, sensitive_traits: created.tiers.sensitive_traits })
     const { signing_secret: secret, ...integration } = created
     // the secret is on this answer only (a redirect would have to carry it in the URL)
     return showList(request, reply, 201, { created: { integration, secret: { secret, why: 'created', previousExpiresAt: null } }, flash: flashText('integration-created') })
@@ -98,8 +107,15 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
 
   scope.get(`${WEBHOOKS_PATH}/:integrationId`, { schema: { hide: true, params: IntegrationParams, querystring: DetailQuery } }, async (request, reply) => {
     const q = request.query
-    const status = q.status === '' || q.status === undefined ? undefined : q.status
-    return showDetail(request, reply, request.params.integrationId, 200, { flash: flashText(q.flash), filter: { status, cursor: q.cursor } })
+    // the filter form sends every field: an empty one means "any"
+    const eventId = q.event_id?.trim()
+    const filter: LogFilter = {
+      status: q.status || undefined,
+      kind: q.kind || undefined,
+      eventId: eventId || undefined,
+      cursor: q.cursor || undefined,
+    }
+    return showDetail(request, reply, request.params.integrationId, 200, { flash: flashText(q.flash), filter })
   })
 
   scope.post(`${WEBHOOKS_PATH}/:integrationId`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
@@ -111,7 +127,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       if (state.url.length === 0 || state.url.length > 2048) throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
       const updated = await updateIntegration(deps, account.id, integrationId, update)
-      await audit(request, 'integration.updated', integrationId, { payload_version: updated.payload_version, contact_handles: updated.tiers.contact_handles, sensitive_traits: updated.tiers.sensitive_traits, active: updated.active })
+      await audit(request, 'integration.updated', integrationId, { host: hostOf(updated.url), payload_version: updated.payload_version, contact_handles: updated.tiers.contact_handles, sensitive_traits: updated.tiers.sensitive_traits, active: updated.active })
     } catch (err) {
       if (isAppError(err) && err.status === 404) throw err
       return showDetail(request, reply, integrationId, 400, { form: { ...state, error: refusal(err) } })

@@ -1,6 +1,6 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
-import type { DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
+import type { DeliveryKind, DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { html, type SafeHtml } from '../layout.ts'
 
@@ -8,6 +8,35 @@ export const WEBHOOKS_PATH = '/portal/webhooks'
 export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'succeeded', 'failed']
+export const DELIVERY_KINDS: readonly DeliveryKind[] = ['test', 'real']
+const KIND_TEXT: Record<DeliveryKind, string> = { test: 'test events only', real: 'real events only' }
+
+/** The delivery log's filters and page, as the filter form and the pager links carry them. */
+export interface LogFilter {
+  status: DeliveryStatus | undefined
+  kind: DeliveryKind | undefined
+  eventId: string | undefined
+  cursor: string | undefined
+}
+
+/** The query of a log link with these filters (no cursor), ending in `&` when not empty. */
+function filterQuery(f: LogFilter): string {
+  const q = new URLSearchParams()
+  if (f.status) q.set('status', f.status)
+  if (f.kind) q.set('kind', f.kind)
+  if (f.eventId) q.set('event_id', f.eventId)
+  const text = q.toString()
+  return text ? `${text}&` : ''
+}
+
+/** The filters in words, for an empty result. */
+function filterWords(f: LogFilter): string {
+  return [
+    f.eventId ? `for event ${f.eventId}` : null,
+    f.status ? `with status ${f.status}` : null,
+    f.kind ? `among ${f.kind} events` : null,
+  ].filter(Boolean).join(', ')
+}
 
 /** A secret shown on this answer only (after create, reveal or rotate); never in a URL. */
 export interface ShownSecret {
@@ -132,12 +161,13 @@ export function detailBody(
   account: AccountRecord,
   i: IntegrationView,
   log: { data: DeliveryLogEntry[]; next_cursor: string | null },
-  filter: { status: DeliveryStatus | undefined; cursor: string | undefined },
+  filter: LogFilter,
   shown: ShownSecret | null,
   form: FormState | null,
 ): SafeHtml {
   const base = webhookPath(i.id)
-  const filterQuery = filter.status ? `status=${filter.status}&` : ''
+  const query = filterQuery(filter)
+  const words = filterWords(filter)
   return html`
 <p class="hint">Webhook <code>${i.id}</code> · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
 ${i.active ? '' : html`<div class="error-summary" role="alert" id="disabled">
@@ -181,18 +211,23 @@ ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks re
 </section>
 <section aria-labelledby="log-h" id="deliveries">
 <h2 id="log-h">Delivery log</h2>
-<form method="get" action="${base}#deliveries" class="actions">
+<form method="get" action="${base}#deliveries" class="actions" aria-label="Filter the delivery log">
 <div><label for="status">Status</label>
 <select id="status" name="status"><option value="">any</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select></div>
+<div><label for="kind">Events</label>
+<select id="kind" name="kind"><option value="">test and real</option>${DELIVERY_KINDS.map((k) => html`<option value="${k}"${filter.kind === k ? html` selected` : ''}>${KIND_TEXT[k]}</option>`)}</select></div>
+<div><label for="event-id">Event id</label>
+<input type="text" id="event-id" name="event_id" maxlength="256" value="${filter.eventId ?? ''}" aria-describedby="event-id-hint" autocomplete="off"></div>
 <button type="submit">Filter</button>
 </form>
-${log.data.length === 0 ? html`<p>No deliveries${filter.status ? html` with status ${filter.status}` : ''}.</p>` : html`<div class="table-wrap"><table>
+<p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook).</p>
+${log.data.length === 0 ? html`<p>No deliveries${words ? ` ${words}` : ''}.</p>` : html`<div class="table-wrap"><table>
 <caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
 <thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th></tr></thead>
 <tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`}
 <nav class="pager" aria-label="Delivery log pages">
-${filter.cursor ? html`<a href="${base}?${filterQuery}#deliveries">Newest</a>` : ''}
-${log.next_cursor ? html`<a href="${base}?${filterQuery}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}
+${filter.cursor ? html`<a href="${base}?${query}#deliveries">Newest</a>` : ''}
+${log.next_cursor ? html`<a href="${base}?${query}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}
 </nav>
 </section>`
 }

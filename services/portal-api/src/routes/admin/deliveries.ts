@@ -43,6 +43,8 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         cursor: Type.Optional(Type.String({ maxLength: 200, description: 'opaque `next_cursor` of the previous page' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
         status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')], { description: 'only deliveries in this status' })),
+        kind: Type.Optional(Type.Union([Type.Literal('test'), Type.Literal('real')], { description: '`test`: only test events (ids `evt_test_…`); `real`: only the others' })),
+        event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'only the delivery of this event (exact id; at most one, no cursor)' })),
       }),
       response: {
         200: Type.Object({
@@ -58,7 +60,7 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
     await authenticateOperator(deps, request.headers.authorization)
     const { accountId, integrationId } = request.params
     const q = request.query
-    return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25, status: q.status })
+    return listDeliveryLog(deps, accountId, integrationId, { cursor: q.cursor, limit: q.limit ?? 25, status: q.status, kind: q.kind, eventId: q.event_id })
   })
 
   app.post('/api/v1/admin/accounts/:accountId/integrations/:integrationId/deliveries/:deliveryId/replay', {
