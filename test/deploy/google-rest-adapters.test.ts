@@ -122,7 +122,7 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
       id: `dlv_${randomUUID().replaceAll('-', '')}`, account_id: tenant.account.id, integration_id: tenant.integration.id, event_id: 'visit_1',
       status: 'failed', attempts: [], body: '{"id":"visit_1"}', next_attempt_at: null, created_at: now, updated_at: now,
     }
-    await deps.tenants.putDelivery(delivery)
+    await deps.deliveries.put(delivery)
 
     const res = await portal.inject({
       method: 'POST',

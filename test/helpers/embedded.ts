@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 /** A fresh data folder for one test file; removed by the returned cleanup. */
 export function tempDataDir(prefix = 'lsv-test-'): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) }
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) }
 }
 
 /** Random ids so tests sharing an emulator never collide. */

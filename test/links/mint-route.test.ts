@@ -55,7 +55,7 @@ describe('POST /api/contacts/links: success', () => {
     expect(body.token).toMatch(/^a\.[A-Za-z0-9_-]{43}$/)
     expect(body.link).toBe(`https://www.example.com/landing?utm=x&lsv=${body.token}#top`)
 
-    const record = await deps.contacts.getLinkToken(hashOpaqueToken(body.token))
+    const record = await deps.linkTokens.get(hashOpaqueToken(body.token))
     expect(record).toMatchObject({ account_id: tenant.accountId, contact_id: contactA })
     expect(JSON.stringify(record)).not.toContain(body.token.slice(2))
 
@@ -278,12 +278,15 @@ describe('POST /api/contacts/links: failures', () => {
     }
   })
 
-  it('500 mint failed when the contact store throws (nothing leaked)', async () => {
-    const failing = (method: keyof ContactStore) => new Proxy(deps.contacts, {
+  it('500 mint failed when the contact store or the link token store throws (nothing leaked)', async () => {
+    const failing = <T extends object>(store: T, method: keyof T) => new Proxy(store, {
       get: (target, prop, receiver) => (prop === method ? async () => { throw new Error('store exploded: secret detail') } : Reflect.get(target, prop, receiver)),
     })
-    for (const method of ['get', 'putLinkToken'] as const) {
-      const broken: PlatformDeps = { ...deps, contacts: failing(method) }
+    const brokenDeps: Array<[string, PlatformDeps]> = [
+      ['contacts.get', { ...deps, contacts: failing(deps.contacts, 'get') }],
+      ['linkTokens.put', { ...deps, linkTokens: failing(deps.linkTokens, 'put') }],
+    ]
+    for (const [method, broken] of brokenDeps) {
       const brokenApp = await buildApp(broken)
       try {
         const res = await mint({ destinationUrl: 'https://example.com/', contactId: contactA }, undefined, brokenApp)

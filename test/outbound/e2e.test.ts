@@ -73,10 +73,10 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
     expect(body.field_policy.enabled_tiers).toEqual([1, 2])
     expect(body.field_policy.withheld_tiers).toEqual(['sensitive_traits'])
     // the delivery log records the acknowledged attempt
-    let log = await deps.tenants.listDeliveries(tenant.integration.id, { limit: 10 })
+    let log = await deps.deliveries.list(tenant.integration.id, { limit: 10 })
     for (let i = 0; i < 100 && log[0]?.status !== 'succeeded'; i++) {
       await new Promise((r) => setTimeout(r, 50))
-      log = await deps.tenants.listDeliveries(tenant.integration.id, { limit: 10 })
+      log = await deps.deliveries.list(tenant.integration.id, { limit: 10 })
     }
     expect(log[0]).toMatchObject({ event_id: eventId, status: 'succeeded' })
     expect(log[0]!.attempts[0]).toMatchObject({ attempt: 1, status_code: 200 })

@@ -64,7 +64,7 @@ describe('visit events never change a stored network_url, also for a provider-wr
     expect(stored.identity.title).toBe('CTO') // the rest of that provider write did land
     // and what the receiver got for the second visit carries the stored value, never the new one
     if (second.result !== 'delivered') return
-    const delivered = (await deps.tenants.getDelivery(second.deliveryIds[0]!))!.body
+    const delivered = (await deps.deliveries.get(second.deliveryIds[0]!))!.body
     expect(delivered).toContain(JSON.stringify(original).slice(1, -1))
     expect(delivered).not.toContain(JSON.stringify(other).slice(1, -1))
   })

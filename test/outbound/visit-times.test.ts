@@ -48,7 +48,7 @@ function visit(networkUrl: string, title: string, times: { seen_at?: string; emi
 }
 
 async function deliveredBody(event: VisitEvent): Promise<{ emitted_at: string; visit?: { seen_at?: string } }> {
-  const delivery = await deps.tenants.getDelivery(deliveryIdFor(event.id, tenant.integration.id))
+  const delivery = await deps.deliveries.get(deliveryIdFor(event.id, tenant.integration.id))
   return JSON.parse(delivery!.body)
 }
 

@@ -52,7 +52,7 @@ describe('visit events', () => {
 
     const second = await handleVisitEvent(deps, event({ resolution: { ...resolution, identity: { first_name: 'Ada' } } }), published)
     expect(second).toMatchObject({ result: 'delivered', contactId: first.contactId, isRepeat: true })
-    const body = JSON.parse((await deps.tenants.getDelivery(first.deliveryIds[0]!))!.body)
+    const body = JSON.parse((await deps.deliveries.get(first.deliveryIds[0]!))!.body)
     expect(body.is_repeat).toBe(false)
     expect(body.subject.provenance.resolved_by).toBe('person')
     expect(JSON.stringify(body)).not.toContain('vendor-x')
@@ -85,7 +85,7 @@ describe('visit events', () => {
     expect(await handleVisitEvent(deps, event({ contact_id: id }), published)).toMatchObject({ result: 'delivered', contactId: id })
 
     const token = newOpaqueToken()
-    await deps.contacts.putLinkToken({ hash: hashOpaqueToken(token), account_id: tenant.account.id, contact_id: id, created_at: published })
+    await deps.linkTokens.put({ hash: hashOpaqueToken(token), account_id: tenant.account.id, contact_id: id, created_at: published })
     expect(await handleVisitEvent(deps, event({ lsv: token }), published)).toMatchObject({ result: 'delivered', contactId: id, isRepeat: true })
 
     expect(await handleVisitEvent(deps, event({ contact_id: contactIdFor(tenant.account.id, 'crm', 'nobody') }), published)).toMatchObject({ result: 'skipped' })
@@ -125,7 +125,7 @@ describe('visit events', () => {
     const contactId = contactIdFor(tenant.account.id, RESOLUTION_SOURCE, (await deps.contacts.findByNetworkUrl(tenant.account.id, networkUrl))!.external_id)
     const stored = await deps.contacts.get(tenant.account.id, contactId)
     expect(stored!.identity).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace', full_name: 'Ada Lovelace' })
-    const delivery = await deps.tenants.getDelivery(deliveryIdFor(e.id, tenant.integration.id))
+    const delivery = await deps.deliveries.get(deliveryIdFor(e.id, tenant.integration.id))
     expect(delivery).not.toBeNull()
     const subject = JSON.parse(delivery!.body).subject
     expect(subject.identity.full_name).toBe('Ada Lovelace')

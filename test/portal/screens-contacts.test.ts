@@ -92,7 +92,7 @@ describe('portal screen: contacts', () => {
     const url = new URL(link)
     expect(`${url.origin}${url.pathname}`).toBe('https://example.com/pricing')
     const token = [...url.searchParams.values()].at(-1)!
-    expect(await fixture.h.deps.contacts.getLinkToken(hashOpaqueToken(token))).toMatchObject({ account_id: fixture.t.account.id, contact_id: contactId })
+    expect(await fixture.h.deps.linkTokens.get(hashOpaqueToken(token))).toMatchObject({ account_id: fixture.t.account.id, contact_id: contactId })
     expect((await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 5 })).data[0]).toMatchObject({ action: 'link.minted', target: { contact_id: contactId } })
 
     const refused = await formPost(fixture.h.portal, `${portalPath}/links`, cookie, { destination_url: 'https://not-authorized.test/' })

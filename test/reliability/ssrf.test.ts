@@ -172,7 +172,7 @@ describe('reliability 7: SSRF corpus makes no connection to a denied address', (
         } finally {
           await agent.close()
         }
-        const stored = await od.deps.tenants.getDelivery(delivery.id)
+        const stored = await od.deps.deliveries.get(delivery.id)
         expect(stored?.attempts[0]?.status_code ?? null, e.label).toBeNull()
       }
       const connections = counter.count() - before

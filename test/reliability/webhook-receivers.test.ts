@@ -48,7 +48,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     const { delivery, integration } = await createPendingDelivery(od.deps, url)
     const queued = od.tasks.enqueued.length
     const outcome = await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => random)
-    const stored = (await od.deps.tenants.getDelivery(delivery.id))!
+    const stored = (await od.deps.deliveries.get(delivery.id))!
     const next = od.tasks.enqueued.slice(queued).map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt?.getTime() ?? null }))
       .filter((t) => t.job.delivery_id === delivery.id && t.job.seq > 1)
     return { outcome, stored, attempt: stored.attempts.at(-1)!, next, integration, delivery }
@@ -191,7 +191,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
       od.clock.set(next[0]!.at)
       job = next[0]!.job as typeof job
     }
-    const stored = (await od.deps.tenants.getDelivery(delivery.id))!
+    const stored = (await od.deps.deliveries.get(delivery.id))!
     figures.push(`500: ${stored.attempts.length} attempts, delays ${delays.map((d) => Math.round(d / 1000)).join('/')} s, final ${stored.status}`)
     expect(outcome).toBe('failed')
     expect(stored.status).toBe('failed')

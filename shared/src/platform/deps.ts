@@ -6,6 +6,9 @@ import { systemClock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from '../ports/contact-store.ts'
 import type { TenantStore } from '../ports/tenant-store.ts'
+import type { DeliveryLog } from '../ports/delivery-log.ts'
+import type { IdempotencyClaims } from '../ports/idempotency-claims.ts'
+import type { LinkTokenStore } from '../ports/link-tokens.ts'
 import type { PortalAccessStore } from '../ports/portal-access.ts'
 import type { AuditLogStore } from '../ports/audit-log.ts'
 import type { RateLimiter } from '../ports/rate-limiter.ts'
@@ -22,6 +25,9 @@ export interface DepsOverrides {
   clock?: Clock
   contacts?: ContactStore
   tenants?: TenantStore
+  deliveries?: DeliveryLog
+  claims?: IdempotencyClaims
+  linkTokens?: LinkTokenStore
   portalAccess?: PortalAccessStore
   auditLog?: AuditLogStore
   rateLimiter?: RateLimiter
@@ -88,6 +94,9 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
 
   let contacts = overrides.contacts
   let tenants = overrides.tenants
+  let deliveries = overrides.deliveries
+  let claims = overrides.claims
+  let linkTokens = overrides.linkTokens
   let portalAccess = overrides.portalAccess
   let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
@@ -97,6 +106,9 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
     closers.push(() => fs.terminate())
     contacts ??= (await import('../adapters/google/firestore-contact-store.ts')).createFirestoreContactStore(fs)
     tenants ??= (await import('../adapters/google/firestore-tenant-store.ts')).createFirestoreTenantStore(fs)
+    deliveries ??= (await import('../adapters/google/firestore-delivery-log.ts')).createFirestoreDeliveryLog(fs)
+    claims ??= (await import('../adapters/google/firestore-idempotency-claims.ts')).createFirestoreIdempotencyClaims(fs)
+    linkTokens ??= (await import('../adapters/google/firestore-link-tokens.ts')).createFirestoreLinkTokens(fs)
     portalAccess ??= (await import('../adapters/google/firestore-portal-access.ts')).createFirestorePortalAccessStore(fs)
     auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
     rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
@@ -104,6 +116,9 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
     const db = await embedded()
     contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
     tenants ??= (await import('../adapters/embedded/tenant-store.ts')).createEmbeddedTenantStore(db)
+    deliveries ??= (await import('../adapters/embedded/delivery-log.ts')).createEmbeddedDeliveryLog(db)
+    claims ??= (await import('../adapters/embedded/idempotency-claims.ts')).createEmbeddedIdempotencyClaims(db)
+    linkTokens ??= (await import('../adapters/embedded/link-tokens.ts')).createEmbeddedLinkTokens(db)
     portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
     auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
@@ -163,18 +178,18 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
 
   let closed = false
   const deps: PlatformDeps = {
-    config, logger, clock, contacts, tenants, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
+    config, logger, clock, contacts, tenants, deliveries, claims, linkTokens, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
     webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
     async close() {
       if (closed) return
       closed = true
       // order: stop producers/consumers first, then stores
-      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.tenants, deps.portalAccess, deps.auditLog, deps.secrets]) {
+      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.linkTokens, deps.tenants, deps.deliveries, deps.claims, deps.portalAccess, deps.auditLog, deps.secrets]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})
       const db = embeddedDb as import('../adapters/embedded/db.ts').EmbeddedDb | null
-      db?.close()
+      await db?.close()
     },
   }
   return deps

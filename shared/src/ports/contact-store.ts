@@ -1,4 +1,4 @@
-import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../model/records.ts'
+import type { ContactRecord, ContactUpsertInput } from '../model/records.ts'
 
 /**
  * Pure merge of one upsert into the existing record (null when the document does not exist).
@@ -38,10 +38,7 @@ export interface ContactStore {
   /** keyset page ordered by contact id ascending, starting strictly after `after` */
   list(accountId: string, options: { after?: string; limit: number }): Promise<ContactRecord[]>
 
-  putLinkToken(record: LinkTokenRecord): Promise<void>
-  getLinkToken(hash: string): Promise<LinkTokenRecord | null>
-
-  /** removes every contact and link token of the account (tests, account deletion) */
+  /** removes every contact of the account (tests, account deletion) */
   deleteAccountData(accountId: string): Promise<void>
   close(): Promise<void>
 }

@@ -3,6 +3,9 @@ import type { Clock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from './contact-store.ts'
 import type { TenantStore } from './tenant-store.ts'
+import type { DeliveryLog } from './delivery-log.ts'
+import type { IdempotencyClaims } from './idempotency-claims.ts'
+import type { LinkTokenStore } from './link-tokens.ts'
 import type { PortalAccessStore } from './portal-access.ts'
 import type { AuditLogStore } from './audit-log.ts'
 import type { RateLimiter } from './rate-limiter.ts'
@@ -23,6 +26,12 @@ export interface PlatformDeps {
   clock: Clock
   contacts: ContactStore
   tenants: TenantStore
+  /** the webhook delivery log (domain/webhooks) */
+  deliveries: DeliveryLog
+  /** "handled once" keys of redelivered events (domain/visits) */
+  claims: IdempotencyClaims
+  /** opaque tracked-link tokens (domain/links) */
+  linkTokens: LinkTokenStore
   /** portal sign-in links and sessions (domain/portal) */
   portalAccess: PortalAccessStore
   /** what the portal changed (domain/audit) */

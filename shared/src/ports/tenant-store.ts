@@ -1,12 +1,16 @@
 import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
   IntegrationRecord, LocationRecord,
 } from '../model/records.ts'
 
 
 export type Patch<T> = Partial<Omit<T, 'id' | 'account_id' | 'created_at'>>
 
-/** Tenant configuration and delivery state. Ids are globally unique. */
+/**
+ * Tenant configuration: accounts, inbound connections and their credentials (API keys, partner
+ * CRM locations), custom field definitions and outbound integrations. Ids are globally unique.
+ * The delivery log (DeliveryLog) and idempotency claims (IdempotencyClaims) are ports of their own.
+ */
 export interface TenantStore {
   /** throws DuplicateError('public_id') when the public id is taken */
   createAccount(account: AccountRecord): Promise<void>
@@ -49,18 +53,6 @@ export interface TenantStore {
   getIntegration(id: string): Promise<IntegrationRecord | null>
   updateIntegration(id: string, patch: Patch<IntegrationRecord>): Promise<IntegrationRecord | null>
   listIntegrations(accountId: string): Promise<IntegrationRecord[]>
-
-  putDelivery(delivery: DeliveryRecord): Promise<void>
-  getDelivery(id: string): Promise<DeliveryRecord | null>
-  /** newest first (created_at desc, id desc); `before` is the id of the last row of the previous page */
-  listDeliveries(integrationId: string, options: { before?: string; limit: number }): Promise<DeliveryRecord[]>
-
-  /**
-   * Records that an idempotency key was processed; true the first time, false afterwards.
-   * Used so a redelivered visit event or task is handled once. Entries may expire after `ttlSeconds`.
-   * `nowMs` (default: the wall clock) is the instant of the claim, so tests and injected clocks control expiry.
-   */
-  claimOnce(key: string, ttlSeconds: number, nowMs?: number): Promise<boolean>
 
   /** removes the account and everything under it (tests) */
   deleteAccountData(accountId: string): Promise<void>

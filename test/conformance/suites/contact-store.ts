@@ -233,27 +233,16 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
     expect(await store.list(newAccount(), { limit: 10 })).toEqual([])
   })
 
-  it('stores and reads link tokens', async () => {
-    const acc = newAccount()
-    const token: LinkTokenRecord = { hash: randomSuffix(32), account_id: acc, contact_id: contactIdFor(acc, 'crm', 'e1'), created_at: T0 }
-    await store.putLinkToken(token)
-    expect(await store.getLinkToken(token.hash)).toEqual(token)
-    expect(await store.getLinkToken(randomSuffix(32))).toBeNull()
-  })
-
-  it('deletes the contacts and link tokens of one account only', async () => {
+  it('deletes the contacts of one account only', async () => {
     const a = newAccount()
     const b = newAccount()
     for (const acc of [a, b]) {
       await store.upsertBatch(acc, [input('e1', 'm'), input('e2', 'm')], testMerge)
-      await store.putLinkToken({ hash: `${acc}-tok`, account_id: acc, contact_id: contactIdFor(acc, 'crm', 'e1'), created_at: T0 })
     }
     await store.deleteAccountData(a)
     expect(await store.list(a, { limit: 10 })).toEqual([])
     expect(await store.getByAnchor(a, 'crm', 'e1')).toBeNull()
-    expect(await store.getLinkToken(`${a}-tok`)).toBeNull()
     expect(await store.list(b, { limit: 10 })).toHaveLength(2)
-    expect(await store.getLinkToken(`${b}-tok`)).not.toBeNull()
     // the account can be written again afterwards
     const [again] = await store.upsertBatch(a, [input('e1', 'm')], testMerge)
     expect(again!.result).toBe('created')

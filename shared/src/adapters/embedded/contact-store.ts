@@ -1,6 +1,6 @@
 import type { EmbeddedDb } from './db.ts'
 import { nextSlice } from '../../lib/slices.ts'
-import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../../model/records.ts'
+import type { ContactRecord, ContactUpsertInput } from '../../model/records.ts'
 import { contactIdFor } from '../../model/ids.ts'
 import type { ContactStore, MergeFn, UpsertBatchOptions, UpsertOutcome } from '../../ports/contact-store.ts'
 import { applyGroup, DOCS_PER_CHUNK, errorText, failWrites, groupByDocument } from '../contact-upsert.ts'
@@ -17,8 +17,6 @@ CREATE TABLE IF NOT EXISTS contacts (
   PRIMARY KEY (account_id, id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS contacts_network_url ON contacts (account_id, network_url);
 CREATE INDEX IF NOT EXISTS contacts_business_email ON contacts (account_id, business_email);
-CREATE TABLE IF NOT EXISTS link_tokens (hash TEXT PRIMARY KEY, account_id TEXT NOT NULL, data TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS link_tokens_account ON link_tokens (account_id);
 `
 
 /**
@@ -45,8 +43,6 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
   const byEmail = db.prepare(LOOKUP_SQL.byEmail)
   const pageFirst = db.prepare('SELECT data FROM contacts WHERE account_id = ? ORDER BY id LIMIT ?')
   const pageAfter = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
-  const putToken = db.prepare('INSERT OR REPLACE INTO link_tokens (hash, account_id, data) VALUES (?, ?, ?)')
-  const getToken = db.prepare('SELECT data FROM link_tokens WHERE hash = ?')
 
   const parse = (row: unknown): ContactRecord | null => (row ? (JSON.parse((row as { data: string }).data) as ContactRecord) : null)
   const get = (accountId: string, contactId: string) => parse(selectOne.get(accountId, contactId))
@@ -106,19 +102,8 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
       return rows.map((r) => parse(r)!)
     },
 
-    async putLinkToken(record: LinkTokenRecord) {
-      putToken.run(record.hash, record.account_id, JSON.stringify(record))
-    },
-    async getLinkToken(hash) {
-      const row = getToken.get(hash) as { data: string } | undefined
-      return row ? (JSON.parse(row.data) as LinkTokenRecord) : null
-    },
-
     async deleteAccountData(accountId) {
-      edb.transaction(() => {
-        db.prepare('DELETE FROM contacts WHERE account_id = ?').run(accountId)
-        db.prepare('DELETE FROM link_tokens WHERE account_id = ?').run(accountId)
-      })
+      db.prepare('DELETE FROM contacts WHERE account_id = ?').run(accountId)
     },
     // the database handle belongs to whoever opened it (PlatformDeps closes it)
     async close() {},

@@ -51,7 +51,11 @@ export interface EmbeddedDb {
   convertToIncrementalVacuum(): boolean
   /** runs the housekeeping now and resolves when it is done (tests, benchmarks) */
   maintain(): Promise<void>
-  close(): void
+  /**
+   * Closes the connection at once (later writes are refused); settles once nothing of it touches
+   * the folder any more (the maintenance thread has exited). Idempotent.
+   */
+  close(): Promise<void>
 }
 
 export interface EmbeddedDbOptions {
@@ -108,6 +112,7 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   db.exec('PRAGMA cache_size = -32768')
   let depth = 0
   let closed = false
+  let closing: Promise<void> = Promise.resolve()
   const maintenance = startMaintenance(path, mode === 'wal', db, options)
   const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
   function stats(): ReturnType<EmbeddedDb['stats']> {
@@ -213,22 +218,28 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
     },
     maintain: () => maintenance.now(),
     close() {
-      if (closed) return
+      if (closed) return closing
       flushGrouped() // writes already accepted are committed, not dropped
       closed = true
-      maintenance.stop()
+      const stopped = maintenance.stop()
       const handle = wal
       wal = null
       // after any sync still running; the handle is not needed by SQLite
-      void Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
+      const released = Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
       db.close()
+      // settled once nothing of this handle touches the folder any more: the maintenance thread has
+      // closed its connection (the last close checkpoints and removes the WAL) and the WAL's file
+      // handle is closed, so the folder can be removed or opened afresh
+      closing = Promise.all([stopped, released]).then(() => undefined)
+      return closing
     },
   }
 }
 
 interface Maintenance {
   now(): Promise<void>
-  stop(): void
+  /** settles once the thread (if one started) has exited */
+  stop(): Promise<void>
 }
 
 /**
@@ -311,8 +322,12 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
     stop() {
       stopped = true
       clearInterval(timer)
-      worker?.postMessage({ kind: 'close' })
+      const w = worker
       worker = null
+      if (!w) return Promise.resolve()
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
+      w.postMessage({ kind: 'close' })
+      return exited
     },
   }
 }

@@ -1,12 +1,12 @@
-import type { SQLInputValue } from 'node:sqlite'
 import type { EmbeddedDb } from './db.ts'
 import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
   IntegrationRecord, LocationRecord,
 } from '../../model/records.ts'
 import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
+import { jsonStatements } from './statements.ts'
 
 /**
  * Each table keeps the record as JSON in `data`, plus the columns its lookups, orderings and unique
@@ -31,44 +31,18 @@ CREATE TABLE IF NOT EXISTS tenant_custom_fields (
 CREATE TABLE IF NOT EXISTS tenant_integrations (
   id TEXT PRIMARY KEY, account_id TEXT NOT NULL, created_at TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tenant_integrations_account ON tenant_integrations (account_id, created_at, id);
-CREATE TABLE IF NOT EXISTS tenant_deliveries (
-  id TEXT PRIMARY KEY, account_id TEXT NOT NULL, integration_id TEXT NOT NULL,
-  created_at TEXT NOT NULL, data TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS tenant_deliveries_page ON tenant_deliveries (integration_id, created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS tenant_deliveries_account ON tenant_deliveries (account_id);
-CREATE TABLE IF NOT EXISTS tenant_claims (key TEXT PRIMARY KEY, expire_at_ms INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS tenant_claims_expiry ON tenant_claims (expire_at_ms);
 `
 
 const ACCOUNT_TABLES = [
   'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields',
-  'tenant_integrations', 'tenant_deliveries', 'tenant_accounts',
+  'tenant_integrations', 'tenant_accounts',
 ] as const
-
-/** expired claims are pruned every this many claims (what Firestore's TTL policy does in the cloud) */
-const CLAIM_PRUNE_EVERY = 1000
 
 export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
   const { db } = edb
   db.exec(SCHEMA)
-  let claimsSincePrune = 0
 
-  // statements are compiled once per SQL text: preparing is most of a point read's cost
-  const statements = new Map<string, ReturnType<typeof db.prepare>>()
-  const prepare = (sql: string) => {
-    let st = statements.get(sql)
-    if (!st) statements.set(sql, (st = db.prepare(sql)))
-    return st
-  }
-  const one = <T>(sql: string, ...params: SQLInputValue[]): T | null => {
-    const row = prepare(sql).get(...params) as { data: string } | undefined
-    return row ? (JSON.parse(row.data) as T) : null
-  }
-  const many = <T>(sql: string, ...params: SQLInputValue[]): T[] =>
-    (prepare(sql).all(...params) as Array<{ data: string }>).map((r) => JSON.parse(r.data) as T)
-  const run = (sql: string, ...params: SQLInputValue[]): void => {
-    prepare(sql).run(...params)
-  }
+  const { one, many, run } = jsonStatements(db)
 
   /** read-modify-write of a record stored by id; `write` persists the patched record */
   const update = <T extends object>(table: string, id: string, patch: object, write?: (next: T, prev: T) => void): T | null =>
@@ -201,48 +175,6 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     },
     async listIntegrations(accountId) {
       return many<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE account_id = ? ORDER BY created_at, id`, accountId)
-    },
-
-    async putDelivery(d: DeliveryRecord) {
-      const data = JSON.stringify(d)
-      // the delivery log is written once per attempt by many deliveries at once: their writes
-      // share one commit (resolved only once it is committed)
-      await edb.groupCommit(() => run(
-        // an update in place: the indexed columns of a delivery never change after its creation
-        `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
-        d.id, d.account_id, d.integration_id, d.created_at, data,
-      ))
-    },
-    async getDelivery(id) {
-      return one<DeliveryRecord>(`SELECT data FROM tenant_deliveries WHERE id = ?`, id)
-    },
-    async listDeliveries(integrationId, { before, limit }) {
-      if (before === undefined) {
-        return many<DeliveryRecord>(
-          `SELECT data FROM tenant_deliveries WHERE integration_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, integrationId, limit)
-      }
-      const cursor = prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
-        .get(before, integrationId) as { created_at: string } | undefined
-      // an unknown cursor (expired or foreign) ends the listing rather than restarting it
-      if (!cursor) return []
-      return many<DeliveryRecord>(
-        `SELECT data FROM tenant_deliveries WHERE integration_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
-         ORDER BY created_at DESC, id DESC LIMIT ?`,
-        integrationId, cursor.created_at, cursor.created_at, before, limit)
-    },
-
-    async claimOnce(key, ttlSeconds, nowMs = Date.now()) {
-      if (++claimsSincePrune >= CLAIM_PRUNE_EVERY) {
-        claimsSincePrune = 0
-        run(`DELETE FROM tenant_claims WHERE expire_at_ms <= ?`, nowMs)
-      }
-      return edb.transaction(() => {
-        const row = prepare(`SELECT expire_at_ms FROM tenant_claims WHERE key = ?`).get(key) as { expire_at_ms: number } | undefined
-        if (row && row.expire_at_ms > nowMs) return false
-        run(`INSERT OR REPLACE INTO tenant_claims (key, expire_at_ms) VALUES (?, ?)`, key, nowMs + ttlSeconds * 1000)
-        return true
-      })
     },
 
     async deleteAccountData(accountId) {

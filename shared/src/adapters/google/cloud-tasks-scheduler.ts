@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { QueueRate, TaskRequest, TaskScheduler } from '../../ports/task-scheduler.ts'
+import { ALREADY_EXISTS, codeOf } from './grpc-codes.ts'
 
 /** The part of `CloudTasksClient` (@google-cloud/tasks) this adapter calls; tests pass a fake. */
 export interface CloudTasksApi {
@@ -51,14 +52,12 @@ export interface CloudTasksSchedulerOptions {
   audience: string
 }
 
-const ALREADY_EXISTS = 6
 /**
  * The dispatcher schedules its own retries (with the delivery's backoff and attempt log), so the
  * queue only retries transport-level failures a few times, quickly.
  */
 const QUEUE_RETRY_CONFIG = { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } }
 
-const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code
 
 /**
  * A Cloud Tasks queue id for a queue key: ids allow only [A-Za-z0-9-] and 100 characters, so a

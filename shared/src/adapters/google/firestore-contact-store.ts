@@ -1,14 +1,15 @@
 import { FieldPath, FieldValue } from '@google-cloud/firestore'
 import type { BulkWriter, DocumentReference, DocumentSnapshot, Firestore, Timestamp } from '@google-cloud/firestore'
-import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '../../model/records.ts'
+import type { ContactRecord, ContactUpsertInput } from '../../model/records.ts'
 import { contactIdFor } from '../../model/ids.ts'
 import type { ContactStore, MergeFn, UpsertBatchOptions, UpsertOutcome } from '../../ports/contact-store.ts'
 import { applyGroup, DOCS_PER_CHUNK, errorText, failWrites, groupByDocument, type DocGroup } from '../contact-upsert.ts'
+import { backoff, isConflict } from './grpc-codes.ts'
 
 /**
  * Layout: `accounts/{accountId}/contacts/{contactId}` holds the ContactRecord as the document
  * (maps such as custom_fields and versions are stored as map values, so keys with dots are fine);
- * `link_tokens/{hash}` holds the LinkTokenRecord.
+ * link tokens are their own port (firestore-link-tokens.ts).
  *
  * Queries use single-field indexes only (automatic): equality on `identity.network_url` or
  * `business_email` inside one account's subcollection (ordered by document id implicitly), and
@@ -22,22 +23,12 @@ import { applyGroup, DOCS_PER_CHUNK, errorText, failWrites, groupByDocument, typ
  * document, later chunks skip the read and create blindly (see upsertBatch).
  */
 
-const NOT_FOUND = 5
-const ALREADY_EXISTS = 6
-const FAILED_PRECONDITION = 9
 /** attempts per document, the first included; 30 writers racing on one document need at most 30 */
 const MAX_ATTEMPTS = 40
 const BACKOFF_BASE_MS = 5
 const BACKOFF_CAP_MS = 500
 
-const isConflict = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code
-  return code === ALREADY_EXISTS || code === FAILED_PRECONDITION || code === NOT_FOUND
-}
-
-/** full jitter: a random wait in [0, min(cap, base * 2^attempt)) */
-const backoff = (attempt: number) =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt)))
+const retryWait = (attempt: number) => backoff(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS)
 
 /**
  * Firestore rejects `undefined`; a merged record may carry it in optional fields. Returns the
@@ -91,7 +82,6 @@ export function createFirestoreContactStore(
 ): ContactStore {
   const throttling = options.bulkWriterThrottling ?? true
   const contacts = (accountId: string) => firestore.collection('accounts').doc(accountId).collection('contacts')
-  const linkTokens = firestore.collection('link_tokens')
   const first = async (accountId: string, field: string, value: string): Promise<ContactRecord | null> => {
     const snap = await contacts(accountId).where(field, '==', value).limit(1).get()
     return snap.empty ? null : (snap.docs[0]!.data() as ContactRecord)
@@ -168,7 +158,7 @@ export function createFirestoreContactStore(
             let conflicted = await (await firstAttempt).settled
             if (conflicted.length > 0) blind = false
             for (let n = 2; conflicted.length > 0; n++) {
-              await backoff(n - 1)
+              await retryWait(n - 1)
               conflicted = await (await attempt(conflicted, n)).settled
             }
             done += records
@@ -203,22 +193,8 @@ export function createFirestoreContactStore(
       return snap.docs.map((d) => d.data() as ContactRecord)
     },
 
-    async putLinkToken(record: LinkTokenRecord) {
-      await linkTokens.doc(record.hash).set(record)
-    },
-    async getLinkToken(hash) {
-      const snap = await linkTokens.doc(hash).get()
-      return snap.exists ? (snap.data() as LinkTokenRecord) : null
-    },
-
     async deleteAccountData(accountId) {
       await firestore.recursiveDelete(contacts(accountId))
-      // link tokens live at the top level: find the account's by equality (single-field index)
-      const tokens = await linkTokens.where('account_id', '==', accountId).select().get()
-      if (tokens.empty) return
-      const writer = firestore.bulkWriter()
-      for (const doc of tokens.docs) writer.delete(doc.ref).catch(() => {})
-      await writer.close()
     },
     // the Firestore client belongs to whoever created it (PlatformDeps terminates it)
     async close() {},

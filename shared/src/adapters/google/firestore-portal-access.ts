@@ -1,6 +1,7 @@
 import { Timestamp } from '@google-cloud/firestore'
 import type { DocumentData, DocumentReference, Firestore, Query } from '@google-cloud/firestore'
 import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalSessionRecord } from '../../ports/portal-access.ts'
+import { isConflict, NOT_FOUND } from './grpc-codes.ts'
 
 /**
  * Layout (top-level collections, document id = the stored hash):
@@ -16,16 +17,8 @@ import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalSessi
  * since whatever changed the link made it unusable. (Not `runTransaction`: it would serialize the
  * two on a lock and retry the loser after a backoff, only to find the link used.)
  */
-const NOT_FOUND = 5
-const ALREADY_EXISTS = 6
-const FAILED_PRECONDITION = 9
 /** a WriteBatch holds at most 500 writes */
 const BATCH_LIMIT = 500
-
-const isConflict = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code
-  return code === FAILED_PRECONDITION || code === NOT_FOUND || code === ALREADY_EXISTS
-}
 
 function withoutTtl<T>(data: DocumentData): T {
   const { expire_at: _expireAt, ...record } = data

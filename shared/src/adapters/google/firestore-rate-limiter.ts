@@ -5,6 +5,7 @@ import type { RateLimiter } from '../../ports/rate-limiter.ts'
 import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
 import { decide, ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
 import { slotOf } from '../../model/rate-limit-window.ts'
+import { backoff, isConflict } from './grpc-codes.ts'
 
 /**
  * Fixed-window counters in `rate_limits/{sha256(key)}_{windowName}_{windowStartSeconds}` as
@@ -34,18 +35,8 @@ import { slotOf } from '../../model/rate-limit-window.ts'
 const MAX_ATTEMPTS = 30
 const BACKOFF_BASE_MS = 4
 const BACKOFF_CAP_MS = 200
-const NOT_FOUND = 5
-const ALREADY_EXISTS = 6
-const FAILED_PRECONDITION = 9
 
-const isConflict = (err: unknown): boolean => {
-  const code = (err as { code?: unknown } | null)?.code
-  return code === ALREADY_EXISTS || code === FAILED_PRECONDITION || code === NOT_FOUND
-}
-
-/** full jitter: a random wait in [0, min(cap, base * 2^attempt)) */
-const backoff = (attempt: number) =>
-  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt)))
+const retryWait = (attempt: number) => backoff(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS)
 
 /** Plain counters (activity counts) share the collection under ids window documents never take. */
 const counterId = (key: string) => `c-${createHash('sha256').update(key).digest('hex')}`
@@ -83,7 +74,7 @@ export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
           return decide(true, current.map((c) => c + 1), slots, memoKeys, memo, nowMs)
         } catch (err) {
           if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err
-          await backoff(attempt)
+          await retryWait(attempt)
         }
       }
     },

@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto'
 import { FieldPath, Timestamp } from '@google-cloud/firestore'
 import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
 import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
+  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
   IntegrationRecord, LocationRecord,
 } from '../../model/records.ts'
 import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
-import { applyPatch, DELIVERY_RETENTION_MS, normalizePublicId } from '../tenant-patch.ts'
+import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
+import { isAlreadyExists } from './grpc-codes.ts'
 
 /**
  * Layout (top-level collections, document id = record id, every per-account doc carries `account_id`):
@@ -15,19 +16,16 @@ import { applyPatch, DELIVERY_RETENTION_MS, normalizePublicId } from '../tenant-
  *   connections/{id}                    api_keys/{id}
  *   api_key_hashes/{hash}               a full copy of the key record: the per-request lookup is one read
  *   locations/{account}:{location}      custom_fields/{account}:{key}  (ids URI-encoded, so ':' is unambiguous)
- *   integrations/{id}                   deliveries/{id} (+ expire_at for the TTL policy)
- *   claims/{sha256(key)} -> { expire_at }  (TTL policy)
+ *   integrations/{id}
+ * (the delivery log and idempotency claims: firestore-delivery-log.ts, firestore-idempotency-claims.ts)
  * Unique constraints are enforced by document ids: `create()` fails with ALREADY_EXISTS, and writes that
  * move a reservation run in a transaction. Composite indexes and TTL fields: ../firestore-indexes.ts.
  */
-const ALREADY_EXISTS = 6
-
 const ACCOUNT_COLLECTIONS = [
-  'connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'deliveries',
+  'connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations',
   'account_public_ids',
 ] as const
 
-const isAlreadyExists = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === ALREADY_EXISTS
 const pairId = (a: string, b: string) => `${encodeURIComponent(a)}:${encodeURIComponent(b)}`
 const byCreatedThen = <T extends { created_at: string }>(tie: (r: T) => string) => (x: T, y: T) =>
   x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
@@ -45,11 +43,6 @@ function toLocation(data: DocumentData): LocationRecord {
   return record as LocationRecord
 }
 
-function toDelivery(data: DocumentData): DeliveryRecord {
-  const { expire_at: _expireAt, ...record } = data
-  return record as DeliveryRecord
-}
-
 export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
   const col = (name: string) => firestore.collection(name)
   const accounts = col('accounts')
@@ -60,8 +53,6 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
   const locations = col('locations')
   const customFields = col('custom_fields')
   const integrations = col('integrations')
-  const deliveries = col('deliveries')
-  const claims = col('claims')
 
   const read = async <T>(ref: DocumentReference): Promise<T | null> => {
     const snap = await ref.get()
@@ -234,48 +225,6 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
     },
     async listIntegrations(accountId) {
       return (await listByAccount<IntegrationRecord>(integrations, accountId)).sort(byCreatedThen((r) => r.id))
-    },
-
-    async putDelivery(d: DeliveryRecord) {
-      const expireAt = Timestamp.fromMillis(Date.parse(d.created_at) + DELIVERY_RETENTION_MS)
-      await deliveries.doc(d.id).set({ ...d, expire_at: expireAt })
-    },
-    async getDelivery(id) {
-      const snap = await deliveries.doc(id).get()
-      return snap.exists ? toDelivery(snap.data()!) : null
-    },
-    async listDeliveries(integrationId, { before, limit }) {
-      // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC)
-      let query = deliveries
-        .where('integration_id', '==', integrationId)
-        .orderBy('created_at', 'desc')
-        .orderBy(FieldPath.documentId(), 'desc')
-        .limit(limit)
-      if (before !== undefined) {
-        const cursor = await deliveries.doc(before).get()
-        // an unknown cursor (expired or foreign) ends the listing rather than restarting it
-        if (!cursor.exists || cursor.get('integration_id') !== integrationId) return []
-        query = query.startAfter(cursor)
-      }
-      return (await query.get()).docs.map((d) => toDelivery(d.data()))
-    },
-
-    async claimOnce(key, ttlSeconds, nowMs = Date.now()) {
-      const ref = claims.doc(createHash('sha256').update(key).digest('hex'))
-      const claim = { expire_at: Timestamp.fromMillis(nowMs + ttlSeconds * 1000) }
-      try {
-        await ref.create(claim) // the common case: one write, no transaction
-        return true
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err
-      }
-      // taken: only an expired claim (not yet removed by the TTL policy) may be re-claimed
-      return firestore.runTransaction(async (tx) => {
-        const snap = await tx.get(ref)
-        if (snap.exists && (snap.get('expire_at') as Timestamp).toMillis() > nowMs) return false
-        tx.set(ref, claim)
-        return true
-      })
     },
 
     async deleteAccountData(accountId) {

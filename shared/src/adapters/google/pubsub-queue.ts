@@ -2,6 +2,7 @@ import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '
 import type { Logger } from 'pino'
 import { type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
+import { isAlreadyExists } from './grpc-codes.ts'
 
 export interface PubSubQueueOptions {
   logger: Logger
@@ -32,7 +33,6 @@ const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5
  * the 10 MB message limit) is not refused by this setting: it is sent in a request of its own.
  */
 const BATCH_MAX_BYTES = 8 * 1024 * 1024
-const ALREADY_EXISTS = 6
 /** attribute the adapter adds to a dead letter: how many deliveries it had */
 export const DEAD_LETTER_ATTEMPTS_ATTRIBUTE = 'x-delivery-attempts'
 /** attribute the adapter adds to a dead letter: the original message id */
@@ -85,7 +85,7 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
     try {
       await create()
     } catch (err) {
-      if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err
+      if (!isAlreadyExists(err)) throw err
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Clock } from '../../model/clock.ts'
 import { systemClock } from '../../model/clock.ts'
 import type { SecretName, Secrets } from '../../ports/secrets.ts'
+import { ALREADY_EXISTS, codeOf, NOT_FOUND } from './grpc-codes.ts'
 
 /** The part of `SecretManagerServiceClient` (@google-cloud/secret-manager) this adapter calls; tests pass a fake. */
 export interface SecretManagerApi {
@@ -15,9 +16,6 @@ export interface SecretManagerOptions {
   clock?: Clock
 }
 
-const NOT_FOUND = 5
-const ALREADY_EXISTS = 6
-const codeOf = (err: unknown) => (err as { code?: unknown } | null)?.code
 
 /**
  * Secrets in Google Secret Manager; `get` reads the `latest` version. With

@@ -39,7 +39,7 @@ async function findContact(deps: PlatformDeps, accountId: string, body: MintLink
 
 async function mintOpaque(deps: PlatformDeps, accountId: string, contactId: string): Promise<string> {
   const token = newOpaqueToken()
-  await deps.contacts.putLinkToken({ hash: hashOpaqueToken(token), account_id: accountId, contact_id: contactId, created_at: isoAt(deps.clock) })
+  await deps.linkTokens.put({ hash: hashOpaqueToken(token), account_id: accountId, contact_id: contactId, created_at: isoAt(deps.clock) })
   return token
 }
 

@@ -18,7 +18,7 @@ async function resolveOpaque(deps: PlatformDeps, token: string): Promise<Resolve
   const hash = hashOpaqueToken(token)
   // The lookup is by hash, so its timing says nothing about the token; the comparison below
   // keeps any adapter-level near-match (case folding, prefix scans) from counting as a hit.
-  const record = await deps.contacts.getLinkToken(hash)
+  const record = await deps.linkTokens.get(hash)
   if (!record) return null
   const stored = Buffer.from(record.hash, 'hex')
   const computed = Buffer.from(hash, 'hex')

@@ -30,13 +30,13 @@ export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent,
   const account = await deps.tenants.getAccount(event.account_id)
   if (!account) return { result: 'skipped', reason: 'unknown account' }
   if (!account.active) return { result: 'skipped', reason: 'account inactive' }
-  const first = await deps.tenants.claimOnce(`visit:${account.id}:${event.id}`, EVENT_CLAIM_TTL_S)
+  const first = await deps.claims.claimOnce(`visit:${account.id}:${event.id}`, EVENT_CLAIM_TTL_S)
   const integrations = (await deps.tenants.listIntegrations(account.id)).filter((i) => i.active && i.payload_version === 2)
   // A claimed event is either a duplicate or a redelivery after a failure part-way. Deliveries
   // have deterministic ids: when all exist, it is a duplicate; otherwise finish the work.
   let previous: DeliveryRecord | null = null
   if (!first) {
-    const existing = await Promise.all(integrations.map((i) => deps.tenants.getDelivery(deliveryIdFor(event.id, i.id))))
+    const existing = await Promise.all(integrations.map((i) => deps.deliveries.get(deliveryIdFor(event.id, i.id))))
     if (existing.every((d) => d !== null)) return { result: 'duplicate' }
     previous = existing.find((d) => d !== null) ?? null
   }
@@ -46,7 +46,7 @@ export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent,
   const contact = person.contact
   const isRepeat = previous
     ? (JSON.parse(previous.body) as { is_repeat: boolean }).is_repeat
-    : !(await deps.tenants.claimOnce(`seen:${account.id}:${contact.id}`, SEEN_TTL_S))
+    : !(await deps.claims.claimOnce(`seen:${account.id}:${contact.id}`, SEEN_TTL_S))
 
   if (integrations.length === 0) return { result: 'delivered', contactId: contact.id, isRepeat, deliveryIds: [] }
   const context = await loadAccountContactContext(deps, account)

@@ -19,7 +19,7 @@ export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'disabled' | 
  * which is safe: a recorded attempt makes the task stale.
  */
 export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, random: () => number = Math.random): Promise<AttemptOutcome> {
-  const delivery = await deps.tenants.getDelivery(job.delivery_id)
+  const delivery = await deps.deliveries.get(job.delivery_id)
   if (!delivery) return 'stale'
   if (delivery.attempts.length !== job.seq - 1) {
     // already ran: if it was the last recorded attempt and asked for a retry, make sure that
@@ -35,7 +35,7 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
   const integration = await deps.tenants.getIntegration(delivery.integration_id)
   const record = async (attempt: DeliveryAttempt, patch: Partial<DeliveryRecord>) => {
     const updated: DeliveryRecord = { ...delivery, ...patch, attempts: [...delivery.attempts, attempt], updated_at: new Date(deps.clock.now()).toISOString() }
-    await deps.tenants.putDelivery(updated)
+    await deps.deliveries.put(updated)
     return updated
   }
   const at = new Date(nowMs).toISOString()

@@ -86,11 +86,11 @@ export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
  * re-enqueued (the scheduler dedupes task names).
  */
 export async function createDelivery(
-  deps: Pick<PlatformDeps, 'tenants' | 'tasks'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks'>,
   args: { accountId: string; integrationId: string; eventId: string; body: string; now: string },
 ): Promise<DeliveryRecord> {
   const id = deliveryIdFor(args.eventId, args.integrationId)
-  const existing = await deps.tenants.getDelivery(id)
+  const existing = await deps.deliveries.get(id)
   if (existing) {
     if (existing.attempts.length === 0 && existing.status === 'pending') await enqueueAttempt(deps, existing, { seq: 1, attempt: 1 })
     return existing
@@ -107,16 +107,16 @@ export async function createDelivery(
     created_at: args.now,
     updated_at: args.now,
   }
-  await deps.tenants.putDelivery(delivery)
+  await deps.deliveries.put(delivery)
   await enqueueAttempt(deps, delivery, { seq: 1, attempt: 1 })
   return delivery
 }
 
 /** Replay: a new run of attempts for a kept delivery (any status), starting now. */
-export async function replayDelivery(deps: Pick<PlatformDeps, 'tenants' | 'tasks' | 'clock'>, delivery: DeliveryRecord): Promise<DeliveryRecord> {
+export async function replayDelivery(deps: Pick<PlatformDeps, 'deliveries' | 'tasks' | 'clock'>, delivery: DeliveryRecord): Promise<DeliveryRecord> {
   const now = new Date(deps.clock.now()).toISOString()
   const updated: DeliveryRecord = { ...delivery, status: 'pending', next_attempt_at: now, updated_at: now }
-  await deps.tenants.putDelivery(updated)
+  await deps.deliveries.put(updated)
   await enqueueAttempt(deps, updated, { seq: delivery.attempts.length + 1, attempt: 1 })
   return updated
 }

@@ -50,7 +50,7 @@ function keepOf(filter: DeliveryLogFilter): ((row: DeliveryRecord) => boolean) |
  * other filters apply to it.
  */
 export async function listDeliveryLog(
-  deps: Pick<PlatformDeps, 'tenants'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries'>,
   accountId: string,
   integrationId: string,
   options: { cursor: string | undefined; limit: number } & DeliveryLogFilter,
@@ -58,7 +58,7 @@ export async function listDeliveryLog(
   await integrationOf(deps, accountId, integrationId)
   const keep = keepOf(options)
   if (options.eventId !== undefined) {
-    const row = await deps.tenants.getDelivery(deliveryIdFor(options.eventId, integrationId))
+    const row = await deps.deliveries.get(deliveryIdFor(options.eventId, integrationId))
     const found = row !== null && row.integration_id === integrationId && row.event_id === options.eventId && (keep === null || keep(row))
     return { object: 'list', data: found ? [entryOf(row)] : [], has_more: false, next_cursor: null }
   }
@@ -69,7 +69,7 @@ export async function listDeliveryLog(
   let lastSeen: string | undefined
   for (;;) {
     const chunk = keep === null ? options.limit + 1 : Math.min(FILTER_SCAN_LIMIT - scanned, 100) + 1
-    const rows = await deps.tenants.listDeliveries(integrationId, { ...(before ? { before } : {}), limit: chunk })
+    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), limit: chunk })
     const more = rows.length === chunk
     const taken = more ? rows.slice(0, chunk - 1) : rows
     for (const row of taken) {
@@ -97,13 +97,13 @@ export async function listDeliveryLog(
 
 /** Replay of one kept delivery; 409 while the integration is disabled (re-enable it first). */
 export async function replayDeliveryFor(
-  deps: Pick<PlatformDeps, 'tenants' | 'tasks' | 'clock'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock'>,
   accountId: string,
   integrationId: string,
   deliveryId: string,
 ): Promise<DeliveryRecord> {
   const integration = await integrationOf(deps, accountId, integrationId)
-  const delivery = await deps.tenants.getDelivery(deliveryId)
+  const delivery = await deps.deliveries.get(deliveryId)
   if (!delivery || delivery.integration_id !== integration.id) throw new AppError('not_found')
   if (!integration.active) throw new AppError('conflict')
   return replayDelivery(deps, delivery)

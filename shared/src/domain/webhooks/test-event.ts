@@ -22,7 +22,7 @@ export const TEST_SOURCE = 'test'
  * Active v2 integrations only: a v1 receiver is never sent a v2 body, a disabled one nothing.
  */
 export async function sendTestEvent(
-  deps: Pick<PlatformDeps, 'tenants' | 'tasks' | 'clock' | 'config'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'config'>,
   accountId: string,
   integrationId: string,
 ): Promise<DeliveryRecord> {

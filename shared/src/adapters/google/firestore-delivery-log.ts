@@ -1,0 +1,53 @@
+import { FieldPath, Timestamp } from '@google-cloud/firestore'
+import type { DocumentData, Firestore } from '@google-cloud/firestore'
+import type { DeliveryRecord } from '../../model/records.ts'
+import type { DeliveryLog } from '../../ports/delivery-log.ts'
+import { DELIVERY_RETENTION_MS } from '../tenant-patch.ts'
+
+/**
+ * `deliveries/{id}`: the record plus `expire_at` for the TTL policy (../google/firestore-indexes.ts
+ * names it and the composite index the listing needs).
+ */
+function toDelivery(data: DocumentData): DeliveryRecord {
+  const { expire_at: _expireAt, ...record } = data
+  return record as DeliveryRecord
+}
+
+export function createFirestoreDeliveryLog(firestore: Firestore): DeliveryLog {
+  const deliveries = firestore.collection('deliveries')
+  return {
+    async put(d: DeliveryRecord) {
+      const expireAt = Timestamp.fromMillis(Date.parse(d.created_at) + DELIVERY_RETENTION_MS)
+      await deliveries.doc(d.id).set({ ...d, expire_at: expireAt })
+    },
+    async get(id) {
+      const snap = await deliveries.doc(id).get()
+      return snap.exists ? toDelivery(snap.data()!) : null
+    },
+    async list(integrationId, { before, limit }) {
+      // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC)
+      let query = deliveries
+        .where('integration_id', '==', integrationId)
+        .orderBy('created_at', 'desc')
+        .orderBy(FieldPath.documentId(), 'desc')
+        .limit(limit)
+      if (before !== undefined) {
+        const cursor = await deliveries.doc(before).get()
+        // an unknown cursor (expired or foreign) ends the listing rather than restarting it
+        if (!cursor.exists || cursor.get('integration_id') !== integrationId) return []
+        query = query.startAfter(cursor)
+      }
+      return (await query.get()).docs.map((d) => toDelivery(d.data()))
+    },
+    async deleteAccountData(accountId) {
+      const snap = await deliveries.where('account_id', '==', accountId).select().get()
+      if (snap.empty) return
+      const writer = firestore.bulkWriter()
+      const deletions = snap.docs.map((d) => writer.delete(d.ref))
+      await Promise.all([...deletions, writer.close()])
+    },
+    async close() {
+      // the Firestore client belongs to the platform deps, which terminate it
+    },
+  }
+}

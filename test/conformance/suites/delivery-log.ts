@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
+import type { DeliveryLog } from '@lsv/shared/ports/delivery-log.ts'
+import { randomSuffix } from '../../helpers/embedded.ts'
+import { delivery } from './tenant-store.ts'
+import type { TwoInstances } from './two-instances.ts'
+
+const T0 = '2026-01-01T00:00:00.000Z'
+const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOString()
+
+/** The behaviour every DeliveryLog adapter must share. Call inside a `describe`. */
+export function deliveryLogConformance(open: () => Promise<TwoInstances<DeliveryLog>>): void {
+  let harness: TwoInstances<DeliveryLog>
+  let log: DeliveryLog
+  const accounts: string[] = []
+  const newAccount = () => {
+    const id = `acc-${randomSuffix()}`
+    accounts.push(id)
+    return id
+  }
+
+  beforeAll(async () => {
+    harness = await open()
+    log = harness.store
+  })
+  afterAll(async () => {
+    for (const id of accounts) await log.deleteAccountData(id)
+    await harness.close()
+  })
+
+  it('upserts deliveries and pages them newest first', async () => {
+    const a = newAccount()
+    const i = `int-${randomSuffix()}`
+    const other = `int-${randomSuffix()}`
+    const p = `del-${randomSuffix()}`
+    // two pairs share a created_at, so the id breaks the tie
+    const rows = [
+      delivery(a, i, { id: `${p}-1`, created_at: at(1) }),
+      delivery(a, i, { id: `${p}-2`, created_at: at(2) }),
+      delivery(a, i, { id: `${p}-3`, created_at: at(2) }),
+      delivery(a, i, { id: `${p}-4`, created_at: at(3) }),
+      delivery(a, i, { id: `${p}-5`, created_at: at(4) }),
+      delivery(a, i, { id: `${p}-6`, created_at: at(4) }),
+    ]
+    for (const d of [rows[3]!, rows[0]!, rows[5]!, rows[2]!, rows[1]!, rows[4]!]) await log.put(d)
+    await log.put(delivery(a, other, { created_at: at(3) }))
+
+    const done = { ...rows[0]!, status: 'succeeded' as const, attempts: [{ attempt: 1, at: at(1), status_code: 200, error: null, latency_ms: 12, response_excerpt: 'ok' }] }
+    await log.put(done)
+    rows[0] = done
+    expect(await log.get(done.id)).toEqual(done)
+    expect(await log.get(`missing-${randomSuffix()}`)).toBeNull()
+
+    const want = [rows[5], rows[4], rows[3], rows[2], rows[1], rows[0]]
+    const pages: DeliveryRecord[][] = []
+    let before: string | undefined
+    for (;;) {
+      const page = await log.list(i, { before, limit: 4 })
+      pages.push(page)
+      if (page.length < 4) break
+      before = page.at(-1)!.id
+    }
+    expect(pages.map((pg) => pg.length)).toEqual([4, 2])
+    expect(pages.flat()).toEqual(want)
+    expect(await log.list(i, { limit: 2 })).toEqual(want.slice(0, 2))
+    expect(await log.list(i, { before: rows[2]!.id, limit: 10 })).toEqual([rows[1], rows[0]])
+    // a cursor that is not a delivery of this integration ends the listing
+    expect(await log.list(i, { before: `missing-${randomSuffix()}`, limit: 10 })).toEqual([])
+  })
+
+  it('what one instance records, the other reads (the dispatcher writes, the portal lists)', async () => {
+    const d = delivery(newAccount(), `int-${randomSuffix()}`)
+    await harness.store.put(d)
+    expect(await harness.other.get(d.id)).toEqual(d)
+    const retried = { ...d, status: 'retrying' as const, next_attempt_at: at(60), attempts: [{ attempt: 1, at: at(0), status_code: 500, error: null, latency_ms: 3, response_excerpt: null }] }
+    await harness.other.put(retried)
+    expect(await harness.store.list(d.integration_id, { limit: 5 })).toEqual([retried])
+  })
+
+  it('deletes the deliveries of one account only', async () => {
+    const x = newAccount()
+    const y = newAccount()
+    const [dx, dy] = [delivery(x, `int-${randomSuffix()}`), delivery(y, `int-${randomSuffix()}`)]
+    await log.put(dx)
+    await log.put(dy)
+    await log.deleteAccountData(x)
+    expect(await log.get(dx.id)).toBeNull()
+    expect(await log.list(dx.integration_id, { limit: 10 })).toEqual([])
+    expect(await log.get(dy.id)).toEqual(dy)
+    expect(await log.list(dy.integration_id, { limit: 10 })).toEqual([dy])
+  })
+}
