@@ -9,7 +9,7 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import pino from 'pino'
@@ -31,6 +31,7 @@ const IN_FLIGHT = 50
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 async function main() {
+  console.log(`bench:dispatch (${N} deliveries x ${ROUNDS} rounds, ${IN_FLIGHT} in flight, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
   const server = createServer((req, res) => {
     req.resume()
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'))

@@ -28,7 +28,7 @@
  * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
@@ -373,7 +373,8 @@ async function workerOn(project: string): Promise<void> {
 }
 
 async function main() {
-  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version})`)
+  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
+  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
   const parts = new Set((process.env.BENCH_PARTS ?? 'A,B,C,D').toUpperCase().split(','))
   if (parts.has('A')) await smallPushes()
