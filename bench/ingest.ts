@@ -5,28 +5,37 @@
  * printed with the goal.
  *
  *  A. small pushes: requests/s of POST /v1/contacts (1 record) on the real edge app with the
- *     embedded adapters vs a bare fastify route answering 202 to the same body (autocannon, 10
- *     connections). The edge does all its work: tenant lookup, key check, rate limit (each request
- *     lands in a fresh window, so the limiter writes and never refuses), durable publish.
+ *     embedded adapters vs a bare fastify route answering 202 to the same body (autocannon), at
+ *     10 and at 100 connections (Cloud Run sends up to 80–1,000 concurrent requests to one
+ *     instance; the edge's group commit is meant to pay off there), each against the control at
+ *     the same concurrency. The edge does all its work: tenant lookup, key check, rate limit (each
+ *     request lands in a fresh window, so the limiter writes and never refuses), durable publish
+ *     (every 202 only once the message is fdatasynced). Goal: 60 % at 100 connections.
  *  B. a 10,000-record ~8 MiB batch: process CPU per batch (app.inject, no client sockets) of the
  *     edge vs a bare fastify route that reads and parses the same body, and vs JSON.parse alone.
  *     Twice: with the embedded queue (a durable SQLite write of 8 MiB) and with a queue whose
  *     publish is free (the edge's own work; Pub/Sub hands the bytes to its client).
  *  C. memory retained per in-flight 8 MiB batch (after a GC, four batches held at publish).
- *  D. upsert worker records/s into the Firestore emulator vs a raw unthrottled BulkWriter writing
- *     the same documents, new and overwrite passes (only with FIRESTORE_EMULATOR_HOST).
+ *  D. upsert worker records/s into the Firestore emulator against raw loops doing what the store
+ *     must do, without the platform: new documents — an unthrottled BulkWriter `set` of the same
+ *     documents; overwrites — per 500-document chunk one `getAll` of the same documents (up to
+ *     four chunks read ahead, as the store does), then a BulkWriter `update` with the
+ *     `lastUpdateTime` precondition of the snapshot read (the store's precondition; `create` for
+ *     a document not found). Merging by the precedence ladder needs that read, so the control
+ *     pays it too. Uses FIRESTORE_EMULATOR_HOST, else starts a Firestore emulator and stops it.
  *
- * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000).
- * BENCH_PARTS=A,D runs only those parts (default: all).
+ * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000),
+ * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
+import type { DocumentSnapshot } from '@google-cloud/firestore'
 import pino from 'pino'
 import { createRequire } from 'node:module'
 import { loadConfig } from '../shared/src/config/config.ts'
@@ -43,6 +52,7 @@ import { buildUpsertInputs } from '../shared/src/domain/ingest/upsert.ts'
 import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts'
 import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
+import { benchEmulators } from './lib/emulators.ts'
 
 interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number }
 // autocannon is CommonJS without type declarations
@@ -54,6 +64,9 @@ const gc = runInNewContext('gc') as () => void
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
 const WORKER_RECORDS = Number(process.env.BENCH_WORKER_RECORDS ?? 5000)
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,100').split(',').map(Number)
+/** the concurrency the small-push goal is set at (issue 15) */
+const GOAL_CONNECTIONS = 100
 const PEPPER = 'bench-pepper'
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -108,8 +121,8 @@ function bigBody(): Buffer {
   return buf
 }
 
-async function rps(url: string, headers: Record<string, string>, body: string, seconds = SECONDS): Promise<number> {
-  const result = await autocannon({ url, method: 'POST', headers, body, connections: 10, duration: seconds })
+async function rps(url: string, headers: Record<string, string>, body: string, connections: number, seconds = SECONDS): Promise<number> {
+  const result = await autocannon({ url, method: 'POST', headers, body, connections, duration: seconds })
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return result.requests.average
 }
@@ -127,20 +140,24 @@ async function smallPushes(): Promise<void> {
     const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/v1/contacts`
     const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
     const headers = { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }
-    const ratios: number[] = []
-    const figures: string[] = []
-    // warm-up: JIT, SQLite page cache, connection pools
-    await rps(edgeUrl, headers, body, 1)
-    await rps(bareUrl, headers, body, 1)
-    for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
-      const got: Record<string, number> = {}
-      for (const which of order) got[which] = await rps(which === 'edge' ? edgeUrl : bareUrl, headers, body)
-      ratios.push(got.edge! / got.bare!)
-      figures.push(`${got.edge!.toFixed(0)}/${got.bare!.toFixed(0)}`)
+    for (const connections of CONNECTIONS) {
+      const ratios: number[] = []
+      const figures: string[] = []
+      // warm-up at this concurrency: JIT, SQLite page cache, connection pools
+      await rps(edgeUrl, headers, body, connections, 1)
+      await rps(bareUrl, headers, body, connections, 1)
+      for (let r = 0; r < ROUNDS; r++) {
+        const order = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
+        const got: Record<string, number> = {}
+        for (const which of order) got[which] = await rps(which === 'edge' ? edgeUrl : bareUrl, headers, body, connections)
+        ratios.push(got.edge! / got.bare!)
+        figures.push(`${got.edge!.toFixed(0)}/${got.bare!.toFixed(0)}`)
+      }
+      console.log(`  small pushes, ${connections} connections, req/s edge/bare per round: ${figures.join(', ')}`)
+      const label = `A. small pushes, ${connections} conn.: edge req/s vs bare 202`
+      if (connections === GOAL_CONNECTIONS) line(label, pct(median(ratios)), '>= 60%', median(ratios) >= 0.6)
+      else line(label, pct(median(ratios)), '(info)', true)
     }
-    console.log(`  small pushes req/s edge/bare per round: ${figures.join(', ')}`)
-    line('A. small pushes: edge req/s vs bare fastify 202', pct(median(ratios)), '>= 60%', median(ratios) >= 0.6)
   } finally {
     await edge.close()
     await bare.close()
@@ -236,14 +253,29 @@ async function bigBatch(): Promise<void> {
   }
 }
 
+/** documents per getAll in the store's read-merge-write (DOCS_PER_CHUNK in the Firestore contact store) */
+const STORE_CHUNK = 500
+/** chunks whose reads the store keeps in flight at once (READ_AHEAD there) */
+const STORE_READ_AHEAD = 4
+
 async function worker(): Promise<void> {
-  if (!process.env.FIRESTORE_EMULATOR_HOST) {
-    console.log('D. upsert worker vs raw BulkWriter: skipped (set FIRESTORE_EMULATOR_HOST)')
-    return
+  const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
+  const emulators = await benchEmulators(['firestore'], project)
+  process.env.FIRESTORE_EMULATOR_HOST = emulators.firestore
+  // loopback only: no probe of the GCE metadata server from the Google client libraries
+  process.env.METADATA_SERVER_DETECTION ??= 'none'
+  if (emulators.started.length > 0) console.log(`  started ${emulators.started.join(', ')}`)
+  try {
+    await workerOn(project)
+  } finally {
+    await emulators.stop()
   }
+}
+
+async function workerOn(project: string): Promise<void> {
   const { Firestore } = await import('@google-cloud/firestore')
   const { createFirestoreContactStore } = await import('../shared/src/adapters/google/firestore-contact-store.ts')
-  const firestore = new Firestore({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test' })
+  const firestore = new Firestore({ projectId: project })
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
   const base = await makeDeps(dir, { queue: nullQueue() })
   // the bench measures write throughput: BulkWriter unthrottled on both sides (production keeps the 500/50/5 ramp)
@@ -271,19 +303,51 @@ async function worker(): Promise<void> {
       const workerAccount = t.accountId
       const controlAccount = randomUUID()
       const docs = await rawDocs(controlAccount, 0)
+      const overwrites = await rawDocs(controlAccount, 1)
+      const collection = firestore.collection('accounts').doc(controlAccount).collection('contacts')
+      const refOf = (d: ContactRecord) => collection.doc(contactIdFor(controlAccount, 'crm', d.external_id))
       const runWorker = async (pass: number) => {
         const start = performance.now()
         const result = await handleBatchMessage(deps, message(workerAccount, pass + r * 2))
         if (result !== 'ack') throw new Error('worker nacked')
         return WORKER_RECORDS / ((performance.now() - start) / 1000)
       }
-      const runRaw = async () => {
+      // control for new documents: a blind BulkWriter `set` of the same documents
+      const runRawNew = async () => {
         const writer = firestore.bulkWriter({ throttling: false })
-        const collection = firestore.collection('accounts').doc(controlAccount).collection('contacts')
         const start = performance.now()
-        for (const d of docs) writer.set(collection.doc(contactIdFor(controlAccount, 'crm', d.external_id)), d).catch(() => {})
+        for (const d of docs) writer.set(refOf(d), d).catch(() => {})
         await writer.close()
         return WORKER_RECORDS / ((performance.now() - start) / 1000)
+      }
+      // control for overwrites: read the same documents (one getAll per chunk, reads ahead as the
+      // store does) and write them back with the store's preconditions, without merging
+      const runRawOverwrite = async () => {
+        const writer = firestore.bulkWriter({ throttling: false })
+        const chunks: ContactRecord[][] = []
+        for (let i = 0; i < overwrites.length; i += STORE_CHUNK) chunks.push(overwrites.slice(i, i + STORE_CHUNK))
+        let found = 0
+        let failed = 0
+        const start = performance.now()
+        const reads: Array<Promise<DocumentSnapshot[]>> = []
+        for (let c = 0; c < chunks.length; c++) {
+          while (reads.length < Math.min(chunks.length, c + STORE_READ_AHEAD)) reads.push(firestore.getAll(...chunks[reads.length]!.map(refOf)))
+          const snaps = await reads[c]!
+          snaps.forEach((snap, k) => {
+            const doc = chunks[c]![k]!
+            const op = snap.exists
+              ? writer.update(snap.ref, doc as unknown as Record<string, unknown>, { lastUpdateTime: snap.updateTime! })
+              : writer.create(snap.ref, doc)
+            if (snap.exists) found++
+            op.catch(() => { failed++ })
+          })
+          writer.flush().catch(() => {})
+        }
+        await writer.close()
+        const rate = WORKER_RECORDS / ((performance.now() - start) / 1000)
+        // the control must really overwrite: every document read, found and written under its precondition
+        if (found !== overwrites.length || failed > 0) throw new Error(`overwrite control: ${found}/${overwrites.length} found, ${failed} writes failed`)
+        return rate
       }
       // alternate who goes first, so drift of the emulator hits both sides
       const both = async (w: () => Promise<number>, c: () => Promise<number>): Promise<[number, number]> => {
@@ -291,8 +355,8 @@ async function worker(): Promise<void> {
         const b = await c()
         return [await w(), b]
       }
-      const [newW, newC] = await both(() => runWorker(0), runRaw)
-      const [wOver, cOver] = await both(() => runWorker(1), runRaw)
+      const [newW, newC] = await both(() => runWorker(0), runRawNew)
+      const [wOver, cOver] = await both(() => runWorker(1), runRawOverwrite)
       ratios.new.push(newW / newC)
       ratios.overwrite.push(wOver / cOver)
       figures.push(`new ${newW.toFixed(0)}/${newC.toFixed(0)}, overwrite ${wOver.toFixed(0)}/${cOver.toFixed(0)}`)
@@ -300,8 +364,8 @@ async function worker(): Promise<void> {
       await deps.contacts.deleteAccountData(controlAccount)
     }
     console.log(`  worker/raw records/s by round (${WORKER_RECORDS} records): ${figures.join('; ')}`)
-    line('D. upsert worker records/s vs raw BulkWriter (new)', pct(median(ratios.new)), '>= 80%', median(ratios.new) >= 0.8)
-    line('D. upsert worker records/s vs raw BulkWriter (overwrite)', pct(median(ratios.overwrite)), '>= 80%', median(ratios.overwrite) >= 0.8)
+    line('D. upsert worker records/s vs raw BulkWriter set (new)', pct(median(ratios.new)), '>= 80%', median(ratios.new) >= 0.8)
+    line('D. worker vs raw getAll+update lastUpdateTime (overwrite)', pct(median(ratios.overwrite)), '>= 80%', median(ratios.overwrite) >= 0.8)
   } finally {
     await base.close()
     await firestore.terminate()
@@ -310,7 +374,8 @@ async function worker(): Promise<void> {
 }
 
 async function main() {
-  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run, node ${process.version})`)
+  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
+  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
   const parts = new Set((process.env.BENCH_PARTS ?? 'A,B,C,D').toUpperCase().split(','))
   if (parts.has('A')) await smallPushes()
