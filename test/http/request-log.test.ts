@@ -158,6 +158,33 @@ describe('request logs in Cloud Logging\'s shape', () => {
     expect(untraced[0]).not.toContain('logging.googleapis.com/trace')
   })
 
+  it('lines written through deps.logger while a request is handled carry its request id, with or without a trace', async () => {
+    const logger = createLogger('info', 'log-test', sink)
+    const app = buildBaseApp({ logger })
+    app.post('/domain-id', async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      logger.warn({ step: 'domain-id' }, 'logged by domain code for a request')
+      return { ok: true, id: request.id }
+    })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    servers.push(app)
+    const port = (app.server.address() as AddressInfo).port
+    const ids: string[] = []
+    for (const headers of [{}, { traceparent: `00-${TRACE}-${SPAN}-01` }] as Array<Record<string, string>>) {
+      const res = await send(port, { path: '/domain-id', host: 'localhost', body: '{}', headers })
+      expect(res.status).toBe(200)
+      ids.push((JSON.parse(res.body) as { id: string }).id)
+    }
+    for (const reqId of ids) {
+      const domain = linesOf(reqId).filter((l) => l.message === 'logged by domain code for a request')
+      expect(domain, `the domain line of request ${reqId}`).toHaveLength(1)
+      expect(completed(reqId), 'and the request line, with the same id').toBeDefined()
+    }
+    // outside any request, a line carries no request id
+    logger.warn('logged outside a request')
+    expect(lines.findLast((l) => l.message === 'logged outside a request')?.reqId).toBeUndefined()
+  })
+
   it('credential headers never reach a line, whatever the answer', async () => {
     const secrets = { authorization: `Bearer ${t.key}`, 'x-api-key': 'lsk_' + 'z'.repeat(43), cookie: 'lsv_session=secret-cookie-value', 'x-webhook-token': t.sourceToken }
     await send(edgePort, { path: '/v1/contacts', host: t.host, body: '{"contacts":[{"external_id":"x"}]}', headers: { authorization: secrets.authorization } })

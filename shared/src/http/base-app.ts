@@ -110,12 +110,10 @@ export function buildBaseApp(options: BaseAppOptions): App {
   registerJsonBodyParser(app)
   registerErrorHandling(app)
 
-  // the rest of the request runs in the scope of its trace, so what domain code logs through
-  // another logger (deps.logger) carries the trace too (logging/trace-scope.ts)
+  // the rest of the request runs in the scope of its id and trace, so what domain code logs
+  // through another logger (deps.logger) is found with the request's lines (logging/trace-scope.ts)
   app.addHook('onRequest', (request, _reply, done) => {
-    const fields = traceLogFields(traceContextOf(request.raw.headers), project)
-    if (Object.keys(fields).length === 0) return done()
-    withTraceFields(fields, done)
+    withTraceFields({ reqId: request.id, ...traceLogFields(traceContextOf(request.raw.headers), project) }, done)
   })
   // first of the checks: credential checks below see a repeated credential header as malformed
   app.addHook('onRequest', async (request) => {

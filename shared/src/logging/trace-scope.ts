@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 
 /**
- * The trace fields of the request being handled, for lines logged through a logger that is not
+ * The request id and trace fields of the request being handled, for lines logged through a logger that is not
  * the request's own (`deps.logger` in domain code: webhook deliveries on /tasks/deliver, the
  * ingest and link domain, …). The HTTP layer runs each request's lifecycle inside `withTraceFields`
  * (shared/src/http/base-app.ts) and every logger's `mixin` adds the fields to a line written in

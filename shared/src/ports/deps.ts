@@ -1,4 +1,4 @@
-import type { Logger } from 'pino'
+import type { BaseLogger, Bindings } from 'pino'
 import type { Clock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from './contact-store.ts'
@@ -19,10 +19,18 @@ import type { WebhookSender } from './webhook-sender.ts'
  * the composition (platform/deps.ts builds the adapters; importing it would load every Google client).
  */
 
+/**
+ * What domain code logs through: the process's logger, or a request's own (`request.log`, through
+ * http/request-deps.ts), whose lines carry the request id and trace as bindings.
+ */
+export interface DomainLogger extends BaseLogger {
+  child(bindings: Bindings): DomainLogger
+}
+
 /** Everything a service needs from the outside world, chosen once at start-up. */
 export interface PlatformDeps {
   config: PlatformConfig
-  logger: Logger
+  logger: DomainLogger
   clock: Clock
   contacts: ContactStore
   tenants: TenantStore

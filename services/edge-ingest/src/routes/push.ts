@@ -1,13 +1,14 @@
-import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Readable } from 'node:stream'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { withRequestLog } from '@lsv/shared/http/request-deps.ts'
+import { documentationOnly, retryable, SourceIdParams, TokenQuery, WildcardParams } from '@lsv/shared/http/push-route-kit.ts'
 import type { AccountRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { ContactsPushBodyDocumented, PartnerCrmContactBody, PushAccepted } from '@lsv/shared/contract/push.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
-import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
 import {
@@ -33,27 +34,6 @@ export interface PushRouteOptions {
   /** what unauthenticated partner CRM bodies may hold (one per app: per instance) */
   preAuthBudget?: PreAuthBudget
 }
-
-/** the platform deps with the request's logger, so what the domain logs carries the request's trace */
-const withRequestLog = (deps: PlatformDeps, request: FastifyRequest): PlatformDeps => ({ ...deps, logger: request.log as PlatformDeps['logger'] })
-
-/**
- * Bodies are checked by hand (domain/ingest/push-body.ts: cheap on 10,000 records, and more than
- * 10000 records must be a 413, not a schema 400); the route schemas only document them.
- */
-const documentationOnly = () => () => true
-
-/** Infrastructure failures (tenant store, rate limiter) are retryable: 503, never a 500. */
-const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppError('temporarily_unavailable', { cause: err }))
-
-const SourceIdParams = Type.Object({
-  sourceId: Type.String({ description: 'the per-source id of the webhook connection, as shown in its webhook URL' }),
-})
-/** the rest of the path after `contacts/` (find-my-way's wildcard parameter) */
-const WildcardParams = Type.Object({ '*': Type.String() })
-const TokenQuery = Type.Object({
-  token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token` (the header wins when both are present)' })),
-})
 
 const LIMITS = 'Body cap 8388608 bytes; at most 10000 records. Rate limit: 120 per 60 s and 50,000 per 24 h'
 

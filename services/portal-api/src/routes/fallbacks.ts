@@ -1,12 +1,13 @@
-import { Type } from 'typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { withRequestLog } from '@lsv/shared/http/request-deps.ts'
+import { documentationOnly, retryable, SourceIdParams, TokenQuery, WildcardParams } from '@lsv/shared/http/push-route-kit.ts'
 import type { ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { FallbackPushBody, PushAccepted, PushUpsertedSync } from '@lsv/shared/contract/push.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
-import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import { portalPushCaller } from '@lsv/shared/domain/portal/push.ts'
@@ -24,18 +25,6 @@ import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.
 export const DEPRECATION_HEADER = '@1788480000'
 
 const connections = new WeakMap<FastifyRequest, ConnectionRecord>()
-const documentationOnly = () => () => true
-const retryable = (err: unknown): AppError => (isAppError(err) ? err : new AppError('temporarily_unavailable', { cause: err }))
-
-const SourceIdParams = Type.Object({
-  sourceId: Type.String({ description: 'the per-source id of the webhook connection' }),
-})
-/** the rest of the path after `webhook/` (find-my-way's wildcard parameter) */
-const WildcardParams = Type.Object({ '*': Type.String() })
-const TokenQuery = Type.Object({
-  token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token`' })),
-})
-
 const FALLBACK_NOTE = 'Deprecated origin fallback (contract 4.6): every answer carries a `Deprecation` header. Also accepts the nested `{events:[{resolution:{…}}]}` shape (each `resolution` is one record). '
   + 'When the durable queue is unavailable the batch is upserted synchronously and the answer is 200 `{ok, accepted, queued: false, upserted, failed}` instead of 202; 503 only when that fails too.'
 
@@ -94,7 +83,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   }, async (request, reply) => {
     const connection = connections.get(request)
     if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert({ ...deps, logger: request.log as PlatformDeps['logger'] }, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    const result = await acceptPushOrUpsert(withRequestLog(deps, request), { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
     return reply.code(result.status).send(result.body)
   })
 
@@ -112,7 +101,7 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const connection = connections.get(request)
     if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert({ ...deps, logger: request.log as PlatformDeps['logger'] }, { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    const result = await acceptPushOrUpsert(withRequestLog(deps, request), { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
     return reply.code(result.status).send(result.body)
   }
   app.post('/api/contacts/webhook/:sourceId', {

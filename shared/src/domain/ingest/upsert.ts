@@ -1,5 +1,4 @@
-import type { Logger } from 'pino'
-import type { PlatformDeps } from '../../ports/deps.ts'
+import type { DomainLogger, PlatformDeps } from '../../ports/deps.ts'
 import type { ContactRecord, ContactUpsertInput, WriterClass } from '../../model/records.ts'
 import type { MergeFn, UpsertOutcome } from '../../ports/contact-store.ts'
 import { mergeContact } from '../contacts/merge.ts'
@@ -57,7 +56,7 @@ export interface BatchUpsertOptions {
 
 /** The upsert inputs of a batch, with the positions of the records that produced them. */
 export async function buildUpsertInputs(
-  deps: Pick<PlatformDeps, 'tenants'>, batch: DecodedBatch, logger?: Logger,
+  deps: Pick<PlatformDeps, 'tenants'>, batch: DecodedBatch, logger?: DomainLogger,
 ): Promise<{ inputs: ContactUpsertInput[]; positions: number[]; withoutAnchor: number; unstorable: number[] }> {
   const [connection, definitions] = await Promise.all([
     deps.tenants.getConnection(batch.connectionId),
