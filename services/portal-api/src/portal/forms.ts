@@ -1,4 +1,4 @@
-import type { TSchema } from 'typebox'
+import type { Static, TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
@@ -58,6 +58,13 @@ export type FieldErrors = Record<string, string>
  * JSON body with: a field's message is the schema's, next to the field.
  */
 export function checkAgainst(schema: TSchema, value: unknown): FieldErrors | null {
+  const checked = checkForm(schema, value)
+  return checked.ok ? null : checked.errors
+}
+
+/** As checkAgainst, with the value typed by the schema once it passes (no cast at the call). */
+export function checkForm<S extends TSchema>(schema: S, value: unknown): { ok: true; value: Static<S> } | { ok: false; errors: FieldErrors } {
+  if (Value.Check(schema, value)) return { ok: true, value }
   const errors: FieldErrors = {}
   for (const e of Value.Errors(schema, value)) {
     const path = e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
@@ -65,7 +72,7 @@ export function checkAgainst(schema: TSchema, value: unknown): FieldErrors | nul
       : e.instancePath
     errors[path] ??= e.message
   }
-  return Object.keys(errors).length ? errors : null
+  return { ok: false, errors }
 }
 
 /**

@@ -12,7 +12,7 @@ import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { FieldMapping } from '@lsv/shared/model/records.ts'
 import type { SafeHtml } from '../../routes/portal/html.ts'
-import { checkAgainst, fieldErrorsOf, listOf, valueOf, type FieldErrors, type FormFields } from '../forms.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, listOf, valueOf, type FieldErrors, type FormFields } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
@@ -89,11 +89,11 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const { account } = sessionOf(request)
     const values = { type: valueOf(request.body, 'type'), name: valueOf(request.body, 'name').trim(), source: valueOf(request.body, 'source').trim() }
     const body = { type: values.type, ...(values.name ? { name: values.name } : {}), ...(values.source ? { source: values.source } : {}) }
-    const invalid = checkAgainst(CreateConnectionBody, body)
-    if (invalid) return list(request, reply, 400, invalid, null, values)
+    const checked = checkForm(CreateConnectionBody, body)
+    if (!checked.ok) return list(request, reply, 400, checked.errors, null, values)
     let created
     try {
-      created = await createConnection(deps, account.id, body as CreateConnectionBody)
+      created = await createConnection(deps, account.id, checked.value)
     } catch (err) {
       return list(request, reply, 400, fieldErrorsOf(err), null, values)
     }
@@ -115,11 +115,11 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const scopes = listOf(request.body, 'scopes')
     const name = valueOf(request.body, 'name').trim()
     const body = { scopes, ...(name ? { name } : {}) }
-    const invalid = checkAgainst(CreateKeyBody, body)
-    if (invalid) return detail(request, reply, connectionId, { errors: { keys: invalid } }, 400)
+    const checked = checkForm(CreateKeyBody, body)
+    if (!checked.ok) return detail(request, reply, connectionId, { errors: { keys: checked.errors } }, 400)
     let created
     try {
-      created = await issueApiKey(deps, account.id, connectionId, body as CreateKeyBody)
+      created = await issueApiKey(deps, account.id, connectionId, checked.value)
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { keys: fieldErrorsOf(err) } }, 400)
     }

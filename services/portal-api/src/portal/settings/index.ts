@@ -8,7 +8,7 @@ import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/
 import { CUSTOM_FIELD_TYPES } from '@lsv/shared/model/records.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { html } from '../../routes/portal/html.ts'
-import { checkAgainst, fieldErrorsOf, valueOf, type FieldErrors } from '../forms.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, valueOf, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
@@ -98,11 +98,11 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
   scope.post(`${SETTINGS_PATH}/custom-fields`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const values = { key: valueOf(request.body, 'key').trim(), label: valueOf(request.body, 'label').trim(), type: valueOf(request.body, 'type') }
-    const invalid = checkAgainst(CreateCustomFieldBody, values)
-    if (invalid) return render(request, reply, 400, { fieldErrors: invalid, fieldValues: values })
+    const checked = checkForm(CreateCustomFieldBody, values)
+    if (!checked.ok) return render(request, reply, 400, { fieldErrors: checked.errors, fieldValues: values })
     let created
     try {
-      created = await createCustomField(deps, account.id, values as CreateCustomFieldBody)
+      created = await createCustomField(deps, account.id, checked.value)
     } catch (err) {
       return render(request, reply, 400, { fieldErrors: fieldErrorsOf(err), fieldValues: values })
     }
