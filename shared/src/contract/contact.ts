@@ -1,20 +1,12 @@
 import { Type, type Static } from 'typebox'
 import { ContractVersionLiteral, MissingReasonSchema, NullableBoolean, NullableString, StringEnum, type MissingReason } from './common.ts'
+import { CUSTOM_FIELD_SOURCES, CUSTOM_FIELD_TYPES, NAME_SOURCES, SUBJECT_TYPES, TRAIT_GROUPS } from '../model/records.ts'
 
 /**
  * The shared Contact object (contract 2.1): the subject of `visitor.identified`, verbatim, and
  * the single-resource body of the read contract. Every nested member is optional and
  * `string` or `null` unless the contract states otherwise.
  */
-
-export const SUBJECT_TYPES = ['company_profile', 'contact', 'person_profile'] as const
-export const NAME_SOURCES = ['enrichment', 'form', 'manual', 'provider'] as const
-export const TRAIT_GROUPS = ['demographics', 'financial', 'household'] as const
-export const CUSTOM_FIELD_TYPES = [
-  'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number', 'phone', 'select', 'signature', 'text',
-  'textbox_list', 'url',
-] as const
-export const CUSTOM_FIELD_SOURCES = ['ai_enrichment', 'inbound_mapping', 'manual'] as const
 
 const opt = Type.Optional
 
