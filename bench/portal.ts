@@ -85,7 +85,7 @@ try {
   const later = `/portal/contacts?cursor=${cursor}`
   const contact = await deps.contacts.getByAnchor(accountId, 'crm', `c-${Math.floor(CONTACTS / 2)}`)
   const { readContact } = await import('../shared/src/domain/contacts/read.ts')
-  const portalUrl = (await readContact(deps, accountId, contact!.id, undefined)).links.portal!
+  const portalUrl = (await readContact(deps, accountId, contact!.id, undefined)).links.portal
   const screens: Array<[string, string, number]> = [
     ['control: GET /healthz', '/healthz', 200],
     ['connections', '/portal/connections', 200],

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -17,18 +17,34 @@ import { createTestDeps } from '../helpers/deps.ts'
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-interface Run { code: number; stdout: string; stderr: string; json: any }
+interface Run { code: number; stdout: string; stderr: string; json: any; metadataDetection: string | null | undefined }
 
+const REPORT_HOOK = fileURLToPath(new URL('./support/report-metadata-detection.ts', import.meta.url))
+const reports = mkdtempSync(join(tmpdir(), 'lsv-cli-env-'))
+afterAll(() => rmSync(reports, { recursive: true, force: true }))
+let runs = 0
+
+/**
+ * The CLI in its own process with only what the operator sets: no NODE_ENV=test, no backends and
+ * no METADATA_SERVER_DETECTION leaking in from the test runner (the CLI decides that one itself).
+ * `metadataDetection` is the value the process ended with (support/report-metadata-detection.ts).
+ */
 function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  const report = join(reports, `run-${++runs}.json`)
   return new Promise((resolve) => {
-    // only what the operator sets: no NODE_ENV=test or backends leaking in from the test runner
-    execFile(process.execPath, ['scripts/cli.ts', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', METADATA_SERVER_DETECTION: 'none', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', REPORT_HOOK, 'scripts/cli.ts', ...args], {
+      cwd: ROOT, env: { PATH: process.env.PATH ?? '', LSV_TEST_METADATA_REPORT: report, ...env }, timeout: 60_000,
+    }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
       let json: unknown = null
       try {
         json = JSON.parse(stdout)
       } catch { /* not JSON */ }
-      resolve({ code, stdout, stderr, json })
+      let metadataDetection: string | null | undefined
+      try {
+        metadataDetection = (JSON.parse(readFileSync(report, 'utf8')) as { METADATA_SERVER_DETECTION: string | null }).METADATA_SERVER_DETECTION
+      } catch { /* the process wrote no report */ }
+      resolve({ code, stdout, stderr, json, metadataDetection })
     })
   })
 }
@@ -47,6 +63,8 @@ describe('links rotate-signing-key, file-backed secrets (the local stack)', () =
     const oldKey = before.keys.get(before.current)!
     const run = await cli(['links', 'rotate-signing-key'], { DATA_DIR: deps.config.dataDir })
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
+    // no Google API in use: the metadata switch is left alone (metadata-detection.ts)
+    expect(run.metadataDetection).toBeNull()
     expect(run.json).toEqual({
       secret: 'link-signing-keys', backend: 'embedded', rotated: expect.stringMatching(/^[A-Za-z0-9_-]{8}$/),
       current: run.json.rotated, keys: [before.current, run.json.rotated],
@@ -88,7 +106,10 @@ describe('links rotate-signing-key, Secret Manager', () => {
   it('adds a version of link-signing-keys with a new current key and every previous one', async () => {
     const first = parseKeySet(store.version(LINK_SIGNING_KEYS_SECRET, 'latest')!.version.data)
     const run = await cli(['links', 'rotate-signing-key'], env())
+    // no MetadataLookupWarning: the only Google API in use is a stand-in, so the tool itself turned
+    // metadata-server detection off before building its client (createSecretsAdapter)
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(run.metadataDetection).toBe('none')
     const latest = store.version(LINK_SIGNING_KEYS_SECRET, 'latest')!
     expect(latest.number).toBe(2)
     const set = parseKeySet(latest.version.data)

@@ -1,6 +1,15 @@
+import type { TSchema } from 'typebox'
+import { createContractAjv, createContractValidator } from '@lsv/shared/contract/ajv.ts'
+import type { ContractDefName } from '@lsv/shared/contract/schema-document.ts'
+import { EmittedContact } from '@lsv/shared/contract/contact.ts'
+import { EmittedContactList } from '@lsv/shared/contract/contact-list.ts'
+import { EmittedWebhookEventV2 } from '@lsv/shared/contract/webhook-event.ts'
+
 /**
- * Validation of our outputs against the published contract schema (Ajv 2020), through the
- * contract module's `createContractValidator()`.
+ * Validation of our outputs (Ajv 2020) against both schemas of their wire shape: the published
+ * contract document (what customers compile, `createContractValidator()`) and the stricter
+ * schema of what we emit (`Emitted*`, contract/contact.ts says why there are two). An output
+ * must pass both: the first is the promise, the second is what the code's types claim.
  */
 export interface OutboundValidator {
   assertContact(value: unknown): void
@@ -10,20 +19,22 @@ export interface OutboundValidator {
 }
 
 export async function contractValidator(): Promise<OutboundValidator> {
-  const mod = (await import('@lsv/shared/contract/ajv.ts')) as { createContractValidator: () => unknown }
-  const v = mod.createContractValidator() as Record<string, unknown>
-  const check = (name: string) => (value: unknown) => {
-    const fn = (v.validate ?? v.check) as ((n: string, x: unknown) => unknown) | undefined
-    if (typeof fn !== 'function') throw new Error('unknown contract validator shape')
-    const res = fn.call(v, name, value)
-    if (res === true || (res && typeof res === 'object' && (res as { ok?: boolean }).ok === true)) return
-    if (res === undefined) return
-    throw new Error(`${name} is not schema-valid: ${JSON.stringify(res)} ${JSON.stringify((v as { errors?: unknown }).errors ?? null)}`)
+  const contract = createContractValidator()
+  const ajv = createContractAjv()
+  const check = (name: ContractDefName, emitted: TSchema | null) => {
+    const validateEmitted = emitted ? ajv.compile(emitted) : null
+    return (value: unknown) => {
+      const res = contract(name, value)
+      if (!res.valid) throw new Error(`${name} is not valid against the contract document: ${JSON.stringify(res.errors)}`)
+      if (validateEmitted && !validateEmitted(value)) {
+        throw new Error(`${name} is not valid against the schema of what we emit: ${JSON.stringify(validateEmitted.errors)}`)
+      }
+    }
   }
   return {
-    assertContact: check('Contact'),
-    assertFieldPolicy: check('FieldPolicy'),
-    assertWebhookEvent: check('WebhookEventV2'),
-    assertContactList: check('ContactList'),
+    assertContact: check('Contact', EmittedContact),
+    assertFieldPolicy: check('FieldPolicy', null),
+    assertWebhookEvent: check('WebhookEventV2', EmittedWebhookEventV2),
+    assertContactList: check('ContactList', EmittedContactList),
   }
 }

@@ -36,7 +36,7 @@ describe('portal screen: contacts', () => {
     }], mergeContact)
     contactId = outcome!.contactId
     const contact = await readContact(deps, fixture.t.account.id, contactId, undefined)
-    portalPath = new URL(contact.links.portal!).pathname
+    portalPath = new URL(contact.links.portal).pathname
     cookie = await signIn(fixture.h.portal, fixture.t.account.id)
     otherCookie = await signIn(fixture.h.portal, fixture.other.account.id)
   })

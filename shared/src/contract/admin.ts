@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { IntegerEnum, Nullable, StringEnum } from './common.ts'
-import { ALL_SCOPES, CUSTOM_FIELD_TYPES } from '../model/records.ts'
+import { ALL_SCOPES, CONNECTION_TYPES, CUSTOM_FIELD_TYPES, TIERS } from '../model/records.ts'
 
 /**
  * Wire schemas of the management API (management-api.md; docs/management-api.md). Request
@@ -27,7 +27,7 @@ export const MAX_FIELD_MAPPINGS = 200
 const Id = Type.String({ minLength: 1, maxLength: 128 })
 const Timestamp = Type.String({ format: 'date-time' })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
-const TierValue = IntegerEnum([1, 2, 3] as const)
+const TierValue = IntegerEnum(TIERS)
 const PermittedTiers = Type.Array(TierValue, {
   minItems: 1, maxItems: 3, uniqueItems: true,
   description: 'tiers the tenant may enable; tier 1 (custom fields) is always present and must be listed',
@@ -99,8 +99,6 @@ export const Account = Type.Object(
 )
 
 // ---- connections ----------------------------------------------------------------------------
-
-export const CONNECTION_TYPES = ['api', 'webhook', 'partnercrm'] as const
 
 export const CreateConnectionBody = Type.Object(
   {

@@ -1,20 +1,35 @@
 import { Type, type Static } from 'typebox'
 import { ContractVersionLiteral, MissingReasonSchema, NullableBoolean, NullableString, StringEnum, type MissingReason } from './common.ts'
+import { CUSTOM_FIELD_SOURCES, CUSTOM_FIELD_TYPES, NAME_SOURCES, SUBJECT_TYPES, TRAIT_GROUPS } from '../model/records.ts'
 
 /**
  * The shared Contact object (contract 2.1): the subject of `visitor.identified`, verbatim, and
- * the single-resource body of the read contract. Every nested member is optional and
- * `string` or `null` unless the contract states otherwise.
+ * the single-resource body of the read contract.
+ *
+ * Two schemas describe this one wire shape, on purpose:
+ *
+ * - `Contact` (and ContactIdentity … ContactLinks) is the contract's Contact as the contract
+ *   states it: "In the nested objects below every member is optional and, unless stated, `string`
+ *   or `null`", and only Contact, EmailHandle, PhoneHandle, Trait and CustomField are declared
+ *   `additionalProperties: false`. These schemas are what `GET /api/v1/schema` serves (contract
+ *   4.1: schema-document.ts; committed as shared/generated/contract-2026-09-04.schema.json and
+ *   pinned by test/contract/schema-document.test.ts), and the OpenAPI document's components are
+ *   copied from that document's `$defs` (scripts/lib/openapi/components.ts), so there is no
+ *   separate OpenAPI Contact. The contract is binding to the letter: the served document may not
+ *   require a member the contract calls optional, nor close an object it leaves open, so
+ *   `handles.emails`, `provenance.first_seen_at`, `links.self` … stay optional there.
+ *
+ * - `EmittedContact` (below) states what we emit: assembleContact (domain/contacts/assemble.ts)
+ *   always sends `handles.emails/phones`, `provenance.first_seen_at/last_seen_at/name_source` and
+ *   both `links`, never sends `null` for a member it has no value for (it omits the member),
+ *   closes every nested object, and emits only callable phones. It is a refinement of `Contact`
+ *   (same members and formats; more of them required, fewer values allowed), so every value it
+ *   accepts is a valid contract Contact: test/contract/emitted-contact.test.ts proves the
+ *   inclusion on the schemas themselves, and test/outbound/assemble.test.ts checks every
+ *   assembled contact against both. The code's types are its Static (`EmittedContact`), so a
+ *   reader never needs `contact.handles.phones!`. It is never served; annotations (descriptions)
+ *   live on the contract's schemas only.
  */
-
-export const SUBJECT_TYPES = ['company_profile', 'contact', 'person_profile'] as const
-export const NAME_SOURCES = ['enrichment', 'form', 'manual', 'provider'] as const
-export const TRAIT_GROUPS = ['demographics', 'financial', 'household'] as const
-export const CUSTOM_FIELD_TYPES = [
-  'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number', 'phone', 'select', 'signature', 'text',
-  'textbox_list', 'url',
-] as const
-export const CUSTOM_FIELD_SOURCES = ['ai_enrichment', 'inbound_mapping', 'manual'] as const
 
 const opt = Type.Optional
 
@@ -168,3 +183,130 @@ export type ContactMissing = Static<typeof ContactMissing>
 export type ContactProvenance = Static<typeof ContactProvenance>
 export type ContactLinks = Static<typeof ContactLinks>
 export type Contact = Static<typeof Contact>
+
+// ---- what we emit: a refinement of the contract's Contact (see the comment at the top) ----------
+
+const closed = { additionalProperties: false } as const
+
+const EmittedContactIdentity = Type.Object(
+  {
+    first_name: opt(Type.String()),
+    last_name: opt(Type.String()),
+    full_name: opt(Type.String()),
+    title: opt(Type.String()),
+    seniority: opt(Type.String()),
+    network_url: opt(Type.String({ format: 'uri' })),
+  },
+  closed,
+)
+
+const EmittedContactCompany = Type.Object(
+  {
+    name: opt(Type.String()),
+    domain: opt(Type.String()),
+    website: opt(Type.String({ format: 'uri' })),
+    industry: opt(Type.String()),
+    employee_count: opt(Type.String()),
+    est_revenue: opt(Type.String()),
+    network_url: opt(Type.String({ format: 'uri' })),
+  },
+  closed,
+)
+
+const EmittedContactLocation = Type.Object(
+  {
+    city: opt(Type.String()),
+    state: opt(Type.String()),
+    postal_code: opt(Type.String()),
+  },
+  closed,
+)
+
+/** a released email always has a value */
+const EmittedEmailHandle = Type.Object(
+  {
+    value: Type.String(),
+    kind: NullableString(),
+    verified: NullableBoolean(),
+  },
+  closed,
+)
+
+/** only callable numbers are emitted: `dnc_known` true, `dnc` not true, hence `callable` true */
+const EmittedPhoneHandle = Type.Object(
+  {
+    value: Type.String(),
+    kind: NullableString(),
+    dnc: Type.Union([Type.Literal(false), Type.Null()]),
+    dnc_known: Type.Literal(true),
+    callable: Type.Literal(true),
+  },
+  closed,
+)
+
+/** both arrays always present, empty when tier 2 is not released */
+const EmittedContactHandles = Type.Object(
+  {
+    business_email: opt(Type.String({ format: 'email' })),
+    emails: Type.Array(EmittedEmailHandle),
+    phones: Type.Array(EmittedPhoneHandle),
+  },
+  closed,
+)
+
+/** a released trait always has a value */
+const EmittedTrait = Type.Object(
+  {
+    key: NullableString(),
+    label: NullableString(),
+    value: Type.String(),
+    group: StringEnum(TRAIT_GROUPS),
+  },
+  closed,
+)
+
+/** `resolved_by` is omitted until a provider resolved the person */
+const EmittedContactProvenance = Type.Object(
+  {
+    first_seen_at: Type.String({ format: 'date-time' }),
+    last_seen_at: Type.String({ format: 'date-time' }),
+    name_source: Type.Union([StringEnum(NAME_SOURCES), Type.Null()]),
+    resolved_by: opt(Type.String()),
+  },
+  closed,
+)
+
+/** both links are always built from the portal origin */
+const EmittedContactLinks = Type.Object(
+  {
+    portal: Type.String({ format: 'uri' }),
+    self: Type.String({ format: 'uri' }),
+  },
+  closed,
+)
+
+export const EmittedContact = Type.Object(
+  {
+    object: Contact.properties.object,
+    id: Contact.properties.id,
+    subject_type: Contact.properties.subject_type,
+    contract_version: Contact.properties.contract_version,
+    identity: EmittedContactIdentity,
+    company: EmittedContactCompany,
+    location: EmittedContactLocation,
+    handles: EmittedContactHandles,
+    traits: Type.Array(EmittedTrait),
+    custom_fields: Contact.properties.custom_fields,
+    missing: ContactMissing,
+    provenance: EmittedContactProvenance,
+    links: EmittedContactLinks,
+  },
+  closed,
+)
+
+export type EmittedEmailHandle = Static<typeof EmittedEmailHandle>
+export type EmittedPhoneHandle = Static<typeof EmittedPhoneHandle>
+export type EmittedContactHandles = Static<typeof EmittedContactHandles>
+export type EmittedTrait = Static<typeof EmittedTrait>
+export type EmittedContactProvenance = Static<typeof EmittedContactProvenance>
+export type EmittedContact = Static<typeof EmittedContact>

@@ -1,9 +1,9 @@
 import { Type, type Static } from 'typebox'
 import { IntegerEnum, StringEnum } from './common.ts'
+import { TIERS } from '../model/records.ts'
 
 /** Per-delivery accounting of what the receiver got and did not get (contract 2.4). */
 
-export const TIERS = [1, 2, 3] as const
 export const WITHHELD_TIER_NAMES = ['contact_handles', 'sensitive_traits'] as const
 
 const count = () => Type.Integer({ minimum: 0 })

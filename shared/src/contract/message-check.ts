@@ -1,13 +1,10 @@
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
-import addFormatsImport from 'ajv-formats'
+import type { ErrorObject } from 'ajv/dist/2020.js'
 import type { Static, TSchema } from 'typebox'
+import { createAjv } from './ajv.ts'
 
-// ajv-formats is CommonJS; under native ESM its callable is the default export.
-const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv2020) => Ajv2020
-
-// strict: a schema keyword Ajv does not know is a mistake in the schema, not something to ignore;
-// no coercion, no defaults: a payload is checked as it came, never changed
-const ajv = addFormats(new Ajv2020({ allErrors: false, strict: true, strictTypes: false, coerceTypes: false, useDefaults: false }))
+// the first problem is the reason a payload is refused (one line in the log, and a malformed
+// message costs little); no coercion, no defaults: a payload is checked as it came, never changed
+const ajv = createAjv({ allErrors: false })
 
 /** The outcome of checking a payload: the typed value, or why it is refused (the first problem). */
 export type Checked<T> = { ok: true; value: T } | { ok: false; reason: string }

@@ -1,4 +1,6 @@
 import { Type, type Static } from 'typebox'
+import { SUBJECT_TYPES, TRAIT_GROUPS } from '../model/records.ts'
+import { StringEnum } from './common.ts'
 
 /**
  * The members of `resolution` have the shapes of the Contact's own members (contract 2.1,
@@ -52,14 +54,14 @@ const ResolutionTrait = Type.Object(
     key: NullableString,
     label: Type.Optional(NullableString),
     value: NullableString,
-    group: Type.Union([Type.Literal('demographics'), Type.Literal('financial'), Type.Literal('household')]),
+    group: StringEnum(TRAIT_GROUPS),
   },
   { additionalProperties: false },
 )
 
 export const VisitResolution = Type.Object(
   {
-    subject_type: Type.Optional(Type.Union([Type.Literal('company_profile'), Type.Literal('contact'), Type.Literal('person_profile')])),
+    subject_type: Type.Optional(StringEnum(SUBJECT_TYPES)),
     identity: Type.Optional(Type.Object({
       first_name: Type.Optional(NullableString), last_name: Type.Optional(NullableString), full_name: Type.Optional(NullableString),
       title: Type.Optional(NullableString), seniority: Type.Optional(NullableString), network_url: Type.Optional(NullableString),

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { ContractVersionLiteral, NullableString, StringEnum } from './common.ts'
-import { Contact } from './contact.ts'
+import { Contact, EmittedContact } from './contact.ts'
 import { FieldPolicy } from './field-policy.ts'
 
 /** The body of the outbound `visitor.identified` webhook, v2 (contract section 6). */
@@ -37,3 +37,19 @@ export const WebhookEventV2 = Type.Object(
 
 export type WebhookVisit = Static<typeof WebhookVisit>
 export type WebhookEventV2 = Static<typeof WebhookEventV2>
+
+/**
+ * The body as buildWebhookEventV2 emits it: the subject is an EmittedContact and `field_policy`
+ * is always sent. A refinement of WebhookEventV2, never served (see contact.ts for why the served
+ * schema stays as the contract states it).
+ */
+export const EmittedWebhookEventV2 = Type.Object(
+  {
+    ...WebhookEventV2.properties,
+    subject: EmittedContact,
+    field_policy: FieldPolicy,
+  },
+  { additionalProperties: false },
+)
+
+export type EmittedWebhookEventV2 = Static<typeof EmittedWebhookEventV2>

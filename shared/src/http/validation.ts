@@ -1,32 +1,18 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
-import addFormatsImport from 'ajv-formats'
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { ValidationIssue } from '../errors/app-error.ts'
-
-// ajv-formats is CommonJS; under native ESM its callable is the default export.
-const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv2020) => Ajv2020
-
-function makeAjv(coerce: boolean): Ajv2020 {
-  const ajv = new Ajv2020({
-    allErrors: true,
-    strict: false,
-    removeAdditional: false,
-    useDefaults: true,
-    coerceTypes: coerce ? 'array' : false,
-  })
-  addFormats(ajv)
-  return ajv
-}
+import { createAjv } from '../contract/ajv.ts'
 
 /**
  * Route validation: bodies are validated strictly (no type coercion: `"5"` is not `5`);
  * querystring, params and headers are coerced, as they only ever arrive as strings.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const strict = makeAjv(false)
-  const coercing = makeAjv(true)
+  // every problem is reported as an issue; schema defaults are filled in (MintLinkBody `type`)
+  const forBodies = createAjv({ allErrors: true, useDefaults: true })
+  const forStrings = createAjv({ allErrors: true, useDefaults: true, coerceTypes: 'array' })
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? strict : coercing
+    const ajv = httpPart === 'body' ? forBodies : forStrings
     return ajv.compile(schema as object) as ValidateFunction
   }
 }

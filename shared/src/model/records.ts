@@ -3,19 +3,29 @@
  * types live in `shared/src/contract` (TypeBox). Timestamps are ISO-8601 strings in UTC.
  */
 
-export type Tier = 1 | 2 | 3
-export type ConnectionType = 'api' | 'webhook' | 'partnercrm'
-export type Scope = 'contacts:write' | 'contacts:links:write' | 'contacts:read'
-export const ALL_SCOPES: readonly Scope[] = ['contacts:write', 'contacts:links:write', 'contacts:read']
+/*
+ * The closed value lists: each is defined once here, as a `const` array, and its type is read
+ * from it. The contract's TypeBox schemas (shared/src/contract) build their enums from these
+ * arrays (contract may import model; model imports nothing), so a value added here is a value
+ * the published schema accepts, and the order here is the order the served document lists.
+ */
 
-export type CustomFieldType =
-  | 'boolean' | 'date' | 'email' | 'file' | 'large_text' | 'multi_select' | 'number'
-  | 'phone' | 'select' | 'signature' | 'text' | 'textbox_list' | 'url'
+/** Release tiers (contract 1): 1 `custom_fields`, 2 `contact_handles`, 3 `sensitive_traits`. */
+export const TIERS = [1, 2, 3] as const
+export type Tier = (typeof TIERS)[number]
 
-export const CUSTOM_FIELD_TYPES: readonly CustomFieldType[] = [
+export const CONNECTION_TYPES = ['api', 'webhook', 'partnercrm'] as const
+export type ConnectionType = (typeof CONNECTION_TYPES)[number]
+
+export const ALL_SCOPES = ['contacts:write', 'contacts:links:write', 'contacts:read'] as const
+export type Scope = (typeof ALL_SCOPES)[number]
+
+/** The thirteen-value custom field type vocabulary (contract 2.1, CustomField.type). */
+export const CUSTOM_FIELD_TYPES = [
   'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number',
   'phone', 'select', 'signature', 'text', 'textbox_list', 'url',
-]
+] as const
+export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
 
 export interface AccountRecord {
   id: string // uuid
@@ -155,11 +165,23 @@ export interface LinkTokenRecord {
 
 // ---- contacts -----------------------------------------------------------------------------
 
-export type NameSource = 'enrichment' | 'form' | 'manual' | 'provider' | null
-/** Writer classes, highest precedence first: form > manual > enrichment > provider. */
-export type WriterClass = 'form' | 'manual' | 'enrichment' | 'provider'
-export type SubjectType = 'company_profile' | 'contact' | 'person_profile'
-export type CustomFieldSource = 'ai_enrichment' | 'inbound_mapping' | 'manual'
+/**
+ * Writer classes (contract 2.1, `provenance.name_source`), listed in the contract's order;
+ * precedence is form > manual > enrichment > provider (domain/contacts/merge.ts ranks them).
+ */
+export const NAME_SOURCES = ['enrichment', 'form', 'manual', 'provider'] as const
+export type WriterClass = (typeof NAME_SOURCES)[number]
+/** The class of the writer that last set the name columns; null ranks as provider. */
+export type NameSource = WriterClass | null
+
+export const SUBJECT_TYPES = ['company_profile', 'contact', 'person_profile'] as const
+export type SubjectType = (typeof SUBJECT_TYPES)[number]
+
+export const CUSTOM_FIELD_SOURCES = ['ai_enrichment', 'inbound_mapping', 'manual'] as const
+export type CustomFieldSource = (typeof CUSTOM_FIELD_SOURCES)[number]
+
+export const TRAIT_GROUPS = ['demographics', 'financial', 'household'] as const
+export type TraitGroup = (typeof TRAIT_GROUPS)[number]
 
 export interface EmailHandleRecord {
   value: string | null
@@ -178,7 +200,7 @@ export interface TraitRecord {
   key: string | null
   label: string | null
   value: string | null
-  group: 'demographics' | 'financial' | 'household'
+  group: TraitGroup
 }
 
 export interface StoredCustomField {

@@ -60,6 +60,10 @@ function unused<T extends object>(backend: Backend, service: string): T {
  * key rotation), so it opens no store.
  */
 export async function createSecretsAdapter(config: PlatformConfig): Promise<{ secrets: Secrets; closeClient(): Promise<void> }> {
+  // a secrets-only tool never goes through createPlatformDeps: decide the metadata switch here too,
+  // before the client exists, on the whole configuration (the switch is process-wide, so it is
+  // set only when every Google API the configuration names is a stand-in; a no-op when repeated)
+  skipMetadataServerForStandIns(config)
   if (config.secretsBackend === 'secretmanager') {
     const { SecretManagerServiceClient } = await import('@google-cloud/secret-manager')
     const host = config.emulatorHosts.secretManager

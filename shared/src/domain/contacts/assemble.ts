@@ -1,5 +1,7 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
-import type { Contact, ContactHandles, ContactProvenance, CustomField, EmailHandle, PhoneHandle, Trait } from '../../contract/contact.ts'
+import type {
+  CustomField, EmittedContact, EmittedContactHandles, EmittedContactProvenance, EmittedEmailHandle, EmittedPhoneHandle, EmittedTrait,
+} from '../../contract/contact.ts'
 import type { FieldPolicy } from '../../contract/field-policy.ts'
 import type { ContactRecord, CustomFieldDefinition, Tier } from '../../model/records.ts'
 import {
@@ -30,13 +32,15 @@ export interface ContactCaller {
 }
 
 export interface AssembledContact {
-  contact: Contact
+  /** what we emit: a refinement of the contract's Contact (contract/contact.ts says why there are two) */
+  contact: EmittedContact
   fieldPolicy: FieldPolicy
   /** tiers actually released to this caller */
   enabledTiers: Tier[]
 }
 
-function hasValue(v: unknown): boolean {
+/** A value worth emitting: not null or undefined, not a blank string, not an empty array (a guard, so what passes is typed non-null). */
+function hasValue<T>(v: T | null | undefined): v is T {
   if (v === null || v === undefined) return false
   if (typeof v === 'string') return v.trim() !== ''
   if (Array.isArray(v)) return v.length > 0
@@ -88,10 +92,10 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
   const location = members('location', LOCATION_MEMBERS, record.location as Record<string, string | null | undefined>)
 
   // every handle array is emitted, empty when the tier is off (contract 2.1)
-  const emails: EmailHandle[] = []
-  const phones: PhoneHandle[] = []
-  const handles: ContactHandles = hasValue(record.business_email)
-    ? { business_email: record.business_email!, emails, phones }
+  const emails: EmittedEmailHandle[] = []
+  const phones: EmittedPhoneHandle[] = []
+  const handles: EmittedContactHandles = hasValue(record.business_email)
+    ? { business_email: record.business_email, emails, phones }
     : { emails, phones }
   if (handles.business_email !== undefined) included++
   else missing[BUSINESS_EMAIL_KEY] = absentReason
@@ -117,18 +121,18 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
         return
       }
       // contract 2.1: callable = dnc_known AND NOT dnc; a number that is not callable is never emitted
-      const callable = p.dnc_known === true && p.dnc !== true
-      if (!callable) {
+      if (p.dnc_known !== true || p.dnc === true) {
         missing[phoneKey(i)] = 'withheld_compliance'
         return
       }
-      phones.push({ value: p.value, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known, callable })
+      // here dnc_known is true and dnc is false or null, so callable is true (EmittedPhoneHandle)
+      phones.push({ value: p.value, kind: p.kind ?? null, dnc: p.dnc ?? null, dnc_known: p.dnc_known, callable: true })
       included++
     })
   }
 
   // tier 3
-  const traits: Trait[] = []
+  const traits: EmittedTrait[] = []
   if (record.traits.length === 0) missing[TRAITS_KEY] = traitsOn ? absentReason : 'withheld_tier'
   const tKeys = traitKeys(record.traits)
   record.traits.forEach((t, i) => {
@@ -160,7 +164,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
     }
   }
 
-  const provenance: ContactProvenance = {
+  const provenance: EmittedContactProvenance = {
     first_seen_at: record.first_seen_at,
     last_seen_at: record.last_seen_at,
     name_source: record.name_source ?? null,
@@ -169,7 +173,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
     provenance.resolved_by = caller.resolvedByLabel ?? resolvedByLabelOf(record)
   }
 
-  const contact: Contact = {
+  const contact: EmittedContact = {
     object: 'contact',
     id: record.id,
     subject_type: record.subject_type,

@@ -1,7 +1,7 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { CONTRACT_VERSION } from '../../contract/version.ts'
-import type { Contact } from '../../contract/contact.ts'
-import type { ContactList } from '../../contract/contact-list.ts'
+import type { EmittedContact } from '../../contract/contact.ts'
+import type { EmittedContactList } from '../../contract/contact-list.ts'
 import { AppError } from '../../errors/app-error.ts'
 import { assembleContact } from './assemble.ts'
 import { loadAccountContactContext } from './caller.ts'
@@ -24,7 +24,7 @@ async function callerFor(deps: PlatformDeps, accountId: string, include: string 
 }
 
 /** GET /api/v1/contacts/{id}: the Contact for this caller; `include` is validated before any read. */
-export async function readContact(deps: PlatformDeps, accountId: string, contactId: string, include: string | undefined): Promise<Contact> {
+export async function readContact(deps: PlatformDeps, accountId: string, contactId: string, include: string | undefined): Promise<EmittedContact> {
   const caller = await callerFor(deps, accountId, include)
   const record = await deps.contacts.get(accountId, contactId)
   if (!record) throw new AppError('contact_not_found')
@@ -36,7 +36,7 @@ export async function readContactList(
   deps: PlatformDeps,
   accountId: string,
   options: { include: string | undefined; cursor: string | undefined; limit: number },
-): Promise<ContactList> {
+): Promise<EmittedContactList> {
   const caller = await callerFor(deps, accountId, options.include)
   const after = decodeContactCursor(options.cursor)
   // one extra row tells whether another page exists without a second query

@@ -1,5 +1,5 @@
 import type {
-  ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField,
+  ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField,
 } from '../../model/records.ts'
 
 /**
@@ -327,7 +327,7 @@ export interface MappingPreview {
  * result is `mapped`, computed by the worker's code; the explanations only annotate it.
  */
 export function previewMapping(
-  shape: 'api' | 'webhook' | 'partnercrm',
+  shape: ConnectionType,
   connectionMappings: readonly FieldMapping[],
   definitions: readonly CustomFieldDefinition[],
   raw: InboundRecord,

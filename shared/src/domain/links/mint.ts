@@ -1,5 +1,6 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AccountRecord, ContactRecord } from '../../model/records.ts'
+import type { LinkType, MintLinkBody, MintLinkResponse } from '../../contract/links.ts'
 import { AppError, isAppError } from '../../errors/app-error.ts'
 import { isoAt } from '../../model/clock.ts'
 import { checkDestination } from './destination.ts'
@@ -8,28 +9,8 @@ import { signLinkToken, type LinkClaims } from './signed.ts'
 import { getSigningKeys, SigningKeysUnavailableError } from './signing-keys.ts'
 import { tagLink } from './tag-link.ts'
 
-export type LinkType = 'opaque' | 'signed'
-
-/** The validated request body (MintLinkBody, contract 4.2). */
-export interface MintLinkRequest {
-  destinationUrl: string
-  contactId?: string
-  source?: string
-  externalId?: string
-  type?: LinkType
-  expSeconds?: number
-}
-
-export interface MintedLink {
-  ok: true
-  contactId: string
-  type: LinkType
-  token: string
-  link: string
-}
-
 /** `contactId` wins over (`source`, `externalId`); the schema guarantees one of the two is there. */
-async function findContact(deps: PlatformDeps, accountId: string, body: MintLinkRequest): Promise<ContactRecord> {
+async function findContact(deps: PlatformDeps, accountId: string, body: MintLinkBody): Promise<ContactRecord> {
   let contact: ContactRecord | null = null
   if (body.contactId !== undefined) contact = await deps.contacts.get(accountId, body.contactId)
   else if (body.source !== undefined && body.externalId !== undefined) contact = await deps.contacts.getByAnchor(accountId, body.source, body.externalId)
@@ -63,7 +44,7 @@ async function mintSigned(deps: PlatformDeps, accountId: string, contactId: stri
  * (404), signing keys for `signed` (503), token write. Any failure without a contract code is
  * 500 `mint failed` (the cause is logged, never sent). `expSeconds` is ignored for `opaque`.
  */
-export async function mintContactLink(deps: PlatformDeps, account: AccountRecord, body: MintLinkRequest): Promise<MintedLink> {
+export async function mintContactLink(deps: PlatformDeps, account: AccountRecord, body: MintLinkBody): Promise<MintLinkResponse> {
   try {
     const destination = checkDestination(body.destinationUrl, account.authorized_domains)
     const contact = await findContact(deps, account.id, body)

@@ -1,10 +1,9 @@
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormatsImport from 'ajv-formats'
+import { createAjv } from '../../contract/ajv.ts'
 import { VISIT_EVENT_VERSION, VisitEvent } from '../../contract/visit-event.ts'
 
-const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv2020) => Ajv2020
-const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, coerceTypes: false }))
-const validate = ajv.compile<VisitEvent>(VisitEvent as object)
+// every problem is reported (the management API answers them as issues, the consumer logs them);
+// no coercion, no defaults: an event is checked as it came
+const validate = createAjv({ allErrors: true }).compile<VisitEvent>(VisitEvent)
 
 export class InvalidVisitEvent extends Error {
   readonly issues: string[]

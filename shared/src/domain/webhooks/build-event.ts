@@ -1,21 +1,21 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
 import type { VisitEvent } from '../../contract/visit-event.ts'
-import type { Contact } from '../../contract/contact.ts'
+import type { EmittedContact } from '../../contract/contact.ts'
 import type { FieldPolicy } from '../../contract/field-policy.ts'
-import type { WebhookEventV2, WebhookVisit } from '../../contract/webhook-event.ts'
+import type { EmittedWebhookEventV2, WebhookVisit } from '../../contract/webhook-event.ts'
 
 const VISIT_MEMBERS = ['captured_url', 'domain_id', 'referrer', 'visitor_id', 'seen_at'] as const
 
 /** `visitor.identified` for one receiver; empty optional members are omitted, never sent blank. */
 export function buildWebhookEventV2(args: {
   event: VisitEvent
-  subject: Contact
+  subject: EmittedContact
   fieldPolicy: FieldPolicy
   isRepeat: boolean
   emittedAt: string
-}): WebhookEventV2 {
+}): EmittedWebhookEventV2 {
   const { event } = args
-  const body: WebhookEventV2 = {
+  const body: EmittedWebhookEventV2 = {
     event: 'visitor.identified',
     contract_version: CONTRACT_VERSION,
     id: event.id,

@@ -27,7 +27,7 @@ export function contactListBody(list: ContactListView, lookup: { email: string; 
 <td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
 <td>${c.handles.business_email ?? '—'}</td>
 <td>${c.company.name ?? '—'}</td>
-<td>${c.provenance.last_seen_at?.slice(0, 19).replace('T', ' ') ?? '—'}</td>
+<td>${c.provenance.last_seen_at.slice(0, 19).replace('T', ' ')}</td>
 </tr>`)
   return html`
 <section aria-labelledby="lookup-h">
@@ -66,8 +66,8 @@ function definitionList(title: string, members: Record<string, string | null | u
 
 export function contactPageBody(contact: ContactView, account: AccountRecord, mint: MintResult | null): SafeHtml {
   const missing = Object.entries(contact.missing)
-  const emails = (contact.handles.emails ?? []).filter((e) => e.value)
-  const phones = (contact.handles.phones ?? []).filter((p) => p.value)
+  const emails = contact.handles.emails
+  const phones = contact.handles.phones
   const defaultDestination = account.authorized_domains[0] ? `https://${account.authorized_domains[0]}/` : ''
   return html`
 <p class="hint">Contact <code>${contact.id}</code> · <a href="${CONTACTS_PATH}">All contacts</a></p>
@@ -81,7 +81,7 @@ ${definitionList('Location', contact.location)}
 <dl class="kv">
 <dt>Business email</dt><dd>${contact.handles.business_email ?? '—'}</dd>
 <dt>Emails</dt><dd>${emails.length ? emails.map((e) => html`${e.value}${e.kind ? html` (${e.kind})` : ''} `) : '—'}</dd>
-<dt>Phones</dt><dd>${phones.length ? phones.map((p) => html`${p.value}${p.callable ? '' : ' (not callable)'} `) : '—'}</dd>
+<dt>Phones</dt><dd>${phones.length ? phones.map((p) => html`${p.value} `) : '—'}</dd>
 </dl>
 ${contact.traits.length ? html`<h3>Traits</h3><dl class="kv">${contact.traits.map((t) => html`<dt>${t.label ?? t.key ?? '—'}</dt><dd>${t.value ?? '—'} <span class="hint">(${t.group})</span></dd>`)}</dl>` : ''}
 </section>
@@ -102,8 +102,8 @@ ${missing.length === 0 ? html`<p>Nothing is missing: every key this contact can 
 <section aria-labelledby="prov-h">
 <h2 id="prov-h">Provenance</h2>
 <dl class="kv">
-<dt>First seen</dt><dd>${contact.provenance.first_seen_at ?? '—'}</dd>
-<dt>Last seen</dt><dd>${contact.provenance.last_seen_at ?? '—'}</dd>
+<dt>First seen</dt><dd>${contact.provenance.first_seen_at}</dd>
+<dt>Last seen</dt><dd>${contact.provenance.last_seen_at}</dd>
 <dt>Name from</dt><dd>${contact.provenance.name_source ?? 'no name yet'}</dd>
 <dt>Resolved by</dt><dd>${contact.provenance.resolved_by ?? 'not resolved by a data provider'}</dd>
 </dl>
