@@ -15,10 +15,10 @@ export interface ManagementApi {
 }
 
 export const DEMO_PUBLIC_ID = 'demo'
-export const DEMO_API_SOURCE = 'demo-api'
-export const DEMO_WEBHOOK_SOURCE = 'demo-webhook'
-export const DEMO_AUTHORIZED_DOMAIN = 'example.com'
-export const DEMO_CREDENTIALS_FILE = 'demo-credentials.json'
+const DEMO_API_SOURCE = 'demo-api'
+const DEMO_WEBHOOK_SOURCE = 'demo-webhook'
+const DEMO_AUTHORIZED_DOMAIN = 'example.com'
+const DEMO_CREDENTIALS_FILE = 'demo-credentials.json'
 
 export interface DemoCredentials {
   public_id: string
@@ -46,7 +46,7 @@ async function withSignInLink(options: DemoTenantOptions, credentials: DemoCrede
   return { ...credentials, portal_sign_in: { url: link.url as string, expires_at: link.expires_at as string } }
 }
 
-export function demoCredentialsPath(dataDir: string): string {
+function demoCredentialsPath(dataDir: string): string {
   return join(dataDir, DEMO_CREDENTIALS_FILE)
 }
 

@@ -17,7 +17,6 @@ beforeAll(async () => {
 
 type Body = Record<string, unknown>
 const iamMembers = (): Array<[string, Body]> => resources(tf).filter(([address]) => /_iam_member\./.test(address))
-const str = (v: unknown) => JSON.stringify(v)
 
 describe('secrets: each service reads exactly what it uses', () => {
   it('the services that read link-signing-keys through the API are the ones whose code loads the signing keys', () => {

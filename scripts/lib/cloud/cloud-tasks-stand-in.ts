@@ -45,7 +45,7 @@ interface Task {
   running: boolean
 }
 
-export interface TaskLogLine {
+interface TaskLogLine {
   time: string
   task: string
   url: string

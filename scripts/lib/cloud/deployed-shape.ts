@@ -13,7 +13,7 @@ export const SERVICE_NAMES = ['edge-ingest', 'portal-api', 'upsert-worker', 'web
 export type CloudServiceName = (typeof SERVICE_NAMES)[number]
 
 /** The project number Google would assign; only the fake Cloud Run URLs and agent emails use it. */
-export const FAKE_PROJECT_NUMBER = '123456789012'
+const FAKE_PROJECT_NUMBER = '123456789012'
 
 export interface LocalSettings {
   infraDir: string
@@ -57,7 +57,7 @@ export interface SubscriptionShape {
   replacesBigQuery: boolean
 }
 
-export interface QueueShape {
+interface QueueShape {
   name: string
   location: string
   rateLimits: { maxDispatchesPerSecond: number; maxConcurrentDispatches: number } | null

@@ -367,7 +367,7 @@ function describe(v: HclValue): string {
 }
 
 /** Applies attribute and index steps to a value; a missing key throws. */
-export function applySteps(value: HclValue, steps: Step[], evaluate: (e: Expr) => HclValue, what: string): HclValue {
+function applySteps(value: HclValue, steps: Step[], evaluate: (e: Expr) => HclValue, what: string): HclValue {
   let v = value
   let path = what
   for (const step of steps) {

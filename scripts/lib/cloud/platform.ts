@@ -5,7 +5,7 @@
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../emulators.ts'
-import { readDeployedShape, SERVICE_NAMES, type CloudServiceName, type DeployedShape, type ServiceShape } from './deployed-shape.ts'
+import { readDeployedShape, type CloudServiceName, type DeployedShape, type ServiceShape } from './deployed-shape.ts'
 import { createIam, type Iam } from './iam.ts'
 import { startOidcIssuer, type OidcIssuer } from './oidc-issuer.ts'
 import { startPushRelay } from './push-relay.ts'
@@ -188,4 +188,3 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
   }
 }
 
-export { SERVICE_NAMES }

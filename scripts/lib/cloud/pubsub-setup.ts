@@ -35,7 +35,7 @@ async function call(host: string, method: string, path: string, body?: unknown):
 }
 
 /** The subscription resource the emulator gets for one declared subscription. */
-export function subscriptionBody(project: string, s: SubscriptionShape, pushEndpoint: string | null): Record<string, unknown> {
+function subscriptionBody(project: string, s: SubscriptionShape, pushEndpoint: string | null): Record<string, unknown> {
   const body: Record<string, unknown> = {
     topic: `projects/${project}/topics/${s.topic}`,
     ackDeadlineSeconds: s.ackDeadlineSeconds,

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 
-export interface SecretVersion {
+interface SecretVersion {
   /** the payload, as UTF-8 text (every platform secret is text) */
   data: string
   createTime: string

@@ -24,7 +24,7 @@ export async function assertPortFree(port: number, service: string): Promise<voi
 }
 
 /** What the image runs for `service`, as a script path relative to the repository root. */
-export function imageEntryPoint(root: string, service: string): string {
+function imageEntryPoint(root: string, service: string): string {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8')
   const cmd = /^CMD\s+\[\s*"node"\s*,\s*"main\.mjs"\s*\]\s*$/m.test(dockerfile)
   const entry = /printf\s+'import\s+"\.\/([^"]*%s[^"]*)"\\n'\s+"\$\{SERVICE\}"\s*>\s*\/app\/main\.mjs/.exec(dockerfile)
@@ -86,7 +86,7 @@ export function startServiceProcess(options: { root: string; name: string; port:
 }
 
 /** The lines of a service's log that say why it stopped (a configuration error, else the tail). */
-export function whyItStopped(logFile: string): string {
+function whyItStopped(logFile: string): string {
   let text = ''
   try {
     text = readFileSync(logFile, 'utf8')

@@ -25,7 +25,7 @@ export interface TerraformInputs {
   serviceUri?(name: string): string
 }
 
-export interface Resource {
+interface Resource {
   type: string
   name: string
   /** instance key → attributes (a resource without for_each has one instance, key null) */

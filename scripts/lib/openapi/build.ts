@@ -16,8 +16,8 @@ import { assignServers, EDGE_SERVER, openApiPath, PORTAL_SERVER, routeKey, type 
 import { outboundWebhooks } from './webhooks.ts'
 import { namedComponentSchemas, refNamedSchemas } from './components.ts'
 
-export const OPENAPI_VERSION = '3.1.0'
-export const API_REFERENCE_VERSION = 'v1'
+const OPENAPI_VERSION = '3.1.0'
+const API_REFERENCE_VERSION = 'v1'
 
 interface OpenApiDoc {
   paths?: Record<string, Record<string, unknown>>

@@ -18,7 +18,7 @@ export const EDGE_SERVER = {
 }
 
 export type Host = 'portal' | 'edge'
-export const SERVER_OF: Record<Host, typeof PORTAL_SERVER | typeof EDGE_SERVER> = { portal: PORTAL_SERVER, edge: EDGE_SERVER }
+const SERVER_OF: Record<Host, typeof PORTAL_SERVER | typeof EDGE_SERVER> = { portal: PORTAL_SERVER, edge: EDGE_SERVER }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 

@@ -7,7 +7,7 @@ import { handleBatchMessage } from './handle-batch.ts'
  * Batches in flight per instance. A batch holds its raw bytes, the parsed records and the merged
  * documents at once (about 3x its size): 4 x 8 MiB stays well inside a 512 MiB instance.
  */
-export const BATCH_MAX_IN_FLIGHT = 4
+const BATCH_MAX_IN_FLIGHT = 4
 
 /** The pull consumer of `contact-batches` on whatever queue deps hold. */
 export async function startUpsertWorkerBackground(deps: PlatformDeps): Promise<Background> {

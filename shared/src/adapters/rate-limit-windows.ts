@@ -1,5 +1,4 @@
 import type { RateLimitDecision, WindowSlot } from '../model/rate-limit-window.ts'
-import { slotOf } from '../model/rate-limit-window.ts'
 
 export function rejection(slot: WindowSlot, nowMs: number): RateLimitDecision {
   return { allowed: false, window: slot.window, resetInSeconds: Math.max(1, Math.ceil((slot.endMs - nowMs) / 1000)) }

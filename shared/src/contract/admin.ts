@@ -33,7 +33,6 @@ const PermittedTiers = Type.Array(TierValue, {
   description: 'tiers the tenant may enable; tier 1 (custom fields) is always present and must be listed',
 })
 const ScopeValue = StringEnum(ALL_SCOPES)
-const GraceSeconds = Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS })
 
 export const FieldMapping = Type.Object(
   {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { ContactRecord, ContactUpsertInput, LinkTokenRecord } from '@lsv/shared/model/records.ts'
+import type { ContactRecord, ContactUpsertInput } from '@lsv/shared/model/records.ts'
 import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import type { ContactStore, MergeFn } from '@lsv/shared/ports/contact-store.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'

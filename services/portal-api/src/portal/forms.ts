@@ -7,7 +7,7 @@ import { isAppError } from '@lsv/shared/errors/app-error.ts'
 export type FormFields = Record<string, string | string[]>
 
 /** The largest form the portal accepts (the mapping preview's sample record is the largest field). */
-export const FORM_BODY_LIMIT = 256 * 1024
+const FORM_BODY_LIMIT = 256 * 1024
 
 /**
  * HTML forms post `application/x-www-form-urlencoded`. Registered in the portal screens' scope

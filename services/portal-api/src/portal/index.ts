@@ -15,7 +15,7 @@ import { registerContactScreens } from './screens-contacts/index.ts'
 import { registerActivityScreens } from './screens-activity/index.ts'
 
 /** A screen: registers its routes in the screens' scope (session required, forms parsed). */
-export type Screen = (scope: App, deps: PlatformDeps) => void
+type Screen = (scope: App, deps: PlatformDeps) => void
 
 /** Every screen, in one list (the navigation is layout.ts's NAV). */
 const SCREENS: readonly Screen[] = [

@@ -9,7 +9,7 @@ export { html, SafeHtml } from '../routes/portal/html.ts'
  * (assets.ts), so the policy allows exactly those; no inline script or style, no CDN, no framing,
  * forms only to this origin. `img-src data:` is for inline icons only.
  */
-export const SCREEN_CSP = [
+const SCREEN_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -32,7 +32,7 @@ export const NAV = [
   { path: '/portal/audit', label: 'Audit log' },
 ] as const
 
-export const SIGN_OUT_PATH = '/portal/sign-out'
+const SIGN_OUT_PATH = '/portal/sign-out'
 
 /** What the frame needs to know about the request. */
 export interface Frame {
@@ -46,7 +46,7 @@ export interface Frame {
 }
 
 /** A whole screen: skip link, header with the account, navigation, main, footer. */
-export function screen(frame: Frame, title: string, body: SafeHtml): string {
+function screen(frame: Frame, title: string, body: SafeHtml): string {
   const nav = NAV.map((n) => html`<li><a href="${n.path}"${frame.current.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)
   return html`<!doctype html>
 <html lang="en">
@@ -85,7 +85,7 @@ export function sendScreen(reply: FastifyReply, status: number, frame: Frame, ti
 }
 
 /** A page outside the frame (no session, not found without an account): plain, same headers. */
-export function plainPage(title: string, body: SafeHtml): string {
+function plainPage(title: string, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
 <head>

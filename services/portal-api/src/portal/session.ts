@@ -6,7 +6,7 @@ import { html } from '../routes/portal/html.ts'
 import { sendPlain } from './layout.ts'
 
 /** Where a request without a live session is sent: the portal home says how to sign in. */
-export const SIGNED_OUT_PATH = '/portal/'
+const SIGNED_OUT_PATH = '/portal/'
 
 const sessions = new WeakMap<FastifyRequest, PortalSession>()
 

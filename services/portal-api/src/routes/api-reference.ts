@@ -3,8 +3,8 @@ import apiReference, { type ApiReferenceConfiguration } from '@scalar/fastify-ap
 import type { App } from '@lsv/shared/http/base-app.ts'
 
 /** Where the page lives, and the script @scalar/fastify-api-reference serves from its package. */
-export const API_REFERENCE_PATH = '/docs'
-export const API_REFERENCE_SCRIPT = `${API_REFERENCE_PATH}/js/scalar.js`
+const API_REFERENCE_PATH = '/docs'
+const API_REFERENCE_SCRIPT = `${API_REFERENCE_PATH}/js/scalar.js`
 const OPENAPI_URL = '/api/v1/openapi.json'
 
 /**
@@ -14,7 +14,7 @@ const OPENAPI_URL = '/api/v1/openapi.json'
  * client ("try it") are limited to this origin as well. `blob:` serves downloads and previews of
  * responses the reader asked for.
  */
-export const API_REFERENCE_CSP = [
+const API_REFERENCE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
@@ -51,7 +51,7 @@ function escapeAttribute(text: string): string {
  * The page: the configuration as a data block (`type="application/json"`, never executed) that
  * Scalar's script finds by its id, then the script itself, same-origin.
  */
-export const API_REFERENCE_HTML = `<!doctype html>
+const API_REFERENCE_HTML = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />

@@ -10,8 +10,8 @@ import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
 
-export const SCHEMA_MEDIA_TYPE = 'application/schema+json'
-export const CONTRACT_HEADER = 'X-Service-Contract'
+const SCHEMA_MEDIA_TYPE = 'application/schema+json'
+const CONTRACT_HEADER = 'X-Service-Contract'
 
 /**
  * Describes (does not repeat) the served document, for OpenAPI. Its members are named in the

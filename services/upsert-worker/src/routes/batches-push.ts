@@ -5,7 +5,7 @@ import { pushCallers } from '@lsv/shared/http/internal-callers.ts'
 import { handleBatchMessage } from '../handle-batch.ts'
 
 /** the push endpoint infra/pubsub.tf points the contact-batches subscription at */
-export const BATCH_PUSH_PATH = '/pubsub/contact-batches'
+const BATCH_PUSH_PATH = '/pubsub/contact-batches'
 
 /**
  * `POST /pubsub/contact-batches`: the Pub/Sub push subscription of contact-batches (production),

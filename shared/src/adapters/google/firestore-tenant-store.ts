@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { FieldPath, Timestamp } from '@google-cloud/firestore'
+import { FieldPath } from '@google-cloud/firestore'
 import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
 import type {
   AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,

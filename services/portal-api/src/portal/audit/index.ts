@@ -8,7 +8,7 @@ import { sendScreen } from '../layout.ts'
 import { sessionOf } from '../session.ts'
 import { when } from '../ui.ts'
 
-export const AUDIT_PATH = '/portal/audit'
+const AUDIT_PATH = '/portal/audit'
 const PAGE_SIZE = 50
 const AuditQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: '^\\d{13}-[0-9a-f]{16}$' })) })
 

@@ -8,7 +8,7 @@ import { portalSessionQuota } from '@lsv/shared/domain/portal/push.ts'
 import { html, sendScreen, type SafeHtml } from '../layout.ts'
 import { sessionOf } from '../session.ts'
 
-export const ACTIVITY_PATH = '/portal/activity'
+const ACTIVITY_PATH = '/portal/activity'
 
 const STATUS_TEXT: Record<string, string> = {
   200: '200 stored at once', 202: '202 accepted', 400: '400 invalid', 401: '401 unauthorized', 403: '403 forbidden', 404: '404 not found', 408: '408 timeout',

@@ -11,7 +11,7 @@ export type ContactListView = Awaited<ReturnType<typeof readContactList>>
 export type MintResult = { ok: true; link: string; type: string } | { ok: false; error: string; destinationUrl: string; type: string }
 
 /** docs/contact-object.md, "Reasons in `missing`", in words for the tenant. */
-export const MISSING_REASON_TEXT: Record<string, string> = {
+const MISSING_REASON_TEXT: Record<string, string> = {
   withheld_tier: 'Withheld: this data belongs to a tier (2: contact handles, 3: sensitive traits) your plan does not permit.',
   withheld_compliance: 'Withheld for compliance: this phone number is on a do-not-call list (or its status is unknown), so it is not callable.',
   unmapped: 'Unmapped: no connection maps inbound data to this custom field, and nothing else has filled it. Add a field mapping to fill it.',

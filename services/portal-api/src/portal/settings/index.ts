@@ -14,7 +14,7 @@ import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
 import { errorOf, formError, FormBody, textField, when } from '../ui.ts'
 
-export const SETTINGS_PATH = '/portal/settings'
+const SETTINGS_PATH = '/portal/settings'
 const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()) })
 
 interface SettingsState {

@@ -13,7 +13,7 @@ import { registerDeliveryAdminRoutes } from './deliveries.ts'
 import { registerIntegrationActionRoutes } from './integration-actions.ts'
 import { registerVisitAdminRoutes } from './visits.ts'
 
-export const ADMIN_PREFIX = '/api/v1/admin/'
+const ADMIN_PREFIX = '/api/v1/admin/'
 
 /** a route's hooks of one kind (none, one, or a list) with `hook` added first or last */
 function withHook<H>(existing: H | readonly H[] | undefined, hook: H, position: 'first' | 'last'): H[] {

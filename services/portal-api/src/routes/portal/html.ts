@@ -21,7 +21,7 @@ export class SafeHtml {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
 }
 
@@ -53,7 +53,7 @@ const STYLE = [
 
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`
 
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   `style-src ${STYLE_HASH}`,
   "form-action 'self'",
@@ -62,7 +62,7 @@ export const CONTENT_SECURITY_POLICY = [
 ].join('; ')
 
 /** A whole page. */
-export function page(title: string, body: SafeHtml): string {
+function page(title: string, body: SafeHtml): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
