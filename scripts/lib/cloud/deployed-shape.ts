@@ -9,7 +9,7 @@ import { HclError, isPlainObject, LazyObject, type HclValue } from './hcl-expr.t
 import { cloudRunResource } from './iam.ts'
 import { loadTerraform, type TerraformModule } from './terraform.ts'
 
-export const SERVICE_NAMES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher'] as const
+const SERVICE_NAMES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher'] as const
 export type CloudServiceName = (typeof SERVICE_NAMES)[number]
 
 /** The project number Google would assign; only the fake Cloud Run URLs and agent emails use it. */
