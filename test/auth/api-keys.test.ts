@@ -5,12 +5,12 @@ import { authenticateApiKey, authenticateOperator } from '@lsv/shared/domain/aut
 import { generateApiKey, generateSourceToken, hashSecret } from '@lsv/shared/domain/auth/hashing.ts'
 import { presentedSourceToken, verifySourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
 import { publicIdFromHost, resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
-import type { AccountRecord, ApiKeyRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
+import type { AccountRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { TEST_PEPPER } from '../helpers/test-secrets.ts'
 
-const PEPPER = 'test-key-pepper'
 const T0 = Date.parse('2026-09-04T00:00:00.000Z')
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
@@ -26,33 +26,33 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 describe('API key and source token authentication', () => {
   const clock = new ManualClock(T0)
   let deps: Awaited<ReturnType<typeof createTestDeps>>
+  let tenant: StoredTenant
   let account: AccountRecord
   let connection: ConnectionRecord
   const keys: Record<string, string> = {}
 
-  async function addKey(name: string, over: Partial<ApiKeyRecord> = {}): Promise<void> {
-    const key = generateApiKey()
-    keys[name] = key
-    await deps.tenants.createApiKey({
-      id: randomUUID(), account_id: account.id, connection_id: connection.id, hash: hashSecret(PEPPER, key), prefix: key.slice(0, 8),
-      scopes: ['contacts:write'], name, expires_at: null, revoked_at: null, created_at: new Date(T0).toISOString(), ...over,
-    })
-  }
-
   beforeAll(async () => {
     deps = await createTestDeps({ clock })
-    const now = new Date(T0).toISOString()
-    account = { id: randomUUID(), public_id: `auth${randomSuffix(6)}`, name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now }
-    await deps.tenants.createAccount(account)
-    connection = { id: randomUUID(), account_id: account.id, type: 'api', source: 'crm', name: null, active: true, field_mappings: [], token_hashes: [], created_at: now, updated_at: now }
-    await deps.tenants.createConnection(connection)
-    await addKey('good')
-    await addKey('links', { scopes: ['contacts:links:write'] })
-    await addKey('expired', { expires_at: new Date(T0 - 1).toISOString() })
-    await addKey('graced', { revoked_at: new Date(T0 + 60_000).toISOString() })
+    // an account with one api connection and four keys, written into the store (T0 is the clock's now)
+    tenant = await createTestTenant(deps, {
+      ...ACCOUNT_ONLY,
+      api: {
+        source: 'crm',
+        key: { name: 'good' },
+        keys: {
+          links: { name: 'links', scopes: ['contacts:links:write'] },
+          expired: { name: 'expired', expiresAt: new Date(T0 - 1).toISOString() },
+          graced: { name: 'graced', revokedAt: new Date(T0 + 60_000).toISOString() },
+        },
+      },
+    })
+    account = tenant.account
+    connection = tenant.api
+    keys.good = tenant.key
+    for (const [name, issued] of Object.entries(tenant.keys)) keys[name] = issued.key
   })
   afterAll(async () => {
-    await deps.tenants.deleteAccountData(account.id)
+    await tenant.cleanup()
     await deps.cleanup()
   })
 
@@ -113,7 +113,7 @@ describe('API key and source token authentication', () => {
     const previous = generateSourceToken()
     const hook: ConnectionRecord = {
       ...connection, type: 'webhook',
-      token_hashes: [{ hash: hashSecret(PEPPER, current), expires_at: null }, { hash: hashSecret(PEPPER, previous), expires_at: new Date(T0 + 1000).toISOString() }],
+      token_hashes: [{ hash: hashSecret(TEST_PEPPER, current), expires_at: null }, { hash: hashSecret(TEST_PEPPER, previous), expires_at: new Date(T0 + 1000).toISOString() }],
     }
     expect(await verifySourceToken(deps, hook, current)).toBe(true)
     expect(await verifySourceToken(deps, hook, previous)).toBe(true)

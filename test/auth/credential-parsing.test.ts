@@ -8,7 +8,8 @@ import {
 } from '@lsv/shared/domain/ingest/auth.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createIngestTenant, TEST_PEPPER, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { TEST_PEPPER } from '../helpers/test-secrets.ts'
 
 /**
  * Credentials at their edges: how each is read from headers and query (repeated, padded,
@@ -21,8 +22,8 @@ import { createIngestTenant, TEST_PEPPER, type IngestTenant } from '../ingest/su
 const T0 = Date.UTC(2026, 8, 4, 12)
 const clock = new ManualClock(T0)
 let deps: Awaited<ReturnType<typeof createTestDeps>>
-let t: IngestTenant
-let other: IngestTenant
+let t: StoredTenant
+let other: StoredTenant
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
   try {
@@ -36,8 +37,8 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
 
 beforeAll(async () => {
   deps = await createTestDeps({ clock })
-  t = await createIngestTenant(deps)
-  other = await createIngestTenant(deps)
+  t = await createTestTenant(deps)
+  other = await createTestTenant(deps)
 })
 afterAll(async () => {
   await t?.cleanup()

@@ -16,7 +16,7 @@ import { startReceiver } from '../outbound/harness.ts'
 import { ADMIN, fails, OPERATOR } from '../management/harness.ts'
 import { curl, http, managementApp, post, sleep, until, type Answer } from './client.ts'
 import { cleanUpStacks, startCloudStack, startLocalStack, type Stack } from './stacks.ts'
-import { setUpTenant, type Tenant } from './tenant.ts'
+import { createTestTenant, type ManagedTenantIds, type TenantSpec } from '../helpers/tenant.ts'
 import { comparable, observed } from './observed.ts'
 
 afterAll(cleanUpStacks, 60_000)
@@ -28,6 +28,18 @@ const expectAnswer = (res: Answer, status: number, body: unknown) => {
   expect(res.json()).toEqual(body)
 }
 
+/**
+ * The suite's tenant, made through the management API over HTTP (no deps in this process: the
+ * stack runs in others): example.com authorized, an api connection with a full key, a key without
+ * the link scope (`writeOnly`) and a key of its own for the rate-limit check (`rate`), a webhook
+ * connection, a partner CRM location, and a v2 integration pointing at the local receiver.
+ */
+const tenantSpec = (receiverUrl: string): TenantSpec => ({
+  api: { source: 'bb-api', key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] }, keys: { writeOnly: { scopes: ['contacts:write'] }, rate: { scopes: ['contacts:write'] } } },
+  webhook: { source: 'bb-hook' },
+  integration: { url: receiverUrl, payloadVersion: 2 },
+})
+
 const stacks = [
   { name: 'npm start (embedded adapters)', start: startLocalStack, skip: false },
   { name: 'npm run start:cloud (the deployed shape)', start: startCloudStack, skip: !emulators.firestore || !emulators.pubsub },
@@ -35,7 +47,7 @@ const stacks = [
 
 describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
   let stack: Stack
-  let t: Tenant
+  let t: ManagedTenantIds
   let edge: string
   let portal: string
   let receiver: Awaited<ReturnType<typeof startReceiver>>
@@ -48,7 +60,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     stack = await start()
     portal = stack.portalUrl
     receiver = await startReceiver()
-    t = await setUpTenant(managementApp(portal), receiver.url)
+    t = await createTestTenant({ managementApi: managementApp(portal) }, tenantSpec(receiver.url))
     edge = stack.edgeTemplate.replace('{public_id}', t.publicId)
     observed.set(name, new Map())
   }, 180_000)
@@ -62,7 +74,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
   })
 
   it.skipIf(skip)('management API: the tenant\'s webhook URL is on its edge host; no operator token is 401', async () => {
-    expect(t.webhookUrl).toBe(`${edge}/v1/contacts/${t.webhookId}`)
+    expect(t.webhookUrl).toBe(`${edge}/v1/contacts/${t.webhookConnectionId}`)
     expect(await fails(managementApp(portal), 'GET', `${ADMIN}/${t.accountId}`, undefined, {})).toEqual({ status: 401, body: envelope('unauthorized') })
   })
 
@@ -106,7 +118,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     while (60_000 - (Date.now() % 60_000) < 20_000) await sleep(250)
     const window = Math.floor(Date.now() / 60_000)
     const answers: Answer[] = []
-    for (let i = 0; i < 13; i++) answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(t.rateKey))))))
+    for (let i = 0; i < 13; i++) answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(t.keys.rate.key))))))
     expect(Math.floor(Date.now() / 60_000), 'the burst fit in one window').toBe(window)
     expect(answers.filter((a) => a.status === 400).map((a) => a.json())).toEqual(Array(120).fill(envelope('invalid JSON body')))
     expect(answers.filter((a) => a.status === 429).map((a) => [a.json(), a.headers.get('retry-after')])).toEqual(Array(10).fill([envelope('rate limited'), '60']))
@@ -159,7 +171,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     expectAnswer(await mint({ ...ada, destinationUrl: 'https://evil.example.net/x' }), 400, envelope('destination host is not authorized'))
     expectAnswer(await mint({ ...ada, destinationUrl: 'not a url' }), 400, envelope('invalid destination URL'))
     expectAnswer(await mint({ source: t.apiSource, externalId: 'nobody-1', destinationUrl: 'https://example.com/' }), 404, envelope('contact not found'))
-    expectAnswer(await mint({ ...ada, destinationUrl: 'https://example.com/' }, t.writeOnlyKey), 403, envelope('forbidden'))
+    expectAnswer(await mint({ ...ada, destinationUrl: 'https://example.com/' }, t.keys.writeOnly.key), 403, envelope('forbidden'))
     expectAnswer(await post(`${portal}/api/contacts/links`, { ...ada, destinationUrl: 'https://example.com/' }), 401, envelope('unauthorized'))
     const invalid = await mint({ destinationUrl: 'https://example.com/' })
     expect(invalid.status, invalid.text).toBe(400)

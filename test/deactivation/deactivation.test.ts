@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
-import { body, createHarness, type Harness, type Injectable } from '../ingest/support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from '../ingest/support/tenant.ts'
+import { body, createHarness, type Harness, type Injectable, record } from '../ingest/support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { seedContact } from '../links/fixtures.ts'
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { emulators } from '../helpers/embedded.ts'
@@ -36,7 +36,7 @@ interface Operation {
   send(h: Harness, t: Subject): Promise<Response>
 }
 
-interface Subject extends IngestTenant {
+interface Subject extends StoredTenant {
   contactId: string
 }
 
@@ -106,7 +106,7 @@ for (const { name, backend, skip } of BACKENDS) {
   describe.skipIf(skip)(`deactivation (${name} tenant store)`, () => {
     const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 0, 0))
     let h: Harness
-    const subjects: IngestTenant[] = []
+    const subjects: StoredTenant[] = []
     beforeAll(async () => {
       h = await createHarness({ clock, backend })
     })
@@ -117,7 +117,7 @@ for (const { name, backend, skip } of BACKENDS) {
 
     /** A fresh tenant (its own account, connections, key, tokens and one contact) per case. */
     async function subject(): Promise<Subject> {
-      const t = await createIngestTenant(h.deps, { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] })
+      const t = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] } } })
       subjects.push(t)
       const contactId = await seedContact(h.deps, t.account.id, 'crm', 'deactivation-1')
       return { ...t, contactId }

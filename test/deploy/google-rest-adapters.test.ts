@@ -5,7 +5,7 @@ import { queueNameFor, taskNameFor } from '@lsv/shared/domain/webhooks/deliverie
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createTenant } from '../outbound/harness.ts'
+import { ACCOUNT_ONLY, createTestTenant } from '../helpers/tenant.ts'
 import { googleError, startRecorder, type RecordedRequest } from './support/recorder.ts'
 
 /**
@@ -116,7 +116,7 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
     const deps = await tasksDeps(api.hostPort, 'portal-api')
     const portal = await buildPortal(deps)
     closers.push(() => portal.close())
-    const tenant = await createTenant(deps, { url: 'https://receiver.example/hook' })
+    const tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://receiver.example/hook' } })
     const now = new Date().toISOString()
     const delivery: DeliveryRecord = {
       id: `dlv_${randomUUID().replaceAll('-', '')}`, account_id: tenant.account.id, integration_id: tenant.integration.id, event_id: 'visit_1',

@@ -12,6 +12,7 @@ import type { MergeFn } from '@lsv/shared/ports/contact-store.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant, type TenantSpec } from '../helpers/tenant.ts'
 
 /** Creates the record from the patch on first write: enough to seed contacts with every column. */
 const seedMerge: MergeFn = (existing: ContactRecord | null, input: ContactUpsertInput, accountId: string) => {
@@ -66,14 +67,6 @@ class Collect extends Writable {
 
 const stderr = () => Object.assign(new Collect(), { isTTY: false })
 
-function account(publicId: string): AccountRecord {
-  const now = new Date().toISOString()
-  return {
-    id: crypto.randomUUID(), public_id: publicId, name: publicId, active: true, api_access: true,
-    permitted_tiers: [1], authorized_domains: [], created_at: now, updated_at: now,
-  }
-}
-
 async function seed(deps: PlatformDeps, accountId: string, n: number): Promise<void> {
   const inputs = Array.from({ length: n }, (_, i): ContactUpsertInput => ({
     source: 'crm', external_id: `ext-${i}`, writer: 'manual', at: `2026-09-0${1 + (i % 9)}T10:00:00.000Z`, origin: `seed:${i}`,
@@ -102,22 +95,22 @@ for (const b of backends) {
   describe.skipIf(b.skip)(`export (${b.name})`, () => {
     let deps: PlatformDeps & { cleanup(): Promise<void> }
     let dir: string
-    const a = account(`exp${randomSuffix(4)}`)
-    const other = account(`exq${randomSuffix(4)}`)
+    let tenants: StoredTenant[] = []
+    let a: AccountRecord
+    let other: AccountRecord
 
     beforeAll(async () => {
       deps = await createTestDeps({ backend: b.backend })
       dir = mkdtempSync(join(tmpdir(), 'lsv-export-'))
-      await deps.tenants.createAccount(a)
-      await deps.tenants.createAccount(other)
+      const bare: TenantSpec = { ...ACCOUNT_ONLY, permittedTiers: [1] }
+      tenants = [await createTestTenant(deps, bare), await createTestTenant(deps, bare)]
+      a = tenants[0]!.account
+      other = tenants[1]!.account
       await seed(deps, a.id, 23)
       await seed(deps, other.id, 4)
     })
     afterAll(async () => {
-      for (const acc of [a, other]) {
-        await deps.contacts.deleteAccountData(acc.id).catch(() => {})
-        await deps.tenants.deleteAccountData(acc.id).catch(() => {})
-      }
+      for (const t of tenants) await t.cleanup()
       await deps.cleanup()
       rmSync(dir, { recursive: true, force: true })
     })

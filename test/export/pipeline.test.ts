@@ -5,7 +5,7 @@ import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import type { AccountRecord, ContactRecord } from '@lsv/shared/model/records.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * The export's stream handling (stream.pipeline): an error on the output stops the reading, and
@@ -24,10 +24,8 @@ class Collect extends Writable {
 const stderr = () => Object.assign(new Collect(), { isTTY: false })
 
 let deps: PlatformDeps & { cleanup(): Promise<void> }
-const account: AccountRecord = (() => {
-  const now = new Date().toISOString()
-  return { id: crypto.randomUUID(), public_id: `pipe${randomSuffix(4)}`, name: 'p', active: true, api_access: true, permitted_tiers: [1], authorized_domains: [], created_at: now, updated_at: now }
-})()
+let tenant: StoredTenant
+let account: AccountRecord
 
 /** The deps with contacts.list counted, and failing from call `failAt` on when given. */
 function counting(failAt?: number): { deps: PlatformDeps; calls: () => number } {
@@ -44,7 +42,8 @@ function counting(failAt?: number): { deps: PlatformDeps; calls: () => number } 
 
 beforeAll(async () => {
   deps = await createTestDeps()
-  await deps.tenants.createAccount(account)
+  tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, permittedTiers: [1] })
+  account = tenant.account
   const at = '2026-09-01T10:00:00.000Z'
   await deps.contacts.upsertBatch(account.id, Array.from({ length: 20 }, (_, i) => ({
     source: 'crm', external_id: `e${i}`, writer: 'manual' as const, at, origin: `seed:${i}`, resolved_by: null, patch: { business_email: `p${i}@acme.example` },
@@ -56,8 +55,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await deps.contacts.deleteAccountData(account.id).catch(() => {})
-  await deps.tenants.deleteAccountData(account.id).catch(() => {})
+  await tenant.cleanup()
   await deps.cleanup()
 })
 

@@ -3,6 +3,7 @@ import { loadConfig, type BaseConfig } from '@lsv/shared/config/config.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createPlatformDeps, type DepsOverrides } from '@lsv/shared/platform/deps.ts'
 import { tempDataDir, emulators } from './embedded.ts'
+import { TEST_OPERATOR_TOKEN, TEST_PEPPER } from './test-secrets.ts'
 
 export interface TestDepsOptions extends DepsOverrides {
   /** 'embedded' (default): sqlite in a temp folder; 'emulators': Firestore + Pub/Sub emulators */
@@ -26,8 +27,8 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Pla
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     DATA_DIR: data.dir,
-    OPERATOR_TOKEN: 'test-operator-token',
-    KEY_PEPPER: 'test-key-pepper',
+    OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
+    KEY_PEPPER: TEST_PEPPER,
     ALLOW_LOOPBACK_WEBHOOKS: 'true',
     ...(backend === 'emulators'
       ? { STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', GOOGLE_CLOUD_PROJECT: emulators.project, FIRESTORE_EMULATOR_HOST: emulators.firestore!, PUBSUB_EMULATOR_HOST: emulators.pubsub! }

@@ -5,7 +5,8 @@ import { createLogger } from '@lsv/shared/logging/logger.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { RETRY_ANCHORS_MS } from '@lsv/shared/domain/webhooks/schedule.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createTenant, drainDueTasks, startReceiver, type Answer } from '../outbound/harness.ts'
+import { drainDueTasks, startReceiver, type Answer } from '../outbound/harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * Webhook delivery attempts in the logs (docs/operations.md, "Logs"): each attempt writes exactly
@@ -31,7 +32,7 @@ describe('webhook delivery attempts are logged', () => {
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 9, 0, 0))
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   let script: (n: number) => Answer = () => ({ status: 200 })
-  const accounts: string[] = []
+  const tenants: StoredTenant[] = []
   const RECEIVER_SECRET = 'receiver-own-secret-in-url'
   const BODY_MARK = 'body-content-never-logged'
 
@@ -41,14 +42,14 @@ describe('webhook delivery attempts are logged', () => {
     receiver = await startReceiver((_r, n) => script(n))
   })
   afterAll(async () => {
-    for (const a of accounts) await deps.tenants.deleteAccountData(a)
+    for (const t of tenants) await t.cleanup()
     await receiver.close()
     await deps.cleanup()
   })
 
   async function newDelivery() {
-    const t = await createTenant(deps, { url: `${receiver.url}?key=${RECEIVER_SECRET}` })
-    accounts.push(t.account.id)
+    const t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: `${receiver.url}?key=${RECEIVER_SECRET}` } })
+    tenants.push(t)
     const eventId = `evt_${Math.random().toString(36).slice(2)}`
     const body = JSON.stringify({ id: eventId, event: 'visitor.identified', mark: BODY_MARK })
     const delivery = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId, body, now: new Date(clock.now()).toISOString() })
@@ -102,8 +103,8 @@ describe('webhook delivery attempts are logged', () => {
     await drainDueTasks(deps)
     expect(linesOf(gone.delivery.id)).toEqual([expect.objectContaining({ severity: 'WARNING', outcome: 'disabled', statusCode: 410, attempt: 1 })])
 
-    const unreachable = await createTenant(deps, { url: 'http://127.0.0.1:9/unreachable' })
-    accounts.push(unreachable.account.id)
+    const unreachable = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/unreachable' } })
+    tenants.push(unreachable)
     const delivery = await createDelivery(deps, { accountId: unreachable.account.id, integrationId: unreachable.integration.id, eventId: 'evt_unreachable', body: '{}', now: new Date(clock.now()).toISOString() })
     await drainDueTasks(deps)
     const [line] = linesOf(delivery.id)

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { curlPost, nodeClientPosts, urllibPosts, type ClientResult, type Target } from './support/clients.ts'
 
@@ -23,7 +23,7 @@ const REPEAT_OTHER = 3
 
 describe('over-cap bodies reach every client as 413 with the envelope', () => {
   let h: Harness
-  const tenants: IngestTenant[] = []
+  const tenants: StoredTenant[] = []
   let edgePort = 0
   let portalPort = 0
   const files = tempDataDir('lsv-over-cap-')
@@ -36,7 +36,7 @@ describe('over-cap bodies reach every client as 413 with the envelope', () => {
     writeFileSync(bodyFile, body)
     h = await createHarness()
     // one tenant per client, so no key or source reaches its rate limit
-    for (let i = 0; i < 4; i++) tenants.push(await createIngestTenant(h.deps))
+    for (let i = 0; i < 4; i++) tenants.push(await createTestTenant(h.deps))
     await h.edge.listen({ port: 0, host: '127.0.0.1' })
     await h.portal.listen({ port: 0, host: '127.0.0.1' })
     edgePort = (h.edge.server.address() as AddressInfo).port
@@ -49,18 +49,18 @@ describe('over-cap bodies reach every client as 413 with the envelope', () => {
   })
 
   /** every capped route, with the credential it needs (the cap applies after authentication) */
-  const routes = (t: IngestTenant): Array<{ name: string; target: Target }> => [
+  const routes = (t: StoredTenant): Array<{ name: string; target: Target }> => [
     { name: 'POST /v1/contacts (4.3)', target: { port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } } },
     { name: 'POST /v1/contacts/{sourceId} (4.4)', target: { port: edgePort, host: t.host, path: `/v1/contacts/${t.webhook.id}`, headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' } } },
     { name: 'POST /v1/contacts/partnercrm (4.5)', target: { port: edgePort, host: t.host, path: '/v1/contacts/partnercrm', headers: { 'x-webhook-token': t.locationToken, 'content-type': 'application/json' } } },
     { name: 'POST /api/contacts (4.6)', target: { port: portalPort, host: 'localhost', path: '/api/contacts', headers: { 'x-api-key': t.key, 'content-type': 'application/json' } } },
     { name: 'POST /api/contacts/webhook/{sourceId} (4.6)', target: { port: portalPort, host: 'localhost', path: `/api/contacts/webhook/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`, headers: { 'content-type': 'application/json' } } },
   ]
-  const wrongKey = (t: IngestTenant): Target => ({ port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer lsk_${'w'.repeat(43)}`, 'content-type': 'application/json' } })
+  const wrongKey = (t: StoredTenant): Target => ({ port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer lsk_${'w'.repeat(43)}`, 'content-type': 'application/json' } })
 
   type Expected = { status: number; text: string }
   /** the requests one client sends: 20 on POST /v1/contacts, 3 on every other capped route, 3 with a wrong key */
-  function jobsFor(t: IngestTenant): Array<{ route: string; target: Target; expected: Expected }> {
+  function jobsFor(t: StoredTenant): Array<{ route: string; target: Target; expected: Expected }> {
     const jobs: Array<{ route: string; target: Target; expected: Expected }> = []
     const [main, ...others] = routes(t)
     for (let i = 0; i < REPEAT_MAIN; i++) jobs.push({ route: main!.name, target: main!.target, expected: TOO_LARGE })
@@ -70,7 +70,7 @@ describe('over-cap bodies reach every client as 413 with the envelope', () => {
   }
 
   /** what each request got that was not exactly the expected status and body */
-  async function check(t: IngestTenant, send: (jobs: Array<{ target: Target; bodyFile: string }>) => Promise<ClientResult[]>) {
+  async function check(t: StoredTenant, send: (jobs: Array<{ target: Target; bodyFile: string }>) => Promise<ClientResult[]>) {
     const jobs = jobsFor(t)
     const results = await send(jobs.map((j) => ({ target: j.target, bodyFile })))
     expect(results).toHaveLength(REPEAT_MAIN + 5 * REPEAT_OTHER)

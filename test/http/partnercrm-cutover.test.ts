@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { PUSH_WINDOWS } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { createIngestFixture, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import type { IngestTenant } from '../ingest/support/tenant.ts'
+import type { StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * Token-less partner CRM calls (contract 5.8: accepted and flagged before the cutover) count in
@@ -13,7 +13,7 @@ import type { IngestTenant } from '../ingest/support/tenant.ts'
 describe('partner CRM: token-less calls apart, per-connection cutover', () => {
   let fixture: IngestFixture
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 9, 0, 0))
   const OPERATOR = { authorization: 'Bearer test-operator-token', 'content-type': 'application/json' }
   const push = (payload: unknown, headers: Record<string, string> = {}) =>

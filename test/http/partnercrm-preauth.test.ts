@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { firstResponse, rawConnect, within, type RawConnection } from './support/raw.ts'
 
 /**
@@ -21,8 +21,8 @@ const BUSY = { ok: false, error: 'temporarily unavailable' }
 
 describe('partner CRM: bounded pre-authentication buffering', () => {
   let h: Harness
-  let a: IngestTenant
-  let b: IngestTenant
+  let a: StoredTenant
+  let b: StoredTenant
   let edge: Awaited<ReturnType<typeof buildEdge>>
   let port = 0
   const budget = new PreAuthBudget({ instanceBytes: 3 * MiB, accountBytes: 2 * MiB, retryAfterSeconds: 5 })
@@ -30,8 +30,8 @@ describe('partner CRM: bounded pre-authentication buffering', () => {
 
   beforeAll(async () => {
     h = await createHarness()
-    a = await createIngestTenant(h.deps)
-    b = await createIngestTenant(h.deps)
+    a = await createTestTenant(h.deps)
+    b = await createTestTenant(h.deps)
     edge = await buildEdge(h.deps, { preAuthBudget: budget })
     await edge.listen({ port: 0, host: '127.0.0.1' })
     port = (edge.server.address() as AddressInfo).port
@@ -45,7 +45,7 @@ describe('partner CRM: bounded pre-authentication buffering', () => {
   })
 
   /** an anonymous partner CRM call declaring a 1 MiB body, of which only the first bytes are sent */
-  async function startAnonymous(t: IngestTenant, headers = ''): Promise<{ c: RawConnection; rest: Buffer }> {
+  async function startAnonymous(t: StoredTenant, headers = ''): Promise<{ c: RawConnection; rest: Buffer }> {
     const body = Buffer.alloc(MiB, ' ')
     Buffer.from(`{"contactId":"c-1","locationId":"${t.locationId}","notes":"`).copy(body)
     body.write('"}', MiB - 2)
@@ -71,7 +71,7 @@ describe('partner CRM: bounded pre-authentication buffering', () => {
     })
   }
 
-  async function tokenPush(t: IngestTenant, contactId: string): Promise<{ status: number; body: string }> {
+  async function tokenPush(t: StoredTenant, contactId: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const req = request({
         host: '127.0.0.1', port, path: '/v1/contacts/partnercrm', method: 'POST',

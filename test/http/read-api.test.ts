@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { READ_WINDOWS } from '@lsv/shared/domain/contacts/read-quota.ts'
 import { createIngestFixture, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * The read API (docs/read-api.md): the key is checked before the parameters, and the API is
@@ -11,18 +11,18 @@ import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.
 describe('read API: credentials first, rate limit', () => {
   let fixture: IngestFixture
   let h: Harness
-  let reader: IngestTenant
-  let other: IngestTenant
+  let reader: StoredTenant
+  let other: StoredTenant
   // the start of a minute, far from the end of the day: the 60-second window decides
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 9, 0, 0))
   const get = (url: string, headers: Record<string, string> = {}) => h.portal.inject({ method: 'GET', url, headers })
-  const key = (t: IngestTenant) => ({ authorization: `Bearer ${t.key}` })
+  const key = (t: StoredTenant) => ({ authorization: `Bearer ${t.key}` })
 
   beforeAll(async () => {
     fixture = await createIngestFixture({ clock })
     h = fixture.h
-    reader = await createIngestTenant(h.deps, { scopes: ['contacts:read'] })
-    other = await createIngestTenant(h.deps, { scopes: ['contacts:read'] })
+    reader = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:read'] } } })
+    other = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:read'] } } })
   })
   afterAll(async () => {
     await reader?.cleanup()

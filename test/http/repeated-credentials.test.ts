@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createIngestFixture, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * A credential header sent twice is a malformed credential (contract section 5: exactly one
@@ -14,15 +14,15 @@ import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.
 describe('repeated credential headers answer 401', () => {
   let fixture: IngestFixture
   let h: Harness
-  let t: IngestTenant
-  let reader: IngestTenant
+  let t: StoredTenant
+  let reader: StoredTenant
   let edgePort = 0
   let portalPort = 0
 
   beforeAll(async () => {
     fixture = await createIngestFixture()
     ;({ h, t } = fixture)
-    reader = await createIngestTenant(h.deps, { scopes: ['contacts:write', 'contacts:read', 'contacts:links:write'] })
+    reader = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:write', 'contacts:read', 'contacts:links:write'] } } })
     await h.edge.listen({ port: 0, host: '127.0.0.1' })
     await h.portal.listen({ port: 0, host: '127.0.0.1' })
     edgePort = (h.edge.server.address() as AddressInfo).port

@@ -8,7 +8,7 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * Log lines as Cloud Logging reads them, captured from the services' own logger
@@ -28,7 +28,7 @@ type Line = Record<string, unknown> & { message?: string; reqId?: string; httpRe
 
 describe('request logs in Cloud Logging\'s shape', () => {
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   const lines: Line[] = []
   const raw: string[] = []
   const sink = new Writable({
@@ -73,7 +73,7 @@ describe('request logs in Cloud Logging\'s shape', () => {
   let edgePort = 0
   beforeAll(async () => {
     h = await createHarness()
-    t = await createIngestTenant(h.deps)
+    t = await createTestTenant(h.deps)
     edgePort = await listen(buildEdge, 0)
   })
   afterAll(async () => {

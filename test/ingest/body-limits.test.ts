@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseJsonBody } from '@lsv/shared/lib/json.ts'
 import { fallbackShapeOf, MAX_VALUE_DEPTH, recordsOf, withinDepth } from '@lsv/shared/domain/ingest/push-body.ts'
 import { body, createIngestFixture, expectError, type Harness, type IngestFixture } from './support/harness.ts'
-import type { IngestTenant } from './support/tenant.ts'
+import type { StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * Push body limits (contract 4.3–4.6, section 8): the 8388608-byte cap on both hosts, at the
@@ -22,7 +22,7 @@ function exactly(size: number): string {
 describe('the 8388608-byte cap, on the edge and on the portal origin', () => {
   let fixture: IngestFixture
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   beforeAll(async () => {
     ({ h, t } = fixture = await createIngestFixture())
   })
@@ -77,7 +77,7 @@ describe('parseJsonBody: what every push body goes through', () => {
 
   let fixture: IngestFixture
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   beforeAll(async () => {
     ({ h, t } = fixture = await createIngestFixture())
   })

@@ -7,14 +7,15 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { generateApiKey, hashSecret } from '@lsv/shared/domain/auth/hashing.ts'
 import { prefixedId } from '@lsv/shared/model/ids.ts'
 import { decodeBatchMessage } from '@lsv/shared/domain/ingest/batch-message.ts'
-import { createIngestFixture, body, type Harness, expectError, type IngestFixture } from './support/harness.ts'
-import { createIngestTenant, record, TEST_PEPPER, type IngestTenant } from './support/tenant.ts'
+import { createIngestFixture, body, type Harness, expectError, type IngestFixture, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { TEST_PEPPER } from '../helpers/test-secrets.ts'
 
 /** POST /v1/contacts (contract 4.3): every status and `error` text. */
 describe('POST /v1/contacts', () => {
   let h: Harness
-  let t: IngestTenant
-  let other: IngestTenant
+  let t: StoredTenant
+  let other: StoredTenant
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 0, 1))
   const push = (payload: string | Buffer | Readable, headers: Record<string, string> = t.keyHeaders()) =>
     h.edge.inject({ method: 'POST', url: '/v1/contacts', headers, payload })
@@ -96,8 +97,8 @@ describe('POST /v1/contacts', () => {
   })
 
   it('403 forbidden: a valid key without contacts:write, or an account without API access', async () => {
-    const linksOnly = await createIngestTenant(h.deps, { scopes: ['contacts:links:write'] })
-    const noPlan = await createIngestTenant(h.deps, { apiAccess: false })
+    const linksOnly = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:links:write'] } } })
+    const noPlan = await createTestTenant(h.deps, { apiAccess: false })
     try {
       expectError(await push(body([record(1)]), linksOnly.keyHeaders()), 403, 'forbidden')
       expectError(await push(body([record(1)]), noPlan.keyHeaders()), 403, 'forbidden')
@@ -111,7 +112,7 @@ describe('POST /v1/contacts', () => {
     expectError(await push(body([record(1)]), t.keyHeaders({ host: `nobody-${t.publicId}.${h.deps.config.edgeDomain}` })), 404, 'not found')
     expectError(await push(body([record(1)]), { host: `nobody.${h.deps.config.edgeDomain}` }), 404, 'not found')
     expectError(await push(body([record(1)]), t.keyHeaders({ host: 'example.com' })), 404, 'not found')
-    const inactive = await createIngestTenant(h.deps)
+    const inactive = await createTestTenant(h.deps)
     await h.deps.tenants.updateAccount(inactive.account.id, { active: false })
     try {
       expectError(await push(body([record(1)]), inactive.keyHeaders()), 404, 'not found')

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createIngestFixture, type Harness, expectError, type IngestFixture } from './support/harness.ts'
-import { createIngestTenant, type IngestTenant } from './support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 const CUTOVER = Date.UTC(2026, 9, 1)
 
 /** POST /v1/contacts/partnercrm (contract 4.5). */
 describe('POST /v1/contacts/partnercrm', () => {
   let h: Harness
-  let t: IngestTenant
-  let other: IngestTenant
+  let t: StoredTenant
+  let other: StoredTenant
   const clock = new ManualClock(CUTOVER - 86_400_000)
   const push = (payload: unknown, headers: Record<string, string> = { 'x-webhook-token': t.locationToken }, url = '/v1/contacts/partnercrm') =>
     h.edge.inject({ method: 'POST', url, headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) })
@@ -68,8 +68,8 @@ describe('POST /v1/contacts/partnercrm', () => {
     same(await push({ contactId: 'p-1', locationId: 'loc-unknown' }))
     same(await push({ contactId: 'p-1' }))
     same(await push({ contactId: 'p-1', locationId: other.locationId }, { 'x-webhook-token': other.locationToken }))
-    const gone = await createIngestTenant(h.deps)
-    const noConnection = await createIngestTenant(h.deps)
+    const gone = await createTestTenant(h.deps)
+    const noConnection = await createTestTenant(h.deps)
     try {
       await h.deps.tenants.updateLocation(gone.account.id, gone.locationId, { active: false })
       await h.deps.tenants.updateConnection(noConnection.partner.id, { active: false })

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createIngestFixture, body, type Harness, expectError, type IngestFixture } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { createIngestFixture, body, type Harness, expectError, type IngestFixture, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /** POST /v1/contacts/{sourceId} (contract 4.4). */
 describe('POST /v1/contacts/{sourceId}', () => {
   let h: Harness
-  let t: IngestTenant
-  let other: IngestTenant
+  let t: StoredTenant
+  let other: StoredTenant
   const push = (url: string, headers: Record<string, string>, payload = body([record(1)])) =>
     h.edge.inject({ method: 'POST', url, headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload })
 
@@ -36,7 +36,7 @@ describe('POST /v1/contacts/{sourceId}', () => {
   })
 
   it('401 unauthorized, identical for unknown, inactive or non-webhook source and missing or wrong token', async () => {
-    const inactive = await createIngestTenant(h.deps)
+    const inactive = await createTestTenant(h.deps)
     await h.deps.tenants.updateConnection(inactive.webhook.id, { active: false })
     const variants: Array<[string, string, Record<string, string>]> = [
       ['unknown source', '/v1/contacts/src_nope', { 'x-webhook-token': t.sourceToken }],

@@ -8,8 +8,8 @@ import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batc
 import { createTestDeps } from '../helpers/deps.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
-import { body, recordingQueue } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { body, recordingQueue, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 async function eventually<T>(read: () => Promise<T | null>, tries = 400): Promise<T | null> {
   for (let i = 0; i < tries; i++) {
@@ -23,7 +23,7 @@ async function eventually<T>(read: () => Promise<T | null>, tries = 400): Promis
 /** The same path against the Firestore and Pub/Sub emulators (the production adapters). */
 describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against the emulators', () => {
   let deps: Awaited<ReturnType<typeof createTestDeps>>
-  let t: IngestTenant
+  let t: StoredTenant
   let edge: Awaited<ReturnType<typeof buildEdge>>
   // parked 1 s into a 60 s window, so no window boundary falls inside a test
   const clock = new ManualClock(Math.floor(Date.now() / 60_000) * 60_000 + 1000)
@@ -32,7 +32,7 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
     // topics are created on demand under a random prefix, so runs sharing an emulator never meet
     const queue = createPubSubQueue(new PubSub({ projectId: emulators.project }), { logger: pino({ level: 'silent' }), createMissing: true, namePrefix: `ing-${randomSuffix(4)}-` })
     deps = await createTestDeps({ backend: 'emulators', queue, clock })
-    t = await createIngestTenant(deps, { webhookMappings: [{ from: 'id', to: 'external_id' }, { from: 'mail', to: 'email' }] })
+    t = await createTestTenant(deps, { webhook: { mappings: [{ from: 'id', to: 'external_id' }, { from: 'mail', to: 'email' }] } })
     edge = await buildEdge(deps)
   })
   afterAll(async () => {
@@ -56,7 +56,7 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
   })
 
   it('rate limits count in Firestore: 120 per 60 s per key', async () => {
-    const x = await createIngestTenant(deps)
+    const x = await createTestTenant(deps)
     try {
       const codes: number[] = []
       for (let i = 0; i < 122; i++) codes.push((await edge.inject({ method: 'POST', url: '/v1/contacts', headers: x.keyHeaders(), payload: body([record(i)]) })).statusCode)

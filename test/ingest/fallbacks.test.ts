@@ -3,13 +3,13 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { buildOpenApiDocument } from '../../scripts/lib/openapi/build.ts'
 import { DEPRECATION_HEADER } from '../../services/portal-api/src/routes/fallbacks.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
-import { body, createIngestFixture, expectError, type Harness, type IngestFixture } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { body, createIngestFixture, expectError, type Harness, type IngestFixture, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /** The deprecated origin fallbacks (contract 4.6). */
 describe('origin fallbacks', () => {
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 0, 1))
   const post = (url: string, payload: string, headers: Record<string, string>) =>
     h.portal.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload })
@@ -52,7 +52,7 @@ describe('origin fallbacks', () => {
     expectError(await post('/api/contacts', '{"events":[{"nope":{}}]}', key()), 400, 'invalid payload')
     expectError(await post('/api/contacts', body(Array.from({ length: 10_001 }, (_, i) => ({ external_id: `${i}` }))), key()), 413, 'too many contacts')
     expectError(await post(`/api/contacts/webhook/${t.webhook.id}`, `{"contacts":[{"x":"${'x'.repeat(8_388_608)}"}]}`, token()), 413, 'payload too large')
-    const linksOnly = await createIngestTenant(h.deps, { scopes: ['contacts:links:write'] })
+    const linksOnly = await createTestTenant(h.deps, { api: { key: { scopes: ['contacts:links:write'] } } })
     try {
       expectError(await post('/api/contacts', body([record(1)]), { 'x-api-key': linksOnly.key }), 403, 'forbidden')
     } finally {
@@ -111,7 +111,7 @@ describe('origin fallbacks', () => {
   it('the push fallback shares the per-key rate limit of POST /v1/contacts; the webhook fallback has none', async () => {
     // start of a fresh 60 s window
     clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 60_000)
-    const limited = await createIngestTenant(h.deps)
+    const limited = await createTestTenant(h.deps)
     try {
       for (let i = 0; i < 60; i++) expect((await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: limited.keyHeaders(), payload: body([record(i)]) })).statusCode).toBe(202)
       for (let i = 0; i < 60; i++) expect((await post('/api/contacts', body([record(i)]), { authorization: `Bearer ${limited.key}` })).statusCode).toBe(202)

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createHarness, type Harness } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { createHarness, type Harness, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /** Hostile JSON is a 400, never a 5xx or a crash (issue 3). */
 describe('hostile bodies', () => {
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
 
   beforeAll(async () => {
     h = await createHarness()
-    t = await createIngestTenant(h.deps)
+    t = await createTestTenant(h.deps)
   })
   afterAll(async () => {
     await t?.cleanup()

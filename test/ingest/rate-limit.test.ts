@@ -4,18 +4,18 @@ import { join } from 'node:path'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import type { RateLimiter } from '@lsv/shared/ports/rate-limiter.ts'
 import { PUSH_WINDOWS } from '@lsv/shared/domain/ingest/rate-limit.ts'
-import { body, createHarness, createIngestFixture, type Harness, type IngestFixture } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { body, createHarness, createIngestFixture, type Harness, type IngestFixture, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 const DAY_MS = 86_400_000
 
 /** Section 8 rate limits with a controllable clock: 120 / 60 s and 50,000 / 24 h, per key, source and location. */
 describe('push rate limits', () => {
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   // 10 s into a 60 s window, 10 s into a 24 h window
   const clock = new ManualClock(Math.floor(Date.UTC(2026, 8, 5) / DAY_MS) * DAY_MS + 10_000)
-  type Op = { name: string; send: (tenant: IngestTenant, headers?: Record<string, string>) => Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }> }
+  type Op = { name: string; send: (tenant: StoredTenant, headers?: Record<string, string>) => Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }> }
   const ops: Op[] = [
     { name: 'per API key (4.3)', send: (x, hd) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: { ...x.keyHeaders(), ...hd }, payload: body([record(1)]) }) },
     { name: 'per source (4.4)', send: (x, hd) => h.edge.inject({ method: 'POST', url: `/v1/contacts/${x.webhook.id}`, headers: { host: x.host, 'x-webhook-token': x.sourceToken, 'content-type': 'application/json', ...hd }, payload: body([record(1)]) }) },
@@ -36,7 +36,7 @@ describe('push rate limits', () => {
 
   for (const op of ops) {
     it(`${op.name}: 120 admitted per 60 s window, then 429 rate limited with Retry-After 60; the next window admits again`, async () => {
-      const x = await createIngestTenant(h.deps)
+      const x = await createTestTenant(h.deps)
       try {
         for (let i = 0; i < 120; i++) expect((await op.send(x)).statusCode).toBe(202)
         for (let i = 0; i < 3; i++) {
@@ -57,7 +57,7 @@ describe('push rate limits', () => {
   }
 
   it('requests failing routing or authentication do not count', async () => {
-    const x = await createIngestTenant(h.deps)
+    const x = await createTestTenant(h.deps)
     try {
       const start = Math.floor(clock.now() / 60_000) * 60_000
       clock.set(start + 60_000 + 1000)
@@ -75,7 +75,7 @@ describe('push rate limits', () => {
   })
 
   it('24 h window: when 50,000 are used, 429 with Retry-After = the seconds left in that window', async () => {
-    const x = await createIngestTenant(h.deps)
+    const x = await createTestTenant(h.deps)
     try {
       const dayStart = Math.floor(clock.now() / DAY_MS) * DAY_MS
       clock.set(dayStart + 3_600_000) // one hour into the day window
@@ -113,7 +113,7 @@ describe('push rate limits', () => {
     }
     const other = await createHarness({ clock, rateLimiter: refusing })
     try {
-      const x = await createIngestTenant(other.deps)
+      const x = await createTestTenant(other.deps)
       const res = await other.edge.inject({ method: 'POST', url: '/v1/contacts', headers: x.keyHeaders(), payload: body([record(1)]) })
       expect(res.statusCode).toBe(429)
       expect(res.headers['retry-after']).toBe('4321')

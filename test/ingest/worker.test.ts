@@ -12,12 +12,12 @@ import { startUpsertWorkerBackground } from '../../services/upsert-worker/src/ba
 import { buildApp as buildWorker } from '../../services/upsert-worker/src/app.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createHarness, body, type Harness } from './support/harness.ts'
-import { createIngestTenant, record, type IngestTenant } from './support/tenant.ts'
+import { createHarness, body, type Harness, record } from './support/harness.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 describe('upsert worker: handleBatchMessage', () => {
   let h: Harness
-  let t: IngestTenant
+  let t: StoredTenant
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 12))
 
   /** pushes through the edge and returns the queued message */
@@ -30,8 +30,8 @@ describe('upsert worker: handleBatchMessage', () => {
 
   beforeAll(async () => {
     h = await createHarness({ clock })
-    t = await createIngestTenant(h.deps, {
-      webhookMappings: [{ from: 'Mail', to: 'email' }, { from: 'Vorname', to: 'first_name' }, { from: 'Kunden-Nr', to: 'external_id' }, { from: 'Score', to: 'custom_fields.score' }, { from: 'Tags', to: 'custom_fields.tags' }],
+    t = await createTestTenant(h.deps, {
+      webhook: { mappings: [{ from: 'Mail', to: 'email' }, { from: 'Vorname', to: 'first_name' }, { from: 'Kunden-Nr', to: 'external_id' }, { from: 'Score', to: 'custom_fields.score' }, { from: 'Tags', to: 'custom_fields.tags' }] },
       customFields: [{ key: 'score', type: 'number' }, { key: 'tags', type: 'multi_select' }],
     })
   })
@@ -160,7 +160,7 @@ describe('upsert worker: handleBatchMessage', () => {
   })
 
   it('a record too large to ever store is dead-lettered at once (replayable: same batch id and index); the rest lands', async () => {
-    const big = await createIngestTenant(h.deps, { apiMappings: [{ from: 'external_id', to: 'external_id' }, { from: 'notes', to: 'custom_fields.notes' }], customFields: [{ key: 'notes', type: 'large_text' }] })
+    const big = await createTestTenant(h.deps, { api: { mappings: [{ from: 'external_id', to: 'external_id' }, { from: 'notes', to: 'custom_fields.notes' }] }, customFields: [{ key: 'notes', type: 'large_text' }] })
     try {
       const before = h.q.deadLetters().length
       const message = await pushed([{ external_id: 'small', notes: 'fine' }, { external_id: 'huge', notes: 'n'.repeat(1_000_000) }], '/v1/contacts', big.keyHeaders())
@@ -227,7 +227,7 @@ describe('upsert worker: handleBatchMessage', () => {
 describe('upsert worker: subscription and push endpoint', () => {
   it('the background subscription (embedded queue) upserts what the edge queued', async () => {
     const deps = await createTestDeps()
-    const t = await createIngestTenant(deps)
+    const t = await createTestTenant(deps)
     const edge = await buildEdge(deps)
     const worker = await startUpsertWorkerBackground(deps)
     try {
@@ -250,7 +250,7 @@ describe('upsert worker: subscription and push endpoint', () => {
 
   it('POST /pubsub/contact-batches (Pub/Sub push envelope) upserts and answers 204; /healthz still answers', async () => {
     const deps = await createTestDeps()
-    const t = await createIngestTenant(deps)
+    const t = await createTestTenant(deps)
     const app = await buildWorker(deps)
     try {
       const attributes = batchAttributes({ shape: 'contacts', accountId: t.account.id, connectionId: t.api.id, source: 'crm', receivedAt: new Date().toISOString(), batchId: 'b-push' })

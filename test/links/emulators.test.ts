@@ -6,29 +6,27 @@ import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { seedContact } from './fixtures.ts'
 
 /** The same mint and resolution on the Firestore-backed contact store and rate limiter. */
 describe.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('links on the emulators', () => {
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 0, 0))
   let deps: Awaited<ReturnType<typeof createTestDeps>>
+  let tenant: StoredTenant
   let account: AccountRecord
   let contactId: string
 
   beforeAll(async () => {
     deps = await createTestDeps({ backend: 'emulators', clock })
-    const at = new Date(clock.now()).toISOString()
-    account = {
-      id: `acc-${randomSuffix()}`, public_id: `em${randomSuffix(4)}`, name: null, active: true, api_access: true,
-      permitted_tiers: [1, 2, 3], authorized_domains: ['example.com'], created_at: at, updated_at: at,
-    }
+    tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, authorizedDomains: ['example.com'] })
+    account = tenant.account
     contactId = await seedContact(deps, account.id, 'crm', 'ext-1')
   })
 
   afterAll(async () => {
     if (deps) {
-      await deps.contacts.deleteAccountData(account.id).catch(() => {})
+      await tenant?.cleanup()
       await deps.cleanup()
     }
   })

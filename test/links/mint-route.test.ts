@@ -8,7 +8,9 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { resolveLinkToken } from '@lsv/shared/domain/links/resolve.ts'
 import { hashOpaqueToken } from '@lsv/shared/domain/links/opaque.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { OPERATOR, provisionTenant, removeTenant, seedContact, type Tenant } from './fixtures.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { OPERATOR } from '../management/harness.ts'
+import { seedContact } from './fixtures.ts'
 
 const URL_PATH = '/api/contacts/links'
 // the start of a minute, so a test's requests stay in one rate-limit window unless it moves the clock
@@ -16,21 +18,33 @@ const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 0, 0))
 
 let deps: Awaited<ReturnType<typeof createTestDeps>>
 let app: App
-let tenant: Tenant
-let other: Tenant
+let tenant: ManagedTenant
+let other: ManagedTenant
 let contactA: string
 let contactB: string
 let foreignContact: string
 
-function mint(payload: unknown, headers: Record<string, string> = { authorization: `Bearer ${tenant.linkKey}` }, on: App = app) {
+/**
+ * An account with these authorized domains and an api connection with three keys, through the
+ * management API: the main key with contacts:links:write only, `write` with contacts:write only,
+ * and `default` created without scopes (the API's default).
+ */
+function provision(domains: string[]): Promise<ManagedTenant> {
+  return createTestTenant({ managementApi: app, deps }, {
+    authorizedDomains: domains, webhook: false, partner: false,
+    api: { key: { scopes: ['contacts:links:write'] }, keys: { write: { scopes: ['contacts:write'] }, default: {} } },
+  })
+}
+
+function mint(payload: unknown, headers: Record<string, string> = { authorization: `Bearer ${tenant.key}` }, on: App = app) {
   return on.inject({ method: 'POST', url: URL_PATH, headers, payload: payload as object })
 }
 
 beforeAll(async () => {
   deps = await createTestDeps({ clock })
   app = await buildApp(deps)
-  tenant = await provisionTenant(app, ['example.com', 'shop.acme.io'])
-  other = await provisionTenant(app, ['other.example'])
+  tenant = await provision(['example.com', 'shop.acme.io'])
+  other = await provision(['other.example'])
   contactA = await seedContact(deps, tenant.accountId, 'crm', 'ext-a')
   contactB = await seedContact(deps, tenant.accountId, 'crm', 'ext-b')
   foreignContact = await seedContact(deps, other.accountId, 'crm', 'ext-a')
@@ -39,7 +53,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close()
   if (deps) {
-    for (const t of [tenant, other]) if (t) await removeTenant(deps, t.accountId)
+    for (const t of [tenant, other]) if (t) await t.cleanup()
     await deps.cleanup()
   }
 })
@@ -64,7 +78,7 @@ describe('POST /api/contacts/links: success', () => {
   })
 
   it('accepts the x-api-key form and names the contact by (source, externalId)', async () => {
-    const res = await mint({ destinationUrl: 'https://shop.acme.io/cart', source: 'crm', externalId: 'ext-b' }, { 'x-api-key': tenant.linkKey })
+    const res = await mint({ destinationUrl: 'https://shop.acme.io/cart', source: 'crm', externalId: 'ext-b' }, { 'x-api-key': tenant.key })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ contactId: contactB, type: 'opaque' })
   })
@@ -133,7 +147,7 @@ describe('POST /api/contacts/links: success', () => {
 
 describe('POST /api/contacts/links: failures', () => {
   it('400 invalid JSON body', async () => {
-    const res = await app.inject({ method: 'POST', url: URL_PATH, headers: { authorization: `Bearer ${tenant.linkKey}`, 'content-type': 'application/json' }, payload: '{"destinationUrl":' })
+    const res = await app.inject({ method: 'POST', url: URL_PATH, headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' }, payload: '{"destinationUrl":' })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toEqual({ ok: false, error: 'invalid JSON body' })
   })
@@ -227,14 +241,14 @@ describe('POST /api/contacts/links: failures', () => {
     await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['other.example', 'co.uk', 'github.io'], updated_at: new Date(clock.now()).toISOString() })
     const otherContact = await seedContact(deps, other.accountId, 'crm', 'ext-psl')
     for (const destinationUrl of ['https://anyone.co.uk/', 'https://www.bbc.co.uk/news', 'https://co.uk/', 'https://someone.github.io/']) {
-      const res = await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.linkKey}` })
+      const res = await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.key}` })
       expect(res.statusCode, destinationUrl).toBe(400)
       expect(res.json()).toEqual({ ok: false, error: 'destination host is not authorized' })
     }
     // a tenant's own name under a suffix is an ordinary domain
     await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['acme.co.uk', 'acme.github.io'], updated_at: new Date(clock.now()).toISOString() })
     for (const destinationUrl of ['https://www.acme.co.uk/', 'https://acme.github.io/page']) {
-      expect((await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.linkKey}` })).statusCode, destinationUrl).toBe(200)
+      expect((await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.key}` })).statusCode, destinationUrl).toBe(200)
     }
     await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['other.example'], updated_at: new Date(clock.now()).toISOString() })
   })
@@ -246,7 +260,7 @@ describe('POST /api/contacts/links: failures', () => {
       { 'x-api-key': 'lsk_wrong' },
       { authorization: 'Bearer ' },
       { 'x-api-key': '' },
-      { authorization: `Bearer ${tenant.linkKey}`, 'x-api-key': tenant.linkKey },
+      { authorization: `Bearer ${tenant.key}`, 'x-api-key': tenant.key },
     ]
     for (const headers of cases) {
       const res = await mint({ destinationUrl: 'https://example.com/', contactId: contactA }, headers)
@@ -258,7 +272,7 @@ describe('POST /api/contacts/links: failures', () => {
   })
 
   it('403 for a key with only contacts:write, and for a key with the default scopes', async () => {
-    for (const key of [tenant.writeKey, tenant.defaultKey]) {
+    for (const key of [tenant.keys.write.key, tenant.keys.default.key]) {
       const res = await mint({ destinationUrl: 'https://example.com/', contactId: contactA }, { authorization: `Bearer ${key}` })
       expect(res.statusCode).toBe(403)
       expect(res.json()).toEqual({ ok: false, error: 'forbidden' })
@@ -325,15 +339,15 @@ describe('POST /api/contacts/links: failures', () => {
   })
 
   it('429 rate limited after 120 requests per account per minute, with Retry-After; other accounts unaffected', async () => {
-    const limited = await provisionTenant(app, ['example.com'])
+    const limited = await provision(['example.com'])
     const limitedContact = await seedContact(deps, limited.accountId, 'crm', 'ext-r')
     const start = clock.now()
     clock.set(Math.ceil(start / 60_000) * 60_000 + 60_000) // start of a fresh window
     try {
-      const send = () => mint({ destinationUrl: 'https://example.com/', contactId: limitedContact }, { authorization: `Bearer ${limited.linkKey}` })
+      const send = () => mint({ destinationUrl: 'https://example.com/', contactId: limitedContact }, { authorization: `Bearer ${limited.key}` })
       // requests with an invalid body count too (the limit is checked before the body is read)
       for (let i = 0; i < 119; i++) {
-        const res = await mint({ destinationUrl: '' }, { authorization: `Bearer ${limited.linkKey}` })
+        const res = await mint({ destinationUrl: '' }, { authorization: `Bearer ${limited.key}` })
         expect(res.statusCode).toBe(400)
       }
       expect((await send()).statusCode).toBe(200)
@@ -342,13 +356,13 @@ describe('POST /api/contacts/links: failures', () => {
       expect(res.json()).toEqual({ ok: false, error: 'rate limited' })
       expect(res.headers['retry-after']).toBe('60')
       // another customer is not affected
-      expect((await mint({ destinationUrl: 'https://other.example/', contactId: foreignContact }, { authorization: `Bearer ${other.linkKey}` })).statusCode).toBe(200)
+      expect((await mint({ destinationUrl: 'https://other.example/', contactId: foreignContact }, { authorization: `Bearer ${other.key}` })).statusCode).toBe(200)
       // the next window admits again
       clock.advance(60_000)
       expect((await send()).statusCode).toBe(200)
     } finally {
       clock.set(start)
-      await removeTenant(deps, limited.accountId)
+      await limited.cleanup()
     }
   })
 })

@@ -7,21 +7,14 @@ import {
   forgetCachedSigningKeys, LINK_SIGNING_KEYS_SECRET, rotateLinkSigningKey, type LinkSigningKeySet,
 } from '@lsv/shared/domain/links/signing-keys.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { seedContact } from './fixtures.ts'
 
 const clock = new ManualClock()
 let deps: Awaited<ReturnType<typeof createTestDeps>>
+let tenant: StoredTenant
 let account: AccountRecord
 let contactId: string
-
-function accountRecord(id: string): AccountRecord {
-  const at = new Date(clock.now()).toISOString()
-  return {
-    id, public_id: `rot${randomSuffix(4)}`, name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3],
-    authorized_domains: ['example.com'], created_at: at, updated_at: at,
-  }
-}
 
 async function mintSigned(expSeconds?: number): Promise<string> {
   const minted = await mintContactLink(deps, account, { destinationUrl: 'https://example.com/', contactId, type: 'signed', expSeconds })
@@ -32,13 +25,14 @@ const kidOf = (token: string) => token.split('.')[1]!
 
 beforeAll(async () => {
   deps = await createTestDeps({ clock })
-  account = accountRecord(`acc-${randomSuffix()}`)
+  tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, authorizedDomains: ['example.com'] })
+  account = tenant.account
   contactId = await seedContact(deps, account.id, 'crm', 'ext-1')
 })
 
 afterAll(async () => {
   if (deps) {
-    await deps.contacts.deleteAccountData(account.id).catch(() => {})
+    await tenant?.cleanup()
     await deps.cleanup()
   }
 })

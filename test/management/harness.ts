@@ -1,7 +1,8 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { LightMyRequestResponse } from 'fastify'
+import { TEST_OPERATOR_TOKEN } from '../helpers/test-secrets.ts'
 
-export const OPERATOR_TOKEN = 'test-operator-token'
+export const OPERATOR_TOKEN = TEST_OPERATOR_TOKEN
 export const OPERATOR = { authorization: `Bearer ${OPERATOR_TOKEN}` }
 export const ADMIN = '/api/v1/admin/accounts'
 

@@ -7,6 +7,7 @@ import { authenticateApiKey } from '@lsv/shared/domain/auth/authenticate-api-key
 import { verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, removeTenantData, type TenantSpec } from '../helpers/tenant.ts'
 import { ADMIN, call, fails, ok, OPERATOR } from './harness.ts'
 import { provisionEndToEnd, type Provisioned } from './flow.ts'
 
@@ -16,10 +17,11 @@ let app: App
 let tenant: Provisioned
 const accounts: string[] = []
 
-async function newAccount(body: Record<string, unknown> = {}): Promise<string> {
-  const account = await ok(app, 201, 'POST', ADMIN, { public_id: `t-${randomSuffix(5)}`, ...body })
-  accounts.push(account.id)
-  return account.id
+/** A bare account of its own (the tests' tenant harness, through this management API). */
+async function newAccount(spec: TenantSpec = {}): Promise<string> {
+  const account = await createTestTenant({ managementApi: app, deps }, { ...ACCOUNT_ONLY, ...spec })
+  accounts.push(account.accountId)
+  return account.accountId
 }
 
 async function apiConnection(accountId: string): Promise<string> {
@@ -44,7 +46,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const id of accounts) await deps.tenants.deleteAccountData(id).catch(() => {})
+  for (const id of accounts) await removeTenantData(deps, id).catch(() => {})
   await app?.close()
   await deps?.cleanup()
 })
@@ -434,7 +436,7 @@ describe('custom fields', () => {
 
 describe('integrations', () => {
   it('refuses bad URLs and tiers the account may not enable', async () => {
-    const accountId = await newAccount({ permitted_tiers: [1] })
+    const accountId = await newAccount({ permittedTiers: [1] })
     const url = `${ADMIN}/${accountId}/integrations`
     for (const bad of ['ftp://example.com/x', 'not a url', 'https://user:pw@example.com/', 'https://10.0.0.1/hook', 'https://169.254.169.254/', 'https://metadata.internal/']) {
       const res = await fails(app, 'POST', url, { url: bad, payload_version: 2 })

@@ -8,7 +8,7 @@ import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { startUpsertWorkerBackground } from '../../services/upsert-worker/src/background.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createIngestTenant, type IngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { callsSource } from './calls.ts'
 import { RUNTIME_SCRIPT } from './runtime-script.ts'
 import { generateTypes, runNode, scratchProject, typeCheck, type Diagnostic } from './toolchain.ts'
@@ -73,7 +73,7 @@ describe('a client generated with openapi-typescript', () => {
 
 describe('the generated client against listening apps', () => {
   let deps: Awaited<ReturnType<typeof createTestDeps>>
-  let tenant: IngestTenant
+  let tenant: StoredTenant
   let portal: App
   let edge: App
   let worker: { close(): Promise<void> }
@@ -82,7 +82,7 @@ describe('the generated client against listening apps', () => {
 
   beforeAll(async () => {
     deps = await createTestDeps()
-    tenant = await createIngestTenant(deps, { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] })
+    tenant = await createTestTenant(deps, { api: { key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] } } })
     portal = await buildPortal(deps)
     edge = await buildEdge(deps)
     worker = await startUpsertWorkerBackground(deps)

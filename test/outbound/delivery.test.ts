@@ -5,14 +5,15 @@ import { GONE_REASON } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { RETRY_ANCHORS_MS } from '@lsv/shared/domain/webhooks/schedule.ts'
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createTenant, drainDueTasks, startReceiver, type Answer } from './harness.ts'
+import { drainDueTasks, startReceiver, type Answer } from './harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
 
 describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
   let deps: Deps
   let clock: ManualClock
-  const accounts: string[] = []
+  const tenants: StoredTenant[] = []
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   let script: (n: number) => Answer = () => ({ status: 200 })
 
@@ -26,14 +27,14 @@ describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
     script = () => ({ status: 200 })
   })
   afterAll(async () => {
-    for (const a of accounts) await deps.tenants.deleteAccountData(a)
+    for (const t of tenants) await t.cleanup()
     await receiver.close()
     await deps.cleanup()
   })
 
   async function newDelivery(url = receiver.url) {
-    const t = await createTenant(deps, { url })
-    accounts.push(t.account.id)
+    const t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url } })
+    tenants.push(t)
     const eventId = `evt_${Math.random().toString(36).slice(2)}`
     const body = JSON.stringify({ id: eventId, event: 'visitor.identified' })
     const delivery = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId, body, now: new Date(clock.now()).toISOString() })
@@ -167,8 +168,8 @@ describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
   })
 
   it('the delivery log lists newest first with a cursor; replay checks ownership and the integration state', async () => {
-    const t = await createTenant(deps, { url: receiver.url })
-    accounts.push(t.account.id)
+    const t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: receiver.url } })
+    tenants.push(t)
     const made: string[] = []
     for (let i = 0; i < 3; i++) {
       clock.advance(1000)

@@ -8,7 +8,8 @@ import { startDispatcherBackground } from '../../services/webhook-dispatcher/src
 import { backgroundFor } from '@lsv/shared/platform/background.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
-import { createTenant, startReceiver } from './harness.ts'
+import { startReceiver } from './harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { contractValidator } from './schema.ts'
 import { waitFor } from '../conformance/suites/wait.ts'
 
@@ -17,21 +18,23 @@ type Deps = Awaited<ReturnType<typeof createTestDeps>>
 describe('end to end: visit event -> signed visitor.identified at a local receiver', () => {
   let deps: Deps
   let receiver: Awaited<ReturnType<typeof startReceiver>>
-  let tenant: Awaited<ReturnType<typeof createTenant>>
+  let tenant: StoredTenant
   let background: Background[] = []
 
   beforeAll(async () => {
     deps = await createTestDeps({ config: { allowLoopbackWebhooks: true } })
     receiver = await startReceiver()
-    tenant = await createTenant(deps, { url: receiver.url, tiers: { contact_handles: true, sensitive_traits: false } })
-    await deps.tenants.createCustomField({ account_id: tenant.account.id, key: 'plan', label: 'Plan', type: 'select', created_at: new Date().toISOString() })
+    tenant = await createTestTenant(deps, {
+      ...ACCOUNT_ONLY,
+      customFields: [{ key: 'plan', label: 'Plan', type: 'select' }],
+      integration: { url: receiver.url, tiers: { contact_handles: true, sensitive_traits: false } },
+    })
     background = await startDispatcherBackground(deps, backgroundFor('webhook-dispatcher', deps.config))
   })
   afterAll(async () => {
     for (const b of background) await b.close()
     await receiver.close()
-    await deps.tenants.deleteAccountData(tenant.account.id)
-    await deps.contacts.deleteAccountData(tenant.account.id)
+    await tenant.cleanup()
     await deps.cleanup()
   })
 
@@ -58,7 +61,7 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
     expect(req!.headers['content-type']).toBe('application/json')
     expect(req!.headers['x-service-idempotency-key']).toBe(eventId)
     // the standardwebhooks package verifies the delivery with the integration's secret
-    const body = new Webhook(tenant.secret).verify(req!.body, {
+    const body = new Webhook(tenant.signingSecret).verify(req!.body, {
       'webhook-id': String(req!.headers['webhook-id']),
       'webhook-timestamp': String(req!.headers['webhook-timestamp']),
       'webhook-signature': String(req!.headers['x-service-signature']),

@@ -1,11 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { randomUUID } from 'node:crypto'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import type { AccountRecord, IntegrationRecord, Tier } from '@lsv/shared/model/records.ts'
-import { generateSigningSecret } from '@lsv/shared/domain/webhooks/signing.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
 
 export interface ReceivedRequest {
   method: string
@@ -42,37 +38,6 @@ export async function startReceiver(answer: (req: ReceivedRequest, n: number) =>
     requests,
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
   }
-}
-
-export async function createTenant(deps: PlatformDeps, options: { url: string; permittedTiers?: Tier[]; tiers?: IntegrationRecord['tiers']; payloadVersion?: 1 | 2 }) {
-  const now = new Date(deps.clock.now()).toISOString()
-  const account: AccountRecord = {
-    id: randomUUID(),
-    public_id: `t-${randomSuffix(5)}`,
-    name: 'test',
-    active: true,
-    api_access: true,
-    permitted_tiers: options.permittedTiers ?? [1, 2, 3],
-    authorized_domains: [],
-    created_at: now,
-    updated_at: now,
-  }
-  await deps.tenants.createAccount(account)
-  const secret = generateSigningSecret()
-  const integration: IntegrationRecord = {
-    id: `int_${randomSuffix(9)}`,
-    account_id: account.id,
-    url: options.url,
-    payload_version: options.payloadVersion ?? 2,
-    tiers: options.tiers ?? { contact_handles: false, sensitive_traits: false },
-    active: true,
-    disabled_reason: null,
-    signing_secrets: [{ secret, created_at: now, expires_at: null }],
-    created_at: now,
-    updated_at: now,
-  }
-  await deps.tenants.createIntegration(integration)
-  return { account, integration, secret }
 }
 
 type RunDue = (handler?: (payload: Buffer, meta: unknown) => Promise<void>) => Promise<number | void>

@@ -5,6 +5,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
 import { contractValidator } from './schema.ts'
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
@@ -13,6 +14,7 @@ const OP = { authorization: 'Bearer test-operator-token' }
 describe('read contract and delivery admin routes (portal-api)', () => {
   let deps: Deps
   let app: App
+  let tenant: ManagedTenant
   let accountId: string
   let readKey: string
   let writeOnlyKey: string
@@ -23,20 +25,16 @@ describe('read contract and delivery admin routes (portal-api)', () => {
     deps = await createTestDeps()
     app = await buildApp(deps)
     await app.ready()
-    const acct = await app.inject({ method: 'POST', url: '/api/v1/admin/accounts', headers: OP, payload: { public_id: `r-${randomSuffix(5)}`, permitted_tiers: [1, 2] } })
-    expect(acct.statusCode).toBe(201)
-    accountId = acct.json().id
-    const conn = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/connections`, headers: OP, payload: { type: 'api', source: 'crm', field_mappings: [{ from: 'Plan', to: 'custom_fields.plan' }] } })
-    expect(conn.statusCode).toBe(201)
-    const connectionId = conn.json().id
-    const k1 = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/connections/${connectionId}/keys`, headers: OP, payload: { scopes: ['contacts:read'] } })
-    readKey = k1.json().key
-    const k2 = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/connections/${connectionId}/keys`, headers: OP, payload: {} })
-    writeOnlyKey = k2.json().key
-    for (const key of ['plan', 'region']) {
-      const cf = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/custom-fields`, headers: OP, payload: { key, label: key, type: 'text' } })
-      expect(cf.statusCode).toBe(201)
-    }
+    // permitting tiers 1 and 2, no domains; an api connection mapping Plan to a custom field, a
+    // key reading only and one with the default scopes (contacts:write); two text custom fields
+    tenant = await createTestTenant({ managementApi: app, deps }, {
+      ...ACCOUNT_ONLY, permittedTiers: [1, 2],
+      customFields: [{ key: 'plan', type: 'text' }, { key: 'region', type: 'text' }],
+      api: { source: 'crm', mappings: [{ from: 'Plan', to: 'custom_fields.plan' }], key: { scopes: ['contacts:read'] }, keys: { writeOnly: {} } },
+    })
+    accountId = tenant.accountId
+    readKey = tenant.key
+    writeOnlyKey = tenant.keys.writeOnly.key
     const inputs = Array.from({ length: 5 }, (_, i) => ({
       source: 'crm', external_id: `ext-${i}`, writer: 'form' as const, at: '2026-09-01T00:00:00.000Z', origin: `seed-${i}`,
       patch: {
@@ -52,8 +50,7 @@ describe('read contract and delivery admin routes (portal-api)', () => {
   })
   afterAll(async () => {
     await app.close()
-    await deps.contacts.deleteAccountData(accountId)
-    await deps.tenants.deleteAccountData(accountId)
+    await tenant.cleanup()
     await deps.cleanup()
   })
 

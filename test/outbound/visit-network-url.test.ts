@@ -5,7 +5,7 @@ import { handleVisitEvent } from '@lsv/shared/domain/visits/handle.ts'
 import type { VisitEvent } from '@lsv/shared/contract/visit-event.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
-import { createTenant } from './harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * `identity.network_url` is never overwritten by a provider upsert (half of the row's unique
@@ -20,16 +20,15 @@ import { createTenant } from './harness.ts'
 
 describe('visit events never change a stored network_url, also for a provider-written contact', () => {
   let deps: Awaited<ReturnType<typeof createTestDeps>>
-  let tenant: Awaited<ReturnType<typeof createTenant>>
+  let tenant: StoredTenant
   const published = '2026-09-04T12:00:00.000Z'
 
   beforeAll(async () => {
     deps = await createTestDeps()
-    tenant = await createTenant(deps, { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } })
+    tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
   })
   afterAll(async () => {
-    await deps.tenants.deleteAccountData(tenant.account.id)
-    await deps.contacts.deleteAccountData(tenant.account.id)
+    await tenant.cleanup()
     await deps.cleanup()
   })
 

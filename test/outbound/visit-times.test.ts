@@ -8,7 +8,7 @@ import { deliveryIdFor } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
-import { createTenant } from './harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 /**
  * Event times are bounded to five minutes past the clock (docs/management-api.md, "Visit events"):
@@ -19,19 +19,18 @@ const iso = (ms: number) => new Date(ms).toISOString()
 const FAR_FUTURE = '9999-12-31T23:59:59.000Z'
 
 let deps: Awaited<ReturnType<typeof createTestDeps>>
-let tenant: Awaited<ReturnType<typeof createTenant>>
+let tenant: StoredTenant
 let app: App
 
 beforeAll(async () => {
   deps = await createTestDeps({ clock })
-  tenant = await createTenant(deps, { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } })
+  tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
   app = await buildApp(deps)
 })
 afterAll(async () => {
   await app?.close()
   if (deps) {
-    await deps.tenants.deleteAccountData(tenant.account.id)
-    await deps.contacts.deleteAccountData(tenant.account.id)
+    await tenant.cleanup()
     await deps.cleanup()
   }
 })

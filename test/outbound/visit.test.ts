@@ -9,23 +9,22 @@ import { deliveryIdFor } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import type { VisitEvent } from '@lsv/shared/contract/visit-event.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
-import { createTenant } from './harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
 
 describe('visit events', () => {
   let deps: Deps
-  let tenant: Awaited<ReturnType<typeof createTenant>>
+  let tenant: StoredTenant
   const published = '2026-09-04T12:00:00.000Z'
 
   beforeAll(async () => {
     deps = await createTestDeps()
     // a receiver is not needed: deliveries are only created here
-    tenant = await createTenant(deps, { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } })
+    tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
   })
   afterAll(async () => {
-    await deps.tenants.deleteAccountData(tenant.account.id)
-    await deps.contacts.deleteAccountData(tenant.account.id)
+    await tenant.cleanup()
     await deps.cleanup()
   })
 

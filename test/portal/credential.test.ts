@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
-import { createIngestFixture, body, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import { createIngestTenant, record } from '../ingest/support/tenant.ts'
+import { createIngestFixture, body, expectError, type Harness, type IngestFixture, record } from '../ingest/support/harness.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
 import { seedContact } from '../links/fixtures.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
 import { sameOrigin, signIn } from './support.ts'
@@ -113,7 +113,7 @@ describe('the portal session as a credential', () => {
     })
 
     it('an account without an active api connection: 403 for its session', async () => {
-      const t = await createIngestTenant(h.deps)
+      const t = await createTestTenant(h.deps)
       try {
         const own = await signIn(h.portal, t.account.id)
         expect((await push(sameOrigin(own))).statusCode).toBe(202)

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createIngestFixture, body, type IngestFixture } from '../ingest/support/harness.ts'
-import { record } from '../ingest/support/tenant.ts'
+import { createIngestFixture, body, type IngestFixture, record } from '../ingest/support/harness.ts'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
 import { signIn } from './support.ts'
 import { page, PORTAL_ORIGIN } from './screens-support.ts'

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
-import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
 
@@ -16,6 +15,7 @@ import { formPost, page } from './screens-support.ts'
 describe('portal screen: a partner CRM location token rotated with a grace', () => {
   const clock = new ManualClock(Date.now())
   let h: Harness
+  let tenant: ManagedTenant | undefined
   let accountId = ''
   let host = ''
   let cookie = ''
@@ -33,18 +33,14 @@ describe('portal screen: a partner CRM location token rotated with a grace', () 
 
   beforeAll(async () => {
     h = await createHarness({ clock })
-    const publicId = `pr-${randomSuffix(4)}`
-    const created = await h.portal.inject({ method: 'POST', url: ADMIN, headers: { ...OPERATOR, 'content-type': 'application/json' }, payload: JSON.stringify({ public_id: publicId }) })
-    expect(created.statusCode).toBe(201)
-    accountId = created.json().id
-    host = `${publicId}.${h.deps.config.edgeDomain}`
+    // a bare account through the management API: the screen adds the partner CRM connection
+    tenant = await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY)
+    accountId = tenant.accountId
+    host = tenant.host
     cookie = await signIn(h.portal, accountId)
   })
   afterAll(async () => {
-    if (accountId) {
-      await h.deps.contacts.deleteAccountData(accountId)
-      await h.deps.tenants.deleteAccountData(accountId)
-    }
+    await tenant?.cleanup()
     await h?.close()
   })
 

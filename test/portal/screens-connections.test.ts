@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { handleBatchMessage } from '../../services/upsert-worker/src/handle-batch.ts'
 import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
 import { createHarness, body, type Harness } from '../ingest/support/harness.ts'
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { signIn } from './support.ts'
@@ -15,6 +15,7 @@ import { formPost, page, PORTAL_ORIGIN } from './screens-support.ts'
  */
 describe('portal screen: inbound connections', () => {
   let h: Harness
+  let tenants: ManagedTenant[] = []
   let accountId = ''
   let otherId = ''
   let cookie = ''
@@ -41,18 +42,15 @@ describe('portal screen: inbound connections', () => {
 
   beforeAll(async () => {
     h = await createHarness()
-    const publicId = `pc-${randomSuffix(4)}`
-    accountId = (await admin('POST', ADMIN, { public_id: publicId })).id
-    otherId = (await admin('POST', ADMIN, { public_id: `pco-${randomSuffix(4)}` })).id
-    host = `${publicId}.${h.deps.config.edgeDomain}`
+    // bare accounts through the management API: the screens add every connection
+    tenants = [await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY), await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY)]
+    accountId = tenants[0]!.accountId
+    otherId = tenants[1]!.accountId
+    host = tenants[0]!.host
     cookie = await signIn(h.portal, accountId)
   })
   afterAll(async () => {
-    for (const id of [accountId, otherId]) {
-      if (!id) continue
-      await h.deps.contacts.deleteAccountData(id)
-      await h.deps.tenants.deleteAccountData(id)
-    }
+    for (const t of tenants) await t.cleanup()
     await h?.close()
   })
 

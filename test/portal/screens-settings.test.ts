@@ -3,7 +3,7 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { PUBLIC_SUFFIX } from '@lsv/shared/domain/tenants/domains.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { generateApiKey, generateSourceToken } from '@lsv/shared/domain/auth/hashing.ts'
-import { randomSuffix } from '../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { signIn } from './support.ts'
@@ -12,6 +12,7 @@ import { formPost, page } from './screens-support.ts'
 /** Screen 4, Settings, and the audit log page, as a browser uses them (app.inject). */
 describe('portal screen: settings, and the audit log', () => {
   let h: Harness
+  let tenants: ManagedTenant[] = []
   let accountId = ''
   let otherId = ''
   let cookie = ''
@@ -24,13 +25,17 @@ describe('portal screen: settings, and the audit log', () => {
 
   beforeAll(async () => {
     h = await createHarness()
-    accountId = (await admin('POST', ADMIN, { public_id: `ps-${randomSuffix(4)}` })).id
-    otherId = (await admin('POST', ADMIN, { public_id: `pso-${randomSuffix(4)}` })).id
-    await admin('PUT', `${ADMIN}/${otherId}/authorized-domains`, { domains: ['other.example'] })
+    // through the management API: this account bare, the other with a domain of its own
+    tenants = [
+      await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY),
+      await createTestTenant({ managementApi: h.portal, deps: h.deps }, { ...ACCOUNT_ONLY, authorizedDomains: ['other.example'] }),
+    ]
+    accountId = tenants[0]!.accountId
+    otherId = tenants[1]!.accountId
     cookie = await signIn(h.portal, accountId)
   })
   afterAll(async () => {
-    for (const id of [accountId, otherId]) if (id) await h.deps.tenants.deleteAccountData(id)
+    for (const t of tenants) await t.cleanup()
     await h?.close()
   })
 

@@ -5,6 +5,7 @@ import { createTestDeps } from '../helpers/deps.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { ADMIN, fails, ok } from '../management/harness.ts'
 import { drainDueTasks, startReceiver } from '../outbound/harness.ts'
+import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
 
 /**
  * Signing secret rotation with a grace period (`POST …/integrations/{id}/secret/rotate`) and the
@@ -18,6 +19,7 @@ describe('integration signing secret rotation and test events', () => {
   let deps: Awaited<ReturnType<typeof createTestDeps>>
   let app: Awaited<ReturnType<typeof buildApp>>
   let receiver: Awaited<ReturnType<typeof startReceiver>>
+  const tenants: ManagedTenant[] = []
   let accountId: string
   let integrationId: string
   let oldSecret: string
@@ -42,14 +44,16 @@ describe('integration signing secret rotation and test events', () => {
     deps = await createTestDeps({ clock })
     app = await buildApp(deps)
     receiver = await startReceiver()
-    accountId = (await ok(app, 201, 'POST', ADMIN, { public_id: `rot-${Date.now().toString(36)}` })).id
-    const created = await ok(app, 201, 'POST', `${ADMIN}/${accountId}/integrations`, { url: receiver.url, payload_version: 2 })
-    integrationId = created.id
-    oldSecret = created.signing_secret
+    const tenant = await createTestTenant({ managementApi: app, deps }, { ...ACCOUNT_ONLY, integration: { url: receiver.url, payloadVersion: 2 } })
+    tenants.push(tenant)
+    accountId = tenant.accountId
+    integrationId = tenant.integrationId
+    oldSecret = tenant.signingSecret
   })
   afterAll(async () => {
     await receiver?.close()
     await app?.close()
+    for (const t of tenants) await t.cleanup()
     await deps?.cleanup()
   })
 
@@ -92,7 +96,9 @@ describe('integration signing secret rotation and test events', () => {
     expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(1)
     expect(verifies(before.signing_secret, request)).toBe(true)
 
-    const other = (await ok(app, 201, 'POST', ADMIN, { public_id: `rot-o-${Date.now().toString(36)}` })).id
+    const otherTenant = await createTestTenant({ managementApi: app, deps }, ACCOUNT_ONLY)
+    tenants.push(otherTenant)
+    const other = otherTenant.accountId
     expect((await fails(app, 'POST', `${ADMIN}/${other}/integrations/${integrationId}/secret/rotate`, {})).status).toBe(404)
     expect((await fails(app, 'POST', `${ADMIN}/${other}/integrations/${integrationId}/test-event`)).status).toBe(404)
     expect((await fails(app, 'POST', `${ADMIN}/${accountId}/integrations/int_nope/secret/rotate`, {})).status).toBe(404)

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { hashPortalSecret } from '@lsv/shared/domain/portal/secrets.ts'
 import { createIngestFixture, expectError, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import { createIngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
 import { ADMIN, call, fails, ok } from '../management/harness.ts'
 import { mintLink, pathOf, sameOrigin, setCookieOf, signIn } from './support.ts'
 
@@ -42,7 +42,7 @@ describe('portal session lifetime', () => {
     const cookie = await signIn(h.portal, accountId())
     const page = await home(cookie)
     expect(page.statusCode).toBe(200)
-    expect(page.body).toContain(`Signed in to <strong>ingest test</strong> (account <code>${fixture.t.publicId}</code>)`)
+    expect(page.body).toContain(`Signed in to <strong>test tenant</strong> (account <code>${fixture.t.publicId}</code>)`)
     expect(page.body).toContain('<form method="post" action="/portal/sign-out">')
     const none = await h.portal.inject({ method: 'GET', url: '/portal/' })
     expect(none.body).toContain('Not signed in')
@@ -137,7 +137,7 @@ describe('portal session lifetime', () => {
   })
 
   it('never outlives a deactivated account: deactivation ends it, and reactivation revives none', async () => {
-    const t = await createIngestTenant(h.deps)
+    const t = await createTestTenant(h.deps)
     try {
       const cookie = await signIn(h.portal, t.account.id)
       const pending = await mintLink(h.portal, t.account.id)
@@ -153,7 +153,7 @@ describe('portal session lifetime', () => {
   })
 
   it('an account made inactive behind the API\'s back: its session stops at the next request and stays ended', async () => {
-    const t = await createIngestTenant(h.deps)
+    const t = await createTestTenant(h.deps)
     try {
       const cookie = await signIn(h.portal, t.account.id)
       const pending = await mintLink(h.portal, t.account.id)

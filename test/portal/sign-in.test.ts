@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { hashPortalSecret } from '@lsv/shared/domain/portal/secrets.ts'
 import { createIngestFixture, createHarness, type Harness, type IngestFixture } from '../ingest/support/harness.ts'
-import { createIngestTenant } from '../ingest/support/tenant.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
 import { ADMIN, OPERATOR, call, fails } from '../management/harness.ts'
 import { mintLink, pathOf, setCookieOf, tokenOf } from './support.ts'
 
@@ -60,7 +60,7 @@ describe('portal sign-in links', () => {
     expect(await fails(h.portal, 'POST', `${ADMIN}/${accountId()}/portal-links`, {}, { authorization: `Bearer ${fixture.t.key}` }))
       .toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
     expect(await fails(h.portal, 'POST', `${ADMIN}/00000000-0000-4000-8000-000000000000/portal-links`, {})).toEqual({ status: 404, body: { ok: false, error: 'not found' } })
-    const inactive = await createIngestTenant(h.deps)
+    const inactive = await createTestTenant(h.deps)
     try {
       await h.deps.tenants.updateAccount(inactive.account.id, { active: false })
       expect(await fails(h.portal, 'POST', `${ADMIN}/${inactive.account.id}/portal-links`, {})).toEqual({ status: 409, body: { ok: false, error: 'conflict' } })
@@ -170,7 +170,7 @@ describe('portal sign-in links', () => {
 describe('portal session cookie attributes follow the portal origin', () => {
   it('http: HttpOnly, SameSite=Lax, Path=/, Max-Age 7 days, no Secure, plain name', async () => {
     const h = await createHarness({ config: { portalBaseUrl: 'http://portal.localhost:8081' } })
-    const t = await createIngestTenant(h.deps)
+    const t = await createTestTenant(h.deps)
     try {
       const { url } = await mintLink(h.portal, t.account.id)
       expect(url.startsWith('http://portal.localhost:8081/portal/sign-in?token=')).toBe(true)
@@ -187,7 +187,7 @@ describe('portal session cookie attributes follow the portal origin', () => {
 
   it('https: Secure, and the __Host- prefix (no Domain, Path=/)', async () => {
     const h = await createHarness({ config: { portalBaseUrl: 'https://portal.example.test' } })
-    const t = await createIngestTenant(h.deps)
+    const t = await createTestTenant(h.deps)
     try {
       const { url } = await mintLink(h.portal, t.account.id)
       expect(url.startsWith('https://portal.example.test/portal/sign-in?token=')).toBe(true)

@@ -3,7 +3,8 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { setUpTenant, adminCaller, contactRecord, type Injectable, type Tenant } from './support/tenant-setup.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, adminCaller, contactRecord, type Injectable } from './support/requests.ts'
 import { printFigure } from './support/figures.ts'
 
 /**
@@ -30,8 +31,8 @@ describe('reliability 5: byte-identical 401s', () => {
   let clock: ManualClock
   let edge: Injectable
   let portal: Injectable
-  let a: Tenant
-  let b: Tenant
+  let a: ManagedTenant
+  let b: ManagedTenant
   const keys: Record<string, string> = {}
   const tokens: Record<string, string> = {}
   const locTokens: Record<string, string> = {}
@@ -41,8 +42,8 @@ describe('reliability 5: byte-identical 401s', () => {
     deps = await createTestDeps({ clock, env: { PARTNERCRM_TOKEN_CUTOVER: '2020-01-01T00:00:00Z' } })
     edge = (await buildEdge(deps)) as unknown as Injectable
     portal = (await buildPortal(deps)) as unknown as Injectable
-    a = await setUpTenant(portal, deps)
-    b = await setUpTenant(portal, deps)
+    a = await createTestTenant({ managementApi: portal, deps }, RELIABILITY_TENANT)
+    b = await createTestTenant({ managementApi: portal, deps }, RELIABILITY_TENANT)
     const admin = adminCaller(portal, deps)
     const conn = `/api/v1/admin/accounts/${a.accountId}/connections`
     const scopes = ['contacts:write', 'contacts:links:write']
@@ -100,12 +101,12 @@ describe('reliability 5: byte-identical 401s', () => {
   it('POST /v1/contacts: keys by bearer and by x-api-key', async () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, key] of Object.entries(keys)) {
-      variants[`bearer ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } })
-      variants[`x-api-key ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) } })
+      variants[`bearer ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } })
+      variants[`x-api-key ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) } })
     }
-    variants['blank bearer'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', authorization: 'Bearer ' } })
-    variants['basic scheme'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } })
-    variants['wrong bearer + valid x-api-key'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', authorization: 'Bearer lsk_wrong', 'x-api-key': a.key } })
+    variants['blank bearer'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer ' } })
+    variants['basic scheme'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } })
+    variants['wrong bearer + valid x-api-key'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer lsk_wrong', 'x-api-key': a.key } })
     await compare('POST /v1/contacts', variants)
   })
 
@@ -131,12 +132,12 @@ describe('reliability 5: byte-identical 401s', () => {
   it('POST /v1/contacts/{sourceId}: tokens by header and by query', async () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, token] of Object.entries(tokens)) {
-      variants[`header ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}`, payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
-      if (token) variants[`query ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(token)}`, payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json' } })
+      variants[`header ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
+      if (token) variants[`query ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(token)}`, payload: body, headers: { host: a.host, 'content-type': 'application/json' } })
     }
-    variants['unknown source id'] = () => edge.inject({ method: 'POST', url: '/v1/contacts/src_does_not_exist', payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
-    variants['api connection id as source'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.apiConnectionId}`, payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
-    variants['wrong header, valid query'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(a.sourceToken)}`, payload: body, headers: { host: a.edgeHost, 'content-type': 'application/json', 'x-webhook-token': 'wrong' } })
+    variants['unknown source id'] = () => edge.inject({ method: 'POST', url: '/v1/contacts/src_does_not_exist', payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
+    variants['api connection id as source'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.apiConnectionId}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
+    variants['wrong header, valid query'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(a.sourceToken)}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': 'wrong' } })
     await compare('POST /v1/contacts/{sourceId}', variants)
   })
 
@@ -144,7 +145,7 @@ describe('reliability 5: byte-identical 401s', () => {
     const payload = JSON.stringify({ contactId: 'p-1', locationId: a.locationId, email: 'p@example.com' })
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, token] of Object.entries(locTokens)) {
-      variants[name] = () => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload, headers: { host: a.edgeHost, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
+      variants[name] = () => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload, headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
     }
     await compare('POST /v1/contacts/partnercrm', variants)
   })

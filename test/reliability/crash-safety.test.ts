@@ -9,7 +9,8 @@ import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
-import { setUpTenant, type Injectable } from './support/tenant-setup.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, type Injectable } from './support/requests.ts'
 import { allocatePorts, killStack, readDemoCredentials, startStack, stopStack } from './support/stack.ts'
 import type { Spawned } from './support/processes.ts'
 import { printFigure } from './support/figures.ts'
@@ -169,7 +170,7 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
     const portal = (await buildPortal(producer)) as unknown as Injectable
     const cleanups: Array<() => Promise<void>> = [() => producer.cleanup(), () => edge.close().then(() => {}), () => portal.close().then(() => {})]
     try {
-      const t = await setUpTenant(portal, producer)
+      const t = await createTestTenant({ managementApi: portal, deps: producer }, RELIABILITY_TENANT)
       // 8 batches over 300 overlapping ids: later batches overwrite earlier ones, some fields
       // only in some batches, one batch with a null (ignored) and a duplicate id inside it
       for (let j = 0; j < 8; j++) {
@@ -183,7 +184,7 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
           return r
         })
         if (j === 6) contacts.push({ external_id: 'r-0', first_name: 'F6-dup', title: 'second' })
-        const res = await edge.inject({ method: 'POST', url: '/v1/contacts', payload: JSON.stringify({ contacts }), headers: { host: t.edgeHost, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } })
+        const res = await edge.inject({ method: 'POST', url: '/v1/contacts', payload: JSON.stringify({ contacts }), headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } })
         expect(res.statusCode).toBe(202)
         clock.advance(1000)
       }

@@ -5,7 +5,8 @@ import { ERROR_CODES } from '@lsv/shared/errors/codes.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { setUpTenant, contactRecord, type Injectable, type Tenant } from './support/tenant-setup.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, contactRecord, type Injectable } from './support/requests.ts'
 import { mutateBytes, replaceSomewhere } from './support/mutate.ts'
 import { printFigure } from './support/figures.ts'
 
@@ -24,7 +25,7 @@ const ALLOWED_5XX = new Set(['503 temporarily unavailable', '503 signed links un
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
-interface Op { name: string; app: 'edge' | 'portal'; url: (t: Tenant) => string; auth: (t: Tenant) => Record<string, string>; valid: (t: Tenant) => unknown; issues: boolean }
+interface Op { name: string; app: 'edge' | 'portal'; url: (t: ManagedTenant) => string; auth: (t: ManagedTenant) => Record<string, string>; valid: (t: ManagedTenant) => unknown; issues: boolean }
 
 const OPS: Op[] = [
   { name: 'POST /v1/contacts', app: 'edge', url: () => '/v1/contacts', auth: (t) => ({ authorization: `Bearer ${t.key}` }), valid: () => ({ contacts: [contactRecord(1), contactRecord(2, { company: 'Acme' })] }), issues: false },
@@ -41,7 +42,7 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
   let clock: ManualClock
   let edge: Injectable
   let portal: Injectable
-  let tenant: Tenant
+  let tenant: ManagedTenant
   let sent = 0
   const unhandled: unknown[] = []
   const onUnhandled = (e: unknown) => unhandled.push(e)
@@ -52,7 +53,7 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
     deps = await createTestDeps({ clock })
     edge = (await buildEdge(deps)) as unknown as Injectable
     portal = (await buildPortal(deps)) as unknown as Injectable
-    tenant = await setUpTenant(portal, deps)
+    tenant = await createTestTenant({ managementApi: portal, deps }, RELIABILITY_TENANT)
   })
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled)
@@ -65,7 +66,7 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
   async function send(op: Op, payload: string, headers: Record<string, string>, url = op.url(tenant)): Promise<string | null> {
     if (++sent % 100 === 0) clock.advance(61_000)
     const app = op.app === 'edge' ? edge : portal
-    const h = op.app === 'edge' ? { host: tenant.edgeHost, ...headers } : headers
+    const h = op.app === 'edge' ? { host: tenant.host, ...headers } : headers
     let res
     try {
       res = await app.inject({ method: 'POST', url, headers: h, payload })
@@ -134,7 +135,7 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
           if (v) violations.push(v)
         }
       }
-      const health = await (op.app === 'edge' ? edge : portal).inject({ method: 'GET', url: '/healthz', headers: op.app === 'edge' ? { host: tenant.edgeHost } : {} })
+      const health = await (op.app === 'edge' ? edge : portal).inject({ method: 'GET', url: '/healthz', headers: op.app === 'edge' ? { host: tenant.host } : {} })
       printFigure(`fuzz ${op.name}`, `${violations.length} violations over ${count} requests (unexpected 5xx, crashes, envelopes or texts outside the contract)`)
       expect(violations.slice(0, 20)).toEqual([])
       expect(health.statusCode).toBeLessThan(500)

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
-import { setUpTenant, type Injectable, type Tenant } from './support/tenant-setup.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, type Injectable } from './support/requests.ts'
 import { freePort, startNode, waitHealthy, signal } from './support/processes.ts'
 import { printFigure } from './support/figures.ts'
 
@@ -36,11 +37,11 @@ function bigBody(tag: string): Buffer {
 }
 
 /** POSTs `body` in chunks with pauses; resolves with the status or the transport error. */
-function streamPush(port: number, t: Tenant, body: Buffer, chunk: number, pauseMs: number): Promise<{ status: number | null; error: string | null; body: string }> {
+function streamPush(port: number, t: ManagedTenant, body: Buffer, chunk: number, pauseMs: number): Promise<{ status: number | null; error: string | null; body: string }> {
   return new Promise((resolve) => {
     const req = request({
       host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST',
-      headers: { host: t.edgeHost, authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+      headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
     }, (res) => {
       let text = ''
       res.on('data', (d: Buffer) => { text += d.toString() })
@@ -68,7 +69,7 @@ describe('reliability 2: graceful shutdown of edge-ingest', () => {
     const env = { DATA_DIR: data.dir, OPERATOR_TOKEN: 'test-operator-token', KEY_PEPPER: 'test-key-pepper', STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded' }
     const setup = await createTestDeps({ env })
     const portal = (await buildPortal(setup)) as unknown as Injectable
-    const tenant = await setUpTenant(portal, setup)
+    const tenant = await createTestTenant({ managementApi: portal, deps: setup }, RELIABILITY_TENANT)
     await portal.close()
     await setup.close()
 

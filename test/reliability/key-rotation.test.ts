@@ -3,7 +3,8 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { setUpTenant, adminCaller, contactRecord, type Injectable, type Tenant } from './support/tenant-setup.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, adminCaller, contactRecord, type Injectable } from './support/requests.ts'
 import { printFigure } from './support/figures.ts'
 
 /**
@@ -24,13 +25,13 @@ describe('reliability 6: key rotation and revocation', () => {
   let clock: ManualClock
   let edge: Injectable
   let portal: Injectable
-  let t: Tenant
+  let t: ManagedTenant
   let admin: ReturnType<typeof adminCaller>
   const conn = () => `/api/v1/admin/accounts/${t.accountId}/connections`
   const body = JSON.stringify({ contacts: [contactRecord(1)] })
-  const push = (key: string) => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: t.edgeHost, 'content-type': 'application/json', authorization: `Bearer ${key}` } }).then((r) => r.statusCode)
-  const pushToken = (token: string) => edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhookConnectionId}`, payload: body, headers: { host: t.edgeHost, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
-  const pushLocation = (token: string) => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }), headers: { host: t.edgeHost, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
+  const push = (key: string) => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: t.host, 'content-type': 'application/json', authorization: `Bearer ${key}` } }).then((r) => r.statusCode)
+  const pushToken = (token: string) => edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhookConnectionId}`, payload: body, headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
+  const pushLocation = (token: string) => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }), headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
   const mint = (key: string) => portal.inject({ method: 'POST', url: '/api/contacts/links', payload: JSON.stringify({ destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' }), headers: { 'content-type': 'application/json', 'x-api-key': key } }).then((r) => r.statusCode)
 
   beforeAll(async () => {
@@ -38,7 +39,7 @@ describe('reliability 6: key rotation and revocation', () => {
     deps = await createTestDeps({ clock })
     edge = (await buildEdge(deps)) as unknown as Injectable
     portal = (await buildPortal(deps)) as unknown as Injectable
-    t = await setUpTenant(portal, deps)
+    t = await createTestTenant({ managementApi: portal, deps }, RELIABILITY_TENANT)
     admin = adminCaller(portal, deps)
   })
   afterAll(async () => {

@@ -4,7 +4,8 @@ import type { Topic } from '@lsv/shared/model/topics.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { setUpTenant, contactRecord, type Injectable, type Tenant } from './support/tenant-setup.ts'
+import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, contactRecord, type Injectable } from './support/requests.ts'
 import { printFigure } from './support/figures.ts'
 
 /**
@@ -34,9 +35,9 @@ function faultyQueue(when: (n: number) => boolean) {
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
 
-function requests(t: Tenant) {
+function requests(t: ManagedTenant) {
   const body = JSON.stringify({ contacts: [contactRecord(1), contactRecord(2)] })
-  const edge = (extra: Record<string, string>) => ({ host: t.edgeHost, 'content-type': 'application/json', ...extra })
+  const edge = (extra: Record<string, string>) => ({ host: t.host, 'content-type': 'application/json', ...extra })
   return [
     { name: 'POST /v1/contacts', app: 'edge' as const, url: '/v1/contacts', headers: edge({ authorization: `Bearer ${t.key}` }), payload: body },
     { name: 'POST /v1/contacts (x-api-key)', app: 'edge' as const, url: '/v1/contacts', headers: edge({ 'x-api-key': t.key }), payload: body },
@@ -51,7 +52,7 @@ describe('reliability 3: queue refusing publishes', () => {
   let deps: Deps
   let edge: Injectable
   let portal: Injectable
-  let tenant: Tenant
+  let tenant: ManagedTenant
   const faulty = { refuse: true }
   const q = faultyQueue(() => faulty.refuse)
 
@@ -60,7 +61,7 @@ describe('reliability 3: queue refusing publishes', () => {
     edge = (await buildEdge(deps)) as unknown as Injectable
     portal = (await buildPortal(deps)) as unknown as Injectable
     faulty.refuse = false
-    tenant = await setUpTenant(portal, deps)
+    tenant = await createTestTenant({ managementApi: portal, deps }, RELIABILITY_TENANT)
     faulty.refuse = true
   })
   afterAll(async () => {

@@ -4,7 +4,8 @@ import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
-import { setUpTenant, contactRecord, type Injectable } from './support/tenant-setup.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
+import { RELIABILITY_TENANT, contactRecord, type Injectable } from './support/requests.ts'
 import { printFigure } from './support/figures.ts'
 
 /**
@@ -29,12 +30,12 @@ async function drive(label: string, make: (clock: ManualClock) => Promise<[Deps,
   const edgeA = (await buildEdge(a)) as unknown as Injectable
   const edgeB = (await buildEdge(b)) as unknown as Injectable
   try {
-    const tenant = await setUpTenant(portal, a)
+    const tenant = await createTestTenant({ managementApi: portal, deps: a }, RELIABILITY_TENANT)
     const body = JSON.stringify({ contacts: [contactRecord(1)] })
     const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) =>
       (i % 2 === 0 ? edgeA : edgeB).inject({
         method: 'POST', url: '/v1/contacts', payload: body,
-        headers: { host: tenant.edgeHost, authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        headers: { host: tenant.host, authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
       })))
     const admitted = results.filter((r) => r.statusCode === 202).length
     const limited = results.filter((r) => r.statusCode === 429)

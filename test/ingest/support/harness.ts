@@ -5,7 +5,7 @@ import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { buildApp as buildPortal } from '../../../services/portal-api/src/app.ts'
 import { expect } from 'vitest'
 import { createTestDeps, type TestDepsOptions } from '../../helpers/deps.ts'
-import { createIngestTenant, type IngestTenant } from './tenant.ts'
+import { createTestTenant, type StoredTenant } from '../../helpers/tenant.ts'
 
 export interface Published extends QueueMessage {
   topic: Topic
@@ -66,18 +66,23 @@ export async function createHarness(options: TestDepsOptions = {}): Promise<Harn
 
 export const body = (contacts: unknown[]) => JSON.stringify({ contacts })
 
+/** A valid inbound record with a unique external id. */
+export function record(i: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { external_id: `ext-${i}`, email: `Person${i}@Example.com`, first_name: `First${i}`, last_name: `Last${i}`, ...extra }
+}
+
 /** The harness and two tenants of their own (`other` for cross-tenant checks), closed together. */
 export interface IngestFixture {
   h: Harness
-  t: IngestTenant
-  other: IngestTenant
+  t: StoredTenant
+  other: StoredTenant
   close(): Promise<void>
 }
 
 export async function createIngestFixture(options: TestDepsOptions = {}): Promise<IngestFixture> {
   const h = await createHarness(options)
-  const t = await createIngestTenant(h.deps)
-  const other = await createIngestTenant(h.deps)
+  const t = await createTestTenant(h.deps)
+  const other = await createTestTenant(h.deps)
   return {
     h, t, other,
     async close() {

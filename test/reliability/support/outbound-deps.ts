@@ -1,15 +1,14 @@
 import pino from 'pino'
-import { randomUUID } from 'node:crypto'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { loadConfig } from '@lsv/shared/config/config.ts'
 import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
 import { createEmbeddedTenantStore } from '@lsv/shared/adapters/embedded/tenant-store.ts'
+import { createEmbeddedDeliveryLog } from '@lsv/shared/adapters/embedded/delivery-log.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { TaskRequest, TaskScheduler } from '@lsv/shared/ports/task-scheduler.ts'
-import type { AccountRecord, IntegrationRecord } from '@lsv/shared/model/records.ts'
-import { generateSigningSecret } from '@lsv/shared/domain/webhooks/signing.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { tempDataDir, randomSuffix } from '../../helpers/embedded.ts'
+import { ACCOUNT_ONLY, createTestTenant } from '../../helpers/tenant.ts'
 
 /** A task scheduler that only records what was enqueued: the test runs each task by hand. */
 export function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequest[] } {
@@ -24,14 +23,15 @@ export function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequ
 }
 
 /**
- * The part of PlatformDeps the webhook delivery path uses (tenant store on sqlite, a recording
- * scheduler, a manual clock), built directly so the outbound items do not depend on the other
+ * The part of PlatformDeps the webhook delivery path uses (tenant store and delivery log on sqlite,
+ * a recording scheduler, a manual clock), built directly so the outbound items do not depend on the other
  * adapters. `allowLoopbackWebhooks` is whatever the test says (false for SSRF).
  */
 export async function createOutboundDeps(options: { allowLoopback: boolean }) {
   const data = tempDataDir('lsv-rel-outbound-')
   const edb = openEmbeddedDb(data.dir)
   const tenants = createEmbeddedTenantStore(edb)
+  const deliveries = createEmbeddedDeliveryLog(edb)
   const tasks = createRecordingScheduler()
   const clock = new ManualClock(Date.now())
   const config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: data.dir, OPERATOR_TOKEN: 'x', KEY_PEPPER: 'x' }), allowLoopbackWebhooks: options.allowLoopback }
@@ -40,6 +40,7 @@ export async function createOutboundDeps(options: { allowLoopback: boolean }) {
     logger: pino({ level: 'silent' }),
     clock,
     tenants,
+    deliveries,
     tasks,
     async close() {},
   } as unknown as PlatformDeps
@@ -49,26 +50,17 @@ export async function createOutboundDeps(options: { allowLoopback: boolean }) {
     tasks,
     async cleanup() {
       await tenants.close().catch(() => {})
+      await deliveries.close().catch(() => {})
       edb.close()
       data.cleanup()
     },
   }
 }
 
-/** An active account + integration pointing at `url`, and a pending delivery to it. */
+/** An active account + integration pointing at `url` (the tests' tenant harness), and a pending delivery to it. */
 export async function createPendingDelivery(deps: PlatformDeps, url: string) {
+  const { account, integration } = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url } })
   const now = new Date(deps.clock.now()).toISOString()
-  const account: AccountRecord = {
-    id: randomUUID(), public_id: `r-${randomSuffix(5)}`, name: 'reliability', active: true, api_access: true,
-    permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now,
-  }
-  await deps.tenants.createAccount(account)
-  const integration: IntegrationRecord = {
-    id: `int_${randomSuffix(9)}`, account_id: account.id, url, payload_version: 2,
-    tiers: { contact_handles: false, sensitive_traits: false }, active: true, disabled_reason: null,
-    signing_secrets: [{ secret: generateSigningSecret(), created_at: now, expires_at: null }], created_at: now, updated_at: now,
-  }
-  await deps.tenants.createIntegration(integration)
   const eventId = `evt_${randomSuffix(8)}`
   const delivery = await createDelivery(deps, { accountId: account.id, integrationId: integration.id, eventId, body: JSON.stringify({ id: eventId, event: 'visitor.identified' }), now })
   return { account, integration, delivery }
