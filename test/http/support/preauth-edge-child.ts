@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net'
 import { PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { createTestDeps } from '../../helpers/deps.ts'
-import { createIngestTenant } from '../../ingest/support/tenant.ts'
+import { createTestTenant } from '../../helpers/tenant.ts'
 
 /**
  * The edge in a process of its own, for test/http/partnercrm-preauth-memory.test.ts: the memory a
@@ -22,7 +22,7 @@ const SAMPLE_MS = 5
 const deps = await createTestDeps()
 const tenants = []
 for (let i = 0; i < TENANTS; i++) {
-  const t = await createIngestTenant(deps)
+  const t = await createTestTenant(deps)
   tenants.push({ host: t.host, locationId: t.locationId, accountId: t.account.id })
 }
 const budget = new PreAuthBudget()
