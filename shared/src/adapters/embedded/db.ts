@@ -326,6 +326,9 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
       worker = null
       if (!w) return Promise.resolve()
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
+      // held while it closes: an unref'd thread would let the process end first, and whoever
+      // awaits close() (a shutdown that exits with its own code) would never resume
+      w.ref()
       w.postMessage({ kind: 'close' })
       return exited
     },
