@@ -5,6 +5,8 @@ import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import { isAuthorizedHost } from '@lsv/shared/domain/links/destination.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import type { ContactStore } from '@lsv/shared/ports/contact-store.ts'
+import type { LinkTokenStore } from '@lsv/shared/ports/link-tokens.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { printFigure } from './support/figures.ts'
@@ -23,15 +25,17 @@ const account: AccountRecord = {
   id: 'acc-rel-open-redirect', public_id: 'rel', name: 'rel', active: true, api_access: true, permitted_tiers: [1, 2, 3],
   authorized_domains: AUTHORIZED, created_at: '2026-09-04T00:00:00.000Z', updated_at: '2026-09-04T00:00:00.000Z',
 }
-/** contacts stub: the contact exists, token writes succeed (the destination check is under test) */
-const deps = {
-  clock: new ManualClock(),
-  contacts: {
-    async get(accountId: string, id: string) { return { id, account_id: accountId } },
-    async getByAnchor(accountId: string) { return { id: 'c1', account_id: accountId } },
-    async putLinkToken() {},
-  },
-} as unknown as PlatformDeps
+/**
+ * Port stubs: the contact exists, token writes succeed (the destination check is under test).
+ * `satisfies` keeps each stub's method names checked against its port, so a renamed port
+ * method fails the type-check instead of every mint.
+ */
+const contacts = {
+  async get(accountId: string, id: string) { return { id, account_id: accountId } },
+  async getByAnchor(accountId: string) { return { id: 'c1', account_id: accountId } },
+} satisfies Partial<Record<keyof ContactStore, unknown>>
+const linkTokens = { async put() {} } satisfies Partial<LinkTokenStore>
+const deps = { clock: new ManualClock(), contacts, linkTokens } as unknown as PlatformDeps
 
 type Outcome = { ok: true; link: string } | { ok: false; error: string }
 async function mint(destinationUrl: string): Promise<Outcome> {
