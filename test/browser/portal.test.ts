@@ -113,7 +113,10 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('#signing-secret').textContent()).toMatch(/^whsec_/)
     await checkScreen('webhooks')
     await page.getByRole('link', { name: receiver.url }).first().click()
+    // each form answers 303 to the detail screen with a flash; reloading before that navigation
+    // ends races it (Chromium: "Not attached to an active page"), so wait for it first
     await page.getByRole('button', { name: 'Send test event' }).click()
+    await page.waitForURL(/flash=test-sent/)
     const eventId = await eventually('the test event in the delivery log', async () => {
       await page.reload()
       const row = page.locator('#deliveries tbody tr').filter({ hasText: 'succeeded' }).first()
@@ -123,6 +126,7 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect(receiver.requests.map((r) => JSON.parse(r.body).id)).toEqual([eventId])
     await checkScreen('webhook')
     await page.getByRole('button', { name: `Replay delivery of ${eventId}` }).click()
+    await page.waitForURL(/flash=delivery-replayed/)
     await eventually('the replay to arrive', async () => (receiver.requests.length === 2 ? true : undefined))
     expect(JSON.parse(receiver.requests[1]!.body).id).toBe(eventId)
     await eventually('two attempts in the log', async () => {
