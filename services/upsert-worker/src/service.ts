@@ -8,4 +8,6 @@ import { upsertWorkerBackground } from './background.ts'
  */
 export const upsertWorker: ServiceDefinition = {
   name: 'upsert-worker', defaultPort: 8082, localPortVariable: 'UPSERT_WORKER_PORT', build: buildApp, background: upsertWorkerBackground,
+  // the local stack runs the background on a worker thread, which loads this definition from here
+  module: import.meta.url,
 }

@@ -8,4 +8,6 @@ import { startDispatcherBackground } from './background.ts'
  */
 export const webhookDispatcher: ServiceDefinition = {
   name: 'webhook-dispatcher', defaultPort: 8083, localPortVariable: 'WEBHOOK_DISPATCHER_PORT', build: buildApp, background: startDispatcherBackground,
+  // the local stack runs the background on a worker thread, which loads this definition from here
+  module: import.meta.url,
 }
