@@ -3,8 +3,12 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { loadConfig } from '@lsv/shared/config/config.ts'
 import { SERVICE_NAMES } from '@lsv/shared/config/services.ts'
-import { backgroundFor } from '@lsv/shared/platform/background.ts'
+import { backgroundFor, isIdle, loadBackground } from '@lsv/shared/platform/background.ts'
 import { createPlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { edgeIngest } from '../../services/edge-ingest/src/service.ts'
+import { portalApi } from '../../services/portal-api/src/service.ts'
+import { upsertWorker } from '../../services/upsert-worker/src/service.ts'
+import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service.ts'
 import pino from 'pino'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
@@ -41,6 +45,18 @@ describe('backgroundFor: the one place that decides', () => {
     expect(backgroundFor('upsert-worker', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: true })
     // nothing to run, no thread
     expect(backgroundFor('edge-ingest', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: [], taskRunner: false, thread: false })
+  })
+
+  it('a service with something to run in the background names the module that exports it; the others none', async () => {
+    for (const def of [edgeIngest, portalApi, upsertWorker, webhookDispatcher]) {
+      const plan = backgroundFor(def.name, config('embedded', 'embedded'), 'local-stack')
+      if (isIdle(plan)) {
+        expect(def.backgroundModule, def.name).toBeUndefined()
+        continue
+      }
+      expect(def.backgroundModule, def.name).toBeDefined()
+      expect(typeof (await loadBackground(def.backgroundModule!)), def.name).toBe('function')
+    }
   })
 
   it('the deployed environment of the dispatcher plans nothing in the background', () => {

@@ -24,7 +24,7 @@ import type { BackgroundPlan } from './background.ts'
 
 /** What the thread is started with. */
 export interface ThreadData {
-  /** URL of the module that exports the service's definition (its service.ts) */
+  /** URL of the module that exports the service's `background` (ServiceDefinition.backgroundModule) */
   module: string
   service: ServiceName
   /** the process's configuration, narrowed to this service (createPlatformDeps builds what it uses) */
@@ -69,6 +69,7 @@ export interface BackgroundThreadOptions {
 
 export function startBackgroundThread(data: ThreadData, options: BackgroundThreadOptions): Promise<BackgroundThread> {
   const { logger } = options
+  const bootStarted = performance.now()
   const worker = new Worker(new URL('./background-thread-entry.ts', import.meta.url), { workerData: data })
   let state: 'starting' | 'running' | 'closing' | 'gone' = 'starting'
   let health: ThreadHealth = { ok: true }
@@ -90,7 +91,7 @@ export function startBackgroundThread(data: ThreadData, options: BackgroundThrea
           const timedOut = new Promise<'timeout'>((done) => { timer = setTimeout(() => done('timeout'), timeoutMs) })
           const result = await Promise.race([drained, timedOut])
           clearTimeout(timer)
-          if (result === 'timeout') logger.warn({ service: data.service, ms: Math.round(timeoutMs) }, 'background thread did not drain in time: terminated (its messages come back when their leases run out)')
+          if (result === 'timeout') logger.warn({ thread: data.service, ms: Math.round(timeoutMs) }, 'background thread did not drain in time: terminated (its messages come back when their leases run out)')
           // drained: consumers and adapters are closed; nothing of the thread is needed any more
           await worker.terminate()
         })()
@@ -101,7 +102,7 @@ export function startBackgroundThread(data: ThreadData, options: BackgroundThrea
     worker.on('message', (message: ThreadMessage) => {
       if (message.kind === 'started') {
         state = 'running'
-        logger.debug({ service: data.service, threadId: worker.threadId }, 'background thread started')
+        logger.debug({ thread: data.service, threadId: worker.threadId, ms: Math.round(performance.now() - bootStarted) }, 'background thread started')
         resolve(handle)
       } else if (message.kind === 'failed') {
         lastError = new Error(`${data.service} background thread failed to start: ${message.message}`)
@@ -114,7 +115,7 @@ export function startBackgroundThread(data: ThreadData, options: BackgroundThrea
     })
     worker.on('error', (err) => {
       lastError = err
-      logger.error({ err, service: data.service }, 'background thread failed')
+      logger.error({ err, thread: data.service }, 'background thread failed')
     })
     worker.on('exit', (code) => {
       const was = state
@@ -127,22 +128,17 @@ export function startBackgroundThread(data: ThreadData, options: BackgroundThrea
 }
 
 /**
- * The deps the apps of a process with background threads get: the queue's health also covers
- * the threads' subscriptions, so /readyz says "queue" when a consumer of this process cannot
- * claim, wherever it runs (as when every consumer shared the main thread's adapter).
+ * The deps the app of a service whose background runs on a thread gets: the queue's health also
+ * covers that thread's subscriptions, so its /readyz says "queue" when its consumer cannot claim,
+ * as when the consumer shared the main thread's adapter (and as a service process reports it).
  */
-export function withThreadHealth(deps: PlatformDeps, threads: () => Iterable<BackgroundThread>): PlatformDeps {
+export function withThreadHealth(deps: PlatformDeps, thread: () => BackgroundThread | undefined): PlatformDeps {
   const queue = new Proxy(deps.queue, {
     get(target, property, receiver) {
       if (property !== 'health') return Reflect.get(target, property, receiver)
       return (): ThreadHealth => {
         const own = target.health?.() ?? { ok: true }
-        if (!own.ok) return own
-        for (const thread of threads()) {
-          const h = thread.health()
-          if (!h.ok) return h
-        }
-        return own
+        return own.ok ? (thread()?.health() ?? own) : own
       }
     },
   })

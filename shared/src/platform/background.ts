@@ -1,5 +1,6 @@
 import type { PlatformConfig } from '../config/config.ts'
 import type { ServiceName } from '../config/services.ts'
+import type { PlatformDeps } from '../ports/deps.ts'
 
 /**
  * What a service runs besides its HTTP app, decided here and nowhere else (server.ts of each
@@ -58,4 +59,23 @@ export function backgroundFor(service: ServiceName, config: Pick<PlatformConfig,
 
 export function isIdle(plan: BackgroundPlan): boolean {
   return plan.pull.length === 0 && !plan.taskRunner
+}
+
+/** Something a background started (a subscription, the task runner): closed on shutdown. */
+export interface Background {
+  close(): Promise<void>
+}
+
+/** Starts what backgroundFor() planned for one service: its `background.ts` exports one as `background`. */
+export type StartBackground = (deps: PlatformDeps, plan: BackgroundPlan) => Promise<Background[]>
+
+/**
+ * A service's `background`, from the module ServiceDefinition.backgroundModule names. Loaded when
+ * needed, on whichever thread runs it: the main thread of a service process, or a worker thread
+ * of the local stack (which then loads neither it on the main thread, nor the app on the thread).
+ */
+export async function loadBackground(moduleUrl: string): Promise<StartBackground> {
+  const background = ((await import(moduleUrl)) as { background?: unknown }).background
+  if (typeof background !== 'function') throw new Error(`${moduleUrl} exports no background function`)
+  return background as StartBackground
 }

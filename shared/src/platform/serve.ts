@@ -5,14 +5,12 @@ import { createLogger, type Logger } from '../logging/logger.ts'
 import type { ServiceName } from '../config/services.ts'
 import type { PlatformDeps } from '../ports/deps.ts'
 import { createPlatformDeps } from './deps.ts'
-import { backgroundFor, isIdle, type BackgroundPlan, type Host } from './background.ts'
+import { backgroundFor, isIdle, loadBackground, type Background, type Host } from './background.ts'
 import { startBackgroundThread, withThreadHealth, type BackgroundThread } from './background-thread.ts'
 import { createWriteGateBuffer } from '../adapters/embedded/write-gate.ts'
 import type { App } from '../http/base-app.ts'
 
-export interface Background {
-  close(): Promise<void>
-}
+export type { Background }
 
 /** What building an app may be asked besides its deps. */
 export interface BuildOptions {
@@ -31,13 +29,12 @@ export interface ServiceDefinition {
   /** the variable naming this service's port in the one-process local stack (EDGE_PORT, …) */
   localPortVariable: Exclude<PortVariable, 'PORT'>
   build(deps: PlatformDeps, options?: BuildOptions): Promise<App>
-  /** starts what backgroundFor() planned for this service; called only when the plan is not idle */
-  background?(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]>
   /**
-   * the URL of the module that exports this definition (its service.ts: `import.meta.url`); a
-   * background planned on a worker thread is started there from it (background-thread.ts)
+   * the URL of the module (the service's background.ts) whose export `background`
+   * (StartBackground) starts what backgroundFor() planned for this service; loaded only when the
+   * plan is not idle, on the thread that runs it (background.ts loadBackground)
    */
-  module?: string
+  backgroundModule?: string
 }
 
 /** Cloud Run gives 10 s between SIGTERM and SIGKILL; drain within 9. */
@@ -127,7 +124,7 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
   // a background thread that stopped on its own: the stack would accept batches nobody applies, so
   // it drains and exits 1 (what the thread held comes back to the next start once its leases run out)
   const threadStopped = (service: ServiceName, err: Error) => {
-    logger.fatal({ err, service }, `${service} background thread stopped: ${name} exits`)
+    logger.fatal({ err, thread: service }, `${service} background thread stopped: ${name} exits`)
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref()
     void drain().finally(() => process.exit(1))
   }
@@ -140,13 +137,14 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
     started.deps = deps
     // threads first: they load their modules and open their adapters while the apps are built
     const threads = new Map<ServiceName, Promise<BackgroundThread>>()
-    const running = new Set<BackgroundThread>()
+    /** threads that run, by service (their health is the service's queue health) */
+    const running = new Map<ServiceName, BackgroundThread>()
     for (const def of defs) {
       const plan = plans.get(def.name)!
       if (!plan.thread || isIdle(plan)) continue
-      if (!def.background || !def.module) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned on a thread but the service has no background module`)
+      if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
       const thread = startBackgroundThread({
-        module: def.module, service: def.name, config: { ...config, service: def.name }, plan, loggerName: name, tty: process.stdout.isTTY === true, writeGate: writeGate!,
+        module: def.backgroundModule, service: def.name, config: { ...config, service: def.name }, plan, loggerName: name, tty: process.stdout.isTTY === true, writeGate: writeGate!,
       }, { logger, onStopped: threadStopped })
       thread.catch(() => {}) // awaited below, before anything listens
       threads.set(def.name, thread)
@@ -160,26 +158,26 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
         },
       })
     }
-    const appDeps = threads.size > 0 ? withThreadHealth(deps, () => running) : deps
     const apps = new Map<ServiceName, App>()
     for (const def of defs) {
-      const app = await def.build(appDeps)
+      // a service whose background runs on a thread: its /readyz covers that thread's consumers
+      const app = await def.build(threads.has(def.name) ? withThreadHealth(deps, () => running.get(def.name)) : deps)
       started.apps.push(app)
       apps.set(def.name, app)
       await app.ready()
     }
-    const ready: RunningServices = { config, deps: appDeps, logger, apps, ports }
+    const ready: RunningServices = { config, deps, logger, apps, ports }
     await options.beforeListen?.(ready)
     for (const def of defs) {
       const plan = plans.get(def.name)!
       if (isIdle(plan)) continue
       const thread = threads.get(def.name)
       if (thread) {
-        running.add(await thread)
+        running.set(def.name, await thread)
         continue
       }
-      if (!def.background) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service starts none`)
-      started.background.push(...(await def.background(deps, plan)))
+      if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
+      started.background.push(...(await (await loadBackground(def.backgroundModule))(deps, plan)))
     }
     for (const def of defs) await apps.get(def.name)!.listen({ port: ports.get(def.name)!, host: '0.0.0.0' })
     await options.afterListen?.(ready)
