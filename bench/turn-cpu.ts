@@ -6,11 +6,16 @@
  * turn without spinning the loop; the main thread's CPU time between two firings is one turn's
  * work (or a few short ones). Every second a line `{ at, turns, long }` is appended to
  * BENCH_TURNS_FILE: the turns counted and the CPU ms of those that took 1 ms or more.
+ *
+ * Main thread only: a preload (`--import`) also runs in every worker thread the stack starts
+ * (the embedded store's maintenance thread, the upsert worker's consumer thread), whose turns are
+ * not what a probe waits for; counted too, an idle thread's many empty turns would dilute the p99.
  */
 import { appendFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
 
 const file = process.env.BENCH_TURNS_FILE
-if (file) {
+if (file && isMainThread) {
   let turns = 0
   let long: number[] = []
   let last = process.threadCpuUsage()

@@ -3,8 +3,12 @@ import { spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { loadConfig } from '@lsv/shared/config/config.ts'
 import { SERVICE_NAMES } from '@lsv/shared/config/services.ts'
-import { backgroundFor } from '@lsv/shared/platform/background.ts'
+import { backgroundFor, isIdle, loadBackground } from '@lsv/shared/platform/background.ts'
 import { createPlatformDeps } from '@lsv/shared/platform/deps.ts'
+import { edgeIngest } from '../../services/edge-ingest/src/service.ts'
+import { portalApi } from '../../services/portal-api/src/service.ts'
+import { upsertWorker } from '../../services/upsert-worker/src/service.ts'
+import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service.ts'
 import pino from 'pino'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
@@ -22,22 +26,37 @@ describe('backgroundFor: the one place that decides', () => {
 
   it('a service process with Pub/Sub pulls nothing; with Cloud Tasks runs no task runner', () => {
     for (const service of SERVICE_NAMES) {
-      expect({ service, plan: backgroundFor(service, config('pubsub', 'cloudtasks')) }).toEqual({ service, plan: { pull: [], taskRunner: false } })
+      expect({ service, plan: backgroundFor(service, config('pubsub', 'cloudtasks')) }).toEqual({ service, plan: { pull: [], taskRunner: false, thread: false } })
     }
-    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'))).toEqual({ pull: [], taskRunner: true })
+    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'))).toEqual({ pull: [], taskRunner: true, thread: false })
   })
 
   it('a service process pulls its own topic from the embedded queue only', () => {
-    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'))).toEqual({ pull: ['contact-batches'], taskRunner: false })
-    expect(backgroundFor('webhook-dispatcher', config('embedded', 'embedded'))).toEqual({ pull: ['visit-events'], taskRunner: true })
-    expect(backgroundFor('webhook-dispatcher', config('embedded', 'cloudtasks'))).toEqual({ pull: ['visit-events'], taskRunner: false })
-    expect(backgroundFor('edge-ingest', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false })
-    expect(backgroundFor('portal-api', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false })
+    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'))).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: false })
+    expect(backgroundFor('webhook-dispatcher', config('embedded', 'embedded'))).toEqual({ pull: ['visit-events'], taskRunner: true, thread: false })
+    expect(backgroundFor('webhook-dispatcher', config('embedded', 'cloudtasks'))).toEqual({ pull: ['visit-events'], taskRunner: false, thread: false })
+    expect(backgroundFor('edge-ingest', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false, thread: false })
+    expect(backgroundFor('portal-api', config('embedded', 'embedded'))).toEqual({ pull: [], taskRunner: false, thread: false })
   })
 
-  it('the local stack pulls whatever its queue is (no push subscription points at it)', () => {
-    expect(backgroundFor('upsert-worker', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false })
-    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['visit-events'], taskRunner: true })
+  it('the local stack pulls whatever its queue is (no push subscription points at it), each background on a thread of its own', () => {
+    expect(backgroundFor('upsert-worker', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: true })
+    expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['visit-events'], taskRunner: true, thread: true })
+    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: true })
+    // nothing to run, no thread
+    expect(backgroundFor('edge-ingest', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: [], taskRunner: false, thread: false })
+  })
+
+  it('a service with something to run in the background names the module that exports it; the others none', async () => {
+    for (const def of [edgeIngest, portalApi, upsertWorker, webhookDispatcher]) {
+      const plan = backgroundFor(def.name, config('embedded', 'embedded'), 'local-stack')
+      if (isIdle(plan)) {
+        expect(def.backgroundModule, def.name).toBeUndefined()
+        continue
+      }
+      expect(def.backgroundModule, def.name).toBeDefined()
+      expect(typeof (await loadBackground(def.backgroundModule!)), def.name).toBe('function')
+    }
   })
 
   it('the deployed environment of the dispatcher plans nothing in the background', () => {
@@ -46,7 +65,7 @@ describe('backgroundFor: the one place that decides', () => {
       TASKS_BACKEND: 'cloudtasks', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.iam.gserviceaccount.com',
       PUSH_AUDIENCE: 'https://d.example', PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com', PORTAL_BASE_URL: 'https://portal.example',
     }, 'webhook-dispatcher')
-    expect(backgroundFor('webhook-dispatcher', deployed)).toEqual({ pull: [], taskRunner: false })
+    expect(backgroundFor('webhook-dispatcher', deployed)).toEqual({ pull: [], taskRunner: false, thread: false })
   })
 })
 

@@ -1,5 +1,6 @@
 import type { ServiceDefinition } from '@lsv/shared/platform/serve.ts'
-import { buildApp } from './app.ts'
 
 /** portal-api as the composition root runs it (server.ts, the local stack, the OpenAPI generator). */
-export const portalApi: ServiceDefinition = { name: 'portal-api', defaultPort: 8081, localPortVariable: 'PORTAL_PORT', build: buildApp }
+// the app (fastify, routes, schemas) is loaded when built: a background thread of the local
+// stack and the process itself load their modules at the same time instead of one after the other
+export const portalApi: ServiceDefinition = { name: 'portal-api', defaultPort: 8081, localPortVariable: 'PORTAL_PORT', build: async (deps, options) => (await import('./app.ts')).buildApp(deps, options) }

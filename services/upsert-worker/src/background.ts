@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { BackgroundPlan } from '@lsv/shared/platform/background.ts'
-import type { Background } from '@lsv/shared/platform/serve.ts'
+import type { Background } from '@lsv/shared/platform/background.ts'
 import { handleBatchMessage } from './handle-batch.ts'
 
 /**
@@ -18,6 +18,6 @@ export async function startUpsertWorkerBackground(deps: PlatformDeps): Promise<B
  * What the worker runs besides its HTTP app, as backgroundFor() plans it: the pull consumer
  * (embedded queue, local stack). With Pub/Sub push, batches arrive on POST /pubsub/contact-batches.
  */
-export async function upsertWorkerBackground(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
+export async function background(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
   return plan.pull.includes('contact-batches') ? [await startUpsertWorkerBackground(deps)] : []
 }

@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { BackgroundPlan } from '@lsv/shared/platform/background.ts'
-import type { Background } from '@lsv/shared/platform/serve.ts'
+import type { Background } from '@lsv/shared/platform/background.ts'
 import { createVisitMessageHandler } from '@lsv/shared/domain/visits/consume.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 
@@ -13,7 +13,7 @@ const VISIT_MAX_IN_FLIGHT = 32
  * POST /pubsub/visit-events) and the embedded task runner (with Cloud Tasks, deliveries arrive on
  * POST /tasks/deliver).
  */
-export async function startDispatcherBackground(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
+export async function background(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]> {
   const started: Background[] = []
   if (plan.taskRunner) {
     const handler = createDeliveryTaskHandler(deps)

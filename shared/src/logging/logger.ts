@@ -37,12 +37,13 @@ export function loggerOptions(level: string, service: string): LoggerOptions {
 
 /**
  * The process logger. `destination`: where lines go (default stdout; tests pass a stream to read
- * them back).
+ * them back). `tty`: whether stdout is a terminal (a worker thread's own stdout never is: it gets
+ * the main thread's answer).
  */
-export function createLogger(level: string, service: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, service: string, destination?: DestinationStream, tty = process.stdout.isTTY === true): Logger {
   const options = loggerOptions(level, service)
   if (destination) return pino(options, destination)
-  if (process.stdout.isTTY && level !== 'silent' && process.env.NODE_ENV !== 'production') {
+  if (tty && level !== 'silent' && process.env.NODE_ENV !== 'production') {
     options.transport = { target: 'pino-pretty', options: { messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l' } }
   }
   return pino(options)

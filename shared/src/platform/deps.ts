@@ -16,6 +16,7 @@ import type { Queue } from '../ports/queue.ts'
 import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
+import type { EmbeddedDbOptions } from '../adapters/embedded/db.ts'
 import { webhookSenderFor } from '../adapters/outbound-http/webhook-sender.ts'
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
@@ -77,8 +78,12 @@ export async function createSecretsAdapter(config: PlatformConfig): Promise<{ se
 /**
  * Builds the adapters the configuration selects, for the backends its service uses. Google Cloud
  * client libraries are imported only when selected, so the embedded default starts without them.
+ * `embeddedDb`: how the embedded database is opened (the local stack's write gate between its
+ * threads, platform/serve.ts).
  */
-export async function createPlatformDeps(config: PlatformConfig, logger: Logger, overrides: DepsOverrides = {}): Promise<PlatformDeps> {
+export async function createPlatformDeps(
+  config: PlatformConfig, logger: Logger, overrides: DepsOverrides = {}, embeddedDb: EmbeddedDbOptions = {},
+): Promise<PlatformDeps> {
   const clock = overrides.clock ?? systemClock
   // before any Google client exists: stand-ins need no credential lookup (metadata-detection.ts)
   skipMetadataServerForStandIns(config)
@@ -86,14 +91,14 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
   /** the service that does not use `backend` (never a process that is every service) */
   const nonUser = (backend: Backend) => (config.service !== null && !needs.backends.includes(backend) ? config.service : null)
   const closers: Array<() => Promise<void>> = []
-  let embeddedDb: import('../adapters/embedded/db.ts').EmbeddedDb | null = null
+  let openedDb: import('../adapters/embedded/db.ts').EmbeddedDb | null = null
   const embedded = async () => {
-    if (!embeddedDb) {
+    if (!openedDb) {
       mkdirSync(config.dataDir, { recursive: true })
       const { openEmbeddedDb } = await import('../adapters/embedded/db.ts')
-      embeddedDb = openEmbeddedDb(config.dataDir)
+      openedDb = openEmbeddedDb(config.dataDir, undefined, embeddedDb)
     }
-    return embeddedDb
+    return openedDb
   }
 
   let contacts = overrides.contacts
@@ -192,7 +197,7 @@ export async function createPlatformDeps(config: PlatformConfig, logger: Logger,
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})
-      const db = embeddedDb as import('../adapters/embedded/db.ts').EmbeddedDb | null
+      const db = openedDb as import('../adapters/embedded/db.ts').EmbeddedDb | null
       await db?.close()
     },
   }

@@ -5,12 +5,12 @@ import { createLogger, type Logger } from '../logging/logger.ts'
 import type { ServiceName } from '../config/services.ts'
 import type { PlatformDeps } from '../ports/deps.ts'
 import { createPlatformDeps } from './deps.ts'
-import { backgroundFor, isIdle, type BackgroundPlan, type Host } from './background.ts'
+import { backgroundFor, isIdle, loadBackground, type Background, type Host } from './background.ts'
+import { startBackgroundThread, withThreadHealth, type BackgroundThread } from './background-thread.ts'
+import { createWriteGateBuffer } from '../adapters/embedded/write-gate.ts'
 import type { App } from '../http/base-app.ts'
 
-export interface Background {
-  close(): Promise<void>
-}
+export type { Background }
 
 /** What building an app may be asked besides its deps. */
 export interface BuildOptions {
@@ -29,8 +29,12 @@ export interface ServiceDefinition {
   /** the variable naming this service's port in the one-process local stack (EDGE_PORT, …) */
   localPortVariable: Exclude<PortVariable, 'PORT'>
   build(deps: PlatformDeps, options?: BuildOptions): Promise<App>
-  /** starts what backgroundFor() planned for this service; called only when the plan is not idle */
-  background?(deps: PlatformDeps, plan: BackgroundPlan): Promise<Background[]>
+  /**
+   * the URL of the module (the service's background.ts) whose export `background`
+   * (StartBackground) starts what backgroundFor() planned for this service; loaded only when the
+   * plan is not idle, on the thread that runs it (background.ts loadBackground)
+   */
+  backgroundModule?: string
 }
 
 /** Cloud Run gives 10 s between SIGTERM and SIGKILL; drain within 9. */
@@ -80,9 +84,12 @@ async function shutdown(started: Started): Promise<void> {
  * (`npm start`) and the deployed-shape run (`npm run start:cloud`, which starts `server.ts`) go
  * through here. Validates the configuration (a bad or missing variable stops the process with
  * exit 78 naming it), builds one set of adapters, each app, what backgroundFor() plans for each
- * service on this host, listens (0.0.0.0), and drains on SIGTERM/SIGINT within
- * SHUTDOWN_GRACE_MS: stop accepting, finish in-flight requests, stop consumers, close adapters.
- * A start-up failure (a port in use, a failing hook) releases what started and exits 1.
+ * service on this host (on the main thread with those adapters, or on a worker thread with
+ * adapters of its own: background-thread.ts), listens (0.0.0.0), and drains on SIGTERM/SIGINT
+ * within SHUTDOWN_GRACE_MS: stop accepting, finish in-flight requests, stop consumers (threads
+ * included), close adapters. A start-up failure (a port in use, a failing hook, a background
+ * thread that cannot start) releases what started and exits 1; so does a background thread that
+ * stops on its own, after draining the rest.
  */
 export async function runServices(defs: readonly ServiceDefinition[], options: RunOptions): Promise<RunningServices> {
   const env = options.env ?? process.env
@@ -103,36 +110,82 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
   }
   const logger = createLogger(config.logLevel, name)
   const started: Started = { deps: null, apps: [], background: [] }
+  let draining: Promise<void> | null = null
+  let drainStartedAt = 0
+  const drain = () => {
+    drainStartedAt ||= performance.now()
+    return (draining ??= shutdown(started))
+  }
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'shutting down after an error')
     else logger.info({ signal }, 'draining')
-    await shutdown(started)
+    await drain()
   })
+  // a background thread that stopped on its own: the stack would accept batches nobody applies, so
+  // it drains and exits 1 (what the thread held comes back to the next start once its leases run out)
+  const threadStopped = (service: ServiceName, err: Error) => {
+    logger.fatal({ err, thread: service }, `${service} background thread stopped: ${name} exits`)
+    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref()
+    void drain().finally(() => process.exit(1))
+  }
   try {
-    const deps = await createPlatformDeps(config, logger)
+    const plans = new Map(defs.map((def) => [def.name, backgroundFor(def.name, config, options.host)]))
+    // with background threads, the main thread and the threads take turns at the embedded
+    // database's write lock (adapters/embedded/write-gate.ts)
+    const writeGate = [...plans.values()].some((p) => p.thread && !isIdle(p)) ? createWriteGateBuffer() : null
+    const deps = await createPlatformDeps(config, logger, {}, writeGate ? { writeGate: { buffer: writeGate, role: 'serving' } } : {})
     started.deps = deps
+    // threads first: they load their modules and open their adapters while the apps are built
+    const threads = new Map<ServiceName, Promise<BackgroundThread>>()
+    /** threads that run, by service (their health is the service's queue health) */
+    const running = new Map<ServiceName, BackgroundThread>()
+    for (const def of defs) {
+      const plan = plans.get(def.name)!
+      if (!plan.thread || isIdle(plan)) continue
+      if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
+      const thread = startBackgroundThread({
+        module: def.backgroundModule, service: def.name, config: { ...config, service: def.name }, plan, loggerName: name, tty: process.stdout.isTTY === true, writeGate: writeGate!,
+      }, { logger, onStopped: threadStopped })
+      thread.catch(() => {}) // awaited below, before anything listens
+      threads.set(def.name, thread)
+    }
+    if (threads.size > 0) {
+      // all threads drain at once, each given what is left of the grace but a second (then terminated)
+      started.background.push({
+        close: async () => {
+          const left = Math.max(0, SHUTDOWN_GRACE_MS - 1000 - (performance.now() - drainStartedAt))
+          await Promise.all([...threads.values()].map(async (t) => (await t.catch(() => null))?.close(left)))
+        },
+      })
+    }
     const apps = new Map<ServiceName, App>()
     for (const def of defs) {
-      const app = await def.build(deps)
+      // a service whose background runs on a thread: its /readyz covers that thread's consumers
+      const app = await def.build(threads.has(def.name) ? withThreadHealth(deps, () => running.get(def.name)) : deps)
       started.apps.push(app)
       apps.set(def.name, app)
       await app.ready()
     }
-    const running: RunningServices = { config, deps, logger, apps, ports }
-    await options.beforeListen?.(running)
+    const ready: RunningServices = { config, deps, logger, apps, ports }
+    await options.beforeListen?.(ready)
     for (const def of defs) {
-      const plan = backgroundFor(def.name, config, options.host)
+      const plan = plans.get(def.name)!
       if (isIdle(plan)) continue
-      if (!def.background) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service starts none`)
-      started.background.push(...(await def.background(deps, plan)))
+      const thread = threads.get(def.name)
+      if (thread) {
+        running.set(def.name, await thread)
+        continue
+      }
+      if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
+      started.background.push(...(await (await loadBackground(def.backgroundModule))(deps, plan)))
     }
     for (const def of defs) await apps.get(def.name)!.listen({ port: ports.get(def.name)!, host: '0.0.0.0' })
-    await options.afterListen?.(running)
-    return running
+    await options.afterListen?.(ready)
+    return ready
   } catch (err) {
     logger.error({ err }, `${name} failed to start`)
     console.error(`${name}: ${(err as Error).message}`)
-    await shutdown(started).catch(() => {})
+    await drain().catch(() => {})
     process.exit(1)
   }
 }

@@ -60,10 +60,12 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
       const results: UpsertOutcome[] = new Array(inputs.length)
       const groups = groupByDocument(accountId, inputs)
       let done = 0
-      for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
-        const chunk = groups.slice(start, start + DOCS_PER_CHUNK)
+      let at = 0
+      while (at < groups.length) {
+        const end = Math.min(at + DOCS_PER_CHUNK, groups.length)
         edb.transaction(() => {
-          for (const group of chunk) {
+          while (at < end) {
+            const group = groups[at++]!
             const existing = get(accountId, group.contactId)
             let { next, outcomes } = applyGroup(accountId, group, existing, inputs, merge)
             if (next) {
@@ -75,11 +77,14 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
             }
             group.indexes.forEach((index, k) => { results[index] = outcomes[k]! })
             done += group.indexes.length
+            // a writer of another thread waits for the lock (the local stack's consumer thread
+            // and its main thread, write-gate.ts): commit the chunk so far, go on after it
+            if (edb.yieldRequested()) break
           }
         })
         options.onProgress?.(done)
         // a batch of thousands must not hold the event loop (and the write lock) in one stretch
-        if (start + DOCS_PER_CHUNK < groups.length) await yieldToEventLoop()
+        if (at < groups.length) await yieldToEventLoop()
       }
       return results
     },

@@ -3,6 +3,7 @@ import { mkdirSync, statSync } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import { gateTurns, type WriteGate } from './write-gate.ts'
 
 /**
  * The embedded adapters' one database: `<dataDir>/platform.db`, SQLite in WAL mode.
@@ -28,6 +29,12 @@ export interface EmbeddedDb {
   readonly dataDir: string
   /** runs fn inside BEGIN IMMEDIATE … COMMIT (ROLLBACK on throw); nested calls join the outer one */
   transaction<T>(fn: () => T): T
+  /**
+   * Inside a long transaction: another thread's writer waits for the lock (write-gate.ts), and
+   * this transaction held it long enough to commit what it did and go on in a new one. Always
+   * false outside a write gate.
+   */
+  yieldRequested(): boolean
   /**
    * Resolves once every commit made before the call is on disk (WAL fdatasync off the event
    * loop). Concurrent calls share syncs: at most one runs, and one more queues behind it.
@@ -65,6 +72,12 @@ export interface EmbeddedDbOptions {
   checkpointBytes?: number
   /** free pages kept for reuse before any is given back (default 2048, 8 MiB) */
   slackPages?: number
+  /**
+   * turns at the write lock with connections of other threads of this process (write-gate.ts).
+   * A `background` connection also leaves the file's housekeeping to the serving one, whose
+   * maintenance thread watches the WAL whoever writes it.
+   */
+  writeGate?: WriteGate
 }
 
 /** how long opening may wait for other processes opening or writing the same file */
@@ -113,7 +126,9 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   let depth = 0
   let closed = false
   let closing: Promise<void> = Promise.resolve()
-  const maintenance = startMaintenance(path, mode === 'wal', db, options)
+  const gate = gateTurns(options.writeGate)
+  // a background thread's connection: the main thread's connection owns checkpoints and vacuum
+  const maintenance = options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, mode === 'wal', db, options)
   const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
   function stats(): ReturnType<EmbeddedDb['stats']> {
     const av = pragma('auto_vacuum')
@@ -155,6 +170,7 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   function flushGrouped(): void {
     const batch = grouped
     grouped = []
+    if (batch.length > 0) gate.done() // announced when the first of them was queued
     if (batch.length === 0 || closed) {
       for (const w of batch) w.reject(new Error('database closed'))
       return
@@ -180,17 +196,22 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
 
   function transaction<T>(fn: () => T): T {
     if (depth > 0) return fn()
-    db.exec('BEGIN IMMEDIATE')
-    depth++
+    gate.enter()
     try {
-      const result = fn()
-      db.exec('COMMIT')
-      return result
-    } catch (err) {
-      db.exec('ROLLBACK')
-      throw err
+      db.exec('BEGIN IMMEDIATE')
+      depth++
+      try {
+        const result = fn()
+        db.exec('COMMIT')
+        return result
+      } catch (err) {
+        db.exec('ROLLBACK')
+        throw err
+      } finally {
+        depth--
+      }
     } finally {
-      depth--
+      gate.leave()
     }
   }
 
@@ -199,10 +220,19 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
     path,
     dataDir,
     transaction,
+    yieldRequested: () => depth > 0 && gate.yieldRequested(),
     groupCommit<T>(fn: () => T): Promise<T> {
       if (closed) return Promise.reject(new Error('database closed'))
       return new Promise<T>((resolve, reject) => {
-        if (grouped.length === 0) setImmediate(flushGrouped)
+        if (grouped.length === 0) {
+          gate.want()
+          // after a background thread's transaction under way, waited for off the event loop
+          setImmediate(() => {
+            const clear = gate.clear()
+            if (clear) void clear.then(flushGrouped)
+            else flushGrouped()
+          })
+        }
         grouped.push({ fn, resolve: resolve as (value: unknown) => void, reject })
       })
     },

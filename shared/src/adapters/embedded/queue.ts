@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { EventEmitter } from 'node:events'
+import { BroadcastChannel } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Clock } from '../../model/clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from './db.ts'
@@ -59,10 +60,19 @@ const SWEEP_BATCH = 500
 
 /**
  * In-process wake-ups: a publish on one adapter wakes subscribers of the same file and topic in
- * this process at once; other processes find the message on their next poll.
+ * this process at once, on this thread (the emitter) and on its other threads (the channel: the
+ * local stack's consumer thread, platform/background-thread.ts); other processes find the message
+ * on their next poll.
  */
 const wakeups = new EventEmitter().setMaxListeners(0)
 const wakeKey = (path: string, topic: string) => `${path}\u0000${topic}`
+const otherThreads = new BroadcastChannel('lsv-embedded-queue-wakeups')
+otherThreads.unref()
+otherThreads.onmessage = (event) => { wakeups.emit(String((event as { data: unknown }).data)) }
+const wake = (key: string) => {
+  wakeups.emit(key)
+  otherThreads.postMessage(key)
+}
 
 interface MessageRow {
   seq: number
@@ -291,7 +301,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
         insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now, now + retentionMs, topic))
       // no subscription: nothing was kept, so there is nothing to wait for (Pub/Sub accepts and drops it too)
       if (Number(changes) === 0) return id
-      wakeups.emit(wakeKey(edb.path, topic))
+      wake(wakeKey(edb.path, topic))
       // group commit: the caller answers "accepted" only once the WAL is fsynced; the sync runs
       // off the event loop and one sync covers every publish committed before it started
       const synced = edb.syncWal()
