@@ -326,6 +326,10 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
       worker = null
       if (!w) return Promise.resolve()
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()))
+      // the thread is unref'd (it never keeps a process alive); while close() waits for its exit it
+      // must, or a process with nothing else to do ends before the 'exit' event and an awaited
+      // close() never settles (a script's top-level await then exits with code 13)
+      w.ref()
       w.postMessage({ kind: 'close' })
       return exited
     },
