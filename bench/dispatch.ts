@@ -2,9 +2,12 @@
  * Dispatch benchmark (`npm run bench:dispatch`): deliveries per second through the embedded
  * task scheduler to a loopback receiver — signing, a schema-shaped WebhookEventV2 body and the
  * delivery-log write included — against a bare undici Pool loop that signs and posts the same
- * bodies. Both keep 50 requests in flight. Each round runs both; the order alternates (platform then
- * bare in even rounds, bare then platform in odd ones) so machine noise and first-run costs hit both;
- * the medians and the median of the per-round ratios are printed (goal: >= 70%).
+ * bodies. Both keep 50 requests in flight. After BENCH_WARMUP_ROUNDS (1) uncounted rounds of both,
+ * each round runs both; the order alternates (platform then bare in even rounds, bare then platform
+ * in odd ones) so machine noise hits both; the medians and the median of the per-round ratios are
+ * printed (goal: >= 70%), and the same ratio of CPU time per delivery (process CPU, receiver
+ * included), which moves less than rates when other work shares the machine.
+ * BENCH_CPU_PROFILE=<folder> writes a CPU profile of each platform round's timed section.
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -23,12 +26,21 @@ import { buildWebhookEventV2 } from '../shared/src/domain/webhooks/build-event.t
 import { createDelivery } from '../shared/src/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
 import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
+import { sectionProfiler } from './lib/section-profile.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** uncounted rounds of both sides first: the first run of either pays its JIT (about twice the CPU per delivery) */
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1)
 const IN_FLIGHT = 50
+/** BENCH_CPU_PROFILE=<folder>: a CPU profile of each platform round's timed section (not its set-up) */
+const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+/** process CPU time (user + system) in µs: on a shared machine it moves less than wall-clock rates */
+const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system }
+/** CPU µs per delivery of each side's last timed run */
+const cpuPer = { platform: 0, bare: 0 }
 
 async function main() {
   console.log(`bench:dispatch (${N} deliveries x ${ROUNDS} rounds, ${IN_FLIGHT} in flight, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
@@ -75,18 +87,22 @@ async function main() {
     for (let i = 0; i < N; i++) {
       await createDelivery(deps, { accountId, integrationId, eventId: `evt_${round}_${i}`, body: bodyFor(`evt_${round}_${i}`), now })
     }
-    let done = 0
-    let resolveAll!: () => void
-    const all = new Promise<void>((r) => (resolveAll = r))
-    const started = performance.now()
-    const runner = await deps.tasks.start(async (payload) => {
-      await handler(payload)
-      if (++done === N) resolveAll()
+    return section(`dispatch-platform-round-${round}`, async () => {
+      let done = 0
+      let resolveAll!: () => void
+      const all = new Promise<void>((r) => (resolveAll = r))
+      const started = performance.now()
+      const cpuStart = cpuUs()
+      const runner = await deps.tasks.start(async (payload) => {
+        await handler(payload)
+        if (++done === N) resolveAll()
+      })
+      await all
+      const elapsed = performance.now() - started
+      cpuPer.platform = (cpuUs() - cpuStart) / N
+      await runner.close()
+      return (N * 1000) / elapsed
     })
-    await all
-    const elapsed = performance.now() - started
-    await runner.close()
-    return (N * 1000) / elapsed
   }
 
   const pool = new Pool(origin, { connections: IN_FLIGHT, pipelining: 1 })
@@ -95,6 +111,7 @@ async function main() {
     const bodies = Array.from({ length: N }, (_, i) => ({ id: `evt_${round}_${i}`, body: Buffer.from(bodyFor(`evt_${round}_${i}`)) }))
     let next = 0
     const started = performance.now()
+    const cpuStart = cpuUs()
     await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
       while (next < bodies.length) {
         const b = bodies[next++]!
@@ -103,11 +120,20 @@ async function main() {
         await res.body.text()
       }
     }))
-    return (N * 1000) / (performance.now() - started)
+    const rate = (N * 1000) / (performance.now() - started)
+    cpuPer.bare = (cpuUs() - cpuStart) / N
+    return rate
   }
 
   const platform: number[] = []
+  /** per round: bare CPU per delivery / platform CPU per delivery (the CPU-time counterpart of the ratio) */
+  const cpu: number[] = []
   const bare: number[] = []
+  for (let w = 0; w < WARMUP_ROUNDS; w++) {
+    const p = await platformRound()
+    const b = await bareRound()
+    console.log(`warm-up ${w + 1} (not counted): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`)
+  }
   const deadline = Date.now() + 100_000
   for (let r = 0; r < ROUNDS && Date.now() < deadline; r++) {
     // even rounds run the platform first, odd rounds the bare loop first: whatever the first run of
@@ -123,14 +149,16 @@ async function main() {
       p = await platformRound()
     }
     platform.push(p)
+    cpu.push(cpuPer.bare / cpuPer.platform)
     bare.push(b)
-    console.log(`round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${(100 * p / b).toFixed(1)}%`)
+    console.log(`round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${(100 * p / b).toFixed(1)}%; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`)
   }
   const p = median(platform)
   const b = median(bare)
   // the figure is the median of the per-round ratios: a round's two runs share the machine's mood
   const ratio = median(platform.map((x, i) => x / bare[i]!))
   console.log(`dispatch: platform median ${p.toFixed(0)} deliveries/s, bare undici median ${b.toFixed(0)}/s, ratio ${(100 * ratio).toFixed(1)}% (median of per-round ratios; goal >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT MET'}), ${N} deliveries x ${platform.length} rounds, ${IN_FLIGHT} in flight`)
+  console.log(`dispatch, CPU time: bare CPU per delivery / platform CPU per delivery ${(100 * median(cpu)).toFixed(1)}% (median of per-round ratios; information: the process's CPU time, receiver included, moves less with the machine's load than rates do)`)
 
   await pool.close()
   await deps.close()

@@ -25,7 +25,8 @@
  *     pays it too. Uses FIRESTORE_EMULATOR_HOST, else starts a Firestore emulator and stops it.
  *
  * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000),
- * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all).
+ * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all). BENCH_CPU_PROFILE=<folder>
+ * writes a CPU profile of each timed edge run of part A there.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -53,8 +54,9 @@ import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts
 import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
 import { benchEmulators } from './lib/emulators.ts'
+import { sectionProfiler } from './lib/section-profile.ts'
 
-interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number }
+interface AutocannonResult { requests: { average: number; total: number }; non2xx: number; errors: number }
 // autocannon is CommonJS without type declarations
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<AutocannonResult>
 
@@ -68,6 +70,8 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,100').split(',').map(N
 /** the concurrency the small-push goal is set at (issue 15) */
 const GOAL_CONNECTIONS = 100
 const PEPPER = 'bench-pepper'
+/** BENCH_CPU_PROFILE=<folder>: a CPU profile of each timed edge run of part A (autocannon shares the process) */
+const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`
@@ -121,9 +125,14 @@ function bigBody(): Buffer {
   return buf
 }
 
+/** CPU µs of the process (server and autocannon) per request of the last rps() run */
+let lastCpuPerRequest = 0
+
 async function rps(url: string, headers: Record<string, string>, body: string, connections: number, seconds = SECONDS): Promise<number> {
+  const cpuStart = cpuMs()
   const result = await autocannon({ url, method: 'POST', headers, body, connections, duration: seconds })
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  lastCpuPerRequest = (1000 * (cpuMs() - cpuStart)) / Math.max(1, result.requests.total)
   return result.requests.average
 }
 
@@ -143,17 +152,29 @@ async function smallPushes(): Promise<void> {
     for (const connections of CONNECTIONS) {
       const ratios: number[] = []
       const figures: string[] = []
+      /** per round: bare CPU per request / edge CPU per request (autocannon's share included on both sides) */
+      const cpuRatios: number[] = []
+      const cpuFigures: string[] = []
       // warm-up at this concurrency: JIT, SQLite page cache, connection pools
       await rps(edgeUrl, headers, body, connections, 1)
       await rps(bareUrl, headers, body, connections, 1)
       for (let r = 0; r < ROUNDS; r++) {
         const order = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
         const got: Record<string, number> = {}
-        for (const which of order) got[which] = await rps(which === 'edge' ? edgeUrl : bareUrl, headers, body, connections)
+        const cpu: Record<string, number> = {}
+        for (const which of order) {
+          got[which] = which === 'edge'
+            ? await section(`ingest-A-edge-${connections}-round-${r + 1}`, () => rps(edgeUrl, headers, body, connections))
+            : await rps(bareUrl, headers, body, connections)
+          cpu[which] = lastCpuPerRequest
+        }
         ratios.push(got.edge! / got.bare!)
         figures.push(`${got.edge!.toFixed(0)}/${got.bare!.toFixed(0)}`)
+        cpuRatios.push(cpu.bare! / cpu.edge!)
+        cpuFigures.push(`${cpu.edge!.toFixed(0)}/${cpu.bare!.toFixed(0)}`)
       }
       console.log(`  small pushes, ${connections} connections, req/s edge/bare per round: ${figures.join(', ')}`)
+      console.log(`  small pushes, ${connections} connections, CPU µs per request edge/bare per round (autocannon included): ${cpuFigures.join(', ')}; bare/edge ${pct(median(cpuRatios))} (info: moves less with the machine's load than rates)`)
       const label = `A. small pushes, ${connections} conn.: edge req/s vs bare 202`
       if (connections === GOAL_CONNECTIONS) line(label, pct(median(ratios)), '>= 60%', median(ratios) >= 0.6)
       else line(label, pct(median(ratios)), '(info)', true)

@@ -217,16 +217,16 @@ describe('partner CRM behind the stored state', () => {
   })
 })
 
-/** deps whose tenant store counts (or rewrites) the given reads */
+/** deps whose tenant lookups (what the credential checks read) count (or rewrite) the given reads */
 function spying<K extends 'getConnection' | 'getAccount' | 'getLocation' | 'findLocationByTokenHash'>(method: K, replace?: (...args: never[]) => unknown) {
   const calls: unknown[][] = []
-  const tenants = Object.create(deps.tenants) as typeof deps.tenants
-  const original = (deps.tenants[method] as (...a: unknown[]) => unknown).bind(deps.tenants)
-  ;(tenants as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+  const tenantLookups = Object.create(deps.tenantLookups) as typeof deps.tenantLookups
+  const original = (deps.tenantLookups[method] as (...a: unknown[]) => unknown).bind(deps.tenantLookups)
+  ;(tenantLookups as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
     calls.push(args)
     return replace ? (replace as (...a: unknown[]) => unknown)(...args) : original(...args)
   }
-  return { d: { ...deps, tenants } as typeof deps, calls }
+  return { d: { ...deps, tenantLookups } as typeof deps, calls }
 }
 
 describe('reads the credential checks save, and stores that answer more than they should', () => {

@@ -14,7 +14,7 @@ export const RECORD_ATTEMPTS = 3
 
 const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
 
-type WorkerDeps = Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue' | 'logger' | 'rateLimiter' | 'clock'>
+type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'logger' | 'rateLimiter' | 'clock'>
 
 /**
  * One `contact-batches` message (docs/ingestion.md):

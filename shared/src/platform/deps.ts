@@ -6,6 +6,7 @@ import { systemClock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from '../ports/contact-store.ts'
 import type { TenantStore } from '../ports/tenant-store.ts'
+import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
 import type { DeliveryLog } from '../ports/delivery-log.ts'
 import type { IdempotencyClaims } from '../ports/idempotency-claims.ts'
 import type { LinkTokenStore } from '../ports/link-tokens.ts'
@@ -25,7 +26,11 @@ import { skipMetadataServerForStandIns } from './metadata-detection.ts'
 export interface DepsOverrides {
   clock?: Clock
   contacts?: ContactStore
+  /** a tenant store given here is used as is: no lookup cache unless tenantLookups is given too */
   tenants?: TenantStore
+  tenantLookups?: TenantLookups
+  /** the version the lookup cache of the built tenant store checks (tests: a stand-in) */
+  tenantConfigVersion?: TenantConfigVersion
   deliveries?: DeliveryLog
   claims?: IdempotencyClaims
   linkTokens?: LinkTokenStore
@@ -103,6 +108,8 @@ export async function createPlatformDeps(
 
   let contacts = overrides.contacts
   let tenants = overrides.tenants
+  let tenantLookups = overrides.tenantLookups ?? overrides.tenants
+  let tenantVersion = overrides.tenantConfigVersion
   let deliveries = overrides.deliveries
   let claims = overrides.claims
   let linkTokens = overrides.linkTokens
@@ -114,7 +121,10 @@ export async function createPlatformDeps(
     const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
     closers.push(() => fs.terminate())
     contacts ??= (await import('../adapters/google/firestore-contact-store.ts')).createFirestoreContactStore(fs)
-    tenants ??= (await import('../adapters/google/firestore-tenant-store.ts')).createFirestoreTenantStore(fs)
+    if (!tenants) {
+      tenants = (await import('../adapters/google/firestore-tenant-store.ts')).createFirestoreTenantStore(fs)
+      tenantVersion ??= (await import('../adapters/google/firestore-tenant-config-version.ts')).createFirestoreTenantConfigVersion(fs)
+    }
     deliveries ??= (await import('../adapters/google/firestore-delivery-log.ts')).createFirestoreDeliveryLog(fs)
     claims ??= (await import('../adapters/google/firestore-idempotency-claims.ts')).createFirestoreIdempotencyClaims(fs)
     linkTokens ??= (await import('../adapters/google/firestore-link-tokens.ts')).createFirestoreLinkTokens(fs)
@@ -124,13 +134,23 @@ export async function createPlatformDeps(
   } else {
     const db = await embedded()
     contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
-    tenants ??= (await import('../adapters/embedded/tenant-store.ts')).createEmbeddedTenantStore(db)
+    if (!tenants) {
+      tenants = (await import('../adapters/embedded/tenant-store.ts')).createEmbeddedTenantStore(db)
+      tenantVersion ??= (await import('../adapters/embedded/tenant-config-version.ts')).createEmbeddedTenantConfigVersion(db)
+    }
     deliveries ??= (await import('../adapters/embedded/delivery-log.ts')).createEmbeddedDeliveryLog(db)
     claims ??= (await import('../adapters/embedded/idempotency-claims.ts')).createEmbeddedIdempotencyClaims(db)
     linkTokens ??= (await import('../adapters/embedded/link-tokens.ts')).createEmbeddedLinkTokens(db)
     portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
     auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
+  }
+
+  if (!tenantLookups) {
+    // the built store: lookups cached, its writes clearing the cache (tenantVersion is set with it)
+    const cache = (await import('../adapters/tenant-lookup-cache.ts')).createTenantLookupCache(tenants, tenantVersion!)
+    tenants = cache.tenants
+    tenantLookups = cache.lookups
   }
 
   let queue = overrides.queue
@@ -187,7 +207,7 @@ export async function createPlatformDeps(
 
   let closed = false
   const deps: PlatformDeps = {
-    config, logger, clock, contacts, tenants, deliveries, claims, linkTokens, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
+    config, logger, clock, contacts, tenants, tenantLookups, deliveries, claims, linkTokens, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
     webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
     async close() {
       if (closed) return

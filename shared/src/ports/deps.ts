@@ -3,6 +3,7 @@ import type { Clock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
 import type { ContactStore } from './contact-store.ts'
 import type { TenantStore } from './tenant-store.ts'
+import type { TenantLookups } from './tenant-lookups.ts'
 import type { DeliveryLog } from './delivery-log.ts'
 import type { IdempotencyClaims } from './idempotency-claims.ts'
 import type { LinkTokenStore } from './link-tokens.ts'
@@ -33,7 +34,10 @@ export interface PlatformDeps {
   logger: DomainLogger
   clock: Clock
   contacts: ContactStore
+  /** tenant configuration: management reads and every write (a write clears this instance's lookup cache) */
   tenants: TenantStore
+  /** the tenant reads of serving traffic, cached with revocation bounded (ports/tenant-lookups.ts) */
+  tenantLookups: TenantLookups
   /** the webhook delivery log (domain/webhooks) */
   deliveries: DeliveryLog
   /** "handled once" keys of redelivered events (domain/visits) */

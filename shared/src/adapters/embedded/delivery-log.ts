@@ -1,51 +1,83 @@
 import type { EmbeddedDb } from './db.ts'
 import type { DeliveryRecord } from '../../model/records.ts'
 import type { DeliveryLog } from '../../ports/delivery-log.ts'
-import { jsonStatements } from './statements.ts'
 
-/** the table keeps its name from when the tenant store held the log (existing data folders) */
+/**
+ * The table keeps its name from when the tenant store held the log (existing data folders).
+ * The body (the exact bytes sent, several KB, never changed once the delivery exists) is kept in a
+ * table of its own, written when it differs from what is stored: each attempt then rewrites only
+ * the small record (status, attempts) and many of them share a page, instead of a page per attempt
+ * (the commit's WAL write was the largest store cost of a delivery). Rows written before keep
+ * their body inside `data` until their next write.
+ */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenant_deliveries (
   id TEXT PRIMARY KEY, account_id TEXT NOT NULL, integration_id TEXT NOT NULL,
   created_at TEXT NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS tenant_deliveries_page ON tenant_deliveries (integration_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tenant_deliveries_account ON tenant_deliveries (account_id);
+CREATE TABLE IF NOT EXISTS tenant_delivery_bodies (id TEXT PRIMARY KEY, body TEXT NOT NULL);
 `
 
+interface Row {
+  data: string
+  body: string | null
+}
+
+/** the record of a row: its body from the body table, or (a row written before it) from `data` */
+function toRecord(row: Row): DeliveryRecord {
+  const record = JSON.parse(row.data) as DeliveryRecord
+  if (row.body !== null) record.body = row.body
+  return record
+}
+
 export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
-  edb.db.exec(SCHEMA)
-  const { prepare, one, many, run } = jsonStatements(edb.db)
+  const { db } = edb
+  db.exec(SCHEMA)
+  const putBody = db.prepare(
+    // no write at all when the stored body is the same (every attempt after the first)
+    `INSERT INTO tenant_delivery_bodies (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body WHERE body IS NOT excluded.body`)
+  const putRecord = db.prepare(
+    // an update in place: the indexed columns of a delivery never change after its creation
+    `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET data = excluded.data`)
+  const select = `SELECT d.data AS data, b.body AS body FROM tenant_deliveries d LEFT JOIN tenant_delivery_bodies b ON b.id = d.id`
+  const getOne = db.prepare(`${select} WHERE d.id = ?`)
+  const firstPage = db.prepare(`${select} WHERE d.integration_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
+  const cursorOf = db.prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
+  const nextPage = db.prepare(
+    `${select} WHERE d.integration_id = ? AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
+  const deleteBodies = db.prepare(`DELETE FROM tenant_delivery_bodies WHERE id IN (SELECT id FROM tenant_deliveries WHERE account_id = ?)`)
+  const deleteRecords = db.prepare(`DELETE FROM tenant_deliveries WHERE account_id = ?`)
+
   return {
     async put(d: DeliveryRecord) {
-      const data = JSON.stringify(d)
+      const { body, ...record } = d
+      const data = JSON.stringify(record)
       // the delivery log is written once per attempt by many deliveries at once: their writes
-      // share one commit (resolved only once it is committed)
-      await edb.groupCommit(() => run(
-        // an update in place: the indexed columns of a delivery never change after its creation
-        `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
-        d.id, d.account_id, d.integration_id, d.created_at, data,
-      ))
+      // share one commit (resolved only once it is committed); the body first, so a record is
+      // never without one
+      await edb.groupCommit(() => {
+        putBody.run(d.id, body)
+        putRecord.run(d.id, d.account_id, d.integration_id, d.created_at, data)
+      })
     },
     async get(id) {
-      return one<DeliveryRecord>(`SELECT data FROM tenant_deliveries WHERE id = ?`, id)
+      const row = getOne.get(id) as Row | undefined
+      return row ? toRecord(row) : null
     },
     async list(integrationId, { before, limit }) {
-      if (before === undefined) {
-        return many<DeliveryRecord>(
-          `SELECT data FROM tenant_deliveries WHERE integration_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`, integrationId, limit)
-      }
-      const cursor = prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
-        .get(before, integrationId) as { created_at: string } | undefined
+      if (before === undefined) return (firstPage.all(integrationId, limit) as unknown as Row[]).map(toRecord)
+      const cursor = cursorOf.get(before, integrationId) as { created_at: string } | undefined
       // an unknown cursor (expired or foreign) ends the listing rather than restarting it
       if (!cursor) return []
-      return many<DeliveryRecord>(
-        `SELECT data FROM tenant_deliveries WHERE integration_id = ? AND (created_at < ? OR (created_at = ? AND id < ?))
-         ORDER BY created_at DESC, id DESC LIMIT ?`,
-        integrationId, cursor.created_at, cursor.created_at, before, limit)
+      return (nextPage.all(integrationId, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
     },
     async deleteAccountData(accountId) {
-      run(`DELETE FROM tenant_deliveries WHERE account_id = ?`, accountId)
+      edb.transaction(() => {
+        deleteBodies.run(accountId)
+        deleteRecords.run(accountId)
+      })
     },
     async close() {
       // the database belongs to the platform deps, which close it after every adapter

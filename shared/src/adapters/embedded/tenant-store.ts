@@ -33,6 +33,24 @@ CREATE TABLE IF NOT EXISTS tenant_integrations (
 CREATE INDEX IF NOT EXISTS tenant_integrations_account ON tenant_integrations (account_id, created_at, id);
 `
 
+/**
+ * The tenant configuration's version (ports/tenant-lookups.ts, TenantConfigVersion): one row that
+ * every insert, update and delete of a tenant table bumps in the same transaction, by trigger, so
+ * no write (of this store, of another process on the file, of a future method) can miss it.
+ * Read by tenant-config-version.ts.
+ */
+export const TENANT_CONFIG_VERSION_TABLE = 'tenant_config_version'
+const VERSIONED_TABLES = [
+  'tenant_accounts', 'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields', 'tenant_integrations',
+] as const
+const VERSION_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ${TENANT_CONFIG_VERSION_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+${VERSIONED_TABLES.flatMap((table) => ['INSERT', 'UPDATE', 'DELETE'].map((event) => `
+CREATE TRIGGER IF NOT EXISTS ${table}_${event.toLowerCase()}_bumps_version AFTER ${event} ON ${table} BEGIN
+  INSERT INTO ${TENANT_CONFIG_VERSION_TABLE} (id, version) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET version = version + 1;
+END;`)).join('')}
+`
+
 const ACCOUNT_TABLES = [
   'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields',
   'tenant_integrations', 'tenant_accounts',
@@ -41,6 +59,7 @@ const ACCOUNT_TABLES = [
 export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
   const { db } = edb
   db.exec(SCHEMA)
+  db.exec(VERSION_SCHEMA)
 
   const { one, many, run } = jsonStatements(db)
 

@@ -31,6 +31,18 @@ const BACKOFF_CAP_MS = 500
 const retryWait = (attempt: number) => backoff(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS)
 
 /**
+ * The store's one BulkWriter's throttle. The writer lives as long as the store, so its ramp
+ * (+50 % every 5 minutes, Firestore's 500/50/5 guidance) carries on across batches; a writer per
+ * batch started again at 500 writes/s every time, so a 10,000-record batch took at least 20 s
+ * whatever the database could take. It starts at 2,000 writes/s: what the four batches an
+ * upsert-worker instance runs at once (infra/cloud-run.tf, concurrency 4) started at together
+ * with a writer each, so no instance starts faster than before; contact ids are hashes, so the
+ * writes spread over the key space. It stops ramping at 10,000 writes/s, a database's
+ * write guidance before it ramps further (docs/capacity.md).
+ */
+export const CONTACT_WRITER_THROTTLING = { initialOpsPerSecond: 2000, maxOpsPerSecond: 10_000 } as const
+
+/**
  * Firestore rejects `undefined`; a merged record may carry it in optional fields. Returns the
  * value itself when it holds none (the common case: no copy), a pruned copy otherwise.
  */
@@ -81,6 +93,9 @@ export function createFirestoreContactStore(
   firestore: Firestore, options: { bulkWriterThrottling?: boolean } = {},
 ): ContactStore {
   const throttling = options.bulkWriterThrottling ?? true
+  /** created on the first batch, shared by every batch (each awaits its own writes), closed with the store */
+  let sharedWriter: BulkWriter | null = null
+  const writerOf = () => (sharedWriter ??= firestore.bulkWriter({ throttling: throttling ? { ...CONTACT_WRITER_THROTTLING } : false }))
   const contacts = (accountId: string) => firestore.collection('accounts').doc(accountId).collection('contacts')
   const first = async (accountId: string, field: string, value: string): Promise<ContactRecord | null> => {
     const snap = await contacts(accountId).where(field, '==', value).limit(1).get()
@@ -136,7 +151,7 @@ export function createFirestoreContactStore(
       if (inputs.length === 0) return results
       const collection = contacts(accountId)
       const groups = groupByDocument(accountId, inputs)
-      const writer = firestore.bulkWriter(throttling ? {} : { throttling: false })
+      const writer = writerOf()
       const attempt = (docs: DocState[], n: number, blind = false) =>
         readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS, blind)
       let done = 0
@@ -169,8 +184,8 @@ export function createFirestoreContactStore(
         }
         await Promise.all(chunkTasks)
       } finally {
+        // every write of this batch has settled (the writer stays open for the next batches)
         await Promise.allSettled(chunkTasks)
-        await writer.close().catch(() => {})
       }
       return results
     },
@@ -196,7 +211,12 @@ export function createFirestoreContactStore(
     async deleteAccountData(accountId) {
       await firestore.recursiveDelete(contacts(accountId))
     },
-    // the Firestore client belongs to whoever created it (PlatformDeps terminates it)
-    async close() {},
+    // the writer's writes are done (each batch waited for its own); the Firestore client belongs to
+    // whoever created it (PlatformDeps terminates it)
+    async close() {
+      const writer = sharedWriter
+      sharedWriter = null
+      await writer?.close().catch(() => {})
+    },
   }
 }

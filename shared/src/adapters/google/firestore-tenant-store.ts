@@ -8,6 +8,7 @@ import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
+import { bumpVersion, tenantConfigVersionRef } from './firestore-tenant-config-version.ts'
 
 /**
  * Layout (top-level collections, document id = record id, every per-account doc carries `account_id`):
@@ -19,6 +20,8 @@ import { isAlreadyExists } from './grpc-codes.ts'
  * (the delivery log and idempotency claims: firestore-delivery-log.ts, firestore-idempotency-claims.ts)
  * Unique constraints are enforced by document ids: `create()` fails with ALREADY_EXISTS, and writes that
  * move a reservation run in a transaction. Composite indexes and TTL fields: ../firestore-indexes.ts.
+ * Every write also increments `tenant_config_version/current` in its own batch or transaction (the
+ * version the instances' lookup caches poll: firestore-tenant-config-version.ts).
  */
 const ACCOUNT_COLLECTIONS = [
   'connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations',
@@ -52,14 +55,20 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
   const locations = col('locations')
   const customFields = col('custom_fields')
   const integrations = col('integrations')
+  const version = tenantConfigVersionRef(firestore)
+  /** the version bump every write makes in its own batch or transaction */
+  const bump = (w: { set(ref: DocumentReference, data: DocumentData, options: { merge: true }): unknown }) => w.set(version, bumpVersion(), { merge: true })
 
   const read = async <T>(ref: DocumentReference): Promise<T | null> => {
     const snap = await ref.get()
     return snap.exists ? (snap.data() as T) : null
   }
   const createOrDuplicate = async (what: string, ref: DocumentReference, data: object): Promise<void> => {
+    const batch = firestore.batch()
+    batch.create(ref, data)
+    bump(batch)
     try {
-      await ref.create(data)
+      await batch.commit()
     } catch (err) {
       throw isAlreadyExists(err) ? new DuplicateError(what) : err
     }
@@ -71,6 +80,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       if (!snap.exists) return null
       const next = applyPatch(snap.data() as T, patch)
       tx.set(ref, next)
+      bump(tx)
       return next
     })
   const listByAccount = async <T>(ref: Query, accountId: string): Promise<T[]> =>
@@ -82,6 +92,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       const batch = firestore.batch()
       batch.create(accounts.doc(record.id), record)
       batch.create(publicIds.doc(record.public_id), { account_id: record.id })
+      bump(batch)
       try {
         await batch.commit()
       } catch (err) {
@@ -113,6 +124,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
           tx.create(publicIds.doc(next.public_id), { account_id: id })
         }
         tx.set(ref, next)
+        bump(tx)
         return next
       })
     },
@@ -147,6 +159,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       const batch = firestore.batch()
       batch.create(apiKeys.doc(k.id), k)
       batch.create(apiKeyHashes.doc(k.hash), k)
+      bump(batch)
       try {
         await batch.commit()
       } catch (err) {
@@ -173,6 +186,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         }
         tx.set(ref, next)
         tx.set(apiKeyHashes.doc(next.hash), next)
+        bump(tx)
         return next
       })
     },
@@ -183,6 +197,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         const snap = await tx.get(ref)
         if (snap.exists && (snap.data() as LocationRecord).active) throw new DuplicateError('location')
         tx.set(ref, toLocationDoc(l))
+        bump(tx)
       })
     },
     async getLocation(accountId, locationId) {
@@ -202,6 +217,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         if (!snap.exists) return null
         const next = applyPatch(toLocation(snap.data()!), patch)
         tx.set(ref, toLocationDoc(next))
+        bump(tx)
         return next
       })
     },
@@ -235,6 +251,8 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       const writer = firestore.bulkWriter()
       const deletions = refs.map((ref) => writer.delete(ref))
       await Promise.all([...deletions, writer.close()])
+      // after the deletions (a BulkWriter is not atomic): a cache may keep a deleted record until then
+      await version.set(bumpVersion(), { merge: true })
     },
     async close() {
       // the Firestore client belongs to the platform deps, which terminate it

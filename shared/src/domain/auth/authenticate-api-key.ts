@@ -6,7 +6,8 @@ import { getKeyPepper, getOperatorToken } from '../secrets/platform-secrets.ts'
 import { hashSecret, safeEqual } from './hashing.ts'
 
 type Headers = Record<string, string | string[] | undefined>
-type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenants' | 'clock'>
+/** keys are checked against the cached lookups (revocation bound: ports/tenant-lookups.ts) */
+type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenantLookups' | 'clock'>
 
 export interface ApiKeyAuth {
   account: AccountRecord
@@ -64,13 +65,13 @@ export async function authenticateApiKey(
   const presented = presentedApiKey(headers)
   if (presented === null) throw new AppError('unauthorized')
   const pepper = await getKeyPepper(deps)
-  const key = await deps.tenants.getApiKeyByHash(hashSecret(pepper, presented))
+  const key = await deps.tenantLookups.getApiKeyByHash(hashSecret(pepper, presented))
   const now = deps.clock.now()
   if (!key || !isKeyUsable(key, now)) throw new AppError('unauthorized')
   if (options.account !== undefined && key.account_id !== options.account.id) throw new AppError('unauthorized')
   const [account, connection] = await Promise.all([
-    options.account ?? deps.tenants.getAccount(key.account_id),
-    deps.tenants.getConnection(key.connection_id),
+    options.account ?? deps.tenantLookups.getAccount(key.account_id),
+    deps.tenantLookups.getConnection(key.connection_id),
   ])
   if (!account || !account.active || !connection || !connection.active || connection.type !== 'api') {
     throw new AppError('unauthorized')

@@ -1,4 +1,4 @@
-import type { PlatformDeps } from '../../ports/deps.ts'
+import type { TenantLookups } from '../../ports/tenant-lookups.ts'
 import type { AccountRecord, CustomFieldDefinition } from '../../model/records.ts'
 
 export interface AccountContactContext {
@@ -9,11 +9,14 @@ export interface AccountContactContext {
 /**
  * What assembling a Contact needs to know about the account beyond the record: its custom
  * field definitions and which of them some connection maps inbound data to (`unmapped`).
+ * `reads`: the cached lookups when serving traffic, the store itself for a management action.
  */
-export async function loadAccountContactContext(deps: Pick<PlatformDeps, 'tenants'>, account: Pick<AccountRecord, 'id'>): Promise<AccountContactContext> {
+export async function loadAccountContactContext(
+  reads: Pick<TenantLookups, 'listCustomFields' | 'listConnections'>, account: Pick<AccountRecord, 'id'>,
+): Promise<AccountContactContext> {
   const [definitions, connections] = await Promise.all([
-    deps.tenants.listCustomFields(account.id),
-    deps.tenants.listConnections(account.id),
+    reads.listCustomFields(account.id),
+    reads.listConnections(account.id),
   ])
   const mapped = new Set<string>()
   for (const c of connections) {

@@ -10,9 +10,9 @@ import { parseInclude } from './include.ts'
 
 async function callerFor(deps: PlatformDeps, accountId: string, include: string | undefined) {
   const tiers = parseInclude(include)
-  const account = await deps.tenants.getAccount(accountId)
+  const account = await deps.tenantLookups.getAccount(accountId)
   if (!account) throw new AppError('unauthorized')
-  const context = await loadAccountContactContext(deps, account)
+  const context = await loadAccountContactContext(deps.tenantLookups, account)
   return {
     permittedTiers: account.permitted_tiers,
     contactHandles: tiers.contactHandles,

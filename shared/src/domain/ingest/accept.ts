@@ -16,7 +16,7 @@ export interface PushInput {
   locationId?: string
 }
 
-type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenants' | 'contacts' | 'logger'>
+type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contacts' | 'logger'>
 
 /**
  * The edge answer: check the body (400 / 413), count `accepted`, publish the received bytes

@@ -6,7 +6,8 @@ import { hashSecret, matchesHashedSecret } from '../auth/hashing.ts'
 import { getKeyPepper } from '../secrets/platform-secrets.ts'
 
 type Headers = Record<string, string | string[] | undefined>
-type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenants' | 'clock' | 'logger'>
+/** credentials are checked against the cached lookups (revocation bound: ports/tenant-lookups.ts) */
+type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenantLookups' | 'clock' | 'logger'>
 
 /** stands in for an unknown connection so the token check costs the same either way */
 const NO_CONNECTION: ConnectionRecord = {
@@ -26,11 +27,11 @@ export async function authenticateSource(
 ): Promise<{ connection: ConnectionRecord; account: AccountRecord }> {
   const token = presentedSourceToken(headers, query)
   // ids are short; anything else is unknown without a lookup
-  const found = sourceId.length > 0 && sourceId.length <= 128 ? await deps.tenants.getConnection(sourceId) : null
+  const found = sourceId.length > 0 && sourceId.length <= 128 ? await deps.tenantLookups.getConnection(sourceId) : null
   const usable = found !== null && found.active && found.type === 'webhook'
   const matches = await verifySourceToken(deps, usable ? found : NO_CONNECTION, token ?? '')
   if (!usable || token === null || !matches) throw new AppError('unauthorized')
-  const account = resolved?.id === found.account_id ? resolved : await deps.tenants.getAccount(found.account_id)
+  const account = resolved?.id === found.account_id ? resolved : await deps.tenantLookups.getAccount(found.account_id)
   if (!account || !account.active) throw new AppError('unauthorized')
   return { connection: found, account }
 }
@@ -48,14 +49,14 @@ export function tokenRequired(deps: Pick<AuthDeps, 'config' | 'clock'>, connecti
 }
 
 async function usableConnection(deps: AuthDeps, account: AccountRecord, connectionId: string): Promise<ConnectionRecord | null> {
-  const connection = await deps.tenants.getConnection(connectionId)
+  const connection = await deps.tenantLookups.getConnection(connectionId)
   if (!connection || !connection.active || connection.type !== 'partnercrm' || connection.account_id !== account.id) return null
   return connection
 }
 
 /**
  * Before the body is read: the location a presented token belongs to, found by the token's hash
- * among the account's locations (tenants.findLocationByTokenHash), when it is an active location
+ * among the account's locations (tenantLookups.findLocationByTokenHash), when it is an active location
  * of the account's active partner CRM connection and the hash is still valid. null otherwise: the
  * caller is then not authenticated yet and its body is read within the pre-authentication budget
  * (preauth-budget.ts), where the usual checks decide (404 before 401, as without this shortcut).
@@ -63,7 +64,7 @@ async function usableConnection(deps: AuthDeps, account: AccountRecord, connecti
 export async function identifyPartnerCrmToken(deps: AuthDeps, account: AccountRecord, token: string): Promise<PartnerCrmCaller | null> {
   if (token.length === 0 || token.length > 256) return null
   const hash = hashSecret(await getKeyPepper(deps), token)
-  const location = await deps.tenants.findLocationByTokenHash(account.id, hash)
+  const location = await deps.tenantLookups.findLocationByTokenHash(account.id, hash)
   if (!location || !location.active || location.account_id !== account.id) return null
   if (!matchesHashedSecret(hash, location.token_hashes, deps.clock.now())) return null
   const connection = await usableConnection(deps, account, location.connection_id)
@@ -77,7 +78,7 @@ export async function identifyPartnerCrmToken(deps: AuthDeps, account: AccountRe
  * never get to make the edge buffer a body.
  */
 export async function refuseTokenlessEarly(deps: AuthDeps, account: AccountRecord): Promise<void> {
-  const connection = (await deps.tenants.listConnections(account.id)).find((c) => c.type === 'partnercrm' && c.active)
+  const connection = (await deps.tenantLookups.listConnections(account.id)).find((c) => c.type === 'partnercrm' && c.active)
   if (!connection) throw new AppError('not_found')
   if (tokenRequired(deps, connection)) throw new AppError('unauthorized')
 }
@@ -98,7 +99,7 @@ export async function authenticatePartnerCrm(
 ): Promise<PartnerCrmCaller & { tokenless: boolean }> {
   if (locationId === null || locationId.length > 256) throw new AppError('not_found')
   if (identified && identified.location.location_id === locationId) return { ...identified, tokenless: false }
-  const location = await deps.tenants.getLocation(account.id, locationId)
+  const location = await deps.tenantLookups.getLocation(account.id, locationId)
   if (!location || !location.active || location.account_id !== account.id) throw new AppError('not_found')
   const connection = await usableConnection(deps, account, location.connection_id)
   if (!connection) throw new AppError('not_found')

@@ -56,11 +56,11 @@ export interface BatchUpsertOptions {
 
 /** The upsert inputs of a batch, with the positions of the records that produced them. */
 export async function buildUpsertInputs(
-  deps: Pick<PlatformDeps, 'tenants'>, batch: DecodedBatch, logger?: DomainLogger,
+  deps: Pick<PlatformDeps, 'tenantLookups'>, batch: DecodedBatch, logger?: DomainLogger,
 ): Promise<{ inputs: ContactUpsertInput[]; positions: number[]; withoutAnchor: number; unstorable: number[] }> {
   const [connection, definitions] = await Promise.all([
-    deps.tenants.getConnection(batch.connectionId),
-    deps.tenants.listCustomFields(batch.accountId),
+    deps.tenantLookups.getConnection(batch.connectionId),
+    deps.tenantLookups.listCustomFields(batch.accountId),
   ])
   if (!connection) logger?.warn({ connectionId: batch.connectionId, batchId: batch.batchId }, 'connection of a queued batch is gone: fallback extraction')
   const own = connection?.account_id === batch.accountId ? connection.field_mappings ?? [] : []
@@ -103,7 +103,7 @@ function carriesOrigin(record: ContactRecord, origins: ReadonlySet<string>): boo
 }
 
 export async function upsertBatchRecords(
-  deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'logger'>, batch: DecodedBatch, options: BatchUpsertOptions = {},
+  deps: Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'logger'>, batch: DecodedBatch, options: BatchUpsertOptions = {},
 ): Promise<BatchUpsertResult> {
   const { inputs, positions, withoutAnchor, unstorable } = await buildUpsertInputs(deps, batch, deps.logger)
   // the record each document ends up as: the last non-null merge of its group wins

@@ -17,10 +17,10 @@ export function publicIdFromHost(host: string | undefined, edgeDomain: string): 
 }
 
 /** The active account of an edge request, else 404 `not found` (unknown or inactive subdomain). */
-export async function resolveEdgeAccount(deps: Pick<PlatformDeps, 'config' | 'tenants'>, host: string | undefined): Promise<AccountRecord> {
+export async function resolveEdgeAccount(deps: Pick<PlatformDeps, 'config' | 'tenantLookups'>, host: string | undefined): Promise<AccountRecord> {
   const publicId = publicIdFromHost(host, deps.config.edgeDomain)
   if (publicId === null) throw new AppError('not_found')
-  const account = await deps.tenants.getAccountByPublicId(publicId)
+  const account = await deps.tenantLookups.getAccountByPublicId(publicId)
   if (!account || !account.active) throw new AppError('not_found')
   return account
 }

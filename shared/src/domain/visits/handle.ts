@@ -27,11 +27,11 @@ export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent,
   // an event time far past the clock would win every later merge (event-time.ts)
   const { event, adjusted } = boundEventTimes(received, deps.clock.now(), publishedAt)
   if (adjusted.length > 0) deps.logger.warn({ eventId: event.id, adjusted }, 'visit event time past the clock replaced by the publish time')
-  const account = await deps.tenants.getAccount(event.account_id)
+  const account = await deps.tenantLookups.getAccount(event.account_id)
   if (!account) return { result: 'skipped', reason: 'unknown account' }
   if (!account.active) return { result: 'skipped', reason: 'account inactive' }
   const first = await deps.claims.claimOnce(`visit:${account.id}:${event.id}`, EVENT_CLAIM_TTL_S)
-  const integrations = (await deps.tenants.listIntegrations(account.id)).filter((i) => i.active && i.payload_version === 2)
+  const integrations = (await deps.tenantLookups.listIntegrations(account.id)).filter((i) => i.active && i.payload_version === 2)
   // A claimed event is either a duplicate or a redelivery after a failure part-way. Deliveries
   // have deterministic ids: when all exist, it is a duplicate; otherwise finish the work.
   let previous: DeliveryRecord | null = null
@@ -49,7 +49,7 @@ export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent,
     : !(await deps.claims.claimOnce(`seen:${account.id}:${contact.id}`, SEEN_TTL_S))
 
   if (integrations.length === 0) return { result: 'delivered', contactId: contact.id, isRepeat, deliveryIds: [] }
-  const context = await loadAccountContactContext(deps, account)
+  const context = await loadAccountContactContext(deps.tenantLookups, account)
   const now = new Date(deps.clock.now()).toISOString()
   const deliveryIds: string[] = []
   for (const integration of integrations) {

@@ -32,7 +32,7 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
   if (delivery.status === 'succeeded' && job.attempt !== 1) return 'stale'
 
   const nowMs = deps.clock.now()
-  const integration = await deps.tenants.getIntegration(delivery.integration_id)
+  const integration = await deps.tenantLookups.getIntegration(delivery.integration_id)
   const record = async (attempt: DeliveryAttempt, patch: Partial<DeliveryRecord>) => {
     const updated: DeliveryRecord = { ...delivery, ...patch, attempts: [...delivery.attempts, attempt], updated_at: new Date(deps.clock.now()).toISOString() }
     await deps.deliveries.put(updated)

@@ -50,7 +50,7 @@ export async function sendTestEvent(
   }, accountId)
   if (!record) throw new Error('the test contact could not be built')
   record.id = contactIdFor(accountId, TEST_SOURCE, eventId)
-  const context = await loadAccountContactContext(deps, account)
+  const context = await loadAccountContactContext(deps.tenants, account)
   const { contact: subject, fieldPolicy } = assembleContact(record, {
     permittedTiers: account.permitted_tiers,
     contactHandles: integration.tiers.contact_handles,

@@ -1,0 +1,108 @@
+import type { TenantStore } from '../ports/tenant-store.ts'
+import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
+
+/** entries kept at most (the oldest inserted goes first): a few MB of records */
+const DEFAULT_MAX_ENTRIES = 20_000
+
+const WRITES = [
+  'createAccount', 'updateAccount', 'createConnection', 'updateConnection', 'createApiKey', 'updateApiKey',
+  'putLocation', 'updateLocation', 'createCustomField', 'createIntegration', 'updateIntegration', 'deleteAccountData',
+] as const satisfies ReadonlyArray<keyof TenantStore>
+
+const LOOKUPS = [
+  'getAccount', 'getAccountByPublicId', 'getApiKeyByHash', 'getConnection', 'listConnections',
+  'getLocation', 'findLocationByTokenHash', 'listCustomFields', 'getIntegration', 'listIntegrations',
+] as const satisfies ReadonlyArray<keyof TenantLookups>
+
+/** every write of the port is listed (a new write method must clear the cache: the compiler says so) */
+type Unlisted = Exclude<keyof TenantStore, (typeof WRITES)[number] | 'close' | `get${string}` | `list${string}` | `find${string}`>
+const everyWriteListed: [Unlisted] extends [never] ? true : Unlisted = true
+void everyWriteListed
+
+export interface TenantLookupCache {
+  /** the store, whose writes clear the cache when they return (or fail: their outcome is unknown) */
+  tenants: TenantStore
+  /** cached reads, valid while `version` stays the same */
+  lookups: TenantLookups
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const v of Object.values(value)) deepFreeze(v)
+  }
+  return value
+}
+
+/**
+ * A cache of the tenant lookups in front of `store`. Revocation: an answer is served from memory
+ * only while `version.confirmed()` returns the version it was cached under, so a change made by
+ * any instance is seen within `version.boundMs`; a write through `tenants` (this instance) clears
+ * the cache when it returns. A load that was under way while the cache was cleared is not kept
+ * (it may have read the old record). Nulls (unknown ids) are not cached: they cannot fill the
+ * cache, and the readiness probe still reaches the store.
+ */
+export function createTenantLookupCache(store: TenantStore, version: TenantConfigVersion, options: { maxEntries?: number } = {}): TenantLookupCache {
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
+  const entries = new Map<string, unknown>()
+  /** loads under way, shared by concurrent misses of one key */
+  const loading = new Map<string, Promise<unknown>>()
+  let cachedVersion: number | null = null
+  /** changes whenever the cache is cleared: a load started before keeps its answer to itself */
+  let generation = 0
+
+  const clear = () => {
+    entries.clear()
+    loading.clear()
+    generation++
+  }
+
+  async function lookup<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const current = version.confirmed()
+    if (current === null) return load()
+    if (current !== cachedVersion) {
+      clear()
+      cachedVersion = current
+    }
+    if (entries.has(key)) return entries.get(key) as T
+    const shared = loading.get(key)
+    if (shared) return shared as Promise<T>
+    const started = generation
+    const promise = load().then((value) => {
+      if (generation === started) {
+        loading.delete(key)
+        if (value !== null) {
+          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
+          entries.set(key, deepFreeze(value))
+        }
+      }
+      return value
+    }, (err: unknown) => {
+      if (generation === started) loading.delete(key)
+      throw err
+    })
+    loading.set(key, promise)
+    return promise
+  }
+
+  const lookups = {} as Record<string, (...args: string[]) => Promise<unknown>>
+  for (const name of LOOKUPS) {
+    const read = (store[name] as (...args: string[]) => Promise<unknown>).bind(store)
+    lookups[name] = (...args: string[]) => lookup(`${name}\u0000${args.join('\u0000')}`, () => read(...args))
+  }
+
+  const writes = new Map<PropertyKey, unknown>()
+  for (const name of WRITES) {
+    const write = (store[name] as (...args: unknown[]) => Promise<unknown>).bind(store)
+    writes.set(name, async (...args: unknown[]) => {
+      try {
+        return await write(...args)
+      } finally {
+        clear()
+      }
+    })
+  }
+  // reads and close() go to the store as they are
+  const tenants = new Proxy(store, { get: (target, prop, receiver) => writes.get(prop) ?? Reflect.get(target, prop, receiver) })
+  return { tenants, lookups: lookups as unknown as TenantLookups }
+}

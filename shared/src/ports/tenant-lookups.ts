@@ -1,0 +1,34 @@
+import type { TenantStore } from './tenant-store.ts'
+
+/**
+ * The tenant reads made while serving traffic (edge pushes, the read contract, the upsert worker,
+ * visits and webhook deliveries), answered from a cache in each instance. An answer may be older
+ * than the store by at most the version source's `boundMs` when the change was made by another
+ * instance, and never older than the write's return when it was made through the same instance's
+ * TenantStore (which clears the cache directly). Nulls are never cached. The records returned are
+ * frozen: shared by every caller, never modified.
+ * Management reads (read-modify-write of the configuration) use TenantStore itself.
+ */
+export type TenantLookups = Pick<
+  TenantStore,
+  | 'getAccount' | 'getAccountByPublicId' | 'getApiKeyByHash' | 'getConnection' | 'listConnections'
+  | 'getLocation' | 'findLocationByTokenHash' | 'listCustomFields' | 'getIntegration' | 'listIntegrations'
+>
+
+/**
+ * The version of the tenant configuration as a whole: every TenantStore write changes it, on
+ * whichever instance it is made. A lookup cache keeps its answers while the version stays the same.
+ */
+export interface TenantConfigVersion {
+  /**
+   * The revocation bound, in real milliseconds: confirmed() returns a version only when it was
+   * read from the store by a read that started at most this long ago, so every write committed
+   * before that read started is reflected in it.
+   */
+  readonly boundMs: number
+  /**
+   * The version, when confirmed within boundMs; null otherwise (a cache must then not answer from
+   * memory). Synchronous: a source that reads asynchronously refreshes in the background.
+   */
+  confirmed(): number | null
+}

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { createEmbeddedTenantStore } from '@lsv/shared/adapters/embedded/tenant-store.ts'
+import { createTenantLookupCache } from '@lsv/shared/adapters/tenant-lookup-cache.ts'
+import type { TenantStore } from '@lsv/shared/ports/tenant-store.ts'
+import type { TenantConfigVersion } from '@lsv/shared/ports/tenant-lookups.ts'
+import { tempDataDir } from '../helpers/embedded.ts'
+import { account, apiKey, connection, integration } from './suites/tenant-store.ts'
+
+/**
+ * The lookup cache in front of the tenant store (shared/src/adapters/tenant-lookup-cache.ts): what
+ * it answers from memory, and what makes it read again. The store is the embedded one, counted;
+ * the version is a stand-in the test moves (the adapters' own versions: tenant-config-version.test.ts,
+ * and across instances: test/deactivation/revocation-bound.test.ts).
+ */
+
+/** a version the test sets; null: not confirmed */
+function manualVersion() {
+  const state = { value: 1 as number | null }
+  const version: TenantConfigVersion = { boundMs: 1000, confirmed: () => state.value }
+  return { state, version }
+}
+
+/** the store, counting the reads that reach it, with an optional pause before a read answers */
+function counted(store: TenantStore) {
+  const reads: string[] = []
+  const gate = { hold: null as Promise<void> | null }
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown
+      if (typeof prop !== 'string' || typeof value !== 'function' || !/^(get|list|find)/.test(prop)) return value
+      return async (...args: unknown[]) => {
+        reads.push(prop)
+        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
+        if (gate.hold) await gate.hold
+        return result
+      }
+    },
+  })
+  return { proxy, reads, gate }
+}
+
+describe('tenant lookup cache', () => {
+  let dir: ReturnType<typeof tempDataDir>
+  let db: EmbeddedDb
+  let store: TenantStore
+  beforeAll(() => {
+    dir = tempDataDir()
+    db = openEmbeddedDb(dir.dir)
+    store = createEmbeddedTenantStore(db)
+  })
+  afterAll(async () => {
+    await db.close()
+    dir.cleanup()
+  })
+
+  async function setUp() {
+    const a = account()
+    await store.createAccount(a)
+    const c = connection(a.id, { type: 'api' })
+    await store.createConnection(c)
+    const k = apiKey(a.id, c.id)
+    await store.createApiKey(k)
+    const counting = counted(store)
+    const v = manualVersion()
+    const cache = createTenantLookupCache(counting.proxy, v.version)
+    return { a, c, k, ...counting, v, cache }
+  }
+
+  it('answers a repeated lookup from memory, with the record the store gave', async () => {
+    const { a, k, reads, cache } = await setUp()
+    const first = await cache.lookups.getApiKeyByHash(k.hash)
+    expect(first).toEqual(k)
+    expect(await cache.lookups.getApiKeyByHash(k.hash)).toBe(first)
+    expect(await cache.lookups.getAccountByPublicId(a.public_id)).toEqual(await store.getAccount(a.id))
+    await cache.lookups.getAccountByPublicId(a.public_id)
+    expect(reads).toEqual(['getApiKeyByHash', 'getAccountByPublicId'])
+  })
+
+  it('shares records frozen: a caller cannot change what the next one gets', async () => {
+    const { k, cache } = await setUp()
+    const got = (await cache.lookups.getApiKeyByHash(k.hash))!
+    expect(Object.isFrozen(got)).toBe(true)
+    expect(Object.isFrozen(got.scopes)).toBe(true)
+    expect(() => { (got as { revoked_at: string | null }).revoked_at = 'x' }).toThrow(TypeError)
+  })
+
+  it('reads again once the version changes', async () => {
+    const { k, reads, v, cache } = await setUp()
+    await cache.lookups.getApiKeyByHash(k.hash)
+    await store.updateApiKey(k.id, { revoked_at: '2026-01-02T00:00:00.000Z' }) // behind the cache's back
+    expect((await cache.lookups.getApiKeyByHash(k.hash))!.revoked_at).toBeNull() // same version: memory
+    v.state.value = 2
+    expect((await cache.lookups.getApiKeyByHash(k.hash))!.revoked_at).toBe('2026-01-02T00:00:00.000Z')
+    expect(reads).toEqual(['getApiKeyByHash', 'getApiKeyByHash'])
+  })
+
+  it('a write through the cache\'s store clears it when the write returns (one instance: at once)', async () => {
+    const { c, reads, cache } = await setUp()
+    expect((await cache.lookups.getConnection(c.id))!.active).toBe(true)
+    await cache.tenants.updateConnection(c.id, { active: false })
+    expect((await cache.lookups.getConnection(c.id))!.active).toBe(false)
+    expect(reads).toEqual(['getConnection', 'getConnection'])
+  })
+
+  it('a failed write clears it too (its outcome is not known)', async () => {
+    const { a, reads, cache } = await setUp()
+    await cache.lookups.getAccount(a.id)
+    await expect(cache.tenants.createAccount({ ...a })).rejects.toThrow() // duplicate id
+    await cache.lookups.getAccount(a.id)
+    expect(reads).toEqual(['getAccount', 'getAccount'])
+  })
+
+  it('does not keep what a read returned when the cache was cleared while it ran', async () => {
+    const { c, reads, gate, cache } = await setUp()
+    let release!: () => void
+    gate.hold = new Promise<void>((r) => { release = r })
+    const slow = cache.lookups.getConnection(c.id) // read the old record, then wait
+    await new Promise((r) => setTimeout(r, 10))
+    await cache.tenants.updateConnection(c.id, { active: false })
+    gate.hold = null
+    release()
+    expect((await slow)!.active).toBe(true) // its own answer
+    expect((await cache.lookups.getConnection(c.id))!.active).toBe(false) // not kept
+    expect(reads).toEqual(['getConnection', 'getConnection'])
+  })
+
+  it('shares one read among concurrent misses of a key', async () => {
+    const { k, reads, cache } = await setUp()
+    const all = await Promise.all([1, 2, 3].map(() => cache.lookups.getApiKeyByHash(k.hash)))
+    expect(all.every((x) => x === all[0])).toBe(true)
+    expect(reads).toEqual(['getApiKeyByHash'])
+  })
+
+  it('never keeps an unknown id: each lookup of it reaches the store', async () => {
+    const { reads, cache } = await setUp()
+    expect(await cache.lookups.getAccount('nobody')).toBeNull()
+    expect(await cache.lookups.getAccount('nobody')).toBeNull()
+    expect(reads).toEqual(['getAccount', 'getAccount'])
+  })
+
+  it('reads through while the version is not confirmed', async () => {
+    const { a, reads, v, cache } = await setUp()
+    v.state.value = null
+    await cache.lookups.getAccount(a.id)
+    await cache.lookups.getAccount(a.id)
+    expect(reads).toEqual(['getAccount', 'getAccount'])
+  })
+
+  it('keys lookups by every argument', async () => {
+    const { a, reads, cache } = await setUp()
+    const i1 = integration(a.id)
+    const i2 = integration(a.id)
+    await store.createIntegration(i1)
+    await store.createIntegration(i2)
+    expect((await cache.lookups.getIntegration(i1.id))!.id).toBe(i1.id)
+    expect((await cache.lookups.getIntegration(i2.id))!.id).toBe(i2.id)
+    expect((await cache.lookups.listIntegrations(a.id)).map((i) => i.id).sort()).toEqual([i1.id, i2.id].sort())
+    expect(reads).toEqual(['getIntegration', 'getIntegration', 'listIntegrations'])
+  })
+
+  it('holds at most maxEntries records, dropping the oldest', async () => {
+    const { a, c, v } = await setUp()
+    const counting = counted(store)
+    const small = createTenantLookupCache(counting.proxy, v.version, { maxEntries: 2 })
+    await small.lookups.getAccount(a.id)
+    await small.lookups.getConnection(c.id)
+    await small.lookups.listConnections(a.id) // the third: the account goes
+    await small.lookups.getConnection(c.id)
+    await small.lookups.getAccount(a.id)
+    expect(counting.reads).toEqual(['getAccount', 'getConnection', 'listConnections', 'getAccount'])
+  })
+})
