@@ -16,11 +16,14 @@ import { MUTATION_MODULES } from './scripts/mutation-modules.ts'
 const module = MUTATION_MODULES[process.env.STRYKER_MODULE ?? '']
 if (!module) throw new Error(`STRYKER_MODULE must name one of: ${Object.keys(MUTATION_MODULES).join(', ')}`)
 
-const config = mergeConfig(base, defineConfig({
-  resolve: {
-    alias: [{ find: /^@lsv\/shared\//, replacement: fileURLToPath(new URL('./shared/src/', import.meta.url)) }],
-  },
-}))
+const config = mergeConfig(
+  base,
+  defineConfig({
+    resolve: {
+      alias: [{ find: /^@lsv\/shared\//, replacement: fileURLToPath(new URL('./shared/src/', import.meta.url)) }],
+    },
+  }),
+)
 // replaced, not merged (mergeConfig would append to the main suite's include)
 config.test!.include = module.tests
 export default config

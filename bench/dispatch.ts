@@ -38,12 +38,19 @@ const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 /** process CPU time (user + system) in µs: on a shared machine it moves less than wall-clock rates */
-const cpuUs = () => { const u = process.cpuUsage(); return u.user + u.system }
+const cpuUs = () => {
+  const u = process.cpuUsage()
+  return u.user + u.system
+}
 /** CPU µs per delivery of each side's last timed run */
 const cpuPer = { platform: 0, bare: 0 }
 
 async function main() {
-  console.log(`bench:dispatch (${N} deliveries x ${ROUNDS} rounds, ${IN_FLIGHT} in flight, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
+  console.log(
+    `bench:dispatch (${N} deliveries x ${ROUNDS} rounds, ${IN_FLIGHT} in flight, node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  )
   const server = createServer((req, res) => {
     req.resume()
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'))
@@ -55,29 +62,82 @@ async function main() {
 
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-'))
   // the per-endpoint rate limit is lifted: this measures the delivery pipeline's own cost
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded', ALLOW_LOOPBACK_WEBHOOKS: 'true', WEBHOOK_ENDPOINT_RATE: '100000' })
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    STORE_BACKEND: 'embedded',
+    QUEUE_BACKEND: 'embedded',
+    ALLOW_LOOPBACK_WEBHOOKS: 'true',
+    WEBHOOK_ENDPOINT_RATE: '100000',
+  })
   const deps = await createPlatformDeps(config, pino({ level: 'silent' }))
   const now = new Date().toISOString()
   const accountId = randomUUID()
-  await deps.tenants.createAccount({ id: accountId, public_id: 'bench', name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now })
+  await deps.tenants.createAccount({
+    id: accountId,
+    public_id: 'bench',
+    name: null,
+    active: true,
+    api_access: true,
+    permitted_tiers: [1, 2, 3],
+    authorized_domains: [],
+    created_at: now,
+    updated_at: now,
+  })
   const secret = generateSigningSecret()
   const integrationId = `int_bench_${Date.now()}`
-  await deps.tenants.createIntegration({ id: integrationId, account_id: accountId, url, payload_version: 2, tiers: { contact_handles: true, sensitive_traits: false }, active: true, disabled_reason: null, signing_secrets: [{ secret, created_at: now, expires_at: null }], created_at: now, updated_at: now })
+  await deps.tenants.createIntegration({
+    id: integrationId,
+    account_id: accountId,
+    url,
+    payload_version: 2,
+    tiers: { contact_handles: true, sensitive_traits: false },
+    active: true,
+    disabled_reason: null,
+    signing_secrets: [{ secret, created_at: now, expires_at: null }],
+    created_at: now,
+    updated_at: now,
+  })
 
   const record: ContactRecord = {
-    id: contactIdFor(accountId, 'crm', 'bench'), account_id: accountId, source: 'crm', external_id: 'bench', subject_type: 'contact',
+    id: contactIdFor(accountId, 'crm', 'bench'),
+    account_id: accountId,
+    source: 'crm',
+    external_id: 'bench',
+    subject_type: 'contact',
     identity: { first_name: 'Jane', last_name: 'Doe', full_name: 'Jane Doe', title: 'CTO' },
-    company: { name: 'Acme', domain: 'acme.example', website: 'https://acme.example' }, location: { city: 'Lyon' },
-    business_email: 'jane@acme.example', emails: [{ value: 'jane@home.example', kind: 'personal', verified: true }],
-    phones: [{ value: '+15555550100', kind: 'mobile', dnc: false, dnc_known: true }], traits: [],
-    custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } }, name_source: 'form', resolved_by: 'v',
-    first_seen_at: now, last_seen_at: now, updated_at: now, versions: {},
+    company: { name: 'Acme', domain: 'acme.example', website: 'https://acme.example' },
+    location: { city: 'Lyon' },
+    business_email: 'jane@acme.example',
+    emails: [{ value: 'jane@home.example', kind: 'personal', verified: true }],
+    phones: [{ value: '+15555550100', kind: 'mobile', dnc: false, dnc_known: true }],
+    traits: [],
+    custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } },
+    name_source: 'form',
+    resolved_by: 'v',
+    first_seen_at: now,
+    last_seen_at: now,
+    updated_at: now,
+    versions: {},
   }
   const { contact, fieldPolicy } = assembleContact(record, {
-    permittedTiers: [1, 2, 3], contactHandles: true, sensitiveTraits: false, mappedCustomFieldKeys: null, portalBaseUrl: config.portalBaseUrl,
+    permittedTiers: [1, 2, 3],
+    contactHandles: true,
+    sensitiveTraits: false,
+    mappedCustomFieldKeys: null,
+    portalBaseUrl: config.portalBaseUrl,
     definitions: [{ account_id: accountId, key: 'plan', label: 'Plan', type: 'select', created_at: now }],
   })
-  const bodyFor = (id: string) => JSON.stringify(buildWebhookEventV2({ event: { id, account_id: accountId, tier: 'person', visit: { captured_url: 'https://shop.example/p' } }, subject: contact, fieldPolicy, isRepeat: false, emittedAt: now }))
+  const bodyFor = (id: string) =>
+    JSON.stringify(
+      buildWebhookEventV2({
+        event: { id, account_id: accountId, tier: 'person', visit: { captured_url: 'https://shop.example/p' } },
+        subject: contact,
+        fieldPolicy,
+        isRepeat: false,
+        emittedAt: now,
+      }),
+    )
 
   // platform: deliveries pre-created (record + task); timed from scheduler start to the last log write
   const handler = createDeliveryTaskHandler(deps)
@@ -112,14 +172,16 @@ async function main() {
     let next = 0
     const started = performance.now()
     const cpuStart = cpuUs()
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < bodies.length) {
-        const b = bodies[next++]!
-        const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
-        const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
-        await res.body.text()
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < bodies.length) {
+          const b = bodies[next++]!
+          const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
+          const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
+          await res.body.text()
+        }
+      }),
+    )
     const rate = (N * 1000) / (performance.now() - started)
     cpuPer.bare = (cpuUs() - cpuStart) / N
     return rate
@@ -132,7 +194,9 @@ async function main() {
   for (let w = 0; w < WARMUP_ROUNDS; w++) {
     const p = await platformRound()
     const b = await bareRound()
-    console.log(`warm-up ${w + 1} (not counted): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`)
+    console.log(
+      `warm-up ${w + 1} (not counted): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`,
+    )
   }
   const deadline = Date.now() + 100_000
   for (let r = 0; r < ROUNDS && Date.now() < deadline; r++) {
@@ -151,14 +215,20 @@ async function main() {
     platform.push(p)
     cpu.push(cpuPer.bare / cpuPer.platform)
     bare.push(b)
-    console.log(`round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${(100 * p / b).toFixed(1)}%; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`)
+    console.log(
+      `round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${((100 * p) / b).toFixed(1)}%; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`,
+    )
   }
   const p = median(platform)
   const b = median(bare)
   // the figure is the median of the per-round ratios: a round's two runs share the machine's mood
   const ratio = median(platform.map((x, i) => x / bare[i]!))
-  console.log(`dispatch: platform median ${p.toFixed(0)} deliveries/s, bare undici median ${b.toFixed(0)}/s, ratio ${(100 * ratio).toFixed(1)}% (median of per-round ratios; goal >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT MET'}), ${N} deliveries x ${platform.length} rounds, ${IN_FLIGHT} in flight`)
-  console.log(`dispatch, CPU time: bare CPU per delivery / platform CPU per delivery ${(100 * median(cpu)).toFixed(1)}% (median of per-round ratios; information: the process's CPU time, receiver included, moves less with the machine's load than rates do)`)
+  console.log(
+    `dispatch: platform median ${p.toFixed(0)} deliveries/s, bare undici median ${b.toFixed(0)}/s, ratio ${(100 * ratio).toFixed(1)}% (median of per-round ratios; goal >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT MET'}), ${N} deliveries x ${platform.length} rounds, ${IN_FLIGHT} in flight`,
+  )
+  console.log(
+    `dispatch, CPU time: bare CPU per delivery / platform CPU per delivery ${(100 * median(cpu)).toFixed(1)}% (median of per-round ratios; information: the process's CPU time, receiver included, moves less with the machine's load than rates do)`,
+  )
 
   await pool.close()
   await deps.close()

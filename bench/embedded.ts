@@ -41,7 +41,12 @@ const BIG_RECORDS = Number(process.env.BENCH_BIG_RECORDS ?? 5000)
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
-interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
+interface Ports {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
 
 interface Stack {
   child: ChildProcess
@@ -55,9 +60,14 @@ function startStack(dir: string, ports: Ports, turns?: string): Stack {
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dir,
+      LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
       ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
       ...(turns ? { BENCH_TURNS_FILE: turns } : {}),
     },
@@ -94,7 +104,11 @@ async function freePorts(): Promise<Ports> {
   return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
 }
 
-interface Tenant { creds: DemoCredentials; host: string; keys: string[] }
+interface Tenant {
+  creds: DemoCredentials
+  host: string
+  keys: string[]
+}
 
 /** API keys of a connection of its own (each key has its own push rate limit: 120 per minute). */
 async function benchTenant(dir: string, ports: Ports, keyCount: number): Promise<Tenant> {
@@ -109,14 +123,20 @@ async function benchTenant(dir: string, ports: Ports, keyCount: number): Promise
   }
   const connection = await post(`${portal}/connections`, { type: 'api', source: `bench-${Date.now().toString(36)}`, name: 'bench' })
   const keys: string[] = []
-  for (let i = 0; i < keyCount; i++) keys.push((await post(`${portal}/connections/${connection.id}/keys`, { scopes: ['contacts:write'], name: `bench ${i}` })).key!)
+  for (let i = 0; i < keyCount; i++)
+    keys.push((await post(`${portal}/connections/${connection.id}/keys`, { scopes: ['contacts:write'], name: `bench ${i}` })).key!)
   return { creds, host: `${creds.public_id}.edge.localhost`, keys }
 }
 
 function batchBody(records: number, round: number, prefix = 'ext'): string {
   const contacts = Array.from({ length: records }, (_, i) => ({
-    external_id: `${prefix}-${i}`, email: `person.${i}@example.com`, first_name: `First${i}`, last_name: `Last${i}`,
-    company: `Company ${i % 977}`, title: `Title round ${round}`, notes: 'n'.repeat(300),
+    external_id: `${prefix}-${i}`,
+    email: `person.${i}@example.com`,
+    first_name: `First${i}`,
+    last_name: `Last${i}`,
+    company: `Company ${i % 977}`,
+    title: `Title round ${round}`,
+    notes: 'n'.repeat(300),
   }))
   return JSON.stringify({ contacts })
 }
@@ -126,29 +146,50 @@ const agent = new http.Agent({ keepAlive: true })
 /** POST /v1/contacts on the edge with the tenant's host (node:http: fetch does not send a Host of our choosing). */
 function push(ports: Ports, t: Tenant, key: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port: ports.edge, path: '/v1/contacts', method: 'POST', agent,
-      headers: { host: t.host, authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode!))
-    })
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: ports.edge,
+        path: '/v1/contacts',
+        method: 'POST',
+        agent,
+        headers: { host: t.host, authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode!))
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
 }
 
-interface DbSample { dbBytes: number; walBytes: number; queue: Record<string, number>; contacts: number; freePages: number; pageSize: number }
+interface DbSample {
+  dbBytes: number
+  walBytes: number
+  queue: Record<string, number>
+  contacts: number
+  freePages: number
+  pageSize: number
+}
 
 /** Reads the live rows and sizes of the stack's database from a read-only connection of our own. */
 function sampleDb(dir: string): DbSample {
   const path = join(dir, 'platform.db')
-  const size = (p: string) => { try { return statSync(p).size } catch { return 0 } }
+  const size = (p: string) => {
+    try {
+      return statSync(p).size
+    } catch {
+      return 0
+    }
+  }
   const db = new DatabaseSync(path, { readOnly: true })
   try {
     db.exec('PRAGMA busy_timeout = 5000')
     const queue: Record<string, number> = {}
-    for (const r of db.prepare('SELECT topic, count(*) AS n FROM queue_messages GROUP BY topic').all() as Array<{ topic: string; n: number }>) queue[r.topic] = r.n
+    for (const r of db.prepare('SELECT topic, count(*) AS n FROM queue_messages GROUP BY topic').all() as Array<{ topic: string; n: number }>)
+      queue[r.topic] = r.n
     const contacts = (db.prepare('SELECT count(*) AS n FROM contacts').get() as { n: number }).n
     const freePages = (db.prepare('PRAGMA freelist_count').get() as { freelist_count: number }).freelist_count
     const pageSize = (db.prepare('PRAGMA page_size').get() as { page_size: number }).page_size
@@ -184,18 +225,20 @@ async function disk(): Promise<void> {
       }
     })()
     // four pushers, one key each; a 429 (the key's 120 per minute) is waited out
-    await Promise.all(t.keys.map(async (key) => {
-      while (sent < DISK_BATCHES) {
-        const round = sent++
-        for (;;) {
-          const status = await push(ports, t, key, batchBody(DISK_RECORDS, round))
-          if (status === 202) break
-          if (status !== 429 && status !== 503) throw new Error(`push answered ${status}`)
-          await sleep(1000)
+    await Promise.all(
+      t.keys.map(async (key) => {
+        while (sent < DISK_BATCHES) {
+          const round = sent++
+          for (;;) {
+            const status = await push(ports, t, key, batchBody(DISK_RECORDS, round))
+            if (status === 202) break
+            if (status !== 429 && status !== 503) throw new Error(`push answered ${status}`)
+            await sleep(1000)
+          }
+          pushed += DISK_RECORDS
         }
-        pushed += DISK_RECORDS
-      }
-    }))
+      }),
+    )
     const pushSeconds = (performance.now() - t0) / 1000
     // drained: no contact-batches left
     for (let i = 0; i < 3600; i++) {
@@ -210,8 +253,10 @@ async function disk(): Promise<void> {
     const end = sampleDb(dir)
     console.log(fmtSample(t0, end, pushed))
     const peak = Math.max(...samples.map((s) => s.dbBytes + s.walBytes))
-    console.log(`DISK: ${pushed} records (${DISK_BATCHES} batches) pushed in ${pushSeconds.toFixed(0)} s; at the end: db ${mb(end.dbBytes)} + wal ${mb(end.walBytes)}, ` +
-      `${queueTotal(end)} queue rows, ${end.contacts} contacts; peak db+wal ${mb(peak)}`)
+    console.log(
+      `DISK: ${pushed} records (${DISK_BATCHES} batches) pushed in ${pushSeconds.toFixed(0)} s; at the end: db ${mb(end.dbBytes)} + wal ${mb(end.walBytes)}, ` +
+        `${queueTotal(end)} queue rows, ${end.contacts} contacts; peak db+wal ${mb(peak)}`,
+    )
   } finally {
     await stopStack(stack)
     rmSync(dir, { recursive: true, force: true })
@@ -220,7 +265,8 @@ async function disk(): Promise<void> {
 
 /** Probes GET <url> every `everyMs` from a worker thread (the bench's own event loop must not add to the figure). */
 function startProbe(urls: string[], everyMs: number): { stop(): Promise<Array<{ url: string; at: number; ms: number; status: number }>> } {
-  const worker = new Worker(`
+  const worker = new Worker(
+    `
     const { parentPort, workerData } = require('node:worker_threads')
     const http = require('node:http')
     const results = []
@@ -245,12 +291,18 @@ function startProbe(urls: string[], everyMs: number): { stop(): Promise<Array<{ 
       parentPort.postMessage(results)
     })()
     parentPort.on('message', () => { stopped = true })
-  `, { eval: true, workerData: { urls, everyMs } })
+  `,
+    { eval: true, workerData: { urls, everyMs } },
+  )
   return {
-    stop: () => new Promise((resolve) => {
-      worker.once('message', (results) => { void worker.terminate(); resolve(results) })
-      worker.postMessage('stop')
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (results) => {
+          void worker.terminate()
+          resolve(results)
+        })
+        worker.postMessage('stop')
+      }),
   }
 }
 
@@ -262,14 +314,20 @@ const quantile = (xs: number[], q: number) => {
 function report(label: string, results: Array<{ url: string; ms: number; status: number }>): { p99: number } {
   const byPath = new Map<string, typeof results>()
   for (const r of results) {
-    const path = new URL(r.url).pathname + ':' + new URL(r.url).port
+    const path = `${new URL(r.url).pathname}:${new URL(r.url).port}`
     byPath.set(path, [...(byPath.get(path) ?? []), r])
   }
   const all = results.filter((r) => r.status !== 0).map((r) => r.ms)
   for (const [path, rs] of byPath) {
     const ms = rs.filter((r) => r.status !== 0).map((r) => r.ms)
     const statuses = [...new Set(rs.map((r) => r.status))].join('/')
-    console.log(`  ${label.padEnd(28)} ${path.padEnd(14)} n=${String(rs.length).padStart(4)}  p50 ${quantile(ms, 0.5).toFixed(1).padStart(7)} ms  p99 ${quantile(ms, 0.99).toFixed(1).padStart(7)} ms  max ${Math.max(...ms).toFixed(1).padStart(7)} ms  status ${statuses}`)
+    console.log(
+      `  ${label.padEnd(28)} ${path.padEnd(14)} n=${String(rs.length).padStart(4)}  p50 ${quantile(ms, 0.5).toFixed(1).padStart(7)} ms  p99 ${quantile(ms, 0.99).toFixed(1).padStart(7)} ms  max ${Math.max(
+        ...ms,
+      )
+        .toFixed(1)
+        .padStart(7)} ms  status ${statuses}`,
+    )
   }
   return { p99: quantile(all, 0.99) }
 }
@@ -277,7 +335,11 @@ function report(label: string, results: Array<{ url: string; ms: number; status:
 /** Main-thread CPU per event-loop turn between `from` and `to` (epoch ms), from bench/turn-cpu.ts's lines. */
 function turnCpu(file: string, from: number, to: number): { turns: number; p99: number; max: number } {
   let text = ''
-  try { text = readFileSync(file, 'utf8') } catch { /* none yet */ }
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    /* none yet */
+  }
   let turns = 0
   const long: number[] = []
   for (const line of text.split('\n')) {
@@ -292,7 +354,8 @@ function turnCpu(file: string, from: number, to: number): { turns: number; p99: 
   const p99 = long[Math.floor(turns * 0.01)] ?? 0.5
   return { turns, p99, max: long[0] ?? 0.5 }
 }
-const fmtTurns = (t: ReturnType<typeof turnCpu>) => `main-thread CPU per event-loop turn: p99 ${t.p99 < 1 ? '< 1' : t.p99.toFixed(0)} ms, max ${t.max.toFixed(0)} ms (${t.turns} turns)`
+const fmtTurns = (t: ReturnType<typeof turnCpu>) =>
+  `main-thread CPU per event-loop turn: p99 ${t.p99 < 1 ? '< 1' : t.p99.toFixed(0)} ms, max ${t.max.toFixed(0)} ms (${t.turns} turns)`
 
 async function health(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-health-'))
@@ -302,7 +365,12 @@ async function health(): Promise<void> {
   try {
     await waitBanner(stack)
     const t = await benchTenant(dir, ports, 12)
-    const urls = [`http://127.0.0.1:${ports.edge}/healthz`, `http://127.0.0.1:${ports.edge}/readyz`, `http://127.0.0.1:${ports.worker}/healthz`, `http://127.0.0.1:${ports.worker}/readyz`]
+    const urls = [
+      `http://127.0.0.1:${ports.edge}/healthz`,
+      `http://127.0.0.1:${ports.edge}/readyz`,
+      `http://127.0.0.1:${ports.worker}/healthz`,
+      `http://127.0.0.1:${ports.worker}/readyz`,
+    ]
     console.log(`HEALTH: probes every 50 ms; load = 4 loops of ${BIG_RECORDS}-record batches + 8 loops of 1-record pushes for ${HEALTH_SECONDS} s`)
     let probe = startProbe(urls, 50)
     let from = Date.now()
@@ -364,7 +432,11 @@ function leased(dir: string): number {
   const db = new DatabaseSync(join(dir, 'platform.db'), { readOnly: true })
   try {
     db.exec('PRAGMA busy_timeout = 5000')
-    return (db.prepare("SELECT count(*) AS n FROM queue_messages WHERE topic = 'contact-batches' AND lease_token IS NOT NULL AND visible_at > ?").get(Date.now()) as { n: number }).n
+    return (
+      db.prepare("SELECT count(*) AS n FROM queue_messages WHERE topic = 'contact-batches' AND lease_token IS NOT NULL AND visible_at > ?").get(Date.now()) as {
+        n: number
+      }
+    ).n
   } finally {
     db.close()
   }
@@ -407,12 +479,20 @@ async function recovery(): Promise<void> {
       }
     }
     runs.push({ crash: figures.crash!, restart: figures.restart!, control: figures.control! })
-    console.log(`  round ${round + 1}: SIGKILL with ${figures.backlog} of ${BATCHES} batches queued -> every batch applied ${figures.crash!.toFixed(1)} s (restart ${figures.restart!.toFixed(1)} s of it); ` +
-      `without a crash, last push -> every batch applied ${figures.control!.toFixed(1)} s (first push -> ${figures.controlFromFirst!.toFixed(1)} s)`)
+    console.log(
+      `  round ${round + 1}: SIGKILL with ${figures.backlog} of ${BATCHES} batches queued -> every batch applied ${figures.crash!.toFixed(1)} s (restart ${figures.restart!.toFixed(1)} s of it); ` +
+        `without a crash, last push -> every batch applied ${figures.control!.toFixed(1)} s (first push -> ${figures.controlFromFirst!.toFixed(1)} s)`,
+    )
   }
-  const med = (k: 'crash' | 'restart' | 'control') => quantile(runs.map((r) => r[k]), 0.5)
-  console.log(`RECOVERY: median ${med('crash').toFixed(1)} s from the SIGKILL to an empty queue (restart ${med('restart').toFixed(1)} s), ` +
-    `${med('control').toFixed(1)} s without a crash: the crash costs ${(med('crash') - med('control')).toFixed(1)} s`)
+  const med = (k: 'crash' | 'restart' | 'control') =>
+    quantile(
+      runs.map((r) => r[k]),
+      0.5,
+    )
+  console.log(
+    `RECOVERY: median ${med('crash').toFixed(1)} s from the SIGKILL to an empty queue (restart ${med('restart').toFixed(1)} s), ` +
+      `${med('control').toFixed(1)} s without a crash: the crash costs ${(med('crash') - med('control')).toFixed(1)} s`,
+  )
 }
 
 console.log(`bench:embedded (node ${process.version}, parts ${[...PARTS].join(',')})`)

@@ -56,7 +56,11 @@ import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.t
 import { benchEmulators } from './lib/emulators.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 
-interface AutocannonResult { requests: { average: number; total: number }; non2xx: number; errors: number }
+interface AutocannonResult {
+  requests: { average: number; total: number }
+  non2xx: number
+  errors: number
+}
 // autocannon is CommonJS without type declarations
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<AutocannonResult>
 
@@ -75,7 +79,10 @@ const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }
+const cpuMs = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
+}
 const line = (label: string, value: string, goal: string, ok: boolean) =>
   console.log(`${label.padEnd(58)} ${value.padStart(10)}   goal ${goal.padEnd(8)} ${ok ? 'met' : 'NOT MET'}`)
 
@@ -88,7 +95,14 @@ function windowHoppingClock(): Clock {
 const nullQueue = (): Queue => ({ publish: async () => 'x', subscribe: async () => ({ close: async () => {} }), close: async () => {} })
 
 async function makeDeps(dir: string, overrides: { clock?: Clock; queue?: Queue } = {}): Promise<PlatformDeps> {
-  const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded', KEY_PEPPER: PEPPER, OPERATOR_TOKEN: 'bench' })
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    STORE_BACKEND: 'embedded',
+    QUEUE_BACKEND: 'embedded',
+    KEY_PEPPER: PEPPER,
+    OPERATOR_TOKEN: 'bench',
+  })
   return createPlatformDeps(config, pino({ level: 'silent' }), overrides)
 }
 
@@ -96,11 +110,43 @@ async function makeTenant(deps: PlatformDeps): Promise<{ host: string; key: stri
   const now = new Date().toISOString()
   const accountId = randomUUID()
   const publicId = `bench-${accountId.slice(0, 8)}`
-  await deps.tenants.createAccount({ id: accountId, public_id: publicId, name: null, active: true, api_access: true, permitted_tiers: [1, 2, 3], authorized_domains: [], created_at: now, updated_at: now })
+  await deps.tenants.createAccount({
+    id: accountId,
+    public_id: publicId,
+    name: null,
+    active: true,
+    api_access: true,
+    permitted_tiers: [1, 2, 3],
+    authorized_domains: [],
+    created_at: now,
+    updated_at: now,
+  })
   const connectionId = `con_${accountId.slice(0, 12)}`
-  await deps.tenants.createConnection({ id: connectionId, account_id: accountId, type: 'api', source: 'crm', name: null, active: true, field_mappings: [], token_hashes: [], created_at: now, updated_at: now })
+  await deps.tenants.createConnection({
+    id: connectionId,
+    account_id: accountId,
+    type: 'api',
+    source: 'crm',
+    name: null,
+    active: true,
+    field_mappings: [],
+    token_hashes: [],
+    created_at: now,
+    updated_at: now,
+  })
   const key = generateApiKey()
-  await deps.tenants.createApiKey({ id: `key_${accountId.slice(0, 12)}`, account_id: accountId, connection_id: connectionId, hash: hashSecret(PEPPER, key), prefix: key.slice(0, 8), scopes: ['contacts:write'], name: null, expires_at: null, revoked_at: null, created_at: now })
+  await deps.tenants.createApiKey({
+    id: `key_${accountId.slice(0, 12)}`,
+    account_id: accountId,
+    connection_id: connectionId,
+    hash: hashSecret(PEPPER, key),
+    prefix: key.slice(0, 8),
+    scopes: ['contacts:write'],
+    name: null,
+    expires_at: null,
+    revoked_at: null,
+    created_at: now,
+  })
   return { host: `${publicId}.${deps.config.edgeDomain}`, key, accountId, connectionId }
 }
 
@@ -117,8 +163,13 @@ function control() {
 /** ~8 MiB, 10,000 records, under the 8388608-byte cap. */
 function bigBody(): Buffer {
   const records = Array.from({ length: 10_000 }, (_, i) => ({
-    external_id: `big-${i}`, email: `person.${i}@example.com`, first_name: `First${i}`, last_name: `Last${i}`,
-    company: `Company ${i % 977}`, title: 'Head of Things', notes: 'n'.repeat(640),
+    external_id: `big-${i}`,
+    email: `person.${i}@example.com`,
+    first_name: `First${i}`,
+    last_name: `Last${i}`,
+    company: `Company ${i % 977}`,
+    title: 'Head of Things',
+    notes: 'n'.repeat(640),
   }))
   const buf = Buffer.from(JSON.stringify({ contacts: records }))
   if (buf.length > 8_388_608) throw new Error(`bench body too large: ${buf.length}`)
@@ -163,9 +214,10 @@ async function smallPushes(): Promise<void> {
         const got: Record<string, number> = {}
         const cpu: Record<string, number> = {}
         for (const which of order) {
-          got[which] = which === 'edge'
-            ? await section(`ingest-A-edge-${connections}-round-${r + 1}`, () => rps(edgeUrl, headers, body, connections))
-            : await rps(bareUrl, headers, body, connections)
+          got[which] =
+            which === 'edge'
+              ? await section(`ingest-A-edge-${connections}-round-${r + 1}`, () => rps(edgeUrl, headers, body, connections))
+              : await rps(bareUrl, headers, body, connections)
           cpu[which] = lastCpuPerRequest
         }
         ratios.push(got.edge! / got.bare!)
@@ -174,7 +226,9 @@ async function smallPushes(): Promise<void> {
         cpuFigures.push(`${cpu.edge!.toFixed(0)}/${cpu.bare!.toFixed(0)}`)
       }
       console.log(`  small pushes, ${connections} connections, req/s edge/bare per round: ${figures.join(', ')}`)
-      console.log(`  small pushes, ${connections} connections, CPU µs per request edge/bare per round (autocannon included): ${cpuFigures.join(', ')}; bare/edge ${pct(median(cpuRatios))} (info: moves less with the machine's load than rates)`)
+      console.log(
+        `  small pushes, ${connections} connections, CPU µs per request edge/bare per round (autocannon included): ${cpuFigures.join(', ')}; bare/edge ${pct(median(cpuRatios))} (info: moves less with the machine's load than rates)`,
+      )
       const label = `A. small pushes, ${connections} conn.: edge req/s vs bare 202`
       if (connections === GOAL_CONNECTIONS) line(label, pct(median(ratios)), '>= 60%', median(ratios) >= 0.6)
       else line(label, pct(median(ratios)), '(info)', true)
@@ -206,7 +260,12 @@ async function bigBatch(): Promise<void> {
     return (cpuMs() - start) / PER_ROUND
   }
   const post = (app: typeof bare | typeof edges.durable, host?: { host: string; key: string }) => async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { 'content-type': 'application/json', ...(host ? { host: host.host, authorization: `Bearer ${host.key}` } : {}) } })
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      payload: body,
+      headers: { 'content-type': 'application/json', ...(host ? { host: host.host, authorization: `Bearer ${host.key}` } : {}) },
+    })
     if (res.statusCode !== 202) throw new Error(`${res.statusCode} ${res.body}`)
   }
   try {
@@ -241,11 +300,22 @@ async function bigBatch(): Promise<void> {
     // C. memory held per in-flight batch: four pushes parked at publish, measured after a GC
     const IN_FLIGHT = 4
     let release!: () => void
-    const gate = new Promise<void>((r) => { release = r })
+    const gate = new Promise<void>((r) => {
+      release = r
+    })
     let arrived = 0
     let allIn!: () => void
-    const allArrived = new Promise<void>((r) => { allIn = r })
-    const parking: Queue = { ...nullQueue(), publish: async () => { if (++arrived === IN_FLIGHT) allIn(); await gate; return 'x' } }
+    const allArrived = new Promise<void>((r) => {
+      allIn = r
+    })
+    const parking: Queue = {
+      ...nullQueue(),
+      publish: async () => {
+        if (++arrived === IN_FLIGHT) allIn()
+        await gate
+        return 'x'
+      },
+    }
     const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
     dirs.push(dir)
     const memDeps = await makeDeps(dir, { clock: windowHoppingClock(), queue: parking })
@@ -255,7 +325,14 @@ async function bigBatch(): Promise<void> {
     gc()
     const m = process.memoryUsage()
     const before = m.heapUsed + m.arrayBuffers
-    const inflight = payloads.map((p) => memEdge.inject({ method: 'POST', url: '/v1/contacts', payload: p, headers: { 'content-type': 'application/json', host: memTenant.host, authorization: `Bearer ${memTenant.key}` } }))
+    const inflight = payloads.map((p) =>
+      memEdge.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: p,
+        headers: { 'content-type': 'application/json', host: memTenant.host, authorization: `Bearer ${memTenant.key}` },
+      }),
+    )
     await allArrived
     gc()
     const m2 = process.memoryUsage()
@@ -302,11 +379,28 @@ async function workerOn(project: string): Promise<void> {
   // the bench measures write throughput: BulkWriter unthrottled on both sides (production keeps the 500/50/5 ramp)
   const deps = { ...base, contacts: createFirestoreContactStore(firestore, { bulkWriterThrottling: false }) }
   const t = await makeTenant(base)
-  const records = Array.from({ length: WORKER_RECORDS }, (_, i) => ({ external_id: `w-${i}`, email: `w${i}@example.com`, first_name: `F${i}`, last_name: `L${i}`, company: 'Acme', title: 'T' }))
+  const records = Array.from({ length: WORKER_RECORDS }, (_, i) => ({
+    external_id: `w-${i}`,
+    email: `w${i}@example.com`,
+    first_name: `F${i}`,
+    last_name: `L${i}`,
+    company: 'Acme',
+    title: 'T',
+  }))
   const data = Buffer.from(JSON.stringify({ contacts: records }))
   const message = (accountId: string, pass: number) => ({
-    id: `${accountId}-${pass}`, data, deliveryAttempt: 1, publishedAt: new Date().toISOString(),
-    attributes: batchAttributes({ shape: 'contacts', accountId, connectionId: t.connectionId, source: 'crm', receivedAt: new Date(Date.now() + pass * 1000).toISOString(), batchId: randomUUID() }),
+    id: `${accountId}-${pass}`,
+    data,
+    deliveryAttempt: 1,
+    publishedAt: new Date().toISOString(),
+    attributes: batchAttributes({
+      shape: 'contacts',
+      accountId,
+      connectionId: t.connectionId,
+      source: 'crm',
+      receivedAt: new Date(Date.now() + pass * 1000).toISOString(),
+      batchId: randomUUID(),
+    }),
   })
   const rawDocs = async (accountId: string, pass: number): Promise<ContactRecord[]> => {
     const decoded = decodeBatchMessage(message(accountId, pass))
@@ -360,7 +454,9 @@ async function workerOn(project: string): Promise<void> {
               ? writer.update(snap.ref, doc as unknown as Record<string, unknown>, { lastUpdateTime: snap.updateTime! })
               : writer.create(snap.ref, doc)
             if (snap.exists) found++
-            op.catch(() => { failed++ })
+            op.catch(() => {
+              failed++
+            })
           })
           writer.flush().catch(() => {})
         }
@@ -372,7 +468,10 @@ async function workerOn(project: string): Promise<void> {
       }
       // alternate who goes first, so drift of the emulator hits both sides
       const both = async (w: () => Promise<number>, c: () => Promise<number>): Promise<[number, number]> => {
-        if (r % 2 === 0) { const a = await w(); return [a, await c()] }
+        if (r % 2 === 0) {
+          const a = await w()
+          return [a, await c()]
+        }
         const b = await c()
         return [await w(), b]
       }
@@ -396,7 +495,11 @@ async function workerOn(project: string): Promise<void> {
 
 async function main() {
   // the load average says how shared the machine was (the ratios hold better than the absolute figures)
-  console.log(`bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
+  console.log(
+    `bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  )
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
   const parts = new Set((process.env.BENCH_PARTS ?? 'A,B,C,D').toUpperCase().split(','))
   if (parts.has('A')) await smallPushes()

@@ -80,18 +80,28 @@ const ms = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFix
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 })
 
-interface Answer { status: number; body: string }
+interface Answer {
+  status: number
+  body: string
+}
 
 function call(port: number, method: string, path: string, headers: Record<string, string>, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, method, path, agent,
-      headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (d: Buffer) => chunks.push(d))
-      res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }))
-    })
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (d: Buffer) => chunks.push(d))
+        res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks).toString('utf8') }))
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
@@ -105,7 +115,12 @@ function must(answer: Answer, what: string, status: number): Record<string, unkn
 // ---------------------------------------------------------------------------------------------
 // the stacks
 
-interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
+interface Ports {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
 
 interface Stack {
   name: 'embedded' | 'cloud'
@@ -157,9 +172,14 @@ async function startEmbedded(): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-latency-'))
   const ports = await freePorts()
   const run = spawnStack('scripts/start-local.ts', {
-    PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, LOG_LEVEL: 'warn',
-    EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-    UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dir,
+    LOG_LEVEL: 'warn',
+    EDGE_PORT: String(ports.edge),
+    PORTAL_PORT: String(ports.portal),
+    UPSERT_WORKER_PORT: String(ports.worker),
+    WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   })
   const stop = async () => {
@@ -196,20 +216,30 @@ async function startCloud(): Promise<Stack> {
   }
   try {
     run = spawnStack('scripts/start-cloud.ts', {
-      PATH: process.env.PATH, HOME: process.env.HOME,
-      FIRESTORE_EMULATOR_HOST: emulators.firestore, PUBSUB_EMULATOR_HOST: emulators.pubsub,
-      GOOGLE_CLOUD_PROJECT: project, CLOUD_DATA_DIR: dir,
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FIRESTORE_EMULATOR_HOST: emulators.firestore,
+      PUBSUB_EMULATOR_HOST: emulators.pubsub,
+      GOOGLE_CLOUD_PROJECT: project,
+      CLOUD_DATA_DIR: dir,
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
     })
     await waitBanner(run, 'npm run start:cloud', 180_000)
     const creds = readDemoCredentials(dir)
     if (!creds) throw new Error('start:cloud wrote no demo credentials')
-    console.log(`[cloud] npm run start:cloud (scripts/start-cloud.ts, pid ${run.child.pid}) on ${dir}, emulators ${emulators.firestore} ${emulators.pubsub}, edge :${ports.edge}, portal :${ports.portal}`)
+    console.log(
+      `[cloud] npm run start:cloud (scripts/start-cloud.ts, pid ${run.child.pid}) on ${dir}, emulators ${emulators.firestore} ${emulators.pubsub}, edge :${ports.edge}, portal :${ports.portal}`,
+    )
     const relayLog = () => {
       const file = join(dir, 'logs', 'push-relay.log')
       if (!existsSync(file)) return []
-      return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RelayLogLine)
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as RelayLogLine)
     }
     return { name: 'cloud', ports, creds, edgeHost: (p) => `${p}.edge.localhost:${ports.edge}`, relayLog, stop }
   } catch (err) {
@@ -285,7 +315,9 @@ async function benchTenant(admin: Admin, accountId: string, publicId: string): P
   const source = `bench-${rand(3)}`
   const connectionId = await admin.connection(accountId, source)
   return {
-    accountId, publicId, source,
+    accountId,
+    publicId,
+    source,
     pushes: new KeyPool(() => admin.key(accountId, connectionId, 'contacts:write')),
     reads: new KeyPool(() => admin.key(accountId, connectionId, 'contacts:read')),
   }
@@ -299,7 +331,10 @@ async function push(stack: Stack, t: Tenant, body: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // the measurements
 
-interface Figures { samples: number[]; notes: string[] }
+interface Figures {
+  samples: number[]
+  notes: string[]
+}
 
 /**
  * start:cloud: where a sample's time went between the Pub/Sub emulator and the service. For each
@@ -310,7 +345,10 @@ interface Figures { samples: number[]; notes: string[] }
  */
 function pushAttribution(stack: Stack, subscription: string, starts: Array<{ sent: number; origin: number }>, from: string): string | null {
   if (!stack.relayLog) return null
-  const lines = stack.relayLog().filter((l) => l.subscription === subscription).map((l) => ({ at: Date.parse(l.time), ms: l.ms, status: l.status }))
+  const lines = stack
+    .relayLog()
+    .filter((l) => l.subscription === subscription)
+    .map((l) => ({ at: Date.parse(l.time), ms: l.ms, status: l.status }))
   const arrived: number[] = []
   const took: number[] = []
   const answered: number[] = []
@@ -328,8 +366,10 @@ function pushAttribution(stack: Stack, subscription: string, starts: Array<{ sen
   })
   if (arrived.length === 0) return `no ${subscription} push found in the relay log`
   const q = (xs: number[]) => `p50 ${ms(quantile(xs, 0.5))}, p99 ${ms(quantile(xs, 0.99))}`
-  return `${subscription} (push relay log): the accepted push reached the service ${q(arrived)} after ${from}; the service took ${q(took)} to answer it, ` +
+  return (
+    `${subscription} (push relay log): the accepted push reached the service ${q(arrived)} after ${from}; the service took ${q(took)} to answer it, ` +
     `so it had answered ${q(answered)} after ${from}; ${pushes} pushes for ${starts.length} samples`
+  )
 }
 
 async function oneRecord(stack: Stack, admin: Admin): Promise<Figures> {
@@ -338,12 +378,15 @@ async function oneRecord(stack: Stack, admin: Admin): Promise<Figures> {
   const accepts: number[] = []
   const walls: Array<{ sent: number; origin: number }> = []
   let polls = 0
-  for (let s = -3; s < ONE_SAMPLES; s++) { // three warm-up pushes, not counted
+  for (let s = -3; s < ONE_SAMPLES; s++) {
+    // three warm-up pushes, not counted
     await t.pushes.ensure(1)
     await t.reads.ensure(400)
     const externalId = `one-${s}-${rand()}`
     const id = contactIdFor(t.accountId, t.source, externalId)
-    const body = JSON.stringify({ contacts: [{ external_id: externalId, email: `${externalId}@example.com`, first_name: 'Ada', last_name: 'Lovelace', company: 'Acme', title: 'CTO' }] })
+    const body = JSON.stringify({
+      contacts: [{ external_id: externalId, email: `${externalId}@example.com`, first_name: 'Ada', last_name: 'Lovelace', company: 'Acme', title: 'CTO' }],
+    })
     const sentWall = Date.now()
     const sent = performance.now()
     await push(stack, t, body)
@@ -374,7 +417,12 @@ async function oneRecord(stack: Stack, admin: Admin): Promise<Figures> {
 }
 
 /** One batch into a fresh account; seconds from its 202 until every record was seen in the list. */
-async function oneBatch(stack: Stack, admin: Admin, n: number, size: number): Promise<{ visible: number; accepted: number; first: number; pages: number; contactsRead: number; walls: { sent: number; origin: number } }> {
+async function oneBatch(
+  stack: Stack,
+  admin: Admin,
+  n: number,
+  size: number,
+): Promise<{ visible: number; accepted: number; first: number; pages: number; contactsRead: number; walls: { sent: number; origin: number } }> {
   const publicId = `bench-${rand(4)}`
   const accountId = await admin.account(publicId)
   const t = await benchTenant(admin, accountId, publicId)
@@ -383,7 +431,17 @@ async function oneBatch(stack: Stack, admin: Admin, n: number, size: number): Pr
   // records in contact-id order: the list's keyset order is then the order the worker applies them
   const records = Array.from({ length: size }, (_, i) => {
     const externalId = `b${n}-${i}`
-    return { id: contactIdFor(accountId, t.source, externalId), record: { external_id: externalId, email: `p${i}.b${n}@example.com`, first_name: `First${i}`, last_name: `Last${i}`, company: `Company ${i % 977}`, title: 'Head of Things' } }
+    return {
+      id: contactIdFor(accountId, t.source, externalId),
+      record: {
+        external_id: externalId,
+        email: `p${i}.b${n}@example.com`,
+        first_name: `First${i}`,
+        last_name: `Last${i}`,
+        company: `Company ${i % 977}`,
+        title: 'Head of Things',
+      },
+    }
   }).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   const expected = records.map((r) => r.id)
   const position = new Map(expected.map((id, i) => [id, i]))
@@ -406,7 +464,11 @@ async function oneBatch(stack: Stack, admin: Admin, n: number, size: number): Pr
   while (seen < expected.length) {
     if (performance.now() - accepted > 300_000) throw new Error(`batch not readable within 300 s (${seen} of ${expected.length} seen)`)
     const query = `limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`
-    const page = must(await call(stack.ports.portal, 'GET', `/api/v1/contacts?${query}`, { authorization: `Bearer ${await t.reads.take()}` }), 'GET /api/v1/contacts', 200) as { data: Array<{ id: string }>; next_cursor: string | null }
+    const page = must(
+      await call(stack.ports.portal, 'GET', `/api/v1/contacts?${query}`, { authorization: `Bearer ${await t.reads.take()}` }),
+      'GET /api/v1/contacts',
+      200,
+    ) as { data: Array<{ id: string }>; next_cursor: string | null }
     const at = performance.now()
     pages++
     contactsRead += page.data.length
@@ -443,7 +505,14 @@ async function oneBatch(stack: Stack, admin: Admin, n: number, size: number): Pr
     lastSeen = Math.max(lastSeen, t2)
     firstSeen = Math.min(firstSeen, t2)
   }
-  return { visible: lastSeen - accepted, accepted: accepted - sent, first: firstSeen - accepted, pages, contactsRead, walls: { sent: sentWall, origin: acceptedWall } }
+  return {
+    visible: lastSeen - accepted,
+    accepted: accepted - sent,
+    first: firstSeen - accepted,
+    pages,
+    contactsRead,
+    walls: { sent: sentWall, origin: acceptedWall },
+  }
 }
 
 async function batches(stack: Stack, admin: Admin): Promise<Figures> {
@@ -456,7 +525,9 @@ async function batches(stack: Stack, admin: Admin): Promise<Figures> {
     const r = await oneBatch(stack, admin, n, BATCH_RECORDS)
     samples.push(r.visible)
     walls.push(r.walls)
-    notes.push(`batch ${n + 1}: 202 after ${ms(r.accepted)}, first record readable ${ms(r.first)} after it, all ${ms(r.visible)}; ${r.pages} pages, ${r.contactsRead} contacts read`)
+    notes.push(
+      `batch ${n + 1}: 202 after ${ms(r.accepted)}, first record readable ${ms(r.first)} after it, all ${ms(r.visible)}; ${r.pages} pages, ${r.contactsRead} contacts read`,
+    )
     await sleep(500)
   }
   const where = pushAttribution(stack, 'contact-batches-push', walls, 'the 202')
@@ -464,7 +535,11 @@ async function batches(stack: Stack, admin: Admin): Promise<Figures> {
   return { samples, notes }
 }
 
-interface Receiver { url: string; arrived(id: string): Promise<number>; close(): Promise<void> }
+interface Receiver {
+  url: string
+  arrived(id: string): Promise<number>
+  close(): Promise<void>
+}
 
 /** A webhook receiver on 127.0.0.1: answers 200 once the body is in and notes when, by `webhook-id`. */
 async function startReceiver(): Promise<Receiver> {
@@ -510,11 +585,13 @@ async function visits(stack: Stack, admin: Admin): Promise<Figures> {
     const samples: number[] = []
     const accepts: number[] = []
     const walls: Array<{ sent: number; origin: number }> = []
-    for (let s = -3; s < VISIT_SAMPLES; s++) { // three warm-up visits, not counted
+    for (let s = -3; s < VISIT_SAMPLES; s++) {
+      // three warm-up visits, not counted
       const id = `vis_${rand(8)}`
       const who = rand(4)
       const event = {
-        id, tier: 'person',
+        id,
+        tier: 'person',
         visit: { captured_url: 'https://example.com/pricing', visitor_id: `v-${who}`, seen_at: new Date().toISOString() },
         resolution: {
           identity: { first_name: 'Grace', last_name: `Hopper${who}`, title: 'Rear Admiral', network_url: `https://network.example/in/grace-${who}` },
@@ -547,11 +624,18 @@ async function visits(stack: Stack, admin: Admin): Promise<Figures> {
 
 // ---------------------------------------------------------------------------------------------
 
-interface Row { stack: string; what: string; figures: Figures; goalMs?: number }
+interface Row {
+  stack: string
+  what: string
+  figures: Figures
+  goalMs?: number
+}
 
 function print(row: Row): void {
   const { samples, notes } = row.figures
-  console.log(`  ${row.what.padEnd(34)} n=${String(samples.length).padStart(3)}  p50 ${ms(quantile(samples, 0.5)).padStart(9)}  p99 ${ms(quantile(samples, 0.99)).padStart(9)}  max ${ms(Math.max(...samples)).padStart(9)}`)
+  console.log(
+    `  ${row.what.padEnd(34)} n=${String(samples.length).padStart(3)}  p50 ${ms(quantile(samples, 0.5)).padStart(9)}  p99 ${ms(quantile(samples, 0.99)).padStart(9)}  max ${ms(Math.max(...samples)).padStart(9)}`,
+  )
   for (const note of notes) console.log(`      ${note}`)
 }
 
@@ -571,9 +655,13 @@ async function measure(stack: Stack): Promise<Row[]> {
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:latency (node ${process.version}, stacks ${STACKS.join(',')}, parts ${[...PARTS].join(',')}; ` +
-    `${ONE_SAMPLES} x 1 record, ${BATCH_SAMPLES} x ${BATCH_RECORDS} records, ${VISIT_SAMPLES} visits; one at a time, no other load; ` +
-    `machine load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
+  console.log(
+    `bench:latency (node ${process.version}, stacks ${STACKS.join(',')}, parts ${[...PARTS].join(',')}; ` +
+      `${ONE_SAMPLES} x 1 record, ${BATCH_SAMPLES} x ${BATCH_RECORDS} records, ${VISIT_SAMPLES} visits; one at a time, no other load; ` +
+      `machine load average ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')})`,
+  )
   const rows: Row[] = []
   for (const name of STACKS) {
     const stack = name === 'embedded' ? await startEmbedded() : name === 'cloud' ? await startCloud() : null
@@ -584,7 +672,11 @@ async function main(): Promise<void> {
       await stack.stop()
     }
   }
-  console.log(`(load average at the end ${loadavg().map((x) => x.toFixed(1)).join(' ')})`)
+  console.log(
+    `(load average at the end ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  )
   const goals = rows.filter((r) => r.stack === 'embedded')
   if (goals.length > 0) {
     console.log('Goals (embedded stack, p99):')

@@ -26,7 +26,10 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 10)
 const BATCH = 500
 const GOAL_MS = 100
 
-const quantile = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]! }
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)]!
+}
 
 const fixture = await createIngestFixture()
 const receiver = await startReceiver()
@@ -42,7 +45,11 @@ try {
     const inputs: ContactUpsertInput[] = []
     for (let i = from; i < Math.min(CONTACTS, from + BATCH); i++) {
       inputs.push({
-        source: 'crm', external_id: `c-${i}`, writer: 'form', at, origin: `bench:${i}`,
+        source: 'crm',
+        external_id: `c-${i}`,
+        writer: 'form',
+        at,
+        origin: `bench:${i}`,
         patch: { identity: { first_name: `First${i}`, last_name: `Last${i}` }, business_email: `p${i}@example.com` },
       })
     }
@@ -58,14 +65,22 @@ try {
     return res
   }
   for (const name of ['Main CRM', 'Shop', 'Events']) {
-    await expect(`create connection ${name}`, formPost(app, '/portal/connections', cookie, { type: 'api', name, source: name.toLowerCase().replace(' ', '-') }), 303)
+    await expect(
+      `create connection ${name}`,
+      formPost(app, '/portal/connections', cookie, { type: 'api', name, source: name.toLowerCase().replace(' ', '-') }),
+      303,
+    )
   }
   const connectionId = fixture.t.api.id
   for (const name of ['prod', 'staging', 'ci']) {
     await expect(`create key ${name}`, formPost(app, `/portal/connections/${connectionId}/keys`, cookie, { scopes: 'contacts:write', name }), 201)
   }
   for (const n of [1, 2]) {
-    await expect(`create webhook ${n}`, formPost(app, '/portal/webhooks', cookie, { url: `${receiver.url}?n=${n}`, payload_version: '2', contact_handles: 'on' }), 201)
+    await expect(
+      `create webhook ${n}`,
+      formPost(app, '/portal/webhooks', cookie, { url: `${receiver.url}?n=${n}`, payload_version: '2', contact_handles: 'on' }),
+      201,
+    )
   }
   const integrations = await deps.tenants.listIntegrations(accountId)
   const integrationId = integrations[0]!.id
@@ -101,9 +116,15 @@ try {
     ['activity', '/portal/activity', 200],
     ['audit', '/portal/audit', 200],
   ]
-  const load = loadavg().map((x) => x.toFixed(2)).join(' ')
-  console.log(`\n${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load}; ${REQUESTS} requests per page after ${WARMUP} warm-up; node ${process.version}\n`)
-  console.log(`${'page'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50/ctrl'.padStart(9)} ${'p99/ctrl'.padStart(9)}   goal p99 < ${GOAL_MS} ms`)
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')
+  console.log(
+    `\n${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${load}; ${REQUESTS} requests per page after ${WARMUP} warm-up; node ${process.version}\n`,
+  )
+  console.log(
+    `${'page'.padEnd(40)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'p50/ctrl'.padStart(9)} ${'p99/ctrl'.padStart(9)}   goal p99 < ${GOAL_MS} ms`,
+  )
   let controlP50 = 1
   let controlP99 = 1
   let over = 0
@@ -118,10 +139,15 @@ try {
     }
     const p50 = quantile(times, 0.5)
     const p99 = quantile(times, 0.99)
-    if (url === '/healthz') { controlP50 = p50; controlP99 = p99 }
+    if (url === '/healthz') {
+      controlP50 = p50
+      controlP99 = p99
+    }
     const isControl = url === '/healthz'
     if (!isControl && p99 >= GOAL_MS) over++
-    console.log(`${label.padEnd(40)} ${p50.toFixed(1).padStart(8)} ${p99.toFixed(1).padStart(8)} ${(p50 / controlP50).toFixed(1).padStart(8)}x ${(p99 / controlP99).toFixed(1).padStart(8)}x   ${isControl ? '' : p99 < GOAL_MS ? 'met' : 'NOT MET'}`)
+    console.log(
+      `${label.padEnd(40)} ${p50.toFixed(1).padStart(8)} ${p99.toFixed(1).padStart(8)} ${(p50 / controlP50).toFixed(1).padStart(8)}x ${(p99 / controlP99).toFixed(1).padStart(8)}x   ${isControl ? '' : p99 < GOAL_MS ? 'met' : 'NOT MET'}`,
+    )
   }
   console.log(over === 0 ? '\nevery screen under the goal' : `\n${over} screen(s) over the goal`)
   process.exitCode = over === 0 ? 0 : 1

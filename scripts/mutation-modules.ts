@@ -32,29 +32,42 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   auth: {
     mutate: ['shared/src/domain/auth/**/*.ts', 'shared/src/domain/ingest/auth.ts'],
     tests: [
-      'test/auth/api-keys.test.ts', 'test/auth/credential-parsing.test.ts', 'test/deactivation/*.test.ts', 'test/management/operator-token.test.ts', 'test/management/provisioning.test.ts',
+      'test/auth/api-keys.test.ts',
+      'test/auth/credential-parsing.test.ts',
+      'test/deactivation/*.test.ts',
+      'test/management/operator-token.test.ts',
+      'test/management/provisioning.test.ts',
       // (not edge-contacts.test.ts: its 8 MiB and 10,000-record pushes would run for every key mutant;
       // deactivation.test.ts and api-keys.test.ts cover the key check on the edge)
-      'test/ingest/edge-source.test.ts', 'test/ingest/edge-partnercrm.test.ts',
+      'test/ingest/edge-source.test.ts',
+      'test/ingest/edge-partnercrm.test.ts',
     ],
   },
   // field precedence (form > manual > enrichment > provider) and the FieldPolicy accounting
   merge: {
     mutate: ['shared/src/domain/contacts/merge.ts', 'shared/src/domain/contacts/field-policy.ts'],
     tests: [
-      'test/contacts/merge.test.ts', 'test/contacts/merge-fields.test.ts', 'test/contacts/field-policy.test.ts',
-      'test/outbound/assemble.test.ts', 'test/outbound/visit.test.ts',
+      'test/contacts/merge.test.ts',
+      'test/contacts/merge-fields.test.ts',
+      'test/contacts/field-policy.test.ts',
+      'test/outbound/assemble.test.ts',
+      'test/outbound/visit.test.ts',
     ],
   },
   // outbound webhooks: SSRF policy (static check, address ranges, connect-time filter) and signing
   ssrf: {
     mutate: [
-      'shared/src/domain/webhooks/ssrf.ts', 'shared/src/adapters/outbound-http/safe-agent.ts',
-      'shared/src/lib/ip-ranges.ts', 'shared/src/domain/webhooks/signing.ts',
+      'shared/src/domain/webhooks/ssrf.ts',
+      'shared/src/adapters/outbound-http/safe-agent.ts',
+      'shared/src/lib/ip-ranges.ts',
+      'shared/src/domain/webhooks/signing.ts',
     ],
     tests: [
-      'test/outbound/ssrf.test.ts', 'test/outbound/ssrf-dns.test.ts', 'test/outbound/ssrf-exact.test.ts',
-      'test/outbound/signing.test.ts', 'test/outbound/signing-vectors.test.ts',
+      'test/outbound/ssrf.test.ts',
+      'test/outbound/ssrf-dns.test.ts',
+      'test/outbound/ssrf-exact.test.ts',
+      'test/outbound/signing.test.ts',
+      'test/outbound/signing-vectors.test.ts',
     ],
   },
   // fixed windows, the exhaustion memo and the push quota (contract section 8)
@@ -65,8 +78,10 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
   // push bodies: the 8 MiB cap (the apps' bodyLimit), safe JSON parsing, record count and depth
   'body-limits': {
     mutate: [
-      'shared/src/http/json-body.ts', 'shared/src/domain/ingest/push-body.ts',
-      bodyLimitValue('services/edge-ingest/src/app.ts'), bodyLimitValue('services/portal-api/src/app.ts'),
+      'shared/src/http/json-body.ts',
+      'shared/src/domain/ingest/push-body.ts',
+      bodyLimitValue('services/edge-ingest/src/app.ts'),
+      bodyLimitValue('services/portal-api/src/app.ts'),
     ],
     tests: ['test/ingest/hostile.test.ts', 'test/ingest/body-limits.test.ts', 'test/ingest/mapping.test.ts'],
   },

@@ -24,7 +24,10 @@ let mutate: string[] | null = null
 for (let i = 0; i < args.length; i++) {
   const a = args[i]!
   if (a === '--mutate' || a === '-m') {
-    mutate = (args[++i] ?? '').split(',').filter(Boolean).map((f) => relative(process.cwd(), resolve(f)))
+    mutate = (args[++i] ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((f) => relative(process.cwd(), resolve(f)))
   } else if (a in MODULES) {
     names.push(a)
   } else {
@@ -34,7 +37,12 @@ for (let i = 0; i < args.length; i++) {
 
 /** a glob of the config (only `**` and `*` are used there) as a regular expression */
 function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '(?:.*/)?')
+  const escaped = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*\*\//g, '\u0000')
+    .replace(/\*/g, '[^/]*')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL marks `**/` while `*` is rewritten (no glob contains one)
+    .replace(/\u0000/g, '(?:.*/)?')
   return new RegExp(`^${escaped}$`)
 }
 
@@ -57,8 +65,13 @@ const selected = names.length > 0 ? names : Object.keys(MODULES)
 
 function run(name: string): Promise<number> {
   const own = mutate?.filter((f) => MODULES[name]!.mutate.some((g) => globToRegExp(g.split(':')[0]!).test(f.split(':')[0]!)))
-  const strykerArgs = [join('node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run', 'stryker.config.mjs',
-    ...(own && own.length > 0 ? ['--mutate', own.join(',')] : []), ...passThrough]
+  const strykerArgs = [
+    join('node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'),
+    'run',
+    'stryker.config.mjs',
+    ...(own && own.length > 0 ? ['--mutate', own.join(',')] : []),
+    ...passThrough,
+  ]
   console.log(`> stryker (${name})${own?.length ? `: ${own.join(', ')}` : ''}`)
   return new Promise((done) => {
     const child = spawn(process.execPath, strykerArgs, { stdio: 'inherit', env: { ...process.env, STRYKER_MODULE: name } })

@@ -1,5 +1,5 @@
 /**
- * The test command (`npm test`): type-check, start the Firestore and Pub/Sub emulators on free
+ * The test command (`npm test`): the static checks (tsc, biome's format and lint, knip), start the Firestore and Pub/Sub emulators on free
  * ports, run every vitest suite against them, stop the emulators by pid (the whole chain), and
  * print one closing line `tests: N passed, N failed[, N skipped]`.
  *
@@ -7,7 +7,7 @@
  * reliability suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …,
  * one file at a time because they start processes and measure). Their figures are printed.
  *
- * Flags: --no-emulators (embedded only), --no-typecheck, --quick (main suites only),
+ * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only),
  * --reliability (reliability suite only), and any further args go to vitest. A filter that
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
@@ -18,7 +18,9 @@ import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
 
 const major = Number(process.versions.node.split('.')[0])
 if (major < 22) {
-  console.error(`Node ${process.versions.node} is too old: the tests need Node 22 or newer (the project pins Node 24 through the "node" devDependency; run through npm).`)
+  console.error(
+    `Node ${process.versions.node} is too old: the tests need Node 22 or newer (the project pins Node 24 through the "node" devDependency; run through npm).`,
+  )
   process.exit(1)
 }
 
@@ -27,7 +29,9 @@ const useEmulators = !argv.includes('--no-emulators')
 const typecheck = !argv.includes('--no-typecheck')
 const configs = argv.includes('--reliability')
   ? ['vitest.reliability.config.ts']
-  : argv.includes('--quick') ? ['vitest.config.ts'] : ['vitest.config.ts', 'vitest.reliability.config.ts']
+  : argv.includes('--quick')
+    ? ['vitest.config.ts']
+    : ['vitest.config.ts', 'vitest.reliability.config.ts']
 const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability', '--quick'].includes(a))
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
@@ -60,11 +64,21 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 let exitCode = 0
 try {
   if (typecheck) {
-    console.log('> type-check (tsc --noEmit)')
-    const code = await run(process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit'])
-    if (code !== 0) {
-      console.error('type-check failed')
-      console.log('tests: 0 passed, 1 failed')
+    // the static checks, each a failure of its own: types, then format and lint (biome.jsonc),
+    // then unused files, exports and dependencies (knip.jsonc)
+    const checks: Array<[string, string[]]> = [
+      ['type-check (tsc --noEmit)', [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
+      ['format and lint (biome ci; `npx biome check --write .` fixes most)', [join('node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '.']],
+      ['unused code and dependencies (knip)', [join('node_modules', 'knip', 'bin', 'knip.js')]],
+    ]
+    const failed: string[] = []
+    for (const [what, args] of checks) {
+      console.log(`> ${what}`)
+      if ((await run(process.execPath, args)) !== 0) failed.push(what)
+    }
+    if (failed.length > 0) {
+      console.log(`failed:\n${failed.map((f) => `  ${f}`).join('\n')}`)
+      console.log(`tests: 0 passed, ${failed.length} failed`)
       process.exit(1)
     }
   }
@@ -89,15 +103,35 @@ try {
     const report = join(tmp, `vitest-report-${config.replace(/\W+/g, '-')}.json`)
     rmSync(report, { force: true })
     console.log(`> vitest --config ${config}`)
-    const code = await run(process.execPath, [
-      join('node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', config, '--reporter=default', '--reporter=json', `--outputFile.json=${report}`,
-      ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []), ...vitestArgs,
-    ], env)
+    const code = await run(
+      process.execPath,
+      [
+        join('node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--config',
+        config,
+        '--reporter=default',
+        '--reporter=json',
+        `--outputFile.json=${report}`,
+        ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
+        ...vitestArgs,
+      ],
+      env,
+    )
     exitCode = exitCode || code
     try {
       const r = JSON.parse(readFileSync(report, 'utf8')) as {
-        numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number; numTotalTests: number
-        testResults?: Array<{ name: string; status: string; message?: string; assertionResults?: Array<{ fullName: string; status: string; failureMessages?: string[] }> }>
+        numPassedTests: number
+        numFailedTests: number
+        numPendingTests: number
+        numTodoTests: number
+        numTotalTests: number
+        testResults?: Array<{
+          name: string
+          status: string
+          message?: string
+          assertionResults?: Array<{ fullName: string; status: string; failureMessages?: string[] }>
+        }>
       }
       // unfiltered, every config must select tests; filtered, one config selecting none is fine
       // (the filter names the other config's files), all of them selecting none is not (below)
@@ -121,7 +155,9 @@ try {
   }
   if (vitestArgs.length > 0 && filesSelected === 0) {
     // a mistyped path must not look like a green run
-    console.error(`no test file matches ${vitestArgs.join(' ')} in ${configs.join(' or ')}${configs.length === 1 ? ' (the other config is not run with this flag)' : ''}`)
+    console.error(
+      `no test file matches ${vitestArgs.join(' ')} in ${configs.join(' or ')}${configs.length === 1 ? ' (the other config is not run with this flag)' : ''}`,
+    )
     totals.failed += 1
     exitCode = exitCode || 1
   }

@@ -63,7 +63,9 @@ const managementApi: ManagementApi = {
 async function accountIdOf(publicId: string, operatorToken: string): Promise<string | null> {
   let after: string | undefined
   for (;;) {
-    const res = await fetch(`${portal}/api/v1/admin/accounts?limit=200${after ? `&after=${encodeURIComponent(after)}` : ''}`, { headers: { authorization: `Bearer ${operatorToken}` } })
+    const res = await fetch(`${portal}/api/v1/admin/accounts?limit=200${after ? `&after=${encodeURIComponent(after)}` : ''}`, {
+      headers: { authorization: `Bearer ${operatorToken}` },
+    })
     if (res.status !== 200) throw new Error(`GET /api/v1/admin/accounts answered ${res.status}`)
     const page = (await res.json()) as { data?: Array<{ id: string; public_id: string }>; next_after?: string | null }
     const found = page.data?.find((a) => a.public_id === publicId)
@@ -120,13 +122,17 @@ try {
     operatorToken,
     edgeUrl: edgeBaseUrlTemplate.replace('{public_id}', DEMO_PUBLIC_ID),
     portalUrl: portalBaseUrl,
-    accountExists: async (id) => (await fetch(`${portal}/api/v1/admin/accounts/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${operatorToken}` } })).status === 200,
+    accountExists: async (id) =>
+      (await fetch(`${portal}/api/v1/admin/accounts/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${operatorToken}` } })).status === 200,
     accountIdOf: (publicId) => accountIdOf(publicId, operatorToken),
   })
   const local = (p: number) => `http://localhost:${p}`
-  const what = `deployed shape: 4 service processes, Firestore and Pub/Sub emulators ${platform.emulators.firestore} ${platform.emulators.pubsub}, `
-    + `Pub/Sub push with OIDC, Cloud Tasks and Secret Manager stand-ins; logs in ${platform.logDir}`
-  process.stdout.write(demoBanner(credentials, { upsertWorker: local(ports['upsert-worker']), dispatcher: local(ports['webhook-dispatcher']) }, created, dataDir, what))
+  const what =
+    `deployed shape: 4 service processes, Firestore and Pub/Sub emulators ${platform.emulators.firestore} ${platform.emulators.pubsub}, ` +
+    `Pub/Sub push with OIDC, Cloud Tasks and Secret Manager stand-ins; logs in ${platform.logDir}`
+  process.stdout.write(
+    demoBanner(credentials, { upsertWorker: local(ports['upsert-worker']), dispatcher: local(ports['webhook-dispatcher']) }, created, dataDir, what),
+  )
   const exit = await platform.unexpectedExit
   say(`${exit.service} exited (${exit.signal ?? `code ${exit.code}`}); stopping everything (log: ${join(platform.logDir, `${exit.service}.log`)})`)
   await stop(1)

@@ -57,10 +57,18 @@ function printBanner({ config, logger, ports }: RunningServices): void {
   const local = (p: number) => `http://localhost:${p}`
   // the banner comes last: pino writes asynchronously, so its buffered lines are written out first
   flushLoggerSync(logger)
-  process.stdout.write(demoBanner(demo!.credentials, {
-    upsertWorker: local(ports.get('upsert-worker')!),
-    dispatcher: local(ports.get('webhook-dispatcher')!),
-  }, demo!.created, config.dataDir, backendsOf(config)))
+  process.stdout.write(
+    demoBanner(
+      demo!.credentials,
+      {
+        upsertWorker: local(ports.get('upsert-worker')!),
+        dispatcher: local(ports.get('webhook-dispatcher')!),
+      },
+      demo!.created,
+      config.dataDir,
+      backendsOf(config),
+    ),
+  )
 }
 
 // the composition root every service process uses, with every service in this one process

@@ -30,17 +30,19 @@ export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, proje
     },
   }
   try {
-    await Promise.all(kinds.map(async (kind) => {
-      const given = process.env[ENV_OF[kind]]
-      if (given) {
-        out[kind] = given
-        return
-      }
-      const emulator = await startEmulator(kind, logDir, project)
-      running.push(emulator)
-      out[kind] = emulator.hostPort
-      out.started.push(`${kind} ${emulator.hostPort} (pid ${emulator.child.pid})`)
-    }))
+    await Promise.all(
+      kinds.map(async (kind) => {
+        const given = process.env[ENV_OF[kind]]
+        if (given) {
+          out[kind] = given
+          return
+        }
+        const emulator = await startEmulator(kind, logDir, project)
+        running.push(emulator)
+        out[kind] = emulator.hostPort
+        out.started.push(`${kind} ${emulator.hostPort} (pid ${emulator.child.pid})`)
+      }),
+    )
   } catch (err) {
     await out.stop()
     throw err

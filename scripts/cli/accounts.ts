@@ -15,9 +15,17 @@ export const accounts: Resource = {
         'api-access': { type: 'boolean', help: 'plan feature for API keys (default on; --no-api-access turns it off)' },
         tiers: { type: 'string', help: 'permitted tiers, e.g. 1,2,3 (default); tier 1 must be listed' },
       },
-      run: ({ client, args, flags }) => client.request('POST', '/accounts', defined({
-        public_id: args[0]!, name: str(flags, 'name'), api_access: bool(flags, 'api-access'), permitted_tiers: tiers(flags, 'tiers'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'POST',
+          '/accounts',
+          defined({
+            public_id: args[0]!,
+            name: str(flags, 'name'),
+            api_access: bool(flags, 'api-access'),
+            permitted_tiers: tiers(flags, 'tiers'),
+          }),
+        ),
     },
     get: {
       summary: 'show one account',
@@ -46,9 +54,17 @@ export const accounts: Resource = {
         tiers: { type: 'string', help: 'permitted tiers, e.g. 1,2' },
         name: { type: 'string', help: 'display name' },
       },
-      run: ({ client, args, flags }) => client.request('PATCH', `/accounts/${seg(args[0]!)}`, defined({
-        active: either(flags, 'active', 'inactive'), api_access: bool(flags, 'api-access'), permitted_tiers: tiers(flags, 'tiers'), name: str(flags, 'name'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'PATCH',
+          `/accounts/${seg(args[0]!)}`,
+          defined({
+            active: either(flags, 'active', 'inactive'),
+            api_access: bool(flags, 'api-access'),
+            permitted_tiers: tiers(flags, 'tiers'),
+            name: str(flags, 'name'),
+          }),
+        ),
     },
   },
 }

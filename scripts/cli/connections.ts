@@ -18,9 +18,17 @@ export const connections: Resource = {
         name: { type: 'string', help: 'display name' },
         map: { type: 'string', multiple: true, help: MAP_HELP },
       },
-      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/connections`, defined({
-        type: str(flags, 'type'), source: str(flags, 'source'), name: str(flags, 'name'), field_mappings: mappings(flags, 'map'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'POST',
+          `/accounts/${seg(args[0]!)}/connections`,
+          defined({
+            type: str(flags, 'type'),
+            source: str(flags, 'source'),
+            name: str(flags, 'name'),
+            field_mappings: mappings(flags, 'map'),
+          }),
+        ),
     },
     list: {
       summary: 'list the connections of an account',
@@ -45,11 +53,16 @@ export const connections: Resource = {
         map: { type: 'string', multiple: true, help: MAP_HELP },
         'clear-mappings': { type: 'boolean', help: 'remove every field mapping' },
       },
-      run: ({ client, args, flags }) => client.request('PATCH', `/accounts/${seg(args[0]!)}/connections/${seg(args[1]!)}`, defined({
-        active: either(flags, 'active', 'inactive'),
-        name: str(flags, 'name'),
-        field_mappings: flags['clear-mappings'] === true ? [] : mappings(flags, 'map'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'PATCH',
+          `/accounts/${seg(args[0]!)}/connections/${seg(args[1]!)}`,
+          defined({
+            active: either(flags, 'active', 'inactive'),
+            name: str(flags, 'name'),
+            field_mappings: flags['clear-mappings'] === true ? [] : mappings(flags, 'map'),
+          }),
+        ),
     },
   },
 }

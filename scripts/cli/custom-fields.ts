@@ -16,9 +16,12 @@ export const customFields: Resource = {
         label: { type: 'string', help: 'display label (default: the key)' },
         type: { type: 'string', required: true, help: `one of ${TYPES}` },
       },
-      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/custom-fields`, {
-        key: args[1]!, label: str(flags, 'label') ?? args[1]!, type: str(flags, 'type'),
-      }),
+      run: ({ client, args, flags }) =>
+        client.request('POST', `/accounts/${seg(args[0]!)}/custom-fields`, {
+          key: args[1]!,
+          label: str(flags, 'label') ?? args[1]!,
+          type: str(flags, 'type'),
+        }),
     },
     list: {
       summary: 'list the definitions',

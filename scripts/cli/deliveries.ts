@@ -14,9 +14,11 @@ export const deliveries: Resource = {
         limit: { type: 'string', help: 'page size (1..100, default 25)' },
         cursor: { type: 'string', help: 'next_cursor of the previous page' },
       },
-      run: ({ client, args, flags }) => client.request('GET', `/accounts/${seg(args[0]!)}/integrations/${seg(args[1]!)}/deliveries`, undefined, {
-        limit: int(flags, 'limit'), cursor: str(flags, 'cursor'),
-      }),
+      run: ({ client, args, flags }) =>
+        client.request('GET', `/accounts/${seg(args[0]!)}/integrations/${seg(args[1]!)}/deliveries`, undefined, {
+          limit: int(flags, 'limit'),
+          cursor: str(flags, 'cursor'),
+        }),
     },
     replay: {
       summary: 'send a kept delivery again',

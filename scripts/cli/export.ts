@@ -181,7 +181,9 @@ export async function runExport(argv: string[], io: ExportIo = {}): Promise<numb
     })
     if (tty) stderr.write('\r\x1b[2K')
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
-    stderr.write(`exported ${summary.contacts} contact(s) of ${summary.accounts} account(s), ${summary.bytes} bytes, to ${args.out ?? 'stdout'} in ${seconds} s\n`)
+    stderr.write(
+      `exported ${summary.contacts} contact(s) of ${summary.accounts} account(s), ${summary.bytes} bytes, to ${args.out ?? 'stdout'} in ${seconds} s\n`,
+    )
     return 0
   } catch (err) {
     if (tty) stderr.write('\n')

@@ -25,9 +25,16 @@ export const integrations: Resource = {
         'payload-version': { type: 'string', help: '1 or 2 (default 2, the contract body)' },
         ...TIER_OPTIONS,
       },
-      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/integrations`, defined({
-        url: str(flags, 'url'), payload_version: int(flags, 'payload-version') ?? 2, tiers: tiersOf(flags),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'POST',
+          `/accounts/${seg(args[0]!)}/integrations`,
+          defined({
+            url: str(flags, 'url'),
+            payload_version: int(flags, 'payload-version') ?? 2,
+            tiers: tiersOf(flags),
+          }),
+        ),
     },
     list: {
       summary: 'list the integrations of an account',
@@ -52,9 +59,17 @@ export const integrations: Resource = {
         inactive: { type: 'boolean', help: 'disable' },
         ...TIER_OPTIONS,
       },
-      run: ({ client, args, flags }) => client.request('PATCH', `/accounts/${seg(args[0]!)}/integrations/${seg(args[1]!)}`, defined({
-        url: str(flags, 'url'), payload_version: int(flags, 'payload-version'), tiers: tiersOf(flags), active: either(flags, 'active', 'inactive'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'PATCH',
+          `/accounts/${seg(args[0]!)}/integrations/${seg(args[1]!)}`,
+          defined({
+            url: str(flags, 'url'),
+            payload_version: int(flags, 'payload-version'),
+            tiers: tiersOf(flags),
+            active: either(flags, 'active', 'inactive'),
+          }),
+        ),
     },
   },
 }

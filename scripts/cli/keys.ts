@@ -17,12 +17,19 @@ export const keys: Resource = {
         name: { type: 'string', help: 'display name' },
         'expires-at': { type: 'string', help: 'ISO-8601 instant after which the key answers 401' },
       },
-      run: ({ client, args, flags }) => client.request('POST', keysOf(args), defined({
-        scopes: list(flags, 'scopes'), name: str(flags, 'name'), expires_at: str(flags, 'expires-at'),
-      })),
+      run: ({ client, args, flags }) =>
+        client.request(
+          'POST',
+          keysOf(args),
+          defined({
+            scopes: list(flags, 'scopes'),
+            name: str(flags, 'name'),
+            expires_at: str(flags, 'expires-at'),
+          }),
+        ),
     },
     get: {
-      summary: 'show a key\'s metadata (never the key)',
+      summary: "show a key's metadata (never the key)",
       usage: '<accountId> <connectionId> <keyId>',
       required: 3,
       run: ({ client, args }) => client.request('GET', `${keysOf(args)}/${seg(args[2]!)}`),
@@ -53,7 +60,8 @@ export const tokens: Resource = {
       usage: '<accountId> <connectionId>',
       required: 2,
       options: { grace: { type: 'string', help: 'seconds the old token keeps working (default 86400)' } },
-      run: ({ client, args, flags }) => client.request('POST', `/accounts/${seg(args[0]!)}/connections/${seg(args[1]!)}/token/rotate`, defined({ grace_seconds: int(flags, 'grace') })),
+      run: ({ client, args, flags }) =>
+        client.request('POST', `/accounts/${seg(args[0]!)}/connections/${seg(args[1]!)}/token/rotate`, defined({ grace_seconds: int(flags, 'grace') })),
     },
   },
 }

@@ -63,7 +63,13 @@ export async function runLinks(argv: string[], io: Io): Promise<number> {
     const kid = await rotateLinkSigningKey({ secrets, clock: systemClock })
     const stored = await secrets.get(LINK_SIGNING_KEYS_SECRET)
     const set = parseKeySet(stored ?? '')
-    io.out(JSON.stringify({ secret: LINK_SIGNING_KEYS_SECRET, backend: config.secretsBackend, rotated: kid, current: set.current, keys: [...set.keys.keys()] }, null, 2))
+    io.out(
+      JSON.stringify(
+        { secret: LINK_SIGNING_KEYS_SECRET, backend: config.secretsBackend, rotated: kid, current: set.current, keys: [...set.keys.keys()] },
+        null,
+        2,
+      ),
+    )
     return 0
   } catch (err) {
     const cause = (err as Error).cause as Error | undefined

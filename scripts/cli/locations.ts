@@ -21,11 +21,12 @@ export const locations: Resource = {
       run: ({ client, args }) => client.request('DELETE', `${locationsOf(args)}/${seg(args[2]!)}`),
     },
     rotate: {
-      summary: 'replace a location\'s token; prints the new one once; the old one works for the grace period',
+      summary: "replace a location's token; prints the new one once; the old one works for the grace period",
       usage: '<accountId> <connectionId> <locationId>',
       required: 3,
       options: { grace: { type: 'string', help: 'seconds the old token keeps working (default 86400)' } },
-      run: ({ client, args, flags }) => client.request('POST', `${locationsOf(args)}/${seg(args[2]!)}/token/rotate`, defined({ grace_seconds: int(flags, 'grace') })),
+      run: ({ client, args, flags }) =>
+        client.request('POST', `${locationsOf(args)}/${seg(args[2]!)}/token/rotate`, defined({ grace_seconds: int(flags, 'grace') })),
     },
   },
 }

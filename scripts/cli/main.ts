@@ -36,7 +36,7 @@ function topHelp(): string {
   return [
     'usage: npm run cli -- <resource> <verb> [args] [options]',
     '',
-    'Operates the management API over HTTP. Prints JSON on success; on failure prints the API\'s',
+    "Operates the management API over HTTP. Prints JSON on success; on failure prints the API's",
     'error (and validation issues) on stderr and exits with code 1.',
     '',
     'resources:',
@@ -73,7 +73,10 @@ function commandHelp(r: Resource, verb: string, c: Command): string {
     ...(c.details ? ['', ...c.details] : []),
     '',
     'options:',
-    ...optionLines([...options.map(([name, o]): [string, string] => [`--${name}${o.type === 'string' ? ' <value>' : ''}`, o.required ? `${o.help} (required)` : o.help]), ...GLOBAL_OPTIONS]),
+    ...optionLines([
+      ...options.map(([name, o]): [string, string] => [`--${name}${o.type === 'string' ? ' <value>' : ''}`, o.required ? `${o.help} (required)` : o.help]),
+      ...GLOBAL_OPTIONS,
+    ]),
   ].join('\n')
 }
 

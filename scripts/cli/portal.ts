@@ -23,7 +23,10 @@ async function accountIdOf(client: PortalClient, account: string): Promise<strin
   const wanted = account.toLowerCase()
   let after: string | undefined
   for (;;) {
-    const page = (await client.request('GET', '/accounts', undefined, { limit: ACCOUNT_PAGE, after })) as { data: Array<{ id: string; public_id: string }>; next_after: string | null }
+    const page = (await client.request('GET', '/accounts', undefined, { limit: ACCOUNT_PAGE, after })) as {
+      data: Array<{ id: string; public_id: string }>
+      next_after: string | null
+    }
     const found = page.data.find((a) => a.public_id === wanted)
     if (found) return found.id
     if (page.next_after === null) throw new CliError(`no account has the id or public id ${account}`)
@@ -44,7 +47,7 @@ export const portal: Resource = {
         ttl: { type: 'string', help: 'seconds the link works (60..3600, default 900)' },
       },
       details: [
-        'The link works once: following it signs the browser in to the account\'s portal.',
+        "The link works once: following it signs the browser in to the account's portal.",
         'The account is given by its id or by its public id (e.g. demo).',
       ],
       run: async ({ client, args, flags }) => {

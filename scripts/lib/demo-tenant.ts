@@ -11,7 +11,12 @@ import { join } from 'node:path'
  * same call over HTTP (start:cloud, portal-api in its own process).
  */
 export interface ManagementApi {
-  inject(request: { method: 'GET' | 'POST' | 'PUT'; url: string; headers: Record<string, string>; payload?: object }): Promise<{ statusCode: number; json(): unknown }>
+  inject(request: {
+    method: 'GET' | 'POST' | 'PUT'
+    url: string
+    headers: Record<string, string>
+    payload?: object
+  }): Promise<{ statusCode: number; json(): unknown }>
 }
 
 export const DEMO_PUBLIC_ID = 'demo'
@@ -42,7 +47,9 @@ const DEMO_SIGN_IN_TTL_SECONDS = 3600
 
 /** The credentials with a fresh portal sign-in link of the demo account. */
 async function withSignInLink(options: DemoTenantOptions, credentials: DemoCredentials): Promise<DemoCredentials> {
-  const link = await must(options.portal, options.operatorToken, 'POST', `/api/v1/admin/accounts/${credentials.account_id}/portal-links`, { ttl_seconds: DEMO_SIGN_IN_TTL_SECONDS })
+  const link = await must(options.portal, options.operatorToken, 'POST', `/api/v1/admin/accounts/${credentials.account_id}/portal-links`, {
+    ttl_seconds: DEMO_SIGN_IN_TTL_SECONDS,
+  })
   return { ...credentials, portal_sign_in: { url: link.url as string, expires_at: link.expires_at as string } }
 }
 
@@ -63,7 +70,13 @@ function writeDemoCredentials(dataDir: string, credentials: DemoCredentials): vo
   renameSync(`${file}.tmp`, file)
 }
 
-async function call(portal: ManagementApi, operatorToken: string, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  portal: ManagementApi,
+  operatorToken: string,
+  method: 'GET' | 'POST' | 'PUT',
+  url: string,
+  payload?: object,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await portal.inject({ method, url, headers: { authorization: `Bearer ${operatorToken}` }, ...(payload ? { payload } : {}) })
   let body: Record<string, unknown> = {}
   try {
@@ -103,7 +116,13 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     // the operator token and the ports may come from the environment and differ from last run
     const webhookUrl = stored.webhook_url.startsWith(stored.edge_url) ? options.edgeUrl + stored.webhook_url.slice(stored.edge_url.length) : stored.webhook_url
     return {
-      credentials: await withSignInLink(options, { ...stored, operator_token: options.operatorToken, edge_url: options.edgeUrl, portal_url: options.portalUrl, webhook_url: webhookUrl }),
+      credentials: await withSignInLink(options, {
+        ...stored,
+        operator_token: options.operatorToken,
+        edge_url: options.edgeUrl,
+        portal_url: options.portalUrl,
+        webhook_url: webhookUrl,
+      }),
       created: false,
     }
   }
@@ -128,7 +147,11 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
     scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'],
     name: 'demo key',
   })
-  const webhook = await must(portal, operatorToken, 'POST', `${base}/connections`, { type: 'webhook', source: `${DEMO_WEBHOOK_SOURCE}${suffix}`, name: 'Demo webhook' })
+  const webhook = await must(portal, operatorToken, 'POST', `${base}/connections`, {
+    type: 'webhook',
+    source: `${DEMO_WEBHOOK_SOURCE}${suffix}`,
+    name: 'Demo webhook',
+  })
   const credentials: DemoCredentials = {
     public_id: DEMO_PUBLIC_ID,
     account_id: accountId,
@@ -146,7 +169,13 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
 }
 
 /** Text printed at start: URLs, credentials and copy-paste curl commands that work as printed. */
-export function demoBanner(c: DemoCredentials, urls: { upsertWorker: string; dispatcher: string }, created: boolean, dataDir: string, backends: string): string {
+export function demoBanner(
+  c: DemoCredentials,
+  urls: { upsertWorker: string; dispatcher: string },
+  created: boolean,
+  dataDir: string,
+  backends: string,
+): string {
   const key = c.api_key
   const lines = [
     '',
@@ -182,12 +211,14 @@ export function demoBanner(c: DemoCredentials, urls: { upsertWorker: string; dis
     'Read them back:',
     `  curl -sS '${c.portal_url}/api/v1/contacts?include=contact_handles' -H 'Authorization: Bearer ${key}'`,
     '',
-    ...(c.portal_sign_in ? [
-      'Sign in to the portal as the demo tenant (open in a browser; works once, until '
-        + `${c.portal_sign_in.expires_at}; another: npm run cli -- portal link ${c.account_id}):`,
-      `  ${c.portal_sign_in.url}`,
-      '',
-    ] : []),
+    ...(c.portal_sign_in
+      ? [
+          'Sign in to the portal as the demo tenant (open in a browser; works once, until ' +
+            `${c.portal_sign_in.expires_at}; another: npm run cli -- portal link ${c.account_id}):`,
+          `  ${c.portal_sign_in.url}`,
+          '',
+        ]
+      : []),
     'Stop with Ctrl-C.',
     '',
   ]

@@ -44,9 +44,10 @@ export async function startEmulator(kind: 'firestore' | 'pubsub', logDir: string
   const hostPort = `127.0.0.1:${port}`
   mkdirSync(logDir, { recursive: true })
   const log = openSync(join(logDir, `${kind}-emulator.log`), 'w')
-  const args = kind === 'firestore'
-    ? ['emulators', 'firestore', 'start', `--host-port=${hostPort}`]
-    : ['beta', 'emulators', 'pubsub', 'start', `--host-port=${hostPort}`, `--project=${project}`]
+  const args =
+    kind === 'firestore'
+      ? ['emulators', 'firestore', 'start', `--host-port=${hostPort}`]
+      : ['beta', 'emulators', 'pubsub', 'start', `--host-port=${hostPort}`, `--project=${project}`]
   const child = spawn('gcloud', args, { stdio: ['ignore', log, log], env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' } })
   const emulator: RunningEmulator = {
     name: kind,

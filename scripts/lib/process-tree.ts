@@ -44,13 +44,21 @@ function alive(pid: number): boolean {
 export async function killTree(root: number, graceMs = 3000): Promise<void> {
   const pids = [root, ...descendantsOf(root)]
   for (const pid of pids) {
-    try { process.kill(pid, 'SIGTERM') } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGTERM')
+    } catch {
+      /* already gone */
+    }
   }
   const deadline = Date.now() + graceMs
   while (Date.now() < deadline && pids.some(alive)) await new Promise((r) => setTimeout(r, 100))
   for (const pid of pids) {
     if (alive(pid)) {
-      try { process.kill(pid, 'SIGKILL') } catch { /* already gone */ }
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* already gone */
+      }
     }
   }
 }

@@ -15,15 +15,20 @@ const ROOT = resolve(import.meta.dirname, '..', '..')
 const CONFIG = join(ROOT, '.dependency-cruiser.cjs')
 const CLI = join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs')
 
-interface Violation { rule: { name: string }; from: string; to: string }
+interface Violation {
+  rule: { name: string }
+  from: string
+  to: string
+}
 
 async function cruise(cwd: string, paths: string[]): Promise<Violation[]> {
   // exit code = number of violations: the JSON on stdout says which
-  const out = await run(process.execPath, [CLI, '--config', CONFIG, '--output-type', 'json', ...paths], { cwd, maxBuffer: 64 * 1024 * 1024 })
-    .catch((err: { stdout?: string; stderr?: string }) => {
+  const out = await run(process.execPath, [CLI, '--config', CONFIG, '--output-type', 'json', ...paths], { cwd, maxBuffer: 64 * 1024 * 1024 }).catch(
+    (err: { stdout?: string; stderr?: string }) => {
       if (!err.stdout) throw new Error(`dependency-cruiser failed: ${err.stderr}`)
       return { stdout: err.stdout }
-    })
+    },
+  )
   return (JSON.parse(out.stdout) as { summary: { violations: Violation[] } }).summary.violations
 }
 
@@ -41,7 +46,10 @@ describe('import boundaries (dependency-cruiser)', () => {
   function tree(files: Record<string, { imports?: string[]; typeImports?: string[] }>): string {
     const dir = mkdtempSync(join(tmpdir(), 'lsv-layers-'))
     trees.push(dir)
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }))
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', allowImportingTsExtensions: true, noEmit: true } }),
+    )
     const rel = (from: string, to: string) => {
       const r = join(...Array(from.split('/').length - 1).fill('..'), to)
       return r.startsWith('.') ? r : `./${r}`
@@ -72,11 +80,18 @@ describe('import boundaries (dependency-cruiser)', () => {
     ['services-are-separate', { 'services/x/src/a.ts': { imports: ['services/y/src/b.ts'] }, 'services/y/src/b.ts': {} }],
     ['no-cycles', { 'shared/src/domain/a.ts': { imports: ['shared/src/domain/b.ts'] }, 'shared/src/domain/b.ts': { imports: ['shared/src/domain/a.ts'] } }],
   ]
-  it.concurrent.each(cases)('%s: a tree that breaks it is reported', async (rule, files) => {
-    const dir = tree(files)
-    const violations = await cruise(dir, ['shared', 'services'].filter((p) => Object.keys(files).some((f) => f.startsWith(p))))
-    expect(violations.map((v) => v.rule.name)).toContain(rule)
-  }, 60_000)
+  it.concurrent.each(cases)(
+    '%s: a tree that breaks it is reported',
+    async (rule, files) => {
+      const dir = tree(files)
+      const violations = await cruise(
+        dir,
+        ['shared', 'services'].filter((p) => Object.keys(files).some((f) => f.startsWith(p))),
+      )
+      expect(violations.map((v) => v.rule.name)).toContain(rule)
+    },
+    60_000,
+  )
 
   it('a tree that follows the layers reports nothing (the cases above fail for their rule, not for any import)', async () => {
     const dir = tree({

@@ -77,7 +77,9 @@ describe('API key and source token authentication', () => {
     for (const headers of cases) {
       expect(await codeOf(authenticateApiKey(deps, headers, { scope: 'contacts:write' })), JSON.stringify(headers)).toBe('unauthorized')
     }
-    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', account: { ...account, id: randomUUID() } }))).toBe('unauthorized')
+    expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': keys.good }, { scope: 'contacts:write', account: { ...account, id: randomUUID() } }))).toBe(
+      'unauthorized',
+    )
   })
 
   it('answers forbidden for a valid key without the scope or without API access', async () => {
@@ -112,8 +114,12 @@ describe('API key and source token authentication', () => {
     const current = generateSourceToken()
     const previous = generateSourceToken()
     const hook: ConnectionRecord = {
-      ...connection, type: 'webhook',
-      token_hashes: [{ hash: hashSecret(TEST_PEPPER, current), expires_at: null }, { hash: hashSecret(TEST_PEPPER, previous), expires_at: new Date(T0 + 1000).toISOString() }],
+      ...connection,
+      type: 'webhook',
+      token_hashes: [
+        { hash: hashSecret(TEST_PEPPER, current), expires_at: null },
+        { hash: hashSecret(TEST_PEPPER, previous), expires_at: new Date(T0 + 1000).toISOString() },
+      ],
     }
     expect(await verifySourceToken(deps, hook, current)).toBe(true)
     expect(await verifySourceToken(deps, hook, previous)).toBe(true)

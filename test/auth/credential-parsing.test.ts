@@ -3,9 +3,7 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { authenticateApiKey, authenticateOperator, presentedApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { hashSecret, matchesHashedSecret, safeEqual } from '@lsv/shared/domain/auth/hashing.ts'
 import { presentedSourceToken, verifyLocationToken, verifySourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
-import {
-  authenticatePartnerCrm, authenticateSource, identifyPartnerCrmToken, refuseTokenlessEarly, tokenRequired,
-} from '@lsv/shared/domain/ingest/auth.ts'
+import { authenticatePartnerCrm, authenticateSource, identifyPartnerCrmToken, refuseTokenlessEarly, tokenRequired } from '@lsv/shared/domain/ingest/auth.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
@@ -47,7 +45,7 @@ afterAll(async () => {
 })
 
 describe('API keys: what is read from the headers', () => {
-  const key = 'lsk_' + 'A'.repeat(43)
+  const key = `lsk_${'A'.repeat(43)}`
 
   it('one bearer or x-api-key, case-insensitive scheme, any number of spaces, x-api-key trimmed', () => {
     expect(presentedApiKey({ authorization: `Bearer ${key}` })).toBe(key)
@@ -75,8 +73,14 @@ describe('API keys: what is read from the headers', () => {
   })
 
   it('a key stored on a connection that is not an api connection is refused', async () => {
-    const onWebhook = 'lsk_' + 'B'.repeat(43)
-    await deps.tenants.createApiKey({ ...t.keyRecord, id: `key-wh-${T0}`, connection_id: t.webhook.id, hash: hashSecret(TEST_PEPPER, onWebhook), prefix: onWebhook.slice(0, 8) })
+    const onWebhook = `lsk_${'B'.repeat(43)}`
+    await deps.tenants.createApiKey({
+      ...t.keyRecord,
+      id: `key-wh-${T0}`,
+      connection_id: t.webhook.id,
+      hash: hashSecret(TEST_PEPPER, onWebhook),
+      prefix: onWebhook.slice(0, 8),
+    })
     expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': onWebhook }, { scope: 'contacts:write' }))).toBe('unauthorized')
     expect(await codeOf(authenticateApiKey(deps, { 'x-api-key': t.key }, { scope: 'contacts:write' }))).toBe('ok')
   })
@@ -85,9 +89,16 @@ describe('API keys: what is read from the headers', () => {
 describe('the operator token: what is read from the header', () => {
   const T = 'test-operator-token'
   it.each([
-    [`Bearer ${T}`, 'ok'], [`bearer  ${T} `, 'ok'], [[`Bearer ${T}`], 'ok'],
-    [[`Bearer ${T}`, `Bearer ${T}`], 'unauthorized'], [`xBearer ${T}`, 'unauthorized'], [`Bearer ${T} extra`, 'unauthorized'],
-    [`Bearer${T}`, 'unauthorized'], [T, 'unauthorized'], [undefined, 'unauthorized'], ['Bearer ', 'unauthorized'],
+    [`Bearer ${T}`, 'ok'],
+    [`bearer  ${T} `, 'ok'],
+    [[`Bearer ${T}`], 'ok'],
+    [[`Bearer ${T}`, `Bearer ${T}`], 'unauthorized'],
+    [`xBearer ${T}`, 'unauthorized'],
+    [`Bearer ${T} extra`, 'unauthorized'],
+    [`Bearer${T}`, 'unauthorized'],
+    [T, 'unauthorized'],
+    [undefined, 'unauthorized'],
+    ['Bearer ', 'unauthorized'],
   ] as Array<[string | string[] | undefined, string]>)('%j -> %s', async (header, expected) => {
     expect(await codeOf(authenticateOperator(deps, header))).toBe(expected)
   })
@@ -103,7 +114,10 @@ describe('hashing', () => {
   })
 
   it('matchesHashedSecret: any stored hash still valid; one expires at its instant', () => {
-    const stored = [{ hash: 'a'.repeat(64), expires_at: new Date(T0).toISOString() }, { hash: 'b'.repeat(64), expires_at: null }]
+    const stored = [
+      { hash: 'a'.repeat(64), expires_at: new Date(T0).toISOString() },
+      { hash: 'b'.repeat(64), expires_at: null },
+    ]
     expect(matchesHashedSecret('a'.repeat(64), stored, T0 - 1)).toBe(true)
     expect(matchesHashedSecret('a'.repeat(64), stored, T0)).toBe(false)
     expect(matchesHashedSecret('b'.repeat(64), stored, T0 + 1e9)).toBe(true)
@@ -133,7 +147,13 @@ describe('source tokens: what is read from the header and the query', () => {
   it('a blank token never matches, even a stored hash of the empty string', async () => {
     const blankHash = [{ hash: hashSecret(TEST_PEPPER, ''), expires_at: null }]
     expect(await verifySourceToken(deps, { ...t.webhook, token_hashes: blankHash }, '')).toBe(false)
-    expect(await verifyLocationToken(deps, { account_id: t.account.id, connection_id: t.partner.id, location_id: 'x', token_hashes: blankHash, active: true, created_at: '', updated_at: '' }, '')).toBe(false)
+    expect(
+      await verifyLocationToken(
+        deps,
+        { account_id: t.account.id, connection_id: t.partner.id, location_id: 'x', token_hashes: blankHash, active: true, created_at: '', updated_at: '' },
+        '',
+      ),
+    ).toBe(false)
     expect(await verifySourceToken(deps, t.webhook, t.sourceToken)).toBe(true)
   })
 })
@@ -151,7 +171,7 @@ describe('authenticateSource behind the stored state', () => {
 describe('partner CRM behind the stored state', () => {
   const cfg = (cutover: number | null) => ({ ...deps, config: { ...deps.config, partnerCrmTokenCutover: cutover === null ? null : new Date(cutover) } })
 
-  it('tokenRequired: the connection\'s switch, or the cutover instant reached', () => {
+  it("tokenRequired: the connection's switch, or the cutover instant reached", () => {
     expect(tokenRequired(cfg(null), { ...t.partner, require_token: true })).toBe(true)
     expect(tokenRequired(cfg(null), { ...t.partner, require_token: false })).toBe(false)
     expect(tokenRequired(cfg(null), t.partner)).toBe(false)
@@ -172,8 +192,13 @@ describe('partner CRM behind the stored state', () => {
   })
 
   it('authenticatePartnerCrm: the token is checked against the location; no token after the cutover is 401', async () => {
-    const auth = (headers: Record<string, string>, d = deps as never, locationId = t.locationId) => authenticatePartnerCrm(d, t.account, locationId, headers, {})
-    expect(await auth({ 'x-webhook-token': t.locationToken })).toMatchObject({ tokenless: false, location: { location_id: t.locationId }, connection: { id: t.partner.id } })
+    const auth = (headers: Record<string, string>, d = deps as never, locationId = t.locationId) =>
+      authenticatePartnerCrm(d, t.account, locationId, headers, {})
+    expect(await auth({ 'x-webhook-token': t.locationToken })).toMatchObject({
+      tokenless: false,
+      location: { location_id: t.locationId },
+      connection: { id: t.partner.id },
+    })
     expect(await codeOf(auth({ 'x-webhook-token': other.locationToken }))).toBe('unauthorized')
     expect(await codeOf(auth({ 'x-webhook-token': '' }))).toBe('unauthorized')
     expect(await auth({})).toMatchObject({ tokenless: true })
@@ -182,8 +207,14 @@ describe('partner CRM behind the stored state', () => {
     expect(await codeOf(auth({ 'x-webhook-token': t.locationToken }, deps as never, 'x'.repeat(256)))).toBe('not_found')
   })
 
-  it('authenticatePartnerCrm: a location that is inactive, or on a connection that is not this account\'s partner CRM one, is 404', async () => {
-    const base = { account_id: t.account.id, token_hashes: [{ hash: hashSecret(TEST_PEPPER, 'lst_odd'), expires_at: null }], active: true, created_at: '', updated_at: '' }
+  it("authenticatePartnerCrm: a location that is inactive, or on a connection that is not this account's partner CRM one, is 404", async () => {
+    const base = {
+      account_id: t.account.id,
+      token_hashes: [{ hash: hashSecret(TEST_PEPPER, 'lst_odd'), expires_at: null }],
+      active: true,
+      created_at: '',
+      updated_at: '',
+    }
     await deps.tenants.putLocation({ ...base, location_id: `on-api-${T0}`, connection_id: t.api.id })
     await deps.tenants.putLocation({ ...base, location_id: `on-other-${T0}`, connection_id: other.partner.id })
     await deps.tenants.putLocation({ ...base, location_id: `gone-${T0}`, connection_id: t.partner.id, active: false })
@@ -194,23 +225,49 @@ describe('partner CRM behind the stored state', () => {
   })
 
   it('identifyPartnerCrmToken: the location of a valid token; null for blank, over-long, unknown or expired ones', async () => {
-    expect(await identifyPartnerCrmToken(deps, t.account, t.locationToken)).toMatchObject({ location: { location_id: t.locationId }, connection: { id: t.partner.id } })
+    expect(await identifyPartnerCrmToken(deps, t.account, t.locationToken)).toMatchObject({
+      location: { location_id: t.locationId },
+      connection: { id: t.partner.id },
+    })
     expect(await identifyPartnerCrmToken(deps, t.account, '')).toBeNull()
     expect(await identifyPartnerCrmToken(deps, t.account, 'x'.repeat(257))).toBeNull()
     expect(await identifyPartnerCrmToken(deps, t.account, other.locationToken)).toBeNull()
     // a 256-character token is looked up (and matches when it is the location's)
     const long = 'l'.repeat(256)
-    const loc = { account_id: t.account.id, connection_id: t.partner.id, location_id: `long-${T0}`, token_hashes: [{ hash: hashSecret(TEST_PEPPER, long), expires_at: null }], active: true, created_at: '', updated_at: '' }
+    const loc = {
+      account_id: t.account.id,
+      connection_id: t.partner.id,
+      location_id: `long-${T0}`,
+      token_hashes: [{ hash: hashSecret(TEST_PEPPER, long), expires_at: null }],
+      active: true,
+      created_at: '',
+      updated_at: '',
+    }
     await deps.tenants.putLocation(loc)
     expect(await identifyPartnerCrmToken(deps, t.account, long)).toMatchObject({ location: { location_id: loc.location_id } })
     // a rotated-out hash past its grace is still indexed, but no longer identifies
     const old = 'lst_rotated-out'
-    await deps.tenants.putLocation({ ...loc, location_id: `rotated-${T0}`, token_hashes: [{ hash: hashSecret(TEST_PEPPER, old), expires_at: new Date(T0).toISOString() }] })
+    await deps.tenants.putLocation({
+      ...loc,
+      location_id: `rotated-${T0}`,
+      token_hashes: [{ hash: hashSecret(TEST_PEPPER, old), expires_at: new Date(T0).toISOString() }],
+    })
     expect(await identifyPartnerCrmToken(deps, t.account, old)).toBeNull()
   })
 
   it('authenticatePartnerCrm: what identifyPartnerCrmToken found stands when the body names that location', async () => {
-    const identified = { connection: t.partner, location: { account_id: t.account.id, connection_id: t.partner.id, location_id: 'identified-only', token_hashes: [], active: true, created_at: '', updated_at: '' } }
+    const identified = {
+      connection: t.partner,
+      location: {
+        account_id: t.account.id,
+        connection_id: t.partner.id,
+        location_id: 'identified-only',
+        token_hashes: [],
+        active: true,
+        created_at: '',
+        updated_at: '',
+      },
+    }
     expect(await authenticatePartnerCrm(deps, t.account, 'identified-only', {}, {}, identified)).toEqual({ ...identified, tokenless: false })
     // another location named by the body: the body's location decides
     expect(await codeOf(authenticatePartnerCrm(deps, t.account, 'not-stored', { 'x-webhook-token': t.locationToken }, {}, identified))).toBe('not_found')
@@ -264,7 +321,7 @@ describe('reads the credential checks save, and stores that answer more than the
     expect(calls).toEqual([[t.account.id, 'x'.repeat(256)]])
   })
 
-  it('a store answering with another account\'s location is not believed', async () => {
+  it("a store answering with another account's location is not believed", async () => {
     // another account's location, pointing at this account's connection: only its account_id tells
     const foreign = { ...(await deps.tenants.getLocation(other.account.id, other.locationId))!, connection_id: t.partner.id }
     const byHash = spying('findLocationByTokenHash', () => Promise.resolve(foreign))
@@ -275,11 +332,18 @@ describe('reads the credential checks save, and stores that answer more than the
 
   it('a call without a token is accepted before the cutover and flagged in the logs', async () => {
     const warnings: Array<[unknown, string]> = []
-    const logger = { ...deps.logger, warn: (obj: unknown, msg: string) => { warnings.push([obj, msg]) } }
+    const logger = {
+      ...deps.logger,
+      warn: (obj: unknown, msg: string) => {
+        warnings.push([obj, msg])
+      },
+    }
     expect(await authenticatePartnerCrm({ ...deps, logger } as never, t.account, t.locationId, {}, {})).toMatchObject({ tokenless: true })
-    expect(warnings).toEqual([[
-      { accountId: t.account.id, locationId: t.locationId, connectionId: t.partner.id, flag: 'partnercrm_tokenless' },
-      'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)',
-    ]])
+    expect(warnings).toEqual([
+      [
+        { accountId: t.account.id, locationId: t.locationId, connectionId: t.partner.id, flag: 'partnercrm_tokenless' },
+        'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)',
+      ],
+    ])
   })
 })

@@ -35,7 +35,11 @@ const expectAnswer = (res: Answer, status: number, body: unknown) => {
  * connection, a partner CRM location, and a v2 integration pointing at the local receiver.
  */
 const tenantSpec = (receiverUrl: string): TenantSpec => ({
-  api: { source: 'bb-api', key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] }, keys: { writeOnly: { scopes: ['contacts:write'] }, rate: { scopes: ['contacts:write'] } } },
+  api: {
+    source: 'bb-api',
+    key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'] },
+    keys: { writeOnly: { scopes: ['contacts:write'] }, rate: { scopes: ['contacts:write'] } },
+  },
   webhook: { source: 'bb-hook' },
   integration: { url: receiverUrl, payloadVersion: 2 },
 })
@@ -65,22 +69,52 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     observed.set(name, new Map())
   }, 180_000)
   /** keeps `value`, made comparable across runs, for the comparison after both stacks */
-  const keep = (what: string, value: unknown) => observed.get(name)!.set(what, comparable(value, {
-    visit: visitId ?? '', token: minted?.token ?? '', public_id: t.publicId, portal, edge, receiver: receiver.origin,
-  }))
+  const keep = (what: string, value: unknown) =>
+    observed.get(name)!.set(
+      what,
+      comparable(value, {
+        visit: visitId ?? '',
+        token: minted?.token ?? '',
+        public_id: t.publicId,
+        portal,
+        edge,
+        receiver: receiver.origin,
+      }),
+    )
 
   afterAll(async () => {
     await receiver?.close()
   })
 
-  it.skipIf(skip)('management API: the tenant\'s webhook URL is on its edge host; no operator token is 401', async () => {
+  it.skipIf(skip)("management API: the tenant's webhook URL is on its edge host; no operator token is 401", async () => {
     expect(t.webhookUrl).toBe(`${edge}/v1/contacts/${t.webhookConnectionId}`)
     expect(await fails(managementApp(portal), 'GET', `${ADMIN}/${t.accountId}`, undefined, {})).toEqual({ status: 401, body: envelope('unauthorized') })
   })
 
   it.skipIf(skip)('4.3 push: 202 with a bearer key and with x-api-key', async () => {
-    expectAnswer(await post(`${edge}/v1/contacts`, { contacts: [{ external_id: 'ada-1', email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' }] }, bearer(t.key)), 202, accepted(1))
-    expectAnswer(await post(`${edge}/v1/contacts`, { contacts: [{ external_id: 'alan-1', first_name: 'Alan' }, { external_id: 'kurt-1', first_name: 'Kurt' }] }, { 'x-api-key': t.key }), 202, accepted(2))
+    expectAnswer(
+      await post(
+        `${edge}/v1/contacts`,
+        { contacts: [{ external_id: 'ada-1', email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' }] },
+        bearer(t.key),
+      ),
+      202,
+      accepted(1),
+    )
+    expectAnswer(
+      await post(
+        `${edge}/v1/contacts`,
+        {
+          contacts: [
+            { external_id: 'alan-1', first_name: 'Alan' },
+            { external_id: 'kurt-1', first_name: 'Kurt' },
+          ],
+        },
+        { 'x-api-key': t.key },
+      ),
+      202,
+      accepted(2),
+    )
   })
 
   it.skipIf(skip)('4.3 push: 401 unauthorized without a key and with a wrong one; 404 not found on an unknown subdomain', async () => {
@@ -104,7 +138,15 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
       const file = join(dir, 'big.json')
       const padding = 'x'.repeat(8_388_608)
       writeFileSync(file, JSON.stringify({ contacts: [{ external_id: 'big', note: padding }] }))
-      const res = await curl([`${edge}/v1/contacts`, '-H', `Authorization: Bearer ${t.key}`, '-H', 'content-type: application/json', '--data-binary', `@${file}`])
+      const res = await curl([
+        `${edge}/v1/contacts`,
+        '-H',
+        `Authorization: Bearer ${t.key}`,
+        '-H',
+        'content-type: application/json',
+        '--data-binary',
+        `@${file}`,
+      ])
       expect(res.status, res.body).toBe(413)
       expect(JSON.parse(res.body)).toEqual(envelope('payload too large'))
     } finally {
@@ -112,21 +154,42 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     }
   })
 
-  it.skipIf(skip)('4.3 push: past 120 requests in a 60 s window, 429 rate limited with Retry-After 60', async () => {
-    // failed bodies count (the limit is taken before the body is read) and queue nothing. The
-    // windows are fixed (aligned on the epoch): start the burst with 20 s of its window left
-    while (60_000 - (Date.now() % 60_000) < 20_000) await sleep(250)
-    const window = Math.floor(Date.now() / 60_000)
-    const answers: Answer[] = []
-    for (let i = 0; i < 13; i++) answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(t.keys.rate.key))))))
-    expect(Math.floor(Date.now() / 60_000), 'the burst fit in one window').toBe(window)
-    expect(answers.filter((a) => a.status === 400).map((a) => a.json())).toEqual(Array(120).fill(envelope('invalid JSON body')))
-    expect(answers.filter((a) => a.status === 429).map((a) => [a.json(), a.headers.get('retry-after')])).toEqual(Array(10).fill([envelope('rate limited'), '60']))
-  }, 150_000)
+  it.skipIf(skip)(
+    '4.3 push: past 120 requests in a 60 s window, 429 rate limited with Retry-After 60',
+    async () => {
+      // failed bodies count (the limit is taken before the body is read) and queue nothing. The
+      // windows are fixed (aligned on the epoch): start the burst with 20 s of its window left
+      while (60_000 - (Date.now() % 60_000) < 20_000) await sleep(250)
+      const window = Math.floor(Date.now() / 60_000)
+      const answers: Answer[] = []
+      for (let i = 0; i < 13; i++)
+        answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(t.keys.rate.key))))))
+      expect(Math.floor(Date.now() / 60_000), 'the burst fit in one window').toBe(window)
+      expect(answers.filter((a) => a.status === 400).map((a) => a.json())).toEqual(Array(120).fill(envelope('invalid JSON body')))
+      expect(answers.filter((a) => a.status === 429).map((a) => [a.json(), a.headers.get('retry-after')])).toEqual(
+        Array(10).fill([envelope('rate limited'), '60']),
+      )
+    },
+    150_000,
+  )
 
   it.skipIf(skip)('4.4 webhook by source: 202 with x-webhook-token and (curl) with ?token=; 401 with a wrong token', async () => {
-    expectAnswer(await post(t.webhookUrl, { contacts: [{ external_id: 'grace-1', email: 'grace@example.com', first_name: 'Grace' }] }, { 'x-webhook-token': t.sourceToken }), 202, accepted(1))
-    const viaQuery = await curl([`${t.webhookUrl}?token=${t.sourceToken}`, '-H', 'content-type: application/json', '-d', '{"contacts":[{"external_id":"edsger-1","first_name":"Edsger"}]}'])
+    expectAnswer(
+      await post(
+        t.webhookUrl,
+        { contacts: [{ external_id: 'grace-1', email: 'grace@example.com', first_name: 'Grace' }] },
+        { 'x-webhook-token': t.sourceToken },
+      ),
+      202,
+      accepted(1),
+    )
+    const viaQuery = await curl([
+      `${t.webhookUrl}?token=${t.sourceToken}`,
+      '-H',
+      'content-type: application/json',
+      '-d',
+      '{"contacts":[{"external_id":"edsger-1","first_name":"Edsger"}]}',
+    ])
     expect({ status: viaQuery.status, body: JSON.parse(viaQuery.body) as unknown }).toEqual({ status: 202, body: accepted(1) })
     expectAnswer(await post(t.webhookUrl, { contacts: [{ external_id: 'x' }] }, { 'x-webhook-token': `lst_${'A'.repeat(43)}` }), 401, envelope('unauthorized'))
   })
@@ -139,30 +202,55 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     expectAnswer(await post(url, { contactId: 'pc-2', locationId: `loc-${randomSuffix(6)}` }, token), 404, envelope('not found'))
   })
 
-  it.skipIf(skip)('read API: the pushed contacts become readable (polled with a deadline); include=custom_fields is 400 invalid include; no key is 401', async () => {
-    const names = await until('pushed contacts readable', async () => {
-      const res = await http(`${portal}/api/v1/contacts?limit=100`, { headers: bearer(t.key) })
-      expect(res.status, res.text).toBe(200)
-      const list = res.json() as { object: string; data: Array<{ id: string; identity: { first_name?: string } }> }
-      expect(list.object).toBe('list')
-      const byName = new Map(list.data.map((c) => [c.identity.first_name, c.id]))
-      return ['Ada', 'Alan', 'Kurt', 'Grace', 'Edsger', 'Barbara'].every((n) => byName.has(n)) ? byName : null
-    }, 90_000, 600)
-    adaId = names.get('Ada')!
-    const ada = await http(`${portal}/api/v1/contacts/${adaId}?include=contact_handles`, { headers: bearer(t.key) })
-    expect(ada.status, ada.text).toBe(200)
-    keep('read contact', ada.json())
-    expect(ada.json()).toMatchObject({ object: 'contact', id: adaId, contract_version: '2026-09-04', identity: { first_name: 'Ada', last_name: 'Lovelace' }, handles: { business_email: 'ada@example.com' } })
-    expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}?include=custom_fields`, { headers: bearer(t.key) }), 400, envelope('invalid include'))
-    expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}`), 401, envelope('unauthorized'))
-  }, 120_000)
+  it.skipIf(skip)(
+    'read API: the pushed contacts become readable (polled with a deadline); include=custom_fields is 400 invalid include; no key is 401',
+    async () => {
+      const names = await until(
+        'pushed contacts readable',
+        async () => {
+          const res = await http(`${portal}/api/v1/contacts?limit=100`, { headers: bearer(t.key) })
+          expect(res.status, res.text).toBe(200)
+          const list = res.json() as { object: string; data: Array<{ id: string; identity: { first_name?: string } }> }
+          expect(list.object).toBe('list')
+          const byName = new Map(list.data.map((c) => [c.identity.first_name, c.id]))
+          return ['Ada', 'Alan', 'Kurt', 'Grace', 'Edsger', 'Barbara'].every((n) => byName.has(n)) ? byName : null
+        },
+        90_000,
+        600,
+      )
+      adaId = names.get('Ada')!
+      const ada = await http(`${portal}/api/v1/contacts/${adaId}?include=contact_handles`, { headers: bearer(t.key) })
+      expect(ada.status, ada.text).toBe(200)
+      keep('read contact', ada.json())
+      expect(ada.json()).toMatchObject({
+        object: 'contact',
+        id: adaId,
+        contract_version: '2026-09-04',
+        identity: { first_name: 'Ada', last_name: 'Lovelace' },
+        handles: { business_email: 'ada@example.com' },
+      })
+      expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}?include=custom_fields`, { headers: bearer(t.key) }), 400, envelope('invalid include'))
+      expectAnswer(await http(`${portal}/api/v1/contacts/${adaId}`), 401, envelope('unauthorized'))
+    },
+    120_000,
+  )
 
   it.skipIf(skip)('4.2 mint: 200 with an opaque token and the tagged link for the contact', async () => {
     expect(adaId, 'the read check ran').toBeTruthy()
-    const res = await post(`${portal}/api/contacts/links`, { source: t.apiSource, externalId: 'ada-1', destinationUrl: 'https://example.com/pricing' }, bearer(t.key))
+    const res = await post(
+      `${portal}/api/contacts/links`,
+      { source: t.apiSource, externalId: 'ada-1', destinationUrl: 'https://example.com/pricing' },
+      bearer(t.key),
+    )
     expect(res.status, res.text).toBe(200)
     minted = res.json()
-    expect(minted).toEqual({ ok: true, contactId: adaId, type: 'opaque', token: expect.stringMatching(/^a\.[A-Za-z0-9_-]{43}$/), link: `https://example.com/pricing?lsv=${minted.token}` })
+    expect(minted).toEqual({
+      ok: true,
+      contactId: adaId,
+      type: 'opaque',
+      token: expect.stringMatching(/^a\.[A-Za-z0-9_-]{43}$/),
+      link: `https://example.com/pricing?lsv=${minted.token}`,
+    })
   })
 
   it.skipIf(skip)('4.2 mint: destination errors, unknown contact, missing scope, no key, invalid payload with issues', async () => {
@@ -175,7 +263,11 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     expectAnswer(await post(`${portal}/api/contacts/links`, { ...ada, destinationUrl: 'https://example.com/' }), 401, envelope('unauthorized'))
     const invalid = await mint({ destinationUrl: 'https://example.com/' })
     expect(invalid.status, invalid.text).toBe(400)
-    expect(invalid.json()).toMatchObject({ ok: false, error: 'invalid payload', issues: expect.arrayContaining([expect.objectContaining({ code: expect.any(String), message: expect.any(String), path: expect.any(String) })]) })
+    expect(invalid.json()).toMatchObject({
+      ok: false,
+      error: 'invalid payload',
+      issues: expect.arrayContaining([expect.objectContaining({ code: expect.any(String), message: expect.any(String), path: expect.any(String) })]),
+    })
   })
 
   it.skipIf(skip)('GET /api/v1/schema: 200 application/schema+json, X-Service-Contract, the four definitions', async () => {
@@ -184,52 +276,91 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     expect(res.headers.get('content-type')).toMatch(/^application\/schema\+json/)
     expect(res.headers.get('x-service-contract')).toBe('2026-09-04')
     const doc = res.json() as Record<string, any>
-    expect(doc).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', 'x-service-contract-version': '2026-09-04', $id: expect.any(String), title: expect.any(String) })
+    expect(doc).toMatchObject({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      'x-service-contract-version': '2026-09-04',
+      $id: expect.any(String),
+      title: expect.any(String),
+    })
     expect(Object.keys(doc.$defs)).toEqual(expect.arrayContaining(['Contact', 'ContactList', 'FieldPolicy', 'WebhookEventV2']))
   })
 
   let visitId: string
-  it.skipIf(skip)('a visit with the minted token → a signed visitor.identified for the contact at the receiver', async () => {
-    expect(minted, 'the mint check ran').toBeTruthy()
-    visitId = `vis_${randomSuffix(8)}`
-    const visit = await post(`${portal}${ADMIN}/${t.accountId}/visits`, { id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv: minted.token }, OPERATOR)
-    expect(visit.status, visit.text).toBe(202)
-    const first = await until('first delivery', async () => receiver.requests[0], 90_000, 200)
-    expect(first.method).toBe('POST')
-    const event = new Webhook(t.signingSecret).verify(first.body, first.headers as Record<string, string>) as Record<string, any>
-    keep('delivered event', event)
-    keep('delivery header names', Object.keys(first.headers).filter((h) => !['content-length', 'host'].includes(h)).sort())
-    expect(event).toMatchObject({ event: 'visitor.identified', contract_version: '2026-09-04', id: visitId, tier: 'person', subject: { object: 'contact', id: adaId, identity: { first_name: 'Ada' } } })
-    expect(first.headers['x-service-idempotency-key']).toBe(visitId)
-    expect(first.headers['x-service-signature']).toEqual(expect.any(String))
-    expect(receiver.requests).toHaveLength(1)
-  }, 120_000)
+  it.skipIf(skip)(
+    'a visit with the minted token → a signed visitor.identified for the contact at the receiver',
+    async () => {
+      expect(minted, 'the mint check ran').toBeTruthy()
+      visitId = `vis_${randomSuffix(8)}`
+      const visit = await post(
+        `${portal}${ADMIN}/${t.accountId}/visits`,
+        { id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv: minted.token },
+        OPERATOR,
+      )
+      expect(visit.status, visit.text).toBe(202)
+      const first = await until('first delivery', async () => receiver.requests[0], 90_000, 200)
+      expect(first.method).toBe('POST')
+      const event = new Webhook(t.signingSecret).verify(first.body, first.headers as Record<string, string>) as Record<string, any>
+      keep('delivered event', event)
+      keep(
+        'delivery header names',
+        Object.keys(first.headers)
+          .filter((h) => !['content-length', 'host'].includes(h))
+          .sort(),
+      )
+      expect(event).toMatchObject({
+        event: 'visitor.identified',
+        contract_version: '2026-09-04',
+        id: visitId,
+        tier: 'person',
+        subject: { object: 'contact', id: adaId, identity: { first_name: 'Ada' } },
+      })
+      expect(first.headers['x-service-idempotency-key']).toBe(visitId)
+      expect(first.headers['x-service-signature']).toEqual(expect.any(String))
+      expect(receiver.requests).toHaveLength(1)
+    },
+    120_000,
+  )
 
-  it.skipIf(skip)('delivery log shows the delivery succeeded; a replay is 202 and delivers the same event again, signed', async () => {
-    expect(visitId, 'the visit check ran').toBeTruthy()
-    const deliveries = `${portal}${ADMIN}/${t.accountId}/integrations/${t.integrationId}/deliveries`
-    const operator = OPERATOR
-    const logged = await until('delivery logged as succeeded', async () => {
-      const res = await http(deliveries, { headers: operator })
-      expect(res.status, res.text).toBe(200)
-      return (res.json() as { data: Array<{ id: string; event_id: string; status: string }> }).data.find((d) => d.event_id === visitId && d.status === 'succeeded')
-    }, 60_000, 300)
-    keep('delivery log entry', logged)
-    const replay = await http(`${deliveries}/${logged.id}/replay`, { method: 'POST', headers: operator })
-    expect(replay.status, replay.text).toBe(202)
-    expect(replay.json()).toMatchObject({ ok: true })
-    const second = await until('replayed delivery', async () => receiver.requests[1], 90_000, 200)
-    const again = new Webhook(t.signingSecret).verify(second.body, second.headers as Record<string, string>) as Record<string, any>
-    keep('replayed event', again)
-    expect(again).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: adaId } })
-    expect(second.headers['x-service-idempotency-key']).toBe(visitId)
-  }, 150_000)
+  it.skipIf(skip)(
+    'delivery log shows the delivery succeeded; a replay is 202 and delivers the same event again, signed',
+    async () => {
+      expect(visitId, 'the visit check ran').toBeTruthy()
+      const deliveries = `${portal}${ADMIN}/${t.accountId}/integrations/${t.integrationId}/deliveries`
+      const operator = OPERATOR
+      const logged = await until(
+        'delivery logged as succeeded',
+        async () => {
+          const res = await http(deliveries, { headers: operator })
+          expect(res.status, res.text).toBe(200)
+          return (res.json() as { data: Array<{ id: string; event_id: string; status: string }> }).data.find(
+            (d) => d.event_id === visitId && d.status === 'succeeded',
+          )
+        },
+        60_000,
+        300,
+      )
+      keep('delivery log entry', logged)
+      const replay = await http(`${deliveries}/${logged.id}/replay`, { method: 'POST', headers: operator })
+      expect(replay.status, replay.text).toBe(202)
+      expect(replay.json()).toMatchObject({ ok: true })
+      const second = await until('replayed delivery', async () => receiver.requests[1], 90_000, 200)
+      const again = new Webhook(t.signingSecret).verify(second.body, second.headers as Record<string, string>) as Record<string, any>
+      keep('replayed event', again)
+      expect(again).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: adaId } })
+      expect(second.headers['x-service-idempotency-key']).toBe(visitId)
+    },
+    150_000,
+  )
 
-  it.skipIf(skip)('SIGTERM stops the stack: exit 0, no process left', async () => {
-    const stopped = await stack.stop()
-    expect(stopped.code, stack.output()).toBe(0)
-    expect(stopped.leftovers).toEqual([])
-  }, 60_000)
+  it.skipIf(skip)(
+    'SIGTERM stops the stack: exit 0, no process left',
+    async () => {
+      const stopped = await stack.stop()
+      expect(stopped.code, stack.output()).toBe(0)
+      expect(stopped.leftovers).toEqual([])
+    },
+    60_000,
+  )
 })
 
 describe.skipIf(stacks.some((s) => s.skip))('black box: the two stacks side by side', () => {

@@ -11,7 +11,6 @@ import { descendantsOf, killTree } from '../../scripts/lib/process-tree.ts'
 import { OPERATOR_TOKEN } from '../management/harness.ts'
 import { alive, cleanUp as cleanUpCloud, ROOT, sleep, startCloud, stopCloud, tempDir, waitForBanner } from '../cloud/support.ts'
 
-
 export interface Stack {
   /** `http://{public_id}.edge.localhost:<port>`, as the services are configured */
   edgeTemplate: string
@@ -32,10 +31,15 @@ export async function cleanUpStacks(): Promise<void> {
 export async function startLocalStack(): Promise<Stack> {
   const ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
   const env: Record<string, string | undefined> = {
-    PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: tempDir('lsv-blackbox-local-'), LOG_LEVEL: 'warn',
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: tempDir('lsv-blackbox-local-'),
+    LOG_LEVEL: 'warn',
     OPERATOR_TOKEN,
-    EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-    UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+    EDGE_PORT: String(ports.edge),
+    PORTAL_PORT: String(ports.portal),
+    UPSERT_WORKER_PORT: String(ports.worker),
+    WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
   }
   // embedded adapters: no emulator, whatever the test command's environment holds
   delete env.FIRESTORE_EMULATOR_HOST
@@ -45,10 +49,12 @@ export async function startLocalStack(): Promise<Stack> {
   let output = ''
   child.stdout!.on('data', (d) => (output += d))
   child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    locals.delete(child)
-    resolve(code)
-  }))
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      locals.delete(child)
+      resolve(code)
+    }),
+  )
   const deadline = Date.now() + 90_000
   while (!output.includes('Stop with Ctrl-C.')) {
     if (child.exitCode !== null || Date.now() > deadline) {

@@ -45,7 +45,7 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     chromium = await launchChromium()
     ;[stack, receiver] = await Promise.all([startLocalStack(), startReceiver()])
     context = chromium.context
-    page = context.pages()[0] ?? await context.newPage()
+    page = context.pages()[0] ?? (await context.newPage())
   }, 120_000)
   afterAll(async () => {
     await chromium?.close()
@@ -77,7 +77,12 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
   })
 
   it('pushes a contact with that key, finds it, and opens its page from links.portal', async () => {
-    const pushed = await edgePush(stack, '/v1/contacts', { authorization: `Bearer ${apiKey}` }, { contacts: [{ external_id: 'browser-1', email: 'ada.browser@example.com', first_name: 'Ada', last_name: 'Browser' }] })
+    const pushed = await edgePush(
+      stack,
+      '/v1/contacts',
+      { authorization: `Bearer ${apiKey}` },
+      { contacts: [{ external_id: 'browser-1', email: 'ada.browser@example.com', first_name: 'Ada', last_name: 'Browser' }] },
+    )
     expect(pushed.status, pushed.body).toBe(202)
 
     await page.goto(`${stack.portal}/portal/contacts`)
@@ -137,7 +142,11 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
   })
 
   it('edits a field mapping with the live preview and pushes a record through it', async () => {
-    const field = await fetch(admin('/custom-fields'), { method: 'POST', headers: operator(), body: JSON.stringify({ key: 'plan', label: 'Plan', type: 'text' }) })
+    const field = await fetch(admin('/custom-fields'), {
+      method: 'POST',
+      headers: operator(),
+      body: JSON.stringify({ key: 'plan', label: 'Plan', type: 'text' }),
+    })
     expect(field.status).toBe(201)
     await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
     const rows = page.locator('#mapping-form tbody tr')
@@ -156,7 +165,13 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect(await preview.textContent()).toContain('"gold"')
     await checkScreen('mapping-preview')
     await page.getByRole('button', { name: 'Save mappings' }).click()
-    await expect.poll(async () => (await (await fetch(admin(`/connections/${apiConnectionId}`), { headers: operator() })).json() as { field_mappings: unknown[] }).field_mappings, { timeout: 15_000 }).toHaveLength(2)
+    await expect
+      .poll(
+        async () =>
+          ((await (await fetch(admin(`/connections/${apiConnectionId}`), { headers: operator() })).json()) as { field_mappings: unknown[] }).field_mappings,
+        { timeout: 15_000 },
+      )
+      .toHaveLength(2)
 
     const pushed = await edgePush(stack, '/v1/contacts', { authorization: `Bearer ${apiKey}` }, { contacts: [{ customer_id: 'browser-2', plan_name: 'gold' }] })
     expect(pushed.status, pushed.body).toBe(202)
@@ -181,11 +196,16 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect((await push(fresh)).status).toBe(202)
     // the grace is 2 s from the rotation: the old key answers 202 until then, 401 after
     const statuses: number[] = []
-    await eventually('the old key to stop', async () => {
-      const s = (await push(apiKey)).status
-      statuses.push(s)
-      return s === 401 ? true : undefined
-    }, 60, 250)
+    await eventually(
+      'the old key to stop',
+      async () => {
+        const s = (await push(apiKey)).status
+        statuses.push(s)
+        return s === 401 ? true : undefined
+      },
+      60,
+      250,
+    )
     expect(statuses[0]).toBe(202)
     expect((await push(fresh)).status).toBe(202)
   })
@@ -194,7 +214,11 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${stack.portal}/portal/activity`)
     await expect.poll(async () => page.textContent('main'), { timeout: 15_000 }).toContain('202 accepted')
     await checkScreen('activity')
-    for (const [name, path] of [['settings', '/portal/settings'], ['audit', '/portal/audit'], ['home', '/portal/']] as const) {
+    for (const [name, path] of [
+      ['settings', '/portal/settings'],
+      ['audit', '/portal/audit'],
+      ['home', '/portal/'],
+    ] as const) {
       const res = await page.goto(`${stack.portal}${path}`)
       expect(res?.status(), name).toBe(200)
       await checkScreen(name)
@@ -206,13 +230,20 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
   it('keyboard only: the skip link, then Tab to the lookup form, type, Enter; focus is visible all along', async () => {
     await page.goto(`${stack.portal}/portal/contacts`)
     /** the focused element and how its focus shows */
-    const focused = () => page.evaluate(() => {
-      const e = document.activeElement as HTMLElement | null
-      if (!e || e === document.body) return null
-      const style = getComputedStyle(e)
-      const box = e.getBoundingClientRect()
-      return { tag: e.tagName.toLowerCase(), id: e.id, text: (e.textContent ?? '').trim(), outline: `${style.outlineStyle} ${style.outlineWidth}`, inView: box.left >= 0 && box.top >= 0 && box.width > 0 }
-    })
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement as HTMLElement | null
+        if (!e || e === document.body) return null
+        const style = getComputedStyle(e)
+        const box = e.getBoundingClientRect()
+        return {
+          tag: e.tagName.toLowerCase(),
+          id: e.id,
+          text: (e.textContent ?? '').trim(),
+          outline: `${style.outlineStyle} ${style.outlineWidth}`,
+          inView: box.left >= 0 && box.top >= 0 && box.width > 0,
+        }
+      })
     await page.keyboard.press('Tab')
     // the first stop is the skip link, brought into view and outlined
     expect(await focused()).toMatchObject({ tag: 'a', text: 'Skip to content', outline: 'solid 3px', inView: true })

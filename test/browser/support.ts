@@ -8,11 +8,11 @@ import { AxeBuilder } from '@axe-core/playwright'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 
-export const ROOT = join(import.meta.dirname, '..', '..')
-export const CHROMIUM = '/usr/bin/chromium'
+const ROOT = join(import.meta.dirname, '..', '..')
+const CHROMIUM = '/usr/bin/chromium'
 /** Screenshots of every screen, each run (not committed: .tmp/ is ignored); docs/portal/ holds copies. */
-export const SCREENSHOTS = join(ROOT, '.tmp', 'screenshots')
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const SCREENSHOTS = join(ROOT, '.tmp', 'screenshots')
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /**
  * Debian's Chromium, never a browser playwright would download. Missing: the suite fails (never
@@ -29,8 +29,14 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     headless: true,
     viewport: { width: 1280, height: 900 },
     args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync',
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
     ],
   })
   return {
@@ -57,9 +63,14 @@ export async function startLocalStack(): Promise<LocalStack> {
   const child: ChildProcess = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
@@ -91,15 +102,21 @@ export async function startLocalStack(): Promise<LocalStack> {
 export function edgePush(stack: LocalStack, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: string }> {
   const payload = Buffer.from(JSON.stringify(body))
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1', port: stack.ports.edge, method: 'POST', path,
-      headers: { host: new URL(stack.credentials.edge_url).host, 'content-type': 'application/json', 'content-length': String(payload.length), ...headers },
-    }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (c) => (text += c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: stack.ports.edge,
+        method: 'POST',
+        path,
+        headers: { host: new URL(stack.credentials.edge_url).host, 'content-type': 'application/json', 'content-length': String(payload.length), ...headers },
+      },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (c) => (text += c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+      },
+    )
     req.on('error', reject)
     req.end(payload)
   })
@@ -127,7 +144,10 @@ export async function sidewaysScroll(page: Page, width: number): Promise<{ scrol
       const sticksOut = [...document.body.querySelectorAll('*')]
         .filter((e) => e.getBoundingClientRect().right > clientWidth + 0.5 && !e.parentElement?.closest('.table-wrap, pre'))
         .slice(0, 5)
-        .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).replace(/\s+/g, '.')}` : ''} (right ${Math.round(e.getBoundingClientRect().right)})`)
+        .map(
+          (e) =>
+            `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).replace(/\s+/g, '.')}` : ''} (right ${Math.round(e.getBoundingClientRect().right)})`,
+        )
       return { scrollWidth: Math.max(root.scrollWidth, document.body.scrollWidth), clientWidth, sticksOut }
     })
   } finally {

@@ -114,7 +114,7 @@ describe('infra/ read by code', () => {
     portalBaseUrl: 'http://localhost:18081',
   }
 
-  it('the real infra/: each service\'s environment with the Cloud Run URLs as this machine\'s, push subscriptions as declared', async () => {
+  it("the real infra/: each service's environment with the Cloud Run URLs as this machine's, push subscriptions as declared", async () => {
     const shape = await readDeployedShape(local)
     const env = Object.fromEntries(shape.services.map((s) => [s.name, s.env]))
     for (const s of shape.services) {
@@ -122,9 +122,16 @@ describe('infra/ read by code', () => {
       expect(s.env.GOOGLE_CLOUD_PROJECT, s.name).toBe('demo-lsv-shape')
       for (const value of Object.values(s.env)) expect(value, s.name).not.toMatch(/run\.app|^https:/)
     }
-    expect(env['upsert-worker']).toMatchObject({ PUSH_AUDIENCE: 'http://127.0.0.1:18082', PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-shape.iam.gserviceaccount.com' })
+    expect(env['upsert-worker']).toMatchObject({
+      PUSH_AUDIENCE: 'http://127.0.0.1:18082',
+      PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-shape.iam.gserviceaccount.com',
+    })
     expect(env['webhook-dispatcher']).toMatchObject({ PUSH_AUDIENCE: 'http://127.0.0.1:18083', DISPATCHER_URL: 'http://127.0.0.1:18083' })
-    expect(env['portal-api']).toMatchObject({ DISPATCHER_URL: 'http://127.0.0.1:18083', PORTAL_BASE_URL: 'http://localhost:18081', EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:18080' })
+    expect(env['portal-api']).toMatchObject({
+      DISPATCHER_URL: 'http://127.0.0.1:18083',
+      PORTAL_BASE_URL: 'http://localhost:18081',
+      EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:18080',
+    })
     const batches = shape.subscriptions.find((s) => s.name === 'contact-batches-push')!
     expect(batches.push).toEqual({
       endpoint: 'http://127.0.0.1:18082/pubsub/contact-batches',
@@ -137,7 +144,7 @@ describe('infra/ read by code', () => {
     expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-token'])
   })
 
-  it('the real infra/\'s IAM grants, as the stand-ins enforce them: task creators may create tasks as tasks-invoker, secrets only for their readers', async () => {
+  it("the real infra/'s IAM grants, as the stand-ins enforce them: task creators may create tasks as tasks-invoker, secrets only for their readers", async () => {
     const shape = await readDeployedShape(local)
     const iam = createIam(shape.grants, shape.customRoles)
     const sa = (n: string) => `${n}@demo-lsv-shape.iam.gserviceaccount.com`
@@ -149,13 +156,15 @@ describe('infra/ read by code', () => {
     expect(iam.allows(sa('edge-ingest'), 'cloudtasks.tasks.create', 'queue:q-1')).toBe(false)
     expect(iam.allows(sa('upsert-worker'), 'iam.serviceAccounts.actAs', `serviceAccount:${sa('tasks-invoker')}`)).toBe(false)
     for (const s of shape.services) {
-      for (const secret of Object.values(s.secretEnv)) expect(iam.allows(s.serviceAccount, 'secretmanager.versions.access', `secret:${secret}`), `${s.name} ${secret}`).toBe(true)
+      for (const secret of Object.values(s.secretEnv))
+        expect(iam.allows(s.serviceAccount, 'secretmanager.versions.access', `secret:${secret}`), `${s.name} ${secret}`).toBe(true)
     }
-    for (const reader of ['portal-api', 'webhook-dispatcher']) expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:link-signing-keys'), reader).toBe(true)
+    for (const reader of ['portal-api', 'webhook-dispatcher'])
+      expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:link-signing-keys'), reader).toBe(true)
     expect(iam.allows(sa('upsert-worker'), 'secretmanager.versions.access', 'secret:key-pepper')).toBe(false)
   })
 
-  it('the real infra/\'s Cloud Run invoker grants: the push identity on the two pushed services, the task identity on the dispatcher, anyone on the public two', async () => {
+  it("the real infra/'s Cloud Run invoker grants: the push identity on the two pushed services, the task identity on the dispatcher, anyone on the public two", async () => {
     const shape = await readDeployedShape(local)
     const iam = createIam(shape.grants, shape.customRoles)
     const sa = (n: string) => `${n}@demo-lsv-shape.iam.gserviceaccount.com`
@@ -168,7 +177,9 @@ describe('infra/ read by code', () => {
       expect(may(sa(internal), internal), `${internal} calling itself`).toBe(false)
     }
     for (const open of ['edge-ingest', 'portal-api']) expect(may(null, open), open).toBe(true)
-    expect(invokerRefusal(iam, sa('upsert-worker'), 'upsert-worker')).toMatch(/^403 from Cloud Run: upsert-worker@\S+ has no run\.routes\.invoke on service upsert-worker/)
+    expect(invokerRefusal(iam, sa('upsert-worker'), 'upsert-worker')).toMatch(
+      /^403 from Cloud Run: upsert-worker@\S+ has no run\.routes\.invoke on service upsert-worker/,
+    )
   })
 
   it('an expression in service-env.tf it cannot follow stops the run, naming the variable', async () => {

@@ -30,9 +30,13 @@ const DISPATCHER = sa('webhook-dispatcher')
 const INVOKER = sa('tasks-invoker')
 const ROLE = `projects/${PROJECT}/roles/lsvDeliveryQueues`
 
-interface Hit { headers: IncomingHttpHeaders; body: string; at: number }
+interface Hit {
+  headers: IncomingHttpHeaders
+  body: string
+  at: number
+}
 
-describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s adapter', () => {
+describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's adapter", () => {
   let issuer: OidcIssuer
   let standIn: CloudTasksStandIn
   let receiver: Server
@@ -54,16 +58,22 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     })
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
     target = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
-    const iam = createIam([
-      { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
-      { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
-      // may enqueue, but not act as the invoker
-      { member: `serviceAccount:${sa('portal-api')}`, role: ROLE, resource: 'project' },
-      // the receiver plays the dispatcher's Cloud Run service: only the invoker identity may call it
-      { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
-    ], { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] })
+    const iam = createIam(
+      [
+        { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
+        { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
+        // may enqueue, but not act as the invoker
+        { member: `serviceAccount:${sa('portal-api')}`, role: ROLE, resource: 'project' },
+        // the receiver plays the dispatcher's Cloud Run service: only the invoker identity may call it
+        { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
+      ],
+      { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] },
+    )
     standIn = createCloudTasksStandIn({
-      project: PROJECT, issuer, iam, log: (l) => logs.push(l),
+      project: PROJECT,
+      issuer,
+      iam,
+      log: (l) => logs.push(l),
       cloudRunServiceAt: (url) => (url.startsWith(`${target}/`) ? 'webhook-dispatcher' : null),
     })
   })
@@ -89,10 +99,22 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
 
   it('creates and re-rates queues, delivers a task with the OIDC token the dispatcher verifies, retries a failure and de-duplicates names', async () => {
     const client = await clientAs(DISPATCHER)
-    const scheduler = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    const scheduler = createCloudTasksScheduler(client, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${target}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: target,
+    })
     await scheduler.ensureQueue('int_1', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 2 })
     // a second process (another instance) meets ALREADY_EXISTS and updates the rate instead
-    const other = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    const other = createCloudTasksScheduler(client, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${target}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: target,
+    })
     await other.ensureQueue('int_1', { maxDispatchesPerSecond: 7, maxConcurrentDispatches: 3 })
 
     answers = [500, 200]
@@ -100,7 +122,12 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     await waitHits(2)
     const [first, retried] = hits
     expect(first!.body).toBe('{"job":1}')
-    expect(first!.headers).toMatchObject({ 'content-type': 'application/json', 'x-delivery-queue': 'int_1', 'x-cloudtasks-queuename': cloudTasksQueueId('int_1'), 'x-cloudtasks-taskretrycount': '0' })
+    expect(first!.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-delivery-queue': 'int_1',
+      'x-cloudtasks-queuename': cloudTasksQueueId('int_1'),
+      'x-cloudtasks-taskretrycount': '0',
+    })
     expect(retried!.headers['x-cloudtasks-taskretrycount']).toBe('1')
     const token = /^Bearer (.+)$/.exec(String(first!.headers.authorization))![1]!
     const verify = createOidcVerifier({ issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl })
@@ -110,8 +137,12 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     // the same name again: ignored by the adapter (ALREADY_EXISTS), refused by the API
     await scheduler.enqueue({ queue: 'int_1', name: 'delivery-1', payload: Buffer.from('{"job":1}') })
     const queuePath = `projects/${PROJECT}/locations/europe-west1/queues/${cloudTasksQueueId('int_1')}`
-    await expect(client.createTask({ parent: queuePath, task: { name: `${queuePath}/tasks/${cloudTasksTaskId('delivery-1')}`, httpRequest: { url: `${target}/x`, httpMethod: 'POST' } } }))
-      .rejects.toMatchObject({ code: 6 })
+    await expect(
+      client.createTask({
+        parent: queuePath,
+        task: { name: `${queuePath}/tasks/${cloudTasksTaskId('delivery-1')}`, httpRequest: { url: `${target}/x`, httpMethod: 'POST' } },
+      }),
+    ).rejects.toMatchObject({ code: 6 })
 
     // a task scheduled later is sent at its time, not before
     const at = new Date(Date.now() + 1500)
@@ -122,14 +153,23 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     expect(Number(hits[2]!.headers['x-cloudtasks-tasketa'])).toBeCloseTo(at.getTime() / 1000, 2)
   })
 
-  it('answers Cloud Run\'s 403 for a task whose identity may not invoke the service, which never sees it', async () => {
+  it("answers Cloud Run's 403 for a task whose identity may not invoke the service, which never sees it", async () => {
     const client = await clientAs(DISPATCHER)
-    const scheduler = createCloudTasksScheduler(client, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    const scheduler = createCloudTasksScheduler(client, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${target}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: target,
+    })
     await scheduler.ensureQueue('int_5', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 1 })
     const queuePath = `projects/${PROJECT}/locations/europe-west1/queues/${cloudTasksQueueId('int_5')}`
     const before = hits.length
     // no oidcToken: Cloud Run sees a caller without identity, and only allUsers would let it in
-    await client.createTask({ parent: queuePath, task: { name: `${queuePath}/tasks/anonymous`, httpRequest: { url: `${target}/tasks/deliver`, httpMethod: 'POST', body: Buffer.from('{}') } } })
+    await client.createTask({
+      parent: queuePath,
+      task: { name: `${queuePath}/tasks/anonymous`, httpRequest: { url: `${target}/tasks/deliver`, httpMethod: 'POST', body: Buffer.from('{}') } },
+    })
     const refused = () => (logs as Array<{ task?: string; status?: number; error?: string }>).find((l) => l.task?.endsWith('/tasks/anonymous'))
     for (let i = 0; i < 100 && !refused(); i++) await sleep(100)
     expect(refused(), JSON.stringify(logs)).toMatchObject({ status: 403, error: expect.stringContaining('run.routes.invoke on service webhook-dispatcher') })
@@ -140,24 +180,48 @@ describe('Cloud Tasks stand-in, through @google-cloud/tasks and the platform\'s 
     expect(hits.at(-1)!.body).toBe('{"job":5}')
   })
 
-  it('refuses what infra/ does not grant: no Cloud Tasks role, no actAs on the token\'s account, a URL off this machine', async () => {
+  it("refuses what infra/ does not grant: no Cloud Tasks role, no actAs on the token's account, a URL off this machine", async () => {
     const stranger = await clientAs(sa('edge-ingest'))
-    const noRole = createCloudTasksScheduler(stranger, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
-    await expect(noRole.ensureQueue('int_2', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })).rejects.toMatchObject({ code: 7, message: expect.stringContaining('cloudtasks.queues.create') })
+    const noRole = createCloudTasksScheduler(stranger, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${target}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: target,
+    })
+    await expect(noRole.ensureQueue('int_2', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })).rejects.toMatchObject({
+      code: 7,
+      message: expect.stringContaining('cloudtasks.queues.create'),
+    })
 
     const portal = await clientAs(sa('portal-api'))
-    const noActAs = createCloudTasksScheduler(portal, { project: PROJECT, location: 'europe-west1', targetUrl: `${target}/tasks/deliver`, serviceAccountEmail: INVOKER, audience: target })
+    const noActAs = createCloudTasksScheduler(portal, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${target}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: target,
+    })
     await noActAs.ensureQueue('int_3', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })
-    await expect(noActAs.enqueue({ queue: 'int_3', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({ code: 7, message: expect.stringContaining('iam.serviceAccounts.actAs') })
+    await expect(noActAs.enqueue({ queue: 'int_3', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({
+      code: 7,
+      message: expect.stringContaining('iam.serviceAccounts.actAs'),
+    })
 
     const dispatcher = await clientAs(DISPATCHER)
-    const offMachine = createCloudTasksScheduler(dispatcher, { project: PROJECT, location: 'europe-west1', targetUrl: 'https://example.com/tasks/deliver', serviceAccountEmail: INVOKER, audience: 'https://example.com' })
+    const offMachine = createCloudTasksScheduler(dispatcher, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: 'https://example.com/tasks/deliver',
+      serviceAccountEmail: INVOKER,
+      audience: 'https://example.com',
+    })
     await offMachine.ensureQueue('int_4', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })
     await expect(offMachine.enqueue({ queue: 'int_4', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({ code: 3 })
   })
 })
 
-describe('Secret Manager stand-in, through @google-cloud/secret-manager and the platform\'s adapter', () => {
+describe("Secret Manager stand-in, through @google-cloud/secret-manager and the platform's adapter", () => {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-secrets-'))
   afterAll(() => rmSync(dir, { recursive: true, force: true }))
 

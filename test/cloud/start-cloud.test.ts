@@ -29,7 +29,20 @@ import { readDeployedShape } from '../../scripts/lib/cloud/deployed-shape.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { contractValidator } from '../outbound/schema.ts'
-import { alive, cleanUp, curlCommands, ROOT, infraCopy, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed, type CloudRun } from './support.ts'
+import {
+  alive,
+  cleanUp,
+  curlCommands,
+  ROOT,
+  infraCopy,
+  relayLog,
+  sleep,
+  startCloud,
+  stopCloud,
+  waitForBanner,
+  waitForRelayed,
+  type CloudRun,
+} from './support.ts'
 
 const sh = async (command: string) => (await promisify(execFile)('sh', ['-c', command], { timeout: 30_000 })).stdout
 
@@ -58,7 +71,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined>
 const skip = !emulators.firestore || !emulators.pubsub
 
 describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)', () => {
-  it('push → Firestore → change row → visit → signed delivery → replay, with the banner\'s curl lines; SIGTERM stops everything', async () => {
+  it("push → Firestore → change row → visit → signed delivery → replay, with the banner's curl lines; SIGTERM stops everything", async () => {
     const run = await startCloud()
     const c = await waitForBanner(run)
     expect(c).toMatchObject({ edge_url: `http://demo.edge.localhost:${run.ports.edge}`, portal_url: `http://localhost:${run.ports.portal}` })
@@ -69,16 +82,35 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     expect((await fetch(signIn!.replace('//localhost:', '//127.0.0.1:'), { redirect: 'manual' })).status).toBe(303)
     // four processes, each with exactly Terraform's environment plus its secrets and the local wiring
     const shape = await readDeployedShape({
-      infraDir: join(ROOT, 'infra'), project: run.project,
+      infraDir: join(ROOT, 'infra'),
+      project: run.project,
       ports: { 'edge-ingest': run.ports.edge, 'portal-api': run.ports.portal, 'upsert-worker': run.ports.worker, 'webhook-dispatcher': run.ports.dispatcher },
-      edgeDomain: 'edge.localhost', edgeBaseUrlTemplate: `http://{public_id}.edge.localhost:${run.ports.edge}`, portalBaseUrl: `http://localhost:${run.ports.portal}`,
+      edgeDomain: 'edge.localhost',
+      edgeBaseUrlTemplate: `http://{public_id}.edge.localhost:${run.ports.edge}`,
+      portalBaseUrl: `http://localhost:${run.ports.portal}`,
     })
-    const wiring = ['PORT', 'LOCAL_WIRING', 'FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'CLOUD_TASKS_EMULATOR_HOST', 'SECRET_MANAGER_EMULATOR_HOST', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'ALLOW_LOOPBACK_WEBHOOKS', 'METADATA_SERVER_DETECTION']
+    const wiring = [
+      'PORT',
+      'LOCAL_WIRING',
+      'FIRESTORE_EMULATOR_HOST',
+      'PUBSUB_EMULATOR_HOST',
+      'CLOUD_TASKS_EMULATOR_HOST',
+      'SECRET_MANAGER_EMULATOR_HOST',
+      'OIDC_ISSUER',
+      'OIDC_JWKS_URL',
+      'ALLOW_LOOPBACK_WEBHOOKS',
+      'METADATA_SERVER_DETECTION',
+    ]
     const processes = run.tree().map((pid) => ({ pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
     for (const service of shape.services) {
       const proc = processes.filter((p) => p.cmd.includes(`services/${service.name}/src/server.ts`))
       expect(proc, service.name).toHaveLength(1)
-      const environ = Object.fromEntries(readFileSync(`/proc/${proc[0]!.pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+      const environ = Object.fromEntries(
+        readFileSync(`/proc/${proc[0]!.pid}/environ`, 'utf8')
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      )
       expect(Object.keys(environ).sort(), service.name).toEqual([...Object.keys(service.env), ...Object.keys(service.secretEnv), ...wiring].sort())
       expect(environ, service.name).toMatchObject({ ...service.env, PORT: String(service.port), LOCAL_WIRING: 'true' })
     }
@@ -89,13 +121,22 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
 
     // Pub/Sub pushed the batch through the relay with the pubsub-push identity, and the worker took it
     const relayed = await waitForRelayed(run, 'contact-batches-push')
-    expect(relayed).toMatchObject({ identity: `pubsub-push@${run.project}.iam.gserviceaccount.com`, target: `http://127.0.0.1:${run.ports.worker}/pubsub/contact-batches` })
+    expect(relayed).toMatchObject({
+      identity: `pubsub-push@${run.project}.iam.gserviceaccount.com`,
+      target: `http://127.0.0.1:${run.ports.worker}/pubsub/contact-batches`,
+    })
     expect(relayed.status, JSON.stringify(relayLog(run))).toBeLessThan(300)
     const stored = await until('contact in Firestore', () => firestoreContact(run, c.account_id, contactId))
     expect(JSON.stringify(stored)).toContain('Lovelace')
-    const read = await fetch(`http://127.0.0.1:${run.ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`, { headers: { authorization: `Bearer ${c.api_key}` } })
+    const read = await fetch(`http://127.0.0.1:${run.ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`, {
+      headers: { authorization: `Bearer ${c.api_key}` },
+    })
     expect(read.status).toBe(200)
-    expect(await read.json()).toMatchObject({ id: contactId, identity: { first_name: 'Ada', last_name: 'Lovelace' }, handles: { business_email: 'ada@example.com' } })
+    expect(await read.json()).toMatchObject({
+      id: contactId,
+      identity: { first_name: 'Ada', last_name: 'Lovelace' },
+      handles: { business_email: 'ada@example.com' },
+    })
 
     // the change row BigQuery would get, read from the pull subscription standing in for it
     const row = await until('change row', async () => {
@@ -104,7 +145,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     })
     expect(row).toMatchObject({ account_id: c.account_id, contact_id: contactId, source: c.api_source, external_id: 'ada-1', op: 'upsert', first_name: 'Ada' })
     // TIMESTAMP columns as the subscription's writer takes them: integer microseconds (docs/deploy.md)
-    for (const column of ['changed_at', 'first_seen_at', 'last_seen_at', 'updated_at']) expect(Number.isSafeInteger(row[column]), `${column}: ${JSON.stringify(row[column])}`).toBe(true)
+    for (const column of ['changed_at', 'first_seen_at', 'last_seen_at', 'updated_at'])
+      expect(Number.isSafeInteger(row[column]), `${column}: ${JSON.stringify(row[column])}`).toBe(true)
 
     const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
     expect(minted.ok, JSON.stringify(minted)).toBe(true)
@@ -113,12 +155,17 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     try {
       const admin = `http://127.0.0.1:${run.ports.portal}/api/v1/admin/accounts/${c.account_id}`
       const operator = { authorization: `Bearer ${c.operator_token}`, 'content-type': 'application/json' }
-      const created = await fetch(`${admin}/integrations`, { method: 'POST', headers: operator, body: JSON.stringify({ url: receiver.url, payload_version: 2 }) })
+      const created = await fetch(`${admin}/integrations`, {
+        method: 'POST',
+        headers: operator,
+        body: JSON.stringify({ url: receiver.url, payload_version: 2 }),
+      })
       expect(created.status, await created.clone().text()).toBe(201)
       const { id: integrationId, signing_secret: secret } = (await created.json()) as { id: string; signing_secret: string }
       const visitId = `vis_${randomSuffix(8)}`
       const visit = await fetch(`${admin}/visits`, {
-        method: 'POST', headers: operator,
+        method: 'POST',
+        headers: operator,
         body: JSON.stringify({ id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv: new URL(minted.link).searchParams.get('lsv') }),
       })
       expect(visit.status, await visit.clone().text()).toBe(202)
@@ -146,7 +193,9 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     }
 
     // only what infra/ declares exists on the emulator: no service created a subscription of its own
-    const listed = (await (await fetch(`http://${emulators.pubsub}/v1/projects/${run.project}/subscriptions`)).json()) as { subscriptions?: Array<{ name: string }> }
+    const listed = (await (await fetch(`http://${emulators.pubsub}/v1/projects/${run.project}/subscriptions`)).json()) as {
+      subscriptions?: Array<{ name: string }>
+    }
     expect((listed.subscriptions ?? []).map((s) => s.name.split('/').pop()).sort()).toEqual(shape.subscriptions.map((s) => s.name).sort())
 
     const stopped = await stopCloud(run)
@@ -159,14 +208,20 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     const c = await waitForBanner(run)
     // the demo tenant's edge host (fetch cannot set Host; node:http can, as any client may)
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({
-        host: '127.0.0.1', port: run.ports.edge, path: '/v1/contacts', method: 'POST',
-        headers: { host: `demo.edge.localhost:${run.ports.edge}`, authorization: `Bearer ${c.api_key}`, 'content-type': 'application/json' },
-      }, (r) => {
-        let body = ''
-        r.on('data', (d: Buffer) => (body += d.toString('utf8')))
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, body }))
-      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: run.ports.edge,
+          path: '/v1/contacts',
+          method: 'POST',
+          headers: { host: `demo.edge.localhost:${run.ports.edge}`, authorization: `Bearer ${c.api_key}`, 'content-type': 'application/json' },
+        },
+        (r) => {
+          let body = ''
+          r.on('data', (d: Buffer) => (body += d.toString('utf8')))
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }))
+        },
+      )
       req.on('error', reject)
       req.end(JSON.stringify({ contacts: [{ external_id: 'ada-1', email: 'ada@example.com', first_name: 'Ada' }] }))
     })
@@ -191,9 +246,17 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
 
   it('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push (Cloud Run letting it in) gets a 401 from the worker and the contact never arrives', async () => {
     const infra = infraCopy([
-      { file: 'pubsub.tf', from: /service_account_email = google_service_account\.pubsub_push\.email/, to: 'service_account_email = google_service_account.tasks_invoker.email' },
+      {
+        file: 'pubsub.tf',
+        from: /service_account_email = google_service_account\.pubsub_push\.email/,
+        to: 'service_account_email = google_service_account.tasks_invoker.email',
+      },
       // the invoker grant follows the identity, so the push passes Cloud Run's IAM and meets the worker's own check
-      { file: 'cloud-run.tf', from: /(resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" \{[\s\S]*?)google_service_account\.pubsub_push\.email/, to: '$1google_service_account.tasks_invoker.email' },
+      {
+        file: 'cloud-run.tf',
+        from: /(resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" \{[\s\S]*?)google_service_account\.pubsub_push\.email/,
+        to: '$1google_service_account.tasks_invoker.email',
+      },
     ])
     const run = await startCloud({ infraDir: infra })
     await pushAndSeeRefused(run, 401)

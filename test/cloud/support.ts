@@ -16,7 +16,12 @@ import { randomSuffix } from '../helpers/embedded.ts'
 export const ROOT = join(import.meta.dirname, '..', '..')
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
+interface Ports {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
 
 export interface CloudRun {
   child: ChildProcess
@@ -60,11 +65,16 @@ export async function startCloud(options: { infraDir?: string; env?: Record<stri
   const child = spawn(process.execPath, ['scripts/start-cloud.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME,
-      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST, PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
-      GOOGLE_CLOUD_PROJECT: project, CLOUD_DATA_DIR: dataDir,
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST,
+      PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+      GOOGLE_CLOUD_PROJECT: project,
+      CLOUD_DATA_DIR: dataDir,
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
       ...(options.infraDir ? { INFRA_DIR: options.infraDir } : {}),
       ...options.env,
     },
@@ -80,7 +90,11 @@ export async function startCloud(options: { infraDir?: string; env?: Record<stri
   }
   const sampler = setInterval(sample, 500)
   const run: CloudRun = {
-    child, dataDir, project, ports, exited,
+    child,
+    dataDir,
+    project,
+    ports,
+    exited,
     output: () => output,
     tree: () => {
       sample()
@@ -141,7 +155,10 @@ export async function cleanUp(): Promise<void> {
 export function relayLog(run: CloudRun): RelayLogLine[] {
   const file = join(run.dataDir, 'logs', 'push-relay.log')
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RelayLogLine)
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RelayLogLine)
 }
 
 /** Waits until the relay has forwarded a push of `subscription` and the service answered. */

@@ -34,7 +34,11 @@ const FORMS: Record<VariableName, { good: string; decoded: unknown; bad?: string
   GOOGLE_CLOUD_PROJECT: { good: 'lsv-prod', decoded: 'lsv-prod', bad: 'LSV_Prod' },
   GOOGLE_CLOUD_REGION: { good: 'us-central1', decoded: 'us-central1', bad: 'mars' },
   EDGE_DOMAIN: { good: 'edge.example.com', decoded: 'edge.example.com', bad: 'Edge_Example' },
-  EDGE_BASE_URL_TEMPLATE: { good: 'https://{public_id}.edge.example.com/', decoded: 'https://{public_id}.edge.example.com', bad: 'ftp://{public_id}.edge.example.com' },
+  EDGE_BASE_URL_TEMPLATE: {
+    good: 'https://{public_id}.edge.example.com/',
+    decoded: 'https://{public_id}.edge.example.com',
+    bad: 'ftp://{public_id}.edge.example.com',
+  },
   PORTAL_BASE_URL: { good: 'https://portal.example.com//', decoded: 'https://portal.example.com', bad: 'portal.example.com' },
   OPERATOR_TOKEN: { good: 'op-token', decoded: 'op-token' },
   KEY_PEPPER: { good: 'pepper', decoded: 'pepper' },
@@ -81,7 +85,13 @@ describe('each variable has a form, checked once and decoded', () => {
       expect({ name, described: a.description.length > 10, readers: a['x-readers'].length > 0 }).toEqual({ name, described: true, readers: true })
     }
     expect([...LOCAL_WIRING_VARIABLES].sort()).toEqual([
-      'ALLOW_LOOPBACK_WEBHOOKS', 'CLOUD_TASKS_EMULATOR_HOST', 'FIRESTORE_EMULATOR_HOST', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'PUBSUB_EMULATOR_HOST', 'SECRET_MANAGER_EMULATOR_HOST',
+      'ALLOW_LOOPBACK_WEBHOOKS',
+      'CLOUD_TASKS_EMULATOR_HOST',
+      'FIRESTORE_EMULATOR_HOST',
+      'OIDC_ISSUER',
+      'OIDC_JWKS_URL',
+      'PUBSUB_EMULATOR_HOST',
+      'SECRET_MANAGER_EMULATOR_HOST',
     ])
   })
 
@@ -95,40 +105,73 @@ describe('each variable has a form, checked once and decoded', () => {
   it('the defaults: static ones from the schema, the computed ones from other variables', () => {
     const dev = loadConfig({})
     expect(dev).toMatchObject({
-      nodeEnv: 'development', logLevel: 'info', dataDir: '.data', storeBackend: 'embedded', queueBackend: 'embedded', tasksBackend: 'embedded',
-      secretsBackend: 'embedded', gcpProject: null, gcpRegion: 'europe-west1', edgeDomain: 'edge.localhost', portalBaseUrl: 'http://localhost:8081',
-      edgeBaseUrlTemplate: 'http://{public_id}.edge.localhost:8080', webhookEndpointRate: 100, trustedProxyHops: 0, allowLoopbackWebhooks: false,
-      localWiring: false, pubsubNamePrefix: null, partnerCrmTokenCutover: null,
+      nodeEnv: 'development',
+      logLevel: 'info',
+      dataDir: '.data',
+      storeBackend: 'embedded',
+      queueBackend: 'embedded',
+      tasksBackend: 'embedded',
+      secretsBackend: 'embedded',
+      gcpProject: null,
+      gcpRegion: 'europe-west1',
+      edgeDomain: 'edge.localhost',
+      portalBaseUrl: 'http://localhost:8081',
+      edgeBaseUrlTemplate: 'http://{public_id}.edge.localhost:8080',
+      webhookEndpointRate: 100,
+      trustedProxyHops: 0,
+      allowLoopbackWebhooks: false,
+      localWiring: false,
+      pubsubNamePrefix: null,
+      partnerCrmTokenCutover: null,
     })
     expect(loadConfig({ NODE_ENV: 'test' }).logLevel).toBe('silent')
     expect(loadConfig({ PORTAL_PORT: '9001', EDGE_PORT: '9000', EDGE_DOMAIN: 'edge.test' })).toMatchObject({
-      portalBaseUrl: 'http://localhost:9001', edgeBaseUrlTemplate: 'http://{public_id}.edge.test:9000',
+      portalBaseUrl: 'http://localhost:9001',
+      edgeBaseUrlTemplate: 'http://{public_id}.edge.test:9000',
     })
     expect(loadConfig({ FIRESTORE_EMULATOR_HOST: '127.0.0.1:1', PUBSUB_EMULATOR_HOST: '127.0.0.1:2', GOOGLE_CLOUD_PROJECT: 'demo-x1' })).toMatchObject({
-      storeBackend: 'firestore', queueBackend: 'pubsub', gcpProject: 'demo-x1',
+      storeBackend: 'firestore',
+      queueBackend: 'pubsub',
+      gcpProject: 'demo-x1',
     })
   })
 })
 
 describe('public origins in production', () => {
   const production: Env = {
-    NODE_ENV: 'production', GOOGLE_CLOUD_PROJECT: 'lsv-prod', STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', TASKS_BACKEND: 'cloudtasks',
-    SECRETS_BACKEND: 'secretmanager', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@p.iam.gserviceaccount.com',
-    PUSH_AUDIENCE: 'https://w.example', PUSH_SERVICE_ACCOUNT: 'p@p.iam.gserviceaccount.com',
+    NODE_ENV: 'production',
+    GOOGLE_CLOUD_PROJECT: 'lsv-prod',
+    STORE_BACKEND: 'firestore',
+    QUEUE_BACKEND: 'pubsub',
+    TASKS_BACKEND: 'cloudtasks',
+    SECRETS_BACKEND: 'secretmanager',
+    DISPATCHER_URL: 'https://d.example',
+    TASKS_SERVICE_ACCOUNT: 't@p.iam.gserviceaccount.com',
+    PUSH_AUDIENCE: 'https://w.example',
+    PUSH_SERVICE_ACCOUNT: 'p@p.iam.gserviceaccount.com',
   }
   const origins: Env = { PORTAL_BASE_URL: 'https://portal.example.com', EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com' }
   const expected: Record<ServiceName, string[]> = {
-    'edge-ingest': [], 'portal-api': ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'], 'upsert-worker': [], 'webhook-dispatcher': ['PORTAL_BASE_URL'],
+    'edge-ingest': [],
+    'portal-api': ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
+    'upsert-worker': [],
+    'webhook-dispatcher': ['PORTAL_BASE_URL'],
   }
 
   it.each(SERVICE_NAMES)('%s: each public origin it hands out must be set, the others need not be', (service) => {
     expect([...SERVICE_NEEDS[service].publicOrigins]).toEqual(expected[service])
-    expect(loadConfig({ ...production, ...origins }, service)).toMatchObject({ portalBaseUrl: origins.PORTAL_BASE_URL, edgeBaseUrlTemplate: origins.EDGE_BASE_URL_TEMPLATE })
+    expect(loadConfig({ ...production, ...origins }, service)).toMatchObject({
+      portalBaseUrl: origins.PORTAL_BASE_URL,
+      edgeBaseUrlTemplate: origins.EDGE_BASE_URL_TEMPLATE,
+    })
     for (const name of Object.keys(origins)) {
       const rest = Object.fromEntries(Object.entries(origins).filter(([k]) => k !== name))
       const err = errorOf(() => loadConfig({ ...production, ...rest }, service))
       if (expected[service].includes(name)) {
-        expect({ variable: err?.variable, message: err?.message }).toEqual({ variable: name, message: expect.stringMatching(new RegExp(`${name} is required in production: ${service} writes it into`)) })
+        expect({ variable: err?.variable, message: err?.message }).toEqual({
+          variable: name,
+          message: expect.stringMatching(new RegExp(`${name} is required in production: ${service} writes it into`)),
+        })
       } else {
         expect(err).toBeNull()
       }
@@ -138,26 +181,47 @@ describe('public origins in production', () => {
   it('a process that is every service needs both; outside production the localhost defaults serve', () => {
     expect(errorOf(() => loadConfig({ ...production, EDGE_BASE_URL_TEMPLATE: origins.EDGE_BASE_URL_TEMPLATE! }, null))?.variable).toBe('PORTAL_BASE_URL')
     expect(errorOf(() => loadConfig({ ...production, PORTAL_BASE_URL: origins.PORTAL_BASE_URL! }, null))?.variable).toBe('EDGE_BASE_URL_TEMPLATE')
-    expect(loadConfig({ ...production, NODE_ENV: 'development' }, 'portal-api')).toMatchObject({ portalBaseUrl: 'http://localhost:8081', edgeBaseUrlTemplate: 'http://{public_id}.edge.localhost:8080' })
+    expect(loadConfig({ ...production, NODE_ENV: 'development' }, 'portal-api')).toMatchObject({
+      portalBaseUrl: 'http://localhost:8081',
+      edgeBaseUrlTemplate: 'http://{public_id}.edge.localhost:8080',
+    })
   })
 })
 
 describe('a Google selection carries what it needs, used by this service or not', () => {
   it('Cloud Tasks without its target or identity, a Google backend without the project: refused naming the variable', () => {
     expect(errorOf(() => loadConfig({ TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_PROJECT: 'lsv-dev' }, 'upsert-worker'))?.variable).toBe('DISPATCHER_URL')
-    expect(errorOf(() => loadConfig({ TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_PROJECT: 'lsv-dev', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.io' }, 'edge-ingest'))).toBeNull()
+    expect(
+      errorOf(() =>
+        loadConfig(
+          { TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_PROJECT: 'lsv-dev', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.io' },
+          'edge-ingest',
+        ),
+      ),
+    ).toBeNull()
     for (const env of [{ SECRETS_BACKEND: 'secretmanager' }, { STORE_BACKEND: 'firestore' }, { QUEUE_BACKEND: 'pubsub' }]) {
-      expect(errorOf(() => loadConfig(env, 'upsert-worker'))?.message).toBe('configuration error: GOOGLE_CLOUD_PROJECT is required when a Google Cloud backend is selected')
+      expect(errorOf(() => loadConfig(env, 'upsert-worker'))?.message).toBe(
+        'configuration error: GOOGLE_CLOUD_PROJECT is required when a Google Cloud backend is selected',
+      )
     }
     const tasks = { TASKS_BACKEND: 'cloudtasks', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.io' }
     expect(errorOf(() => loadConfig(tasks, 'webhook-dispatcher'))?.variable).toBe('GOOGLE_CLOUD_PROJECT')
-    expect(errorOf(() => loadConfig({ ...tasks, GOOGLE_CLOUD_PROJECT: 'lsv-dev', WEBHOOK_ENDPOINT_RATE: '501' }, 'webhook-dispatcher'))?.variable).toBe('WEBHOOK_ENDPOINT_RATE')
+    expect(errorOf(() => loadConfig({ ...tasks, GOOGLE_CLOUD_PROJECT: 'lsv-dev', WEBHOOK_ENDPOINT_RATE: '501' }, 'webhook-dispatcher'))?.variable).toBe(
+      'WEBHOOK_ENDPOINT_RATE',
+    )
   })
 
   it('the type says so: after narrowing on the backend, no `!` is needed (checked by tsc)', () => {
-    const config: PlatformConfig = loadConfig({
-      TASKS_BACKEND: 'cloudtasks', SECRETS_BACKEND: 'secretmanager', GOOGLE_CLOUD_PROJECT: 'lsv-dev', DISPATCHER_URL: 'https://d.example/', TASKS_SERVICE_ACCOUNT: 't@x.io',
-    }, 'webhook-dispatcher')
+    const config: PlatformConfig = loadConfig(
+      {
+        TASKS_BACKEND: 'cloudtasks',
+        SECRETS_BACKEND: 'secretmanager',
+        GOOGLE_CLOUD_PROJECT: 'lsv-dev',
+        DISPATCHER_URL: 'https://d.example/',
+        TASKS_SERVICE_ACCOUNT: 't@x.io',
+      },
+      'webhook-dispatcher',
+    )
     // @ts-expect-error without narrowing the project may be null
     const unproven: string = config.gcpProject
     expect(unproven).toBe('lsv-dev')

@@ -25,8 +25,7 @@ describe('contact store (embedded): lookups use their index', () => {
     dir?.cleanup()
   })
 
-  const plan = (sql: string) =>
-    (edb.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('acc', 'x') as Array<{ detail: string }>).map((r) => r.detail).join('; ')
+  const plan = (sql: string) => (edb.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all('acc', 'x') as Array<{ detail: string }>).map((r) => r.detail).join('; ')
 
   it('by business email: the (account_id, business_email) index, both columns bound', () => {
     expect(plan(LOOKUP_SQL.byEmail)).toMatch(/^SEARCH contacts USING INDEX contacts_business_email \(account_id=\? AND business_email=\?\)$/)

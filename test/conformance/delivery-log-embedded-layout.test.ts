@@ -28,12 +28,17 @@ describe('embedded delivery log layout', () => {
     dir.cleanup()
   })
   const bodyWrites = (id: string) => (edb.db.prepare('SELECT count(*) AS n FROM body_writes WHERE id = ?').get(id) as { n: number }).n
-  const storedData = (id: string) => JSON.parse((edb.db.prepare('SELECT data FROM tenant_deliveries WHERE id = ?').get(id) as { data: string }).data) as Record<string, unknown>
+  const storedData = (id: string) =>
+    JSON.parse((edb.db.prepare('SELECT data FROM tenant_deliveries WHERE id = ?').get(id) as { data: string }).data) as Record<string, unknown>
 
   it('writes the body once: attempts rewrite the record without it', async () => {
     const d = delivery(`acc-${randomSuffix()}`, `int-${randomSuffix()}`, { body: JSON.stringify({ big: 'x'.repeat(3000) }) })
     await log.put(d)
-    const attempted = { ...d, status: 'retrying' as const, attempts: [{ attempt: 1, at: d.created_at, status_code: 500, error: null, latency_ms: 4, response_excerpt: null }] }
+    const attempted = {
+      ...d,
+      status: 'retrying' as const,
+      attempts: [{ attempt: 1, at: d.created_at, status_code: 500, error: null, latency_ms: 4, response_excerpt: null }],
+    }
     await log.put(attempted)
     await log.put({ ...attempted, status: 'failed' as const })
     expect(bodyWrites(d.id)).toBe(1)
@@ -47,7 +52,8 @@ describe('embedded delivery log layout', () => {
 
   it('reads a row of the earlier layout (its body inside the record), and moves the body out on its next write', async () => {
     const d = delivery(`acc-${randomSuffix()}`, `int-${randomSuffix()}`, { body: '{"legacy":1}' })
-    edb.db.prepare('INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)')
+    edb.db
+      .prepare('INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)')
       .run(d.id, d.account_id, d.integration_id, d.created_at, JSON.stringify(d))
     expect(await log.get(d.id)).toEqual(d)
     expect(await log.list(d.integration_id, { limit: 5 })).toEqual([d])
@@ -57,7 +63,7 @@ describe('embedded delivery log layout', () => {
     expect(await log.get(d.id)).toEqual(done)
   })
 
-  it('deletes an account\'s bodies with its deliveries', async () => {
+  it("deletes an account's bodies with its deliveries", async () => {
     const account = `acc-${randomSuffix()}`
     const d = delivery(account, `int-${randomSuffix()}`)
     await log.put(d)

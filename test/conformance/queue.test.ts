@@ -124,10 +124,15 @@ describe('queue: embedded (node:sqlite)', () => {
       for (let i = 0; i < 40; i++) ids.push(await queue.publish('visit-events', Buffer.from(String(i))))
       const handled = () => outputs.flatMap((o) => o.text.split('\n').filter((l) => l && l !== 'ready'))
       await waitFor(() => new Set(handled()).size === ids.length, 'all handled by the children')
-      await Promise.all(outputs.map((o) => new Promise((r) => {
-        o.child.once('exit', r)
-        o.child.kill('SIGTERM')
-      })))
+      await Promise.all(
+        outputs.map(
+          (o) =>
+            new Promise((r) => {
+              o.child.once('exit', r)
+              o.child.kill('SIGTERM')
+            }),
+        ),
+      )
       expect(handled().sort()).toEqual([...ids].sort())
     })
 
@@ -231,8 +236,16 @@ describe.skipIf(!process.env.PUBSUB_EMULATOR_HOST)('queue: Pub/Sub emulator, ada
       expect(got).toEqual(['v'])
     } finally {
       await queue.close()
-      for (const s of ['visit-events-upsert', 'visit-events-dead-letter-upsert']) await pubsub.subscription(namePrefix + s).delete().catch(() => {})
-      for (const t of ['visit-events', 'visit-events-dead-letter']) await pubsub.topic(namePrefix + t).delete().catch(() => {})
+      for (const s of ['visit-events-upsert', 'visit-events-dead-letter-upsert'])
+        await pubsub
+          .subscription(namePrefix + s)
+          .delete()
+          .catch(() => {})
+      for (const t of ['visit-events', 'visit-events-dead-letter'])
+        await pubsub
+          .topic(namePrefix + t)
+          .delete()
+          .catch(() => {})
       await pubsub.close()
     }
   })
@@ -294,11 +307,21 @@ describe('queue: Pub/Sub push endpoint', () => {
   it('answers 204 on ack, 503 on nack or throw, 400 on a malformed envelope', async () => {
     const seen: QueueMessage[] = []
     let result: 'ack' | 'nack' | 'throw' = 'ack'
-    const app = appWith(async (m) => {
-      seen.push(m)
-      if (result === 'throw') throw new Error('boom')
-      return result
-    }, { callers: { identity: null, verify: async () => { throw new Error('no token expected') } } })
+    const app = appWith(
+      async (m) => {
+        seen.push(m)
+        if (result === 'throw') throw new Error('boom')
+        return result
+      },
+      {
+        callers: {
+          identity: null,
+          verify: async () => {
+            throw new Error('no token expected')
+          },
+        },
+      },
+    )
     const post = (payload: unknown) => app.inject({ method: 'POST', url: '/push/contact-batches', payload: payload as object })
     expect((await post(envelope())).statusCode).toBe(204)
     expect(seen[0]!.data.toString()).toBe('{"x":1}')
@@ -316,35 +339,50 @@ describe('queue: Pub/Sub push endpoint', () => {
   it('checks the OIDC bearer token against the audience and identity before running the handler', async () => {
     const calls: Array<[string, string, string]> = []
     let handled = 0
-    const app = appWith(async () => {
-      handled++
-      return 'ack'
-    }, {
-      callers: {
-        identity: { audience: 'https://worker.example/push', email: 'pubsub-push@p.iam.gserviceaccount.com' },
-        verify: async (token, expected) => {
-          calls.push([token, expected.audience, expected.email])
-          if (token !== 'good-token') throw new Error('bad signature')
+    const app = appWith(
+      async () => {
+        handled++
+        return 'ack'
+      },
+      {
+        callers: {
+          identity: { audience: 'https://worker.example/push', email: 'pubsub-push@p.iam.gserviceaccount.com' },
+          verify: async (token, expected) => {
+            calls.push([token, expected.audience, expected.email])
+            if (token !== 'good-token') throw new Error('bad signature')
+          },
         },
       },
-    })
-    const post = (authorization?: string) => app.inject({
-      method: 'POST', url: '/push/contact-batches', payload: envelope(), headers: authorization ? { authorization } : {},
-    })
+    )
+    const post = (authorization?: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/push/contact-batches',
+        payload: envelope(),
+        headers: authorization ? { authorization } : {},
+      })
     expect((await post()).statusCode).toBe(401)
     expect((await post('Bearer forged')).statusCode).toBe(401)
     expect(handled).toBe(0)
     expect((await post('Bearer good-token')).statusCode).toBe(204)
     expect(handled).toBe(1)
     const who = ['https://worker.example/push', 'pubsub-push@p.iam.gserviceaccount.com']
-    expect(calls).toEqual([['forged', ...who], ['good-token', ...who]])
+    expect(calls).toEqual([
+      ['forged', ...who],
+      ['good-token', ...who],
+    ])
     await app.close()
   })
 
   it('rejects an unverifiable token with the default verifier (Google issuer)', async () => {
-    const app = appWith(async () => 'ack', { callers: pushCallers({ pushAudience: 'https://worker.example/push', pushServiceAccount: 'pubsub-push@p.iam.gserviceaccount.com', oidc: null }) })
+    const app = appWith(async () => 'ack', {
+      callers: pushCallers({ pushAudience: 'https://worker.example/push', pushServiceAccount: 'pubsub-push@p.iam.gserviceaccount.com', oidc: null }),
+    })
     const res = await app.inject({
-      method: 'POST', url: '/push/contact-batches', payload: envelope(), headers: { authorization: 'Bearer not.a.jwt' },
+      method: 'POST',
+      url: '/push/contact-batches',
+      payload: envelope(),
+      headers: { authorization: 'Bearer not.a.jwt' },
     })
     expect(res.statusCode).toBe(401)
     await app.close()

@@ -40,7 +40,7 @@ describe('slotOf and rejection', () => {
 })
 
 describe('ExhaustionMemo', () => {
-  it('answers the first remembered window (in the caller\'s order) that is still exhausted, else -1', () => {
+  it("answers the first remembered window (in the caller's order) that is still exhausted, else -1", () => {
     const memo = new ExhaustionMemo()
     expect(memo.firstExhausted([], 0)).toBe(-1)
     expect(memo.firstExhausted(['a', 'b'], 0)).toBe(-1)
@@ -149,9 +149,13 @@ describe('push quota (contract section 8)', () => {
       seen.push({ key, windows, nowMs })
       return decision
     },
-    async peek(_key, windows) { return windows.map(() => 0) },
+    async peek(_key, windows) {
+      return windows.map(() => 0)
+    },
     async addCounts() {},
-    async readCounts(keys) { return keys.map(() => 0) },
+    async readCounts(keys) {
+      return keys.map(() => 0)
+    },
     async close() {},
   })
   const clock = { now: () => 1_234_000 }
@@ -165,7 +169,7 @@ describe('push quota (contract section 8)', () => {
     }
   }
 
-  it('counts under the subject\'s key, in the push windows, at the clock\'s time', async () => {
+  it("counts under the subject's key, in the push windows, at the clock's time", async () => {
     const seen: unknown[] = []
     await consumePushQuota({ rateLimiter: limiter({ allowed: true }, seen), clock } as never, { kind: 'source', connectionId: 'src_1' })
     expect(seen).toEqual([{ key: 'push:source:src_1', windows: PUSH_WINDOWS, nowMs: 1_234_000 }])

@@ -33,7 +33,8 @@ describe.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('rate limiter: Firestore e
       async close({ fromMs, toMs }) {
         // the suite's counters are the only ones that end inside its (random, far-future) day
         const fs = clients[0]!
-        const docs = await fs.collection('rate_limits')
+        const docs = await fs
+          .collection('rate_limits')
           .where('expire_at', '>', Timestamp.fromMillis(fromMs))
           .where('expire_at', '<=', Timestamp.fromMillis(toMs + 3_600_000))
           .get()

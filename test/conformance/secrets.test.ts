@@ -10,12 +10,19 @@ import { secretsConformance } from './suites/secrets.ts'
 describe('secrets: embedded (files)', () => {
   secretsConformance(async () => {
     const dir = tempDataDir()
-    return { secrets: createEmbeddedSecrets(dir.dir), async close() { dir.cleanup() } }
+    return {
+      secrets: createEmbeddedSecrets(dir.dir),
+      async close() {
+        dir.cleanup()
+      },
+    }
   })
 
   describe('embedded only', () => {
     const cleanups: Array<() => void> = []
-    afterEach(() => cleanups.splice(0).forEach((c) => c()))
+    afterEach(() => {
+      for (const c of cleanups.splice(0)) c()
+    })
     const folder = () => {
       const dir = tempDataDir()
       cleanups.push(() => dir.cleanup())
@@ -30,7 +37,10 @@ describe('secrets: embedded (files)', () => {
       const file = join(dir, 'secrets', 'key-pepper.json')
       expect(statSync(file).mode & 0o777).toBe(0o600)
       expect(readdirSync(join(dir, 'secrets'))).toEqual(['key-pepper.json'])
-      expect((await secrets.versions('key-pepper')).map((v) => [v.version, v.value])).toEqual([[1, 'one'], [2, 'two']])
+      expect((await secrets.versions('key-pepper')).map((v) => [v.version, v.value])).toEqual([
+        [1, 'one'],
+        [2, 'two'],
+      ])
       // another instance (another process) reads the same files
       expect(await createEmbeddedSecrets(dir).get('key-pepper')).toBe('two')
     })
@@ -95,9 +105,7 @@ describe('secrets: Secret Manager (fake client)', () => {
     fake.store.set('key-pepper', [Buffer.from('old'), Buffer.from('pépper')])
     const secrets = createSecretManagerSecrets(fake.client, 'lsv-prod')
     expect(await secrets.get('key-pepper')).toBe('pépper')
-    expect(fake.calls).toEqual([
-      { method: 'accessSecretVersion', request: { name: 'projects/lsv-prod/secrets/key-pepper/versions/latest' } },
-    ])
+    expect(fake.calls).toEqual([{ method: 'accessSecretVersion', request: { name: 'projects/lsv-prod/secrets/key-pepper/versions/latest' } }])
   })
 
   it('creates a missing secret with automatic replication, then adds the version', async () => {
@@ -143,8 +151,12 @@ describe('secrets: Secret Manager (fake client)', () => {
 
   it('rethrows errors other than NOT_FOUND', async () => {
     const client: SecretManagerApi = {
-      accessSecretVersion: async () => { throw Object.assign(new Error('7 PERMISSION_DENIED'), { code: 7 }) },
-      addSecretVersion: async () => { throw Object.assign(new Error('14 UNAVAILABLE'), { code: 14 }) },
+      accessSecretVersion: async () => {
+        throw Object.assign(new Error('7 PERMISSION_DENIED'), { code: 7 })
+      },
+      addSecretVersion: async () => {
+        throw Object.assign(new Error('14 UNAVAILABLE'), { code: 14 })
+      },
       createSecret: async () => [{}],
     }
     const secrets = createSecretManagerSecrets(client, 'p')

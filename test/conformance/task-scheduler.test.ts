@@ -4,8 +4,13 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
 import { createEmbeddedTaskScheduler } from '@lsv/shared/adapters/embedded/task-scheduler.ts'
 import {
-  cloudTasksQueueId, cloudTasksTaskId, createCloudTasksScheduler,
-  type CloudTasksApi, type CreateQueueRequest, type CreateTaskRequest, type UpdateQueueRequest,
+  cloudTasksQueueId,
+  cloudTasksTaskId,
+  createCloudTasksScheduler,
+  type CloudTasksApi,
+  type CreateQueueRequest,
+  type CreateTaskRequest,
+  type UpdateQueueRequest,
 } from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { taskSchedulerConformance } from './suites/task-scheduler.ts'
@@ -31,7 +36,9 @@ describe('task scheduler: embedded (node:sqlite)', () => {
 
   describe('embedded only', () => {
     const cleanups: Array<() => void> = []
-    afterEach(() => cleanups.splice(0).forEach((c) => c()))
+    afterEach(() => {
+      for (const c of cleanups.splice(0)) c()
+    })
 
     it('keeps queued tasks and their dedupe names across a reopen of the file', async () => {
       const dir = tempDataDir()
@@ -85,23 +92,25 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
     const scheduler = createCloudTasksScheduler(fake.client, options)
     const payload = Buffer.from('{"delivery_id":"d1"}')
     await scheduler.enqueue({ queue: 'int-abc', name: 'delivery:d1:1', payload, scheduleAt: new Date('2026-09-04T12:00:01.250Z') })
-    expect(fake.calls).toEqual([{
-      method: 'createTask',
-      request: {
-        parent,
-        task: {
-          name: `${parent}/tasks/${cloudTasksTaskId('delivery:d1:1')}`,
-          scheduleTime: { seconds: Date.parse('2026-09-04T12:00:01Z') / 1000, nanos: 250_000_000 },
-          httpRequest: {
-            url: 'https://dispatcher.example/tasks/deliver',
-            httpMethod: 'POST',
-            headers: { 'Content-Type': 'application/json', 'X-Delivery-Queue': 'int-abc' },
-            body: payload,
-            oidcToken: { serviceAccountEmail: 'tasks@lsv-prod.iam.gserviceaccount.com', audience: 'https://dispatcher.example' },
+    expect(fake.calls).toEqual([
+      {
+        method: 'createTask',
+        request: {
+          parent,
+          task: {
+            name: `${parent}/tasks/${cloudTasksTaskId('delivery:d1:1')}`,
+            scheduleTime: { seconds: Date.parse('2026-09-04T12:00:01Z') / 1000, nanos: 250_000_000 },
+            httpRequest: {
+              url: 'https://dispatcher.example/tasks/deliver',
+              httpMethod: 'POST',
+              headers: { 'Content-Type': 'application/json', 'X-Delivery-Queue': 'int-abc' },
+              body: payload,
+              oidcToken: { serviceAccountEmail: 'tasks@lsv-prod.iam.gserviceaccount.com', audience: 'https://dispatcher.example' },
+            },
           },
         },
       },
-    }])
+    ])
   })
 
   it('omits scheduleTime for an immediate task', async () => {
@@ -138,17 +147,19 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
   it('ensureQueue creates the queue with its rate and a short retry config', async () => {
     const fake = fakeCloudTasks()
     await createCloudTasksScheduler(fake.client, options).ensureQueue('int-abc', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 3 })
-    expect(fake.calls).toEqual([{
-      method: 'createQueue',
-      request: {
-        parent: 'projects/lsv-prod/locations/europe-west1',
-        queue: {
-          name: parent,
-          rateLimits: { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 3 },
-          retryConfig: { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } },
+    expect(fake.calls).toEqual([
+      {
+        method: 'createQueue',
+        request: {
+          parent: 'projects/lsv-prod/locations/europe-west1',
+          queue: {
+            name: parent,
+            rateLimits: { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 3 },
+            retryConfig: { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } },
+          },
         },
       },
-    }])
+    ])
   })
 
   it('ensureQueue updates the rate of an existing queue, and skips the API when the rate is unchanged', async () => {
@@ -172,8 +183,9 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
   it('ensureQueue rethrows errors other than ALREADY_EXISTS', async () => {
     const fake = fakeCloudTasks()
     fake.failWith('createQueue', 7)
-    await expect(createCloudTasksScheduler(fake.client, options).ensureQueue('q', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 }))
-      .rejects.toMatchObject({ code: 7 })
+    await expect(
+      createCloudTasksScheduler(fake.client, options).ensureQueue('q', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 }),
+    ).rejects.toMatchObject({ code: 7 })
   })
 
   it('start() is a no-op that resolves a closable handle', async () => {

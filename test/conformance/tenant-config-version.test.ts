@@ -7,15 +7,19 @@ import { twoEmbeddedInstances, twoFirestoreInstances } from './suites/two-instan
 import { tenantConfigVersionConformance } from './suites/tenant-config-version.ts'
 
 describe('tenant configuration version: embedded (two handles on one file)', () => {
-  tenantConfigVersionConformance(() => twoEmbeddedInstances((db) => {
-    const store = createEmbeddedTenantStore(db)
-    return { store, version: (boundMs, now) => createEmbeddedTenantConfigVersion(db, { boundMs, ...(now ? { now } : {}) }), close: () => store.close() }
-  }))
+  tenantConfigVersionConformance(() =>
+    twoEmbeddedInstances((db) => {
+      const store = createEmbeddedTenantStore(db)
+      return { store, version: (boundMs, now) => createEmbeddedTenantConfigVersion(db, { boundMs, ...(now ? { now } : {}) }), close: () => store.close() }
+    }),
+  )
 })
 
 describe.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('tenant configuration version: Firestore emulator (two clients)', () => {
-  tenantConfigVersionConformance(() => twoFirestoreInstances((fs) => {
-    const store = createFirestoreTenantStore(fs)
-    return { store, version: (boundMs, now) => createFirestoreTenantConfigVersion(fs, { boundMs, ...(now ? { now } : {}) }), close: () => store.close() }
-  }))
+  tenantConfigVersionConformance(() =>
+    twoFirestoreInstances((fs) => {
+      const store = createFirestoreTenantStore(fs)
+      return { store, version: (boundMs, now) => createFirestoreTenantConfigVersion(fs, { boundMs, ...(now ? { now } : {}) }), close: () => store.close() }
+    }),
+  )
 })

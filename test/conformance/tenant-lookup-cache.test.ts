@@ -82,7 +82,9 @@ describe('tenant lookup cache', () => {
     const got = (await cache.lookups.getApiKeyByHash(k.hash))!
     expect(Object.isFrozen(got)).toBe(true)
     expect(Object.isFrozen(got.scopes)).toBe(true)
-    expect(() => { (got as { revoked_at: string | null }).revoked_at = 'x' }).toThrow(TypeError)
+    expect(() => {
+      ;(got as { revoked_at: string | null }).revoked_at = 'x'
+    }).toThrow(TypeError)
   })
 
   it('reads again once the version changes', async () => {
@@ -95,7 +97,7 @@ describe('tenant lookup cache', () => {
     expect(reads).toEqual(['getApiKeyByHash', 'getApiKeyByHash'])
   })
 
-  it('a write through the cache\'s store clears it when the write returns (one instance: at once)', async () => {
+  it("a write through the cache's store clears it when the write returns (one instance: at once)", async () => {
     const { c, reads, cache } = await setUp()
     expect((await cache.lookups.getConnection(c.id))!.active).toBe(true)
     await cache.tenants.updateConnection(c.id, { active: false })
@@ -114,7 +116,9 @@ describe('tenant lookup cache', () => {
   it('does not keep what a read returned when the cache was cleared while it ran', async () => {
     const { c, reads, gate, cache } = await setUp()
     let release!: () => void
-    gate.hold = new Promise<void>((r) => { release = r })
+    gate.hold = new Promise<void>((r) => {
+      release = r
+    })
     const slow = cache.lookups.getConnection(c.id) // read the old record, then wait
     await new Promise((r) => setTimeout(r, 10))
     await cache.tenants.updateConnection(c.id, { active: false })

@@ -25,16 +25,28 @@ function listingConformance(open: () => Promise<{ store: TenantStore; close(): P
   })
   const hash = () => createHash('sha256').update(randomBytes(16)).digest('hex')
   const key = (account: string, seconds: number, revoked = false): ApiKeyRecord => ({
-    id: `key_${randomSuffix()}`, account_id: account, connection_id: 'src_a', hash: hash(), prefix: 'lsk_abcdefgh',
-    scopes: ['contacts:write'], name: null, expires_at: null, revoked_at: revoked ? new Date(Date.UTC(2026, 0, 2)).toISOString() : null,
+    id: `key_${randomSuffix()}`,
+    account_id: account,
+    connection_id: 'src_a',
+    hash: hash(),
+    prefix: 'lsk_abcdefgh',
+    scopes: ['contacts:write'],
+    name: null,
+    expires_at: null,
+    revoked_at: revoked ? new Date(Date.UTC(2026, 0, 2)).toISOString() : null,
     created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(),
   })
   const location = (account: string, id: string, seconds: number): LocationRecord => ({
-    account_id: account, connection_id: 'src_p', location_id: id, token_hashes: [{ hash: hash(), expires_at: null }], active: true,
-    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(), updated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(),
+    account_id: account,
+    connection_id: 'src_p',
+    location_id: id,
+    token_hashes: [{ hash: hash(), expires_at: null }],
+    active: true,
+    created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(),
+    updated_at: new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)).toISOString(),
   })
 
-  it('lists an account\'s API keys, revoked ones too, oldest first, and no other account\'s', async () => {
+  it("lists an account's API keys, revoked ones too, oldest first, and no other account's", async () => {
     const a = `acc-${randomSuffix()}`
     const b = `acc-${randomSuffix()}`
     accounts.push(a, b)
@@ -44,14 +56,17 @@ function listingConformance(open: () => Promise<{ store: TenantStore; close(): P
     expect(await h.store.listApiKeys(`acc-${randomSuffix()}`)).toEqual([])
   })
 
-  it('lists an account\'s locations, removed ones too, oldest first, and no other account\'s', async () => {
+  it("lists an account's locations, removed ones too, oldest first, and no other account's", async () => {
     const a = `acc-${randomSuffix()}`
     const b = `acc-${randomSuffix()}`
     accounts.push(a, b)
     for (const l of [location(a, 'two', 2), location(a, 'one', 1), location(b, 'one', 0)]) await h.store.putLocation(l)
     await h.store.updateLocation(a, 'two', { active: false, token_hashes: [] })
     const listed = await h.store.listLocations(a)
-    expect(listed.map((l) => [l.location_id, l.active])).toEqual([['one', true], ['two', false]])
+    expect(listed.map((l) => [l.location_id, l.active])).toEqual([
+      ['one', true],
+      ['two', false],
+    ])
     expect(listed[0]).toMatchObject({ account_id: a, connection_id: 'src_p', created_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 1)).toISOString() })
     expect(listed[0]!.token_hashes).toHaveLength(1)
   })
@@ -62,7 +77,14 @@ describe('tenant store listings: embedded', () => {
     const dir = tempDataDir()
     const db = openEmbeddedDb(dir.dir)
     const store = createEmbeddedTenantStore(db)
-    return { store, async close() { await store.close(); db.close(); dir.cleanup() } }
+    return {
+      store,
+      async close() {
+        await store.close()
+        db.close()
+        dir.cleanup()
+      },
+    }
   })
 })
 
@@ -70,6 +92,12 @@ describe.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('tenant store listings: Fi
   listingConformance(async () => {
     const firestore = new Firestore({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test' })
     const store = createFirestoreTenantStore(firestore)
-    return { store, async close() { await store.close(); await firestore.terminate() } }
+    return {
+      store,
+      async close() {
+        await store.close()
+        await firestore.terminate()
+      },
+    }
   })
 })

@@ -24,16 +24,25 @@ describe('fieldPolicyOf', () => {
 
   it('counts: included as given, missing and every reason from the missing map (all five present)', () => {
     const p = fieldPolicyOf([1, 2], [1], 7, {
-      'identity.title': 'no_source', 'company.industry': 'not_enriched', 'custom_fields.plan': 'unmapped',
-      'handles.phones[1]': 'withheld_compliance', 'handles.emails': 'withheld_tier', traits: 'withheld_tier',
+      'identity.title': 'no_source',
+      'company.industry': 'not_enriched',
+      'custom_fields.plan': 'unmapped',
+      'handles.phones[1]': 'withheld_compliance',
+      'handles.emails': 'withheld_tier',
+      traits: 'withheld_tier',
     })
     expect(p).toEqual({
-      permitted_tiers: [1, 2], enabled_tiers: [1], withheld_tiers: ['contact_handles', 'sensitive_traits'],
-      included: 7, missing: 6,
+      permitted_tiers: [1, 2],
+      enabled_tiers: [1],
+      withheld_tiers: ['contact_handles', 'sensitive_traits'],
+      included: 7,
+      missing: 6,
       missing_reason: { no_source: 1, not_enriched: 1, unmapped: 1, withheld_compliance: 1, withheld_tier: 2 },
     })
     expect(fieldPolicyOf([1], [1], 3, none)).toMatchObject({
-      included: 3, missing: 0, missing_reason: { no_source: 0, not_enriched: 0, unmapped: 0, withheld_compliance: 0, withheld_tier: 0 },
+      included: 3,
+      missing: 0,
+      missing_reason: { no_source: 0, not_enriched: 0, unmapped: 0, withheld_compliance: 0, withheld_tier: 0 },
     })
   })
 })

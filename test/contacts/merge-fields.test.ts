@@ -58,8 +58,16 @@ describe('mergeContact: every part of the patch lands, under its own version', (
     expect(r.traits).toEqual(full.patch.traits)
     expect(r.custom_fields).toEqual({ plan: cf('gold') })
     expect(Object.keys(r.versions)).toEqual([
-      'business_email', 'company.name', 'custom_fields.plan', 'emails', 'identity.first_name',
-      'location.city', 'location.state', 'phones', 'subject_type', 'traits',
+      'business_email',
+      'company.name',
+      'custom_fields.plan',
+      'emails',
+      'identity.first_name',
+      'location.city',
+      'location.state',
+      'phones',
+      'subject_type',
+      'traits',
     ])
     for (const v of Object.values(r.versions)) expect(v).toBe(`3|${DAY(2)}|m:manual:2`)
   })
@@ -76,28 +84,54 @@ describe('mergeContact: every part of the patch lands, under its own version', (
   it('a lower writer changes none of them, a higher one replaces each', () => {
     const r = create(full)
     const lower = input('enrichment', 9, {
-      subject_type: 'company_profile', location: { city: 'Paris' }, business_email: 'x@low.example',
-      emails: [], phones: [], traits: [], custom_fields: { plan: cf('bronze') },
+      subject_type: 'company_profile',
+      location: { city: 'Paris' },
+      business_email: 'x@low.example',
+      emails: [],
+      phones: [],
+      traits: [],
+      custom_fields: { plan: cf('bronze') },
     })
     const afterLower = apply(r, lower)
     expect(afterLower).toMatchObject({
-      subject_type: 'person_profile', location: { city: 'Berlin', state: 'BE' }, business_email: 'ada@acme.example',
-      emails: full.patch.emails, phones: full.patch.phones, traits: full.patch.traits, custom_fields: { plan: cf('gold') },
+      subject_type: 'person_profile',
+      location: { city: 'Berlin', state: 'BE' },
+      business_email: 'ada@acme.example',
+      emails: full.patch.emails,
+      phones: full.patch.phones,
+      traits: full.patch.traits,
+      custom_fields: { plan: cf('gold') },
     })
     const higher = input('form', 1, {
-      subject_type: 'company_profile', location: { city: 'Paris' }, business_email: 'X@High.example',
-      emails: [], phones: [], traits: [], custom_fields: { plan: cf('platinum') },
+      subject_type: 'company_profile',
+      location: { city: 'Paris' },
+      business_email: 'X@High.example',
+      emails: [],
+      phones: [],
+      traits: [],
+      custom_fields: { plan: cf('platinum') },
     })
     expect(apply(afterLower, higher)).toMatchObject({
-      subject_type: 'company_profile', location: { city: 'Paris', state: 'BE' }, business_email: 'x@high.example',
-      emails: [], phones: [], traits: [], custom_fields: { plan: cf('platinum') },
+      subject_type: 'company_profile',
+      location: { city: 'Paris', state: 'BE' },
+      business_email: 'x@high.example',
+      emails: [],
+      phones: [],
+      traits: [],
+      custom_fields: { plan: cf('platinum') },
     })
   })
 
   it('a patch without a member leaves the stored member as it is', () => {
     const r = create(full)
     const after = apply(r, input('form', 5, { identity: { title: 'CTO' } }))
-    expect(after).toMatchObject({ subject_type: 'person_profile', emails: full.patch.emails, phones: full.patch.phones, traits: full.patch.traits, business_email: 'ada@acme.example' })
+    expect(after).toMatchObject({
+      subject_type: 'person_profile',
+      emails: full.patch.emails,
+      phones: full.patch.phones,
+      traits: full.patch.traits,
+      business_email: 'ada@acme.example',
+    })
     expect(after.versions.subject_type).toBe(r.versions.subject_type)
   })
 })
@@ -105,10 +139,13 @@ describe('mergeContact: every part of the patch lands, under its own version', (
 describe('mergeContact: null and undefined never erase', () => {
   it('in member groups and custom fields, whatever the writer', () => {
     const r = create(input('provider', 1, { identity: { first_name: 'Ada', title: 'CEO' }, custom_fields: { plan: cf('gold'), tier: cf('a') } }))
-    const after = apply(r, input('form', 2, {
-      identity: { first_name: undefined, title: null } as never,
-      custom_fields: { plan: cf(null), tier: cf(undefined) },
-    }))
+    const after = apply(
+      r,
+      input('form', 2, {
+        identity: { first_name: undefined, title: null } as never,
+        custom_fields: { plan: cf(null), tier: cf(undefined) },
+      }),
+    )
     expect(after.identity).toEqual({ first_name: 'Ada', title: 'CEO' })
     expect(after.custom_fields).toEqual({ plan: cf('gold'), tier: cf('a') })
     expect(after.versions['identity.first_name']).toBe(r.versions['identity.first_name'])
@@ -125,7 +162,9 @@ describe('mergeContact: null and undefined never erase', () => {
 
 describe('mergeContact: ties and row-level members', () => {
   it('a write with the same version as the stored one (its redelivery) never replaces a value', () => {
-    const r = create(input('manual', 3, { identity: { first_name: 'Ada' }, emails: [{ value: 'a@x.example', kind: null, verified: null }] }, { resolved_by: 'ip' }))
+    const r = create(
+      input('manual', 3, { identity: { first_name: 'Ada' }, emails: [{ value: 'a@x.example', kind: null, verified: null }] }, { resolved_by: 'ip' }),
+    )
     const same = input('manual', 3, { identity: { first_name: 'Bob' }, emails: [] }, { resolved_by: 'email' })
     expect(mergeContact(r, same, ACCOUNT)).toBeNull()
   })

@@ -38,7 +38,16 @@ describe('mergeContact', () => {
     for (let hi = 1; hi < ladder.length; hi++) {
       for (let lo = 0; lo < hi; lo++) {
         const first = mergeContact(null, input({ writer: ladder[hi]!, patch: { identity: { first_name: 'High' }, company: { name: 'HighCo' } } }), ACCOUNT)!
-        const after = mergeContact(first, input({ writer: ladder[lo]!, at: '2026-10-01T00:00:00.000Z', origin: 'later', patch: { identity: { first_name: 'Low', title: 'CTO' }, company: { name: 'LowCo' } } }), ACCOUNT)!
+        const after = mergeContact(
+          first,
+          input({
+            writer: ladder[lo]!,
+            at: '2026-10-01T00:00:00.000Z',
+            origin: 'later',
+            patch: { identity: { first_name: 'Low', title: 'CTO' }, company: { name: 'LowCo' } },
+          }),
+          ACCOUNT,
+        )!
         expect(after.identity.first_name).toBe('High')
         expect(after.company.name).toBe('HighCo')
         expect(after.name_source).toBe(ladder[hi])
@@ -80,22 +89,30 @@ describe('mergeContact', () => {
       cf: fc.option(fc.constantFrom('red', 'blue'), { nil: undefined }),
       resolver: fc.option(fc.constantFrom('ip', 'email'), { nil: undefined }),
     })
-    fc.assert(fc.property(fc.array(write, { minLength: 1, maxLength: 8 }), fc.integer(), (writes, seed) => {
-      const inputs = writes.map((w, i) => input({
-        writer: w.writer,
-        at: `2026-09-${String(w.day).padStart(2, '0')}T00:00:00.000Z`,
-        origin: `msg:${i}`,
-        ...(w.resolver ? { resolved_by: w.resolver } : {}),
-        patch: {
-          identity: { first_name: w.first ?? null, last_name: w.last ?? null, title: w.title ?? null },
-          ...(w.email ? { business_email: w.email } : {}),
-          ...(w.cf ? { custom_fields: { color: { value: w.cf, source: 'inbound_mapping' as const, enriched_at: null } } } : {}),
-        },
-      }))
-      const reference = applyAll(inputs)
-      // shuffle deterministically and duplicate every write
-      const shuffled = [...inputs, ...inputs].map((x, i) => ({ x, k: Math.sin(seed + i) })).sort((a, b) => a.k - b.k).map((e) => e.x)
-      expect(applyAll(shuffled)).toEqual(reference)
-    }), { numRuns: 300 })
+    fc.assert(
+      fc.property(fc.array(write, { minLength: 1, maxLength: 8 }), fc.integer(), (writes, seed) => {
+        const inputs = writes.map((w, i) =>
+          input({
+            writer: w.writer,
+            at: `2026-09-${String(w.day).padStart(2, '0')}T00:00:00.000Z`,
+            origin: `msg:${i}`,
+            ...(w.resolver ? { resolved_by: w.resolver } : {}),
+            patch: {
+              identity: { first_name: w.first ?? null, last_name: w.last ?? null, title: w.title ?? null },
+              ...(w.email ? { business_email: w.email } : {}),
+              ...(w.cf ? { custom_fields: { color: { value: w.cf, source: 'inbound_mapping' as const, enriched_at: null } } } : {}),
+            },
+          }),
+        )
+        const reference = applyAll(inputs)
+        // shuffle deterministically and duplicate every write
+        const shuffled = [...inputs, ...inputs]
+          .map((x, i) => ({ x, k: Math.sin(seed + i) }))
+          .sort((a, b) => a.k - b.k)
+          .map((e) => e.x)
+        expect(applyAll(shuffled)).toEqual(reference)
+      }),
+      { numRuns: 300 },
+    )
   })
 })

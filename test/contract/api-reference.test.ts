@@ -60,9 +60,16 @@ describe('GET /docs: the API reference page', () => {
     const script = await fetch(`${origin}/docs/js/scalar.js`)
     expect(script.headers.get('content-type')).toMatch(/^application\/javascript/)
     expect(await script.text()).toContain('createApiReference')
-    const doc = await (await fetch(`${origin}/api/v1/openapi.json`)).json() as { openapi: string }
+    const doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as { openapi: string }
     expect(doc.openapi).toBe('3.1.0')
-    const configuration = JSON.parse(html.match(/data-configuration="([^"]*)"/)![1]!.replaceAll('&quot;', '"').replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&'))
+    const configuration = JSON.parse(
+      html
+        .match(/data-configuration="([^"]*)"/)![1]!
+        .replaceAll('&quot;', '"')
+        .replaceAll('&lt;', '<')
+        .replaceAll('&gt;', '>')
+        .replaceAll('&amp;', '&'),
+    )
     expect(configuration).toMatchObject({ url: '/api/v1/openapi.json', withDefaultFonts: false, telemetry: false })
   })
 
@@ -72,7 +79,12 @@ describe('GET /docs: the API reference page', () => {
       if (executable) expect(tag, 'an executable script loads a file').toMatch(/^<script\b[^>]*\ssrc="[^"]+"[^>]*>\s*<\/script>$/)
     }
     const csp = res.headers.get('content-security-policy')!
-    const directives = new Map(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]))
+    const directives = new Map(
+      csp
+        .split(';')
+        .map((d) => d.trim().split(/\s+/))
+        .map(([name, ...sources]) => [name!, sources]),
+    )
     expect(directives.get('default-src')).toEqual(["'none'"])
     expect(directives.get('script-src')).toEqual(["'self'"])
     expect(directives.get('connect-src')).toEqual(["'self'"])

@@ -45,9 +45,13 @@ describe('the OpenAPI document', () => {
   it('declares both hosts as server variables and the security schemes', () => {
     const urls = doc.servers.map((s: { url: string }) => s.url)
     expect(urls).toEqual(['{portal_base_url}', '{edge_base_url}'])
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(
-      ['apiKeyHeader', 'bearerKey', 'operatorToken', 'webhookTokenHeader', 'webhookTokenQuery'],
-    )
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      'apiKeyHeader',
+      'bearerKey',
+      'operatorToken',
+      'webhookTokenHeader',
+      'webhookTokenQuery',
+    ])
     expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' })
     expect(doc.components.securitySchemes.webhookTokenQuery).toMatchObject({ type: 'apiKey', in: 'query', name: 'token' })
   })
@@ -118,21 +122,33 @@ describe('the OpenAPI document', () => {
     for (const name of ['Contact', 'ContactList', 'FieldPolicy', 'WebhookEventV2']) expect(doc.components.schemas[name]?.title).toBe(name)
   })
 
-  it('declares the headers a webhook receiver verifies (Standard Webhooks and the contract\'s), and no credential scheme', () => {
+  it("declares the headers a webhook receiver verifies (Standard Webhooks and the contract's), and no credential scheme", () => {
     const op = doc.webhooks.visitorIdentifiedV2.post
     const headers = op.parameters.filter((p: { in: string }) => p.in === 'header').map((p: { name: string; required: boolean }) => [p.name, p.required])
-    expect(headers).toEqual(expect.arrayContaining([
-      ['webhook-id', true], ['webhook-timestamp', true], ['webhook-signature', true], ['X-Service-Signature', true], ['X-Service-Idempotency-Key', true],
-    ]))
+    expect(headers).toEqual(
+      expect.arrayContaining([
+        ['webhook-id', true],
+        ['webhook-timestamp', true],
+        ['webhook-signature', true],
+        ['X-Service-Signature', true],
+        ['X-Service-Idempotency-Key', true],
+      ]),
+    )
     expect(op.security).toEqual([])
   })
 
   it('has only internal references, and every one resolves', () => {
     const refs: string[] = []
-    JSON.stringify(doc, (key, value) => { if (key === '$ref') refs.push(value); return value })
+    JSON.stringify(doc, (key, value) => {
+      if (key === '$ref') refs.push(value)
+      return value
+    })
     for (const ref of refs) {
       expect(ref.startsWith('#/'), ref).toBe(true)
-      const target = ref.slice(2).split('/').reduce<any>((node, part) => node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], doc)
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<any>((node, part) => node?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], doc)
       expect(target, ref).toBeDefined()
     }
   })

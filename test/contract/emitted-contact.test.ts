@@ -88,14 +88,54 @@ describe('the schemas of what we emit are within the served contract schemas', (
 
 describe('the inclusion check itself (negative controls: each loosening is reported)', () => {
   const loosened: Array<[string, (s: any) => void]> = [
-    ['a format dropped', (s) => { delete s.properties.identity.properties.network_url.format }],
-    ['the top level opened', (s) => { s.additionalProperties = true }],
-    ['a required member made optional', (s) => { s.required = s.required.filter((k: string) => k !== 'id') }],
-    ['an enum widened', (s) => { s.properties.custom_fields.items.properties.type.enum.push('json') }],
-    ['null allowed where the contract refuses it', (s) => { s.properties.provenance.properties.first_seen_at = { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] } }],
-    ['an unknown member allowed in a closed contract object', (s) => { s.properties.handles.properties.phones.items.additionalProperties = true }],
-    ['a member the contract does not have', (s) => { s.properties.score = { type: 'number' } }],
-    ['patternProperties (not reasoned about)', (s) => { s.properties.missing.patternProperties = { '^x': {} } }],
+    [
+      'a format dropped',
+      (s) => {
+        delete s.properties.identity.properties.network_url.format
+      },
+    ],
+    [
+      'the top level opened',
+      (s) => {
+        s.additionalProperties = true
+      },
+    ],
+    [
+      'a required member made optional',
+      (s) => {
+        s.required = s.required.filter((k: string) => k !== 'id')
+      },
+    ],
+    [
+      'an enum widened',
+      (s) => {
+        s.properties.custom_fields.items.properties.type.enum.push('json')
+      },
+    ],
+    [
+      'null allowed where the contract refuses it',
+      (s) => {
+        s.properties.provenance.properties.first_seen_at = { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] }
+      },
+    ],
+    [
+      'an unknown member allowed in a closed contract object',
+      (s) => {
+        s.properties.handles.properties.phones.items.additionalProperties = true
+      },
+    ],
+    [
+      'a member the contract does not have',
+      (s) => {
+        s.properties.score = { type: 'number' }
+      },
+    ],
+    [
+      'patternProperties (not reasoned about)',
+      (s) => {
+        s.properties.missing.patternProperties = { '^x': {} }
+      },
+    ],
   ]
 
   for (const [label, loosen] of loosened) {

@@ -10,7 +10,11 @@ describe('operation servers', () => {
 
   it('gives each operation the host that registered it, and throws for an operation no app registered', () => {
     const doc = { paths: { '/v1/contacts': { post: {} }, '/api/contacts': { post: {}, get: {} } } as Record<string, Record<string, any>> }
-    const hostOf = new Map<string, Host>([[routeKey('POST', '/v1/contacts'), 'edge'], [routeKey('post', '/api/contacts'), 'portal'], [routeKey('GET', '/api/contacts'), 'portal']])
+    const hostOf = new Map<string, Host>([
+      [routeKey('POST', '/v1/contacts'), 'edge'],
+      [routeKey('post', '/api/contacts'), 'portal'],
+      [routeKey('GET', '/api/contacts'), 'portal'],
+    ])
     assignServers(doc, hostOf)
     expect(doc.paths['/v1/contacts']!.post.servers).toEqual([EDGE_SERVER])
     expect(doc.paths['/api/contacts']!.post.servers).toEqual([PORTAL_SERVER])
@@ -20,7 +24,7 @@ describe('operation servers', () => {
 })
 
 describe('named schemas become component references', () => {
-  it('replaces a titled schema by a $ref, keeps a component\'s own root and properties called title', () => {
+  it("replaces a titled schema by a $ref, keeps a component's own root and properties called title", () => {
     const names = new Set(['Contact'])
     const inline = { type: 'object', title: 'Contact', properties: { title: { type: 'string' } } }
     expect(refNamedSchemas({ schema: inline }, names)).toEqual({ schema: { $ref: '#/components/schemas/Contact' } })

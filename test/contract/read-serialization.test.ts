@@ -31,12 +31,17 @@ describe('read answers through the response serializer', () => {
   it('a Contact and a ContactList are sent exactly as assembled (property)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        definitionArb.chain((definitions) => fc.tuple(
-          fc.constant(definitions), recordArb(definitions.map((d) => d.key)), tiersArb, fc.boolean(), fc.boolean(),
-        )),
+        definitionArb.chain((definitions) =>
+          fc.tuple(fc.constant(definitions), recordArb(definitions.map((d) => d.key)), tiersArb, fc.boolean(), fc.boolean()),
+        ),
         async ([definitions, record, permittedTiers, contactHandles, sensitiveTraits]) => {
           const { contact } = assembleContact(record as ContactRecord, {
-            permittedTiers, contactHandles, sensitiveTraits, definitions, mappedCustomFieldKeys: null, portalBaseUrl: 'https://portal.example',
+            permittedTiers,
+            contactHandles,
+            sensitiveTraits,
+            definitions,
+            mappedCustomFieldKeys: null,
+            portalBaseUrl: 'https://portal.example',
           })
           const expected = JSON.parse(JSON.stringify(contact))
           current = contact

@@ -54,7 +54,9 @@ describe('MintLinkBody (contract 4.2)', () => {
   })
 
   it('accepts the bounds themselves', () => {
-    expect(valid({ destinationUrl: `https://a.example/${'x'.repeat(2048 - 18)}`, source: 's'.repeat(64), externalId: 'e'.repeat(256), expSeconds: 31_536_000 })).toBe(true)
+    expect(
+      valid({ destinationUrl: `https://a.example/${'x'.repeat(2048 - 18)}`, source: 's'.repeat(64), externalId: 'e'.repeat(256), expSeconds: 31_536_000 }),
+    ).toBe(true)
     expect(valid({ destinationUrl: 'x', contactId: UUID, expSeconds: 1 })).toBe(true)
   })
 })

@@ -18,70 +18,174 @@ const CASES: Record<string, { valid: unknown[]; invalid: Record<string, Mutate |
   Contact: {
     valid: [contactExample(), minimalContactExample()],
     invalid: {
-      'unknown top-level key': (c: any) => { c.extra = 1 },
-      'missing top-level key (links)': (c: any) => { delete c.links },
-      'wrong contract_version': (c: any) => { c.contract_version = '2026-01-01' },
-      'wrong object literal': (c: any) => { c.object = 'list' },
-      'bad uuid': (c: any) => { c.id = 'not-a-uuid' },
-      'bad subject_type': (c: any) => { c.subject_type = 'robot' },
-      'phone handle missing dnc_known': (c: any) => { delete c.handles.phones[0].dnc_known },
-      'phone handle with unknown key': (c: any) => { c.handles.phones[0].extra = true },
-      'email handle verified not boolean': (c: any) => { c.handles.emails[0].verified = 'yes' },
-      'trait bad group': (c: any) => { c.traits[0].group = 'hobbies' },
-      'custom field bad type': (c: any) => { c.custom_fields[0].type = 'json' },
-      'custom field bad source': (c: any) => { c.custom_fields[0].source = 'guess' },
-      'custom field missing value member': (c: any) => { delete c.custom_fields[0].value },
-      'custom field enriched_at not date-time': (c: any) => { c.custom_fields[1].enriched_at = 'yesterday' },
-      'missing with unknown reason': (c: any) => { c.missing['identity.title'] = 'forgotten' },
-      'business_email not an email': (c: any) => { c.handles.business_email = 'nope' },
-      'identity member a number': (c: any) => { c.identity.first_name = 5 },
-      'company website not a uri': (c: any) => { c.company.website = 'not a uri' },
-      'provenance bad name_source': (c: any) => { c.provenance.name_source = 'crawler' },
-      'provenance first_seen_at null': (c: any) => { c.provenance.first_seen_at = null },
-      'links.self not a uri': (c: any) => { c.links.self = 'relative/path' },
+      'unknown top-level key': (c: any) => {
+        c.extra = 1
+      },
+      'missing top-level key (links)': (c: any) => {
+        delete c.links
+      },
+      'wrong contract_version': (c: any) => {
+        c.contract_version = '2026-01-01'
+      },
+      'wrong object literal': (c: any) => {
+        c.object = 'list'
+      },
+      'bad uuid': (c: any) => {
+        c.id = 'not-a-uuid'
+      },
+      'bad subject_type': (c: any) => {
+        c.subject_type = 'robot'
+      },
+      'phone handle missing dnc_known': (c: any) => {
+        delete c.handles.phones[0].dnc_known
+      },
+      'phone handle with unknown key': (c: any) => {
+        c.handles.phones[0].extra = true
+      },
+      'email handle verified not boolean': (c: any) => {
+        c.handles.emails[0].verified = 'yes'
+      },
+      'trait bad group': (c: any) => {
+        c.traits[0].group = 'hobbies'
+      },
+      'custom field bad type': (c: any) => {
+        c.custom_fields[0].type = 'json'
+      },
+      'custom field bad source': (c: any) => {
+        c.custom_fields[0].source = 'guess'
+      },
+      'custom field missing value member': (c: any) => {
+        delete c.custom_fields[0].value
+      },
+      'custom field enriched_at not date-time': (c: any) => {
+        c.custom_fields[1].enriched_at = 'yesterday'
+      },
+      'missing with unknown reason': (c: any) => {
+        c.missing['identity.title'] = 'forgotten'
+      },
+      'business_email not an email': (c: any) => {
+        c.handles.business_email = 'nope'
+      },
+      'identity member a number': (c: any) => {
+        c.identity.first_name = 5
+      },
+      'company website not a uri': (c: any) => {
+        c.company.website = 'not a uri'
+      },
+      'provenance bad name_source': (c: any) => {
+        c.provenance.name_source = 'crawler'
+      },
+      'provenance first_seen_at null': (c: any) => {
+        c.provenance.first_seen_at = null
+      },
+      'links.self not a uri': (c: any) => {
+        c.links.self = 'relative/path'
+      },
     },
   },
   ContactList: {
-    valid: [contactListExample(), { object: 'list', data: [], has_more: false, contract_version: '2026-09-04' }, { ...contactListExample(), next_cursor: null }],
+    valid: [
+      contactListExample(),
+      { object: 'list', data: [], has_more: false, contract_version: '2026-09-04' },
+      { ...contactListExample(), next_cursor: null },
+    ],
     invalid: {
-      'wrong object literal': (l: any) => { l.object = 'contact' },
-      'missing has_more': (l: any) => { delete l.has_more },
-      'wrong contract_version': (l: any) => { l.contract_version = '2026-09-05' },
-      'invalid contact inside data': (l: any) => { l.data[0].extra = 1 },
-      'unknown key': (l: any) => { l.total = 2 },
+      'wrong object literal': (l: any) => {
+        l.object = 'contact'
+      },
+      'missing has_more': (l: any) => {
+        delete l.has_more
+      },
+      'wrong contract_version': (l: any) => {
+        l.contract_version = '2026-09-05'
+      },
+      'invalid contact inside data': (l: any) => {
+        l.data[0].extra = 1
+      },
+      'unknown key': (l: any) => {
+        l.total = 2
+      },
     },
   },
   FieldPolicy: {
     valid: [fieldPolicyExample(), { permitted_tiers: [], enabled_tiers: [], withheld_tiers: [], included: 0, missing: 0, missing_reason: {} }],
     invalid: {
-      'tier 4': (f: any) => { f.permitted_tiers = [1, 4] },
-      'tier as string': (f: any) => { f.enabled_tiers = ['1'] },
-      'bad withheld tier name': (f: any) => { f.withheld_tiers = ['custom_fields'] },
-      'negative count': (f: any) => { f.included = -1 },
-      'fractional count': (f: any) => { f.missing = 1.5 },
-      'missing_reason unknown reason key': (f: any) => { f.missing_reason.forgotten = 1 },
-      'missing_reason negative': (f: any) => { f.missing_reason.withheld_tier = -1 },
-      'missing member': (f: any) => { delete f.missing_reason },
-      'unknown key': (f: any) => { f.extra = true },
+      'tier 4': (f: any) => {
+        f.permitted_tiers = [1, 4]
+      },
+      'tier as string': (f: any) => {
+        f.enabled_tiers = ['1']
+      },
+      'bad withheld tier name': (f: any) => {
+        f.withheld_tiers = ['custom_fields']
+      },
+      'negative count': (f: any) => {
+        f.included = -1
+      },
+      'fractional count': (f: any) => {
+        f.missing = 1.5
+      },
+      'missing_reason unknown reason key': (f: any) => {
+        f.missing_reason.forgotten = 1
+      },
+      'missing_reason negative': (f: any) => {
+        f.missing_reason.withheld_tier = -1
+      },
+      'missing member': (f: any) => {
+        delete f.missing_reason
+      },
+      'unknown key': (f: any) => {
+        f.extra = true
+      },
     },
   },
   WebhookEventV2: {
-    valid: [webhookEventExample(), (() => { const e: any = webhookEventExample(); delete e.field_policy; delete e.visit; delete e.classification; delete e.served_from; return e })()],
+    valid: [
+      webhookEventExample(),
+      (() => {
+        const e: any = webhookEventExample()
+        delete e.field_policy
+        delete e.visit
+        delete e.classification
+        delete e.served_from
+        return e
+      })(),
+    ],
     invalid: {
-      'wrong event': (e: any) => { e.event = 'visitor.seen' },
-      'wrong contract_version': (e: any) => { e.contract_version = '2026-09-03' },
-      'bad tier': (e: any) => { e.tier = 'account' },
-      'emitted_at not date-time': (e: any) => { e.emitted_at = 'now' },
-      'subject invalid': (e: any) => { delete e.subject.handles.phones[0].dnc_known },
-      'field_policy invalid': (e: any) => { e.field_policy.included = 'many' },
-      'visit.seen_at not date-time': (e: any) => { e.visit.seen_at = 'today' },
-      'unknown key': (e: any) => { e.extra = 1 },
-      'missing is_repeat': (e: any) => { delete e.is_repeat },
-      'missing subject': (e: any) => { delete e.subject },
+      'wrong event': (e: any) => {
+        e.event = 'visitor.seen'
+      },
+      'wrong contract_version': (e: any) => {
+        e.contract_version = '2026-09-03'
+      },
+      'bad tier': (e: any) => {
+        e.tier = 'account'
+      },
+      'emitted_at not date-time': (e: any) => {
+        e.emitted_at = 'now'
+      },
+      'subject invalid': (e: any) => {
+        delete e.subject.handles.phones[0].dnc_known
+      },
+      'field_policy invalid': (e: any) => {
+        e.field_policy.included = 'many'
+      },
+      'visit.seen_at not date-time': (e: any) => {
+        e.visit.seen_at = 'today'
+      },
+      'unknown key': (e: any) => {
+        e.extra = 1
+      },
+      'missing is_repeat': (e: any) => {
+        delete e.is_repeat
+      },
+      'missing subject': (e: any) => {
+        delete e.subject
+      },
     },
   },
-  ContactIdentity: { valid: [{}, contactExample().identity], invalid: { 'network_url not uri': { network_url: 'x y' }, 'number': { title: 1 } } },
-  ContactCompany: { valid: [{}, contactExample().company], invalid: { 'website not uri': { website: 'no' }, 'bool': { name: true } } },
+  ContactIdentity: { valid: [{}, contactExample().identity], invalid: { 'network_url not uri': { network_url: 'x y' }, number: { title: 1 } } },
+  ContactCompany: { valid: [{}, contactExample().company], invalid: { 'website not uri': { website: 'no' }, bool: { name: true } } },
   ContactLocation: { valid: [{}, { city: null }], invalid: { 'number postal code': { postal_code: 12345 } } },
   ContactHandles: { valid: [{}, contactExample().handles], invalid: { 'emails not array': { emails: {} }, 'bad business_email': { business_email: 'x' } } },
   EmailHandle: {
@@ -109,14 +213,14 @@ const CASES: Record<string, { valid: unknown[]; invalid: Record<string, Mutate |
     },
   },
   ContactMissing: { valid: [{}, { anything: 'withheld_tier', other: 'no_source' }], invalid: { 'bad reason': { a: 'unknown' }, 'null reason': { a: null } } },
-  MissingReason: { valid: ['no_source', 'not_enriched', 'unmapped', 'withheld_compliance', 'withheld_tier'], invalid: { 'other': 'withheld', 'null': null } },
+  MissingReason: { valid: ['no_source', 'not_enriched', 'unmapped', 'withheld_compliance', 'withheld_tier'], invalid: { other: 'withheld', null: null } },
   ContactProvenance: {
     valid: [{}, { name_source: null, resolved_by: 'person' }],
     invalid: { 'bad last_seen_at': { last_seen_at: '2026-13-45' }, 'resolved_by null': { resolved_by: null } },
   },
   ContactLinks: { valid: [{}, { portal: null, self: 'https://p.example/x' }], invalid: { 'portal not uri': { portal: 'p' } } },
   MissingReasonCounts: { valid: [{}, { no_source: 0, unmapped: 3 }], invalid: { 'unknown key': { other: 1 }, 'not integer': { unmapped: 0.5 } } },
-  WebhookVisit: { valid: [{}, webhookEventExample().visit], invalid: { 'seen_at not date-time': { seen_at: 'x' }, 'number': { referrer: 1 } } },
+  WebhookVisit: { valid: [{}, webhookEventExample().visit], invalid: { 'seen_at not date-time': { seen_at: 'x' }, number: { referrer: 1 } } },
 }
 
 function instance(valid: unknown, mutation: Mutate | unknown): unknown {
@@ -157,7 +261,10 @@ describe('the served contract schema document (Ajv 2020, as a consumer compiles 
 
   it('uses only internal references that resolve', () => {
     const refs: string[] = []
-    JSON.stringify(doc, (key, value) => { if (key === '$ref') refs.push(value); return value })
+    JSON.stringify(doc, (key, value) => {
+      if (key === '$ref') refs.push(value)
+      return value
+    })
     expect(refs.length).toBeGreaterThan(0)
     for (const ref of refs) {
       expect(ref).toMatch(/^#\/\$defs\/[A-Za-z0-9]+$/)

@@ -58,7 +58,11 @@ const same = (a: unknown, b: unknown) => JSON.stringify(sortKeys(a)) === JSON.st
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys)
   if (v === null || typeof v !== 'object') return v
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]))
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+  )
 }
 const without = (s: { [key: string]: Json }, key: string): { [key: string]: Json } => {
   const { [key]: _dropped, ...rest } = s

@@ -14,14 +14,21 @@ import { throwingDeps } from './throwing-deps.ts'
 const HOSTS = { '{portal_base_url}': 'portal', '{edge_base_url}': 'edge' } as const
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const
 
-interface Operation { method: string; path: string; url: string; host: 'portal' | 'edge' }
+interface Operation {
+  method: string
+  path: string
+  url: string
+  host: 'portal' | 'edge'
+}
 
 const doc = JSON.parse(readFileSync(OPENAPI_FILE, 'utf8')) as { paths: Record<string, Record<string, { servers?: Array<{ url: string }> }>> }
-const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => {
-  const servers = item[method]!.servers ?? []
-  if (servers.length !== 1) throw new Error(`${method} ${path}: ${servers.length} servers`)
-  return { method: method.toUpperCase(), path, url: path.replace(/\{([^}]+)\}/g, ':$1'), host: HOSTS[servers[0]!.url as keyof typeof HOSTS] }
-}))
+const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, item]) =>
+  METHODS.filter((m) => item[m]).map((method) => {
+    const servers = item[method]!.servers ?? []
+    if (servers.length !== 1) throw new Error(`${method} ${path}: ${servers.length} servers`)
+    return { method: method.toUpperCase(), path, url: path.replace(/\{([^}]+)\}/g, ':$1'), host: HOSTS[servers[0]!.url as keyof typeof HOSTS] }
+  }),
+)
 
 let deps: ReturnType<typeof throwingDeps>
 const apps = {} as Record<'portal' | 'edge', App>

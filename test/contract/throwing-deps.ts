@@ -5,15 +5,18 @@ import { systemClock } from '@lsv/shared/model/clock.ts'
 
 /** An adapter whose every method throws, and which records that it was touched. */
 function throwingAdapter(name: string, touched: string[]): never {
-  return new Proxy({}, {
-    get(_t, property) {
-      if (typeof property === 'symbol' || property === 'then') return undefined
-      return () => {
-        touched.push(`${name}.${property}`)
-        throw new Error(`${name}.${property} must not be called`)
-      }
+  return new Proxy(
+    {},
+    {
+      get(_t, property) {
+        if (typeof property === 'symbol' || property === 'then') return undefined
+        return () => {
+          touched.push(`${name}.${property}`)
+          throw new Error(`${name}.${property} must not be called`)
+        }
+      },
     },
-  }) as never
+  ) as never
 }
 
 /**

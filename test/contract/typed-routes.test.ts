@@ -18,45 +18,52 @@ import { AccountParams, RevokeKeyQuery, RotateBody } from '@lsv/shared/contract/
 const Created = Type.Object({ id: Type.String(), grace: Type.Integer() }, { additionalProperties: false })
 
 function register(app: App): void {
-  app.post('/typed/:accountId', {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'typedProbe',
-      tags: ['probe'],
-      summary: 'typed probe',
-      security: SECURITY.operator,
-      params: AccountParams,
-      querystring: RevokeKeyQuery,
-      body: RotateBody,
-      response: { 201: Created, 204: NoContent('nothing'), ...errorResponsesWithIssues(400) },
+  app.post(
+    '/typed/:accountId',
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'typedProbe',
+        tags: ['probe'],
+        summary: 'typed probe',
+        security: SECURITY.operator,
+        params: AccountParams,
+        querystring: RevokeKeyQuery,
+        body: RotateBody,
+        response: { 201: Created, 204: NoContent('nothing'), ...errorResponsesWithIssues(400) },
+      },
     },
-  }, async (request, reply) => {
-    const accountId: string = request.params.accountId
-    // @ts-expect-error a path parameter is a string
-    const asNumber: number = request.params.accountId
-    const grace: number | undefined = request.body.grace_seconds
-    // @ts-expect-error not a member of the body schema
-    void request.body.other
-    // @ts-expect-error not a member of the querystring schema
-    void request.query.other
-    void asNumber
-    if (request.query.grace_seconds === 7) return reply.code(204).send()
-    if (grace === 1) {
-      // @ts-expect-error a 204 has no body
-      return reply.code(204).send({ ok: true })
-    }
-    if (grace === 2) {
-      // @ts-expect-error not the 201 the schema declares
-      return reply.code(201).send({ id: accountId })
-    }
-    return reply.code(201).send({ id: accountId, grace: grace ?? -1 })
-  })
+    async (request, reply) => {
+      const accountId: string = request.params.accountId
+      // @ts-expect-error a path parameter is a string
+      const asNumber: number = request.params.accountId
+      const grace: number | undefined = request.body.grace_seconds
+      // @ts-expect-error not a member of the body schema
+      void request.body.other
+      // @ts-expect-error not a member of the querystring schema
+      void request.query.other
+      void asNumber
+      if (request.query.grace_seconds === 7) return reply.code(204).send()
+      if (grace === 1) {
+        // @ts-expect-error a 204 has no body
+        return reply.code(204).send({ ok: true })
+      }
+      if (grace === 2) {
+        // @ts-expect-error not the 201 the schema declares
+        return reply.code(201).send({ id: accountId })
+      }
+      return reply.code(201).send({ id: accountId, grace: grace ?? -1 })
+    },
+  )
 
-  app.get('/typed-reply', {
-    schema: { hide: true, response: { 200: Created, ...errorResponsesWithIssues(400) } },
-  },
-  // @ts-expect-error the handler returns what no declared response says
-  async () => ({ nope: true }))
+  app.get(
+    '/typed-reply',
+    {
+      schema: { hide: true, response: { 200: Created, ...errorResponsesWithIssues(400) } },
+    },
+    // @ts-expect-error the handler returns what no declared response says
+    async () => ({ nope: true }),
+  )
 }
 
 describe('typed routes', () => {
@@ -66,7 +73,9 @@ describe('typed routes', () => {
     register(app)
     await app.ready()
   })
-  afterAll(async () => { await app?.close() })
+  afterAll(async () => {
+    await app?.close()
+  })
 
   it('answers what the schema declares', async () => {
     const created = await app.inject({ method: 'POST', url: '/typed/acct-1', payload: { grace_seconds: 5 } })

@@ -43,57 +43,133 @@ interface Subject extends StoredTenant {
 const json = { 'content-type': 'application/json' }
 const OPERATIONS: Operation[] = [
   {
-    name: 'edge POST /v1/contacts (4.3), bearer key', credential: 'key', okStatus: 202, edge: true,
+    name: 'edge POST /v1/contacts (4.3), bearer key',
+    credential: 'key',
+    okStatus: 202,
+    edge: true,
     send: (h, t) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload: body([record(1)]) }),
   },
   {
-    name: 'edge POST /v1/contacts (4.3), x-api-key', credential: 'key', okStatus: 202, edge: true,
+    name: 'edge POST /v1/contacts (4.3), x-api-key',
+    credential: 'key',
+    okStatus: 202,
+    edge: true,
     send: (h, t) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: { host: t.host, 'x-api-key': t.key, ...json }, payload: body([record(2)]) }),
   },
   {
-    name: 'portal POST /api/contacts (4.6 fallback)', credential: 'key', okStatus: 202, edge: false,
-    send: (h, t) => h.portal.inject({ method: 'POST', url: '/api/contacts', headers: { authorization: `Bearer ${t.key}`, ...json }, payload: body([record(3)]) }),
+    name: 'portal POST /api/contacts (4.6 fallback)',
+    credential: 'key',
+    okStatus: 202,
+    edge: false,
+    send: (h, t) =>
+      h.portal.inject({ method: 'POST', url: '/api/contacts', headers: { authorization: `Bearer ${t.key}`, ...json }, payload: body([record(3)]) }),
   },
   {
-    name: 'portal POST /api/contacts/links (4.2)', credential: 'key', okStatus: 200, edge: false,
-    send: (h, t) => h.portal.inject({
-      method: 'POST', url: '/api/contacts/links', headers: { authorization: `Bearer ${t.key}`, ...json },
-      payload: { destinationUrl: 'https://www.example.com/landing', contactId: t.contactId },
-    }),
+    name: 'portal POST /api/contacts/links (4.2)',
+    credential: 'key',
+    okStatus: 200,
+    edge: false,
+    send: (h, t) =>
+      h.portal.inject({
+        method: 'POST',
+        url: '/api/contacts/links',
+        headers: { authorization: `Bearer ${t.key}`, ...json },
+        payload: { destinationUrl: 'https://www.example.com/landing', contactId: t.contactId },
+      }),
   },
   {
-    name: 'portal GET /api/v1/contacts/{id} (read)', credential: 'key', okStatus: 200, edge: false,
+    name: 'portal GET /api/v1/contacts/{id} (read)',
+    credential: 'key',
+    okStatus: 200,
+    edge: false,
     send: (h, t) => h.portal.inject({ method: 'GET', url: `/api/v1/contacts/${t.contactId}`, headers: { 'x-api-key': t.key } }),
   },
   {
-    name: 'portal GET /api/v1/contacts (read list)', credential: 'key', okStatus: 200, edge: false,
+    name: 'portal GET /api/v1/contacts (read list)',
+    credential: 'key',
+    okStatus: 200,
+    edge: false,
     send: (h, t) => h.portal.inject({ method: 'GET', url: '/api/v1/contacts', headers: { authorization: `Bearer ${t.key}` } }),
   },
   {
-    name: 'edge POST /v1/contacts/{sourceId} (4.4), token header', credential: 'source token', okStatus: 202, edge: true,
-    send: (h, t) => h.edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhook.id}`, headers: { host: t.host, 'x-webhook-token': t.sourceToken, ...json }, payload: body([record(4)]) }),
+    name: 'edge POST /v1/contacts/{sourceId} (4.4), token header',
+    credential: 'source token',
+    okStatus: 202,
+    edge: true,
+    send: (h, t) =>
+      h.edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${t.webhook.id}`,
+        headers: { host: t.host, 'x-webhook-token': t.sourceToken, ...json },
+        payload: body([record(4)]),
+      }),
   },
   {
-    name: 'edge POST /v1/contacts/{sourceId} (4.4), token query', credential: 'source token', okStatus: 202, edge: true,
-    send: (h, t) => h.edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`, headers: { host: t.host, ...json }, payload: body([record(5)]) }),
+    name: 'edge POST /v1/contacts/{sourceId} (4.4), token query',
+    credential: 'source token',
+    okStatus: 202,
+    edge: true,
+    send: (h, t) =>
+      h.edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`,
+        headers: { host: t.host, ...json },
+        payload: body([record(5)]),
+      }),
   },
   {
-    name: 'portal POST /api/contacts/webhook/{sourceId} (4.6 fallback)', credential: 'source token', okStatus: 202, edge: false,
-    send: (h, t) => h.portal.inject({ method: 'POST', url: `/api/contacts/webhook/${t.webhook.id}`, headers: { 'x-webhook-token': t.sourceToken, ...json }, payload: body([record(6)]) }),
+    name: 'portal POST /api/contacts/webhook/{sourceId} (4.6 fallback)',
+    credential: 'source token',
+    okStatus: 202,
+    edge: false,
+    send: (h, t) =>
+      h.portal.inject({
+        method: 'POST',
+        url: `/api/contacts/webhook/${t.webhook.id}`,
+        headers: { 'x-webhook-token': t.sourceToken, ...json },
+        payload: body([record(6)]),
+      }),
   },
   {
-    name: 'edge POST /v1/contacts/partnercrm (4.5), token header', credential: 'location token', okStatus: 202, edge: true,
-    send: (h, t) => h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: t.host, 'x-webhook-token': t.locationToken, ...json }, payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }) }),
+    name: 'edge POST /v1/contacts/partnercrm (4.5), token header',
+    credential: 'location token',
+    okStatus: 202,
+    edge: true,
+    send: (h, t) =>
+      h.edge.inject({
+        method: 'POST',
+        url: '/v1/contacts/partnercrm',
+        headers: { host: t.host, 'x-webhook-token': t.locationToken, ...json },
+        payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }),
+      }),
   },
   {
     // no token at all is still accepted before the tokenized-URL cutover (contract 5.8), but never
     // for a location of an inactive connection or account
-    name: 'edge POST /v1/contacts/partnercrm (4.5), no token (before the cutover)', credential: 'location token', okStatus: 202, edge: true,
-    send: (h, t) => h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: t.host, ...json }, payload: JSON.stringify({ contactId: 'p-3', locationId: t.locationId }) }),
+    name: 'edge POST /v1/contacts/partnercrm (4.5), no token (before the cutover)',
+    credential: 'location token',
+    okStatus: 202,
+    edge: true,
+    send: (h, t) =>
+      h.edge.inject({
+        method: 'POST',
+        url: '/v1/contacts/partnercrm',
+        headers: { host: t.host, ...json },
+        payload: JSON.stringify({ contactId: 'p-3', locationId: t.locationId }),
+      }),
   },
   {
-    name: 'edge POST /v1/contacts/partnercrm (4.5), token query', credential: 'location token', okStatus: 202, edge: true,
-    send: (h, t) => h.edge.inject({ method: 'POST', url: `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}`, headers: { host: t.host, ...json }, payload: JSON.stringify({ contactId: 'p-2', locationId: t.locationId }) }),
+    name: 'edge POST /v1/contacts/partnercrm (4.5), token query',
+    credential: 'location token',
+    okStatus: 202,
+    edge: true,
+    send: (h, t) =>
+      h.edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}`,
+        headers: { host: t.host, ...json },
+        payload: JSON.stringify({ contactId: 'p-2', locationId: t.locationId }),
+      }),
   },
 ]
 
@@ -168,7 +244,7 @@ for (const { name, backend, skip } of BACKENDS) {
         await expectWorks(op, t, 'reactivated')
       })
 
-      it('deactivating one connection leaves the account\'s other credentials working', async () => {
+      it("deactivating one connection leaves the account's other credentials working", async () => {
         for (const credential of ['key', 'source token', 'location token'] as const) {
           const t = await subject()
           await setConnectionActive(t, credential, false)

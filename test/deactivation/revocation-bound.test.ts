@@ -26,7 +26,12 @@ const frozenVersion = (boundMs: number): TenantConfigVersion => ({ boundMs, conf
 
 const BACKENDS = [
   { name: 'embedded: two handles on one data folder', backend: 'embedded' as const, boundMs: EMBEDDED_TENANT_VERSION_BOUND_MS, skip: false },
-  { name: 'Firestore emulator: two clients', backend: 'emulators' as const, boundMs: FIRESTORE_TENANT_VERSION_BOUND_MS, skip: !emulators.firestore || !emulators.pubsub },
+  {
+    name: 'Firestore emulator: two clients',
+    backend: 'emulators' as const,
+    boundMs: FIRESTORE_TENANT_VERSION_BOUND_MS,
+    skip: !emulators.firestore || !emulators.pubsub,
+  },
 ]
 
 const json = { 'content-type': 'application/json' }
@@ -105,7 +110,9 @@ for (const { name, backend, boundMs, skip } of BACKENDS) {
       expect(await push(a, t, 100)).toBe(revocation.refusal)
       // the control: without the invalidation the revoked credential still works past the bound
       expect(await push(c, t, 101)).toBe(202)
-      console.log(`[figure] ${backend}: ${revocation.name}: first refused ${firstRefusalMs === null ? 'at the bound' : `${firstRefusalMs.toFixed(1)} ms`} after the change (bound ${boundMs} ms)`)
+      console.log(
+        `[figure] ${backend}: ${revocation.name}: first refused ${firstRefusalMs === null ? 'at the bound' : `${firstRefusalMs.toFixed(1)} ms`} after the change (bound ${boundMs} ms)`,
+      )
     })
   })
 }

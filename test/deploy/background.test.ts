@@ -26,7 +26,10 @@ describe('backgroundFor: the one place that decides', () => {
 
   it('a service process with Pub/Sub pulls nothing; with Cloud Tasks runs no task runner', () => {
     for (const service of SERVICE_NAMES) {
-      expect({ service, plan: backgroundFor(service, config('pubsub', 'cloudtasks')) }).toEqual({ service, plan: { pull: [], taskRunner: false, thread: false } })
+      expect({ service, plan: backgroundFor(service, config('pubsub', 'cloudtasks')) }).toEqual({
+        service,
+        plan: { pull: [], taskRunner: false, thread: false },
+      })
     }
     expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'))).toEqual({ pull: [], taskRunner: true, thread: false })
   })
@@ -42,7 +45,11 @@ describe('backgroundFor: the one place that decides', () => {
   it('the local stack pulls whatever its queue is (no push subscription points at it), each background on a thread of its own', () => {
     expect(backgroundFor('upsert-worker', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: true })
     expect(backgroundFor('webhook-dispatcher', config('pubsub', 'embedded'), 'local-stack')).toEqual({ pull: ['visit-events'], taskRunner: true, thread: true })
-    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: ['contact-batches'], taskRunner: false, thread: true })
+    expect(backgroundFor('upsert-worker', config('embedded', 'embedded'), 'local-stack')).toEqual({
+      pull: ['contact-batches'],
+      taskRunner: false,
+      thread: true,
+    })
     // nothing to run, no thread
     expect(backgroundFor('edge-ingest', config('embedded', 'embedded'), 'local-stack')).toEqual({ pull: [], taskRunner: false, thread: false })
   })
@@ -60,11 +67,22 @@ describe('backgroundFor: the one place that decides', () => {
   })
 
   it('the deployed environment of the dispatcher plans nothing in the background', () => {
-    const deployed = loadConfig({
-      NODE_ENV: 'production', GOOGLE_CLOUD_PROJECT: 'lsv-prod', STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', SECRETS_BACKEND: 'secretmanager',
-      TASKS_BACKEND: 'cloudtasks', DISPATCHER_URL: 'https://d.example', TASKS_SERVICE_ACCOUNT: 't@x.iam.gserviceaccount.com',
-      PUSH_AUDIENCE: 'https://d.example', PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com', PORTAL_BASE_URL: 'https://portal.example',
-    }, 'webhook-dispatcher')
+    const deployed = loadConfig(
+      {
+        NODE_ENV: 'production',
+        GOOGLE_CLOUD_PROJECT: 'lsv-prod',
+        STORE_BACKEND: 'firestore',
+        QUEUE_BACKEND: 'pubsub',
+        SECRETS_BACKEND: 'secretmanager',
+        TASKS_BACKEND: 'cloudtasks',
+        DISPATCHER_URL: 'https://d.example',
+        TASKS_SERVICE_ACCOUNT: 't@x.iam.gserviceaccount.com',
+        PUSH_AUDIENCE: 'https://d.example',
+        PUSH_SERVICE_ACCOUNT: 'p@x.iam.gserviceaccount.com',
+        PORTAL_BASE_URL: 'https://portal.example',
+      },
+      'webhook-dispatcher',
+    )
     expect(backgroundFor('webhook-dispatcher', deployed)).toEqual({ pull: [], taskRunner: false, thread: false })
   })
 })
@@ -77,9 +95,18 @@ describe.skipIf(!emulators.pubsub)('webhook-dispatcher server.ts against the Pub
     const child = spawn(process.execPath, [join(ROOT, 'services', 'webhook-dispatcher', 'src', 'server.ts')], {
       cwd: ROOT,
       env: {
-        PATH: process.env.PATH ?? '', NODE_ENV: 'development', PORT: String(port), DATA_DIR: data.dir, LOG_LEVEL: 'warn',
-        METADATA_SERVER_DETECTION: 'none', QUEUE_BACKEND: 'pubsub', PUBSUB_EMULATOR_HOST: emulators.pubsub!, GOOGLE_CLOUD_PROJECT: project,
-        STORE_BACKEND: 'embedded', TASKS_BACKEND: 'embedded', SECRETS_BACKEND: 'embedded',
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'development',
+        PORT: String(port),
+        DATA_DIR: data.dir,
+        LOG_LEVEL: 'warn',
+        METADATA_SERVER_DETECTION: 'none',
+        QUEUE_BACKEND: 'pubsub',
+        PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+        GOOGLE_CLOUD_PROJECT: project,
+        STORE_BACKEND: 'embedded',
+        TASKS_BACKEND: 'embedded',
+        SECRETS_BACKEND: 'embedded',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -91,7 +118,10 @@ describe.skipIf(!emulators.pubsub)('webhook-dispatcher server.ts against the Pub
       // serve() starts the background before it listens: once /healthz answers, a consumer would exist
       let healthy = false
       for (let i = 0; i < 600 && !healthy && child.exitCode === null; i++) {
-        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false)
+        healthy = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status === 200,
+          () => false,
+        )
         if (!healthy) await new Promise((r) => setTimeout(r, 100))
       }
       expect({ healthy, output }).toMatchObject({ healthy: true })
@@ -119,10 +149,18 @@ describe.skipIf(!emulators.pubsub)('publishing in the deployed shape (LOCAL_WIRI
     const data = tempDataDir()
     // Terraform's topic exists (start:cloud creates it from infra/); the publisher only publishes
     expect((await fetch(`http://${emulators.pubsub}/v1/projects/${project}/topics/visit-events`, { method: 'PUT' })).status).toBe(200)
-    const config = loadConfig({
-      NODE_ENV: 'development', DATA_DIR: data.dir, GOOGLE_CLOUD_PROJECT: project, PUBSUB_EMULATOR_HOST: emulators.pubsub!,
-      QUEUE_BACKEND: 'pubsub', STORE_BACKEND: 'embedded', ...(localWiring ? { LOCAL_WIRING: 'true' } : {}),
-    }, 'edge-ingest')
+    const config = loadConfig(
+      {
+        NODE_ENV: 'development',
+        DATA_DIR: data.dir,
+        GOOGLE_CLOUD_PROJECT: project,
+        PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+        QUEUE_BACKEND: 'pubsub',
+        STORE_BACKEND: 'embedded',
+        ...(localWiring ? { LOCAL_WIRING: 'true' } : {}),
+      },
+      'edge-ingest',
+    )
     const deps = await createPlatformDeps(config, pino({ level: 'silent' }))
     try {
       await deps.queue.publish('visit-events', Buffer.from('{}'))

@@ -28,8 +28,13 @@ afterEach(async () => {
 async function tasksDeps(hostPort: string, service: 'portal-api' | 'webhook-dispatcher' | null = null) {
   const deps = await createTestDeps({
     env: {
-      TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_PROJECT: PROJECT, GOOGLE_CLOUD_REGION: REGION,
-      DISPATCHER_URL, TASKS_SERVICE_ACCOUNT: TASKS_SA, CLOUD_TASKS_EMULATOR_HOST: hostPort, WEBHOOK_ENDPOINT_RATE: '7',
+      TASKS_BACKEND: 'cloudtasks',
+      GOOGLE_CLOUD_PROJECT: PROJECT,
+      GOOGLE_CLOUD_REGION: REGION,
+      DISPATCHER_URL,
+      TASKS_SERVICE_ACCOUNT: TASKS_SA,
+      CLOUD_TASKS_EMULATOR_HOST: hostPort,
+      WEBHOOK_ENDPOINT_RATE: '7',
     },
     ...(service ? { config: { service } } : {}),
   })
@@ -111,7 +116,10 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
   })
 
   it('replay from the management API (portal-api) creates a task for the dispatcher, with its identity and audience', async () => {
-    const api = await startRecorder((req) => ({ status: 200, body: req.method === 'POST' && req.path.endsWith('/tasks') ? (req.json as { task: unknown }).task : req.json }))
+    const api = await startRecorder((req) => ({
+      status: 200,
+      body: req.method === 'POST' && req.path.endsWith('/tasks') ? (req.json as { task: unknown }).task : req.json,
+    }))
     closers.push(api.close)
     const deps = await tasksDeps(api.hostPort, 'portal-api')
     const portal = await buildPortal(deps)
@@ -119,8 +127,16 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
     const tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://receiver.example/hook' } })
     const now = new Date().toISOString()
     const delivery: DeliveryRecord = {
-      id: `dlv_${randomUUID().replaceAll('-', '')}`, account_id: tenant.account.id, integration_id: tenant.integration.id, event_id: 'visit_1',
-      status: 'failed', attempts: [], body: '{"id":"visit_1"}', next_attempt_at: null, created_at: now, updated_at: now,
+      id: `dlv_${randomUUID().replaceAll('-', '')}`,
+      account_id: tenant.account.id,
+      integration_id: tenant.integration.id,
+      event_id: 'visit_1',
+      status: 'failed',
+      attempts: [],
+      body: '{"id":"visit_1"}',
+      next_attempt_at: null,
+      created_at: now,
+      updated_at: now,
     }
     await deps.deliveries.put(delivery)
 
@@ -141,7 +157,8 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
     expect(JSON.parse(Buffer.from(task.httpRequest.body, 'base64').toString('utf8'))).toEqual({ v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 })
     // the endpoint queue got WEBHOOK_ENDPOINT_RATE
     const queue = api.requests.find((r) => r.path === `/v2/${LOCATION}/queues`)
-    expect((queue?.json as { rateLimits: unknown }).rateLimits).toMatchObject({ maxDispatchesPerSecond: 7 })
+    expect(queue, 'the queue-creating request').toBeDefined()
+    expect((queue!.json as { rateLimits: unknown }).rateLimits).toMatchObject({ maxDispatchesPerSecond: 7 })
   })
 })
 
@@ -169,7 +186,9 @@ describe('Secret Manager adapter → Secret Manager REST v1 (real client, loopba
       return googleError(400, 'INVALID_ARGUMENT')
     })
     closers.push(api.close)
-    const deps = await createTestDeps({ env: { SECRETS_BACKEND: 'secretmanager', GOOGLE_CLOUD_PROJECT: 'lsv-test', SECRET_MANAGER_EMULATOR_HOST: api.hostPort } })
+    const deps = await createTestDeps({
+      env: { SECRETS_BACKEND: 'secretmanager', GOOGLE_CLOUD_PROJECT: 'lsv-test', SECRET_MANAGER_EMULATOR_HOST: api.hostPort },
+    })
     closers.push(() => deps.cleanup())
 
     expect(await deps.secrets.get('key-pepper')).toBe('pepper-1')

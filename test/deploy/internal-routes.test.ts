@@ -15,10 +15,11 @@ const TASKS_SA = 'tasks-invoker@lsv-test.iam.gserviceaccount.com'
 const WORKER_URL = 'https://upsert-worker-123.europe-west1.run.app'
 const DISPATCHER_URL = 'https://webhook-dispatcher-123.europe-west1.run.app'
 
-const envelope = () => JSON.stringify({
-  message: { data: Buffer.from('{"not":"a batch"}').toString('base64'), attributes: {}, messageId: '42', publishTime: new Date().toISOString() },
-  subscription: 'projects/lsv-test/subscriptions/some-push',
-})
+const envelope = () =>
+  JSON.stringify({
+    message: { data: Buffer.from('{"not":"a batch"}').toString('base64'), attributes: {}, messageId: '42', publishTime: new Date().toISOString() },
+    subscription: 'projects/lsv-test/subscriptions/some-push',
+  })
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
 
@@ -55,11 +56,12 @@ describe('internal routes with identities configured (as deployed)', () => {
     await issuer?.close()
   })
 
-  const post = (url: string, token: string | null, body = envelope(), contentType = 'application/json') => fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body,
-  })
+  const post = (url: string, token: string | null, body = envelope(), contentType = 'application/json') =>
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body,
+    })
   const hourAgo = () => Math.floor(Date.now() / 1000) - 3600
 
   it('/pubsub/contact-batches: only the push identity with the worker audience gets through', async () => {
@@ -69,7 +71,7 @@ describe('internal routes with identities configured (as deployed)', () => {
       'tasks identity': await issuer.token(TASKS_SA, WORKER_URL),
       'another service account': await issuer.token('intruder@lsv-test.iam.gserviceaccount.com', WORKER_URL),
       'the dispatcher audience': await issuer.token(PUSH_SA, DISPATCHER_URL),
-      'expired': await issuer.token(PUSH_SA, WORKER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
+      expired: await issuer.token(PUSH_SA, WORKER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
       'email not verified': await issuer.token(PUSH_SA, WORKER_URL, { email_verified: false }),
       'another issuer': await issuer.token(PUSH_SA, WORKER_URL, { iss: 'https://accounts.google.com' }),
       'a key the issuer never published': await issuer.forge(PUSH_SA, WORKER_URL),
@@ -115,8 +117,8 @@ describe('internal routes with identities configured (as deployed)', () => {
     const refused = {
       'push identity': await issuer.token(PUSH_SA, DISPATCHER_URL),
       'worker audience': await issuer.token(TASKS_SA, WORKER_URL),
-      'expired': await issuer.token(TASKS_SA, DISPATCHER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
-      'forged': await issuer.forge(TASKS_SA, DISPATCHER_URL),
+      expired: await issuer.token(TASKS_SA, DISPATCHER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
+      forged: await issuer.forge(TASKS_SA, DISPATCHER_URL),
     }
     for (const [label, token] of Object.entries(refused)) {
       expect({ label, status: (await post(url, token, job)).status }).toEqual({ label, status: 401 })

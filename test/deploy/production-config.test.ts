@@ -17,25 +17,59 @@ const url = (s: string) => `https://${s}-123456.europe-west1.run.app`
 
 type Env = Record<string, string>
 const common: Env = { NODE_ENV: 'production', GOOGLE_CLOUD_PROJECT: 'lsv-prod', STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', LOG_LEVEL: 'info' }
-const taskCreator: Env = { TASKS_BACKEND: 'cloudtasks', GOOGLE_CLOUD_REGION: 'europe-west1', DISPATCHER_URL: url('webhook-dispatcher'), TASKS_SERVICE_ACCOUNT: TASKS_SA, WEBHOOK_ENDPOINT_RATE: '100' }
+const taskCreator: Env = {
+  TASKS_BACKEND: 'cloudtasks',
+  GOOGLE_CLOUD_REGION: 'europe-west1',
+  DISPATCHER_URL: url('webhook-dispatcher'),
+  TASKS_SERVICE_ACCOUNT: TASKS_SA,
+  WEBHOOK_ENDPOINT_RATE: '100',
+}
 /** the shape infra/service-env.tf gives each service (test/deploy/service-needs.test.ts checks the file) */
 const DEPLOYED: Record<ServiceName, Env> = {
   'edge-ingest': { ...common, SECRETS_BACKEND: 'secretmanager', EDGE_DOMAIN: 'edge.example.com', KEY_PEPPER: 'p' },
   'portal-api': {
-    ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PORTAL_BASE_URL: 'https://portal.example.com',
-    EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com', KEY_PEPPER: 'p', OPERATOR_TOKEN: 'o',
+    ...common,
+    ...taskCreator,
+    SECRETS_BACKEND: 'secretmanager',
+    PORTAL_BASE_URL: 'https://portal.example.com',
+    EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com',
+    KEY_PEPPER: 'p',
+    OPERATOR_TOKEN: 'o',
   },
   'upsert-worker': { ...common, PUSH_AUDIENCE: url('upsert-worker'), PUSH_SERVICE_ACCOUNT: PUSH_SA },
   'webhook-dispatcher': {
-    ...common, ...taskCreator, SECRETS_BACKEND: 'secretmanager', PORTAL_BASE_URL: 'https://portal.example.com',
-    PUSH_AUDIENCE: url('webhook-dispatcher'), PUSH_SERVICE_ACCOUNT: PUSH_SA,
+    ...common,
+    ...taskCreator,
+    SECRETS_BACKEND: 'secretmanager',
+    PORTAL_BASE_URL: 'https://portal.example.com',
+    PUSH_AUDIENCE: url('webhook-dispatcher'),
+    PUSH_SERVICE_ACCOUNT: PUSH_SA,
   },
 }
 const REQUIRED: Record<ServiceName, string[]> = {
   'edge-ingest': ['STORE_BACKEND', 'QUEUE_BACKEND', 'SECRETS_BACKEND'],
-  'portal-api': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT', 'PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
+  'portal-api': [
+    'STORE_BACKEND',
+    'QUEUE_BACKEND',
+    'TASKS_BACKEND',
+    'SECRETS_BACKEND',
+    'DISPATCHER_URL',
+    'TASKS_SERVICE_ACCOUNT',
+    'PORTAL_BASE_URL',
+    'EDGE_BASE_URL_TEMPLATE',
+  ],
   'upsert-worker': ['STORE_BACKEND', 'QUEUE_BACKEND', 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT'],
-  'webhook-dispatcher': ['STORE_BACKEND', 'QUEUE_BACKEND', 'TASKS_BACKEND', 'SECRETS_BACKEND', 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT', 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT', 'PORTAL_BASE_URL'],
+  'webhook-dispatcher': [
+    'STORE_BACKEND',
+    'QUEUE_BACKEND',
+    'TASKS_BACKEND',
+    'SECRETS_BACKEND',
+    'PUSH_AUDIENCE',
+    'PUSH_SERVICE_ACCOUNT',
+    'DISPATCHER_URL',
+    'TASKS_SERVICE_ACCOUNT',
+    'PORTAL_BASE_URL',
+  ],
 }
 
 const without = (env: Env, name: string): Env => Object.fromEntries(Object.entries(env).filter(([k]) => k !== name))
@@ -81,15 +115,26 @@ describe('production configuration per service', () => {
 
   it('refuses every local-only wiring variable in production without LOCAL_WIRING', () => {
     const values: Env = {
-      FIRESTORE_EMULATOR_HOST: '127.0.0.1:8085', PUBSUB_EMULATOR_HOST: '127.0.0.1:8086', CLOUD_TASKS_EMULATOR_HOST: '127.0.0.1:8123',
-      SECRET_MANAGER_EMULATOR_HOST: '127.0.0.1:8124', OIDC_ISSUER: 'http://127.0.0.1:8125', OIDC_JWKS_URL: 'http://127.0.0.1:8125/jwks', ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      FIRESTORE_EMULATOR_HOST: '127.0.0.1:8085',
+      PUBSUB_EMULATOR_HOST: '127.0.0.1:8086',
+      CLOUD_TASKS_EMULATOR_HOST: '127.0.0.1:8123',
+      SECRET_MANAGER_EMULATOR_HOST: '127.0.0.1:8124',
+      OIDC_ISSUER: 'http://127.0.0.1:8125',
+      OIDC_JWKS_URL: 'http://127.0.0.1:8125/jwks',
+      ALLOW_LOOPBACK_WEBHOOKS: 'true',
     }
     expect(Object.keys(values).sort()).toEqual([...LOCAL_WIRING_VARIABLES].sort())
     for (const [name, value] of Object.entries(values)) {
       const env = { ...DEPLOYED['webhook-dispatcher'], [name]: value }
       // the OIDC pair is refused on whichever of the two comes first; both are local-only
-      const err = configError(name.startsWith('OIDC_') ? { ...env, OIDC_ISSUER: values.OIDC_ISSUER!, OIDC_JWKS_URL: values.OIDC_JWKS_URL! } : env, 'webhook-dispatcher')
-      expect({ name, refused: err?.variable?.startsWith(name.startsWith('OIDC_') ? 'OIDC_' : name), message: err?.message }).toMatchObject({ name, refused: true })
+      const err = configError(
+        name.startsWith('OIDC_') ? { ...env, OIDC_ISSUER: values.OIDC_ISSUER!, OIDC_JWKS_URL: values.OIDC_JWKS_URL! } : env,
+        'webhook-dispatcher',
+      )
+      expect({ name, refused: err?.variable?.startsWith(name.startsWith('OIDC_') ? 'OIDC_' : name), message: err?.message }).toMatchObject({
+        name,
+        refused: true,
+      })
       expect(err?.message).toMatch(/production/)
     }
     // all of them together are accepted with LOCAL_WIRING=true (all on loopback)
@@ -114,8 +159,10 @@ describe('production configuration per service', () => {
   it('with LOCAL_WIRING every stand-in must be on loopback', () => {
     const base = { ...DEPLOYED['webhook-dispatcher'], LOCAL_WIRING: 'true' }
     for (const [name, value] of [
-      ['FIRESTORE_EMULATOR_HOST', '10.0.0.5:8085'], ['PUBSUB_EMULATOR_HOST', 'pubsub.internal:8086'],
-      ['CLOUD_TASKS_EMULATOR_HOST', '192.168.1.1:8123'], ['SECRET_MANAGER_EMULATOR_HOST', '[2001:db8::1]:8124'],
+      ['FIRESTORE_EMULATOR_HOST', '10.0.0.5:8085'],
+      ['PUBSUB_EMULATOR_HOST', 'pubsub.internal:8086'],
+      ['CLOUD_TASKS_EMULATOR_HOST', '192.168.1.1:8123'],
+      ['SECRET_MANAGER_EMULATOR_HOST', '[2001:db8::1]:8124'],
       ['CLOUD_TASKS_EMULATOR_HOST', 'localhost.evil.example:8123'],
     ] as const) {
       const err = configError({ ...base, [name]: value }, 'webhook-dispatcher')
@@ -161,14 +208,42 @@ function runServer(service: ServiceName, env: Env): Promise<{ code: number | nul
 
 describe('server.ts stops at start-up (exit 78, EX_CONFIG) naming the variable', () => {
   const cases: Array<[ServiceName, Env, RegExp]> = [
-    ['upsert-worker', without(DEPLOYED['upsert-worker'], 'PUSH_SERVICE_ACCOUNT'), /upsert-worker: configuration error: PUSH_SERVICE_ACCOUNT is required in production/],
-    ['webhook-dispatcher', without(DEPLOYED['webhook-dispatcher'], 'PUSH_AUDIENCE'), /webhook-dispatcher: configuration error: PUSH_AUDIENCE is required in production/],
-    ['webhook-dispatcher', without(without(DEPLOYED['webhook-dispatcher'], 'TASKS_SERVICE_ACCOUNT'), 'DISPATCHER_URL'), /webhook-dispatcher: configuration error: DISPATCHER_URL is required in production/],
-    ['portal-api', without(without(DEPLOYED['portal-api'], 'DISPATCHER_URL'), 'TASKS_SERVICE_ACCOUNT'), /portal-api: configuration error: DISPATCHER_URL is required in production/],
-    ['edge-ingest', without(DEPLOYED['edge-ingest'], 'STORE_BACKEND'), /edge-ingest: configuration error: STORE_BACKEND is not set \(the default is embedded\)/],
+    [
+      'upsert-worker',
+      without(DEPLOYED['upsert-worker'], 'PUSH_SERVICE_ACCOUNT'),
+      /upsert-worker: configuration error: PUSH_SERVICE_ACCOUNT is required in production/,
+    ],
+    [
+      'webhook-dispatcher',
+      without(DEPLOYED['webhook-dispatcher'], 'PUSH_AUDIENCE'),
+      /webhook-dispatcher: configuration error: PUSH_AUDIENCE is required in production/,
+    ],
+    [
+      'webhook-dispatcher',
+      without(without(DEPLOYED['webhook-dispatcher'], 'TASKS_SERVICE_ACCOUNT'), 'DISPATCHER_URL'),
+      /webhook-dispatcher: configuration error: DISPATCHER_URL is required in production/,
+    ],
+    [
+      'portal-api',
+      without(without(DEPLOYED['portal-api'], 'DISPATCHER_URL'), 'TASKS_SERVICE_ACCOUNT'),
+      /portal-api: configuration error: DISPATCHER_URL is required in production/,
+    ],
+    [
+      'edge-ingest',
+      without(DEPLOYED['edge-ingest'], 'STORE_BACKEND'),
+      /edge-ingest: configuration error: STORE_BACKEND is not set \(the default is embedded\)/,
+    ],
     ['portal-api', without(DEPLOYED['portal-api'], 'PORTAL_BASE_URL'), /portal-api: configuration error: PORTAL_BASE_URL is required in production/],
-    ['webhook-dispatcher', without(DEPLOYED['webhook-dispatcher'], 'PORTAL_BASE_URL'), /webhook-dispatcher: configuration error: PORTAL_BASE_URL is required in production/],
-    ['upsert-worker', { ...DEPLOYED['upsert-worker'], PUBSUB_EMULATOR_HOST: '127.0.0.1:8086' }, /PUBSUB_EMULATOR_HOST is local-only wiring and refused in production/],
+    [
+      'webhook-dispatcher',
+      without(DEPLOYED['webhook-dispatcher'], 'PORTAL_BASE_URL'),
+      /webhook-dispatcher: configuration error: PORTAL_BASE_URL is required in production/,
+    ],
+    [
+      'upsert-worker',
+      { ...DEPLOYED['upsert-worker'], PUBSUB_EMULATOR_HOST: '127.0.0.1:8086' },
+      /PUBSUB_EMULATOR_HOST is local-only wiring and refused in production/,
+    ],
     ['upsert-worker', { ...DEPLOYED['upsert-worker'], LOCAL_WIRING: 'true', K_SERVICE: 'upsert-worker' }, /LOCAL_WIRING must not be set on Cloud Run/],
   ]
   it.each(cases)('%s with a broken environment: exit 78 and the message', { timeout: 120_000 }, async (service, env, message) => {

@@ -38,7 +38,7 @@ function closingBrace(text: string): number {
   throw new Error(`unbalanced object: ${text.slice(0, 60)}`)
 }
 
-const unwrap = (v: string) => (/^\$\{(.*)\}$/s.exec(v)?.[1] ?? JSON.stringify(v))
+const unwrap = (v: string) => /^\$\{(.*)\}$/s.exec(v)?.[1] ?? JSON.stringify(v)
 
 /**
  * local.service_env[service] as `KEY → expression`: `merge(local.a, local.b, { … })` with the
@@ -63,7 +63,11 @@ function serviceEnv(tf: Terraform, service: ServiceName): Entries {
     if (rest.startsWith('{')) {
       const end = closingBrace(rest)
       Object.assign(out, objectEntries(rest.slice(1, end)))
-      rest = rest.slice(end + 1).trim().replace(/^,/, '').trim()
+      rest = rest
+        .slice(end + 1)
+        .trim()
+        .replace(/^,/, '')
+        .trim()
       continue
     }
     throw new Error(`service_env["${service}"]: cannot read ${rest.slice(0, 60)}`)
@@ -72,7 +76,10 @@ function serviceEnv(tf: Terraform, service: ServiceName): Entries {
 }
 
 const BACKEND_ENV: Record<Backend, [string, string]> = {
-  store: ['STORE_BACKEND', 'firestore'], queue: ['QUEUE_BACKEND', 'pubsub'], tasks: ['TASKS_BACKEND', 'cloudtasks'], secrets: ['SECRETS_BACKEND', 'secretmanager'],
+  store: ['STORE_BACKEND', 'firestore'],
+  queue: ['QUEUE_BACKEND', 'pubsub'],
+  tasks: ['TASKS_BACKEND', 'cloudtasks'],
+  secrets: ['SECRETS_BACKEND', 'secretmanager'],
 }
 const PUSH_SA = 'google_service_account.pubsub_push.email'
 const TASKS_SA = 'google_service_account.tasks_invoker.email'
@@ -85,8 +92,13 @@ function sample(key: string, expression: string): string {
   if (expression.endsWith('.email')) return `${expression.split('.')[1]}@lsv-prod.iam.gserviceaccount.com`
   if (expression.startsWith('local.service_url')) return `https://${/"([^"]+)"/.exec(expression)![1]}-123456.europe-west1.run.app`
   const samples: Record<string, string> = {
-    GOOGLE_CLOUD_PROJECT: 'lsv-prod', GOOGLE_CLOUD_REGION: 'europe-west1', EDGE_DOMAIN: 'edge.example.com', PARTNERCRM_TOKEN_CUTOVER: '',
-    PORTAL_BASE_URL: 'https://portal.example.com', EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com', WEBHOOK_ENDPOINT_RATE: '100',
+    GOOGLE_CLOUD_PROJECT: 'lsv-prod',
+    GOOGLE_CLOUD_REGION: 'europe-west1',
+    EDGE_DOMAIN: 'edge.example.com',
+    PARTNERCRM_TOKEN_CUTOVER: '',
+    PORTAL_BASE_URL: 'https://portal.example.com',
+    EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com',
+    WEBHOOK_ENDPOINT_RATE: '100',
   }
   if (key in samples) return samples[key]!
   throw new Error(`no sample for ${key} = ${expression}`)
@@ -136,7 +148,7 @@ describe('infra/service-env.tf against shared/src/config/services.ts', () => {
   it('Pub/Sub push presents the identity and audience the push routes check', async () => {
     const tf = await loadTerraform()
     const subs = Object.values(tf.resource.google_pubsub_subscription ?? {}).flat()
-    const pushes = subs.flatMap((s) => ((s.push_config as Array<Record<string, unknown>> | undefined) ?? []))
+    const pushes = subs.flatMap((s) => (s.push_config as Array<Record<string, unknown>> | undefined) ?? [])
     expect(pushes.length).toBeGreaterThan(0)
     for (const push of pushes) {
       const oidc = (push.oidc_token as Array<Record<string, string>>)[0]!

@@ -91,7 +91,13 @@ describe('embedded db: groupCommit', () => {
     const version = () => (observer.prepare('PRAGMA data_version').get() as { data_version: number }).data_version
     const before = version()
     const insert = edb.db.prepare('INSERT INTO t (id) VALUES (?)')
-    const results = await Promise.allSettled([1, 2, 0, 3].map((id) => edb.groupCommit(() => { insert.run(id) })))
+    const results = await Promise.allSettled(
+      [1, 2, 0, 3].map((id) =>
+        edb.groupCommit(() => {
+          insert.run(id)
+        }),
+      ),
+    )
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
     expect(version() - before).toBe(1)
     const ids = (observer.prepare('SELECT id FROM t ORDER BY id').all() as Array<{ id: number }>).map((r) => r.id)
@@ -103,7 +109,9 @@ describe('embedded db: groupCommit', () => {
     cleanups.push(cleanup)
     const edb = openEmbeddedDb(dir)
     edb.db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)')
-    const pending = edb.groupCommit(() => { edb.db.prepare('INSERT INTO t (id) VALUES (7)').run() })
+    const pending = edb.groupCommit(() => {
+      edb.db.prepare('INSERT INTO t (id) VALUES (7)').run()
+    })
     edb.close()
     await expect(pending).resolves.toBeUndefined()
     await expect(edb.groupCommit(() => {})).rejects.toThrow('database closed')
@@ -132,9 +140,13 @@ describe('embedded db: housekeeping off the event loop', () => {
     }
     // without anyone calling for it, the thread checkpoints and the WAL shrinks back (automatic
     // checkpoints being off, without the thread it would hold all 64 MiB for good)
-    await waitFor(() => {
-      insert.run(Buffer.alloc(16))
-      return walBytes() < 8 * 1024 * 1024
-    }, 'the WAL checkpointed and truncated', 30_000)
+    await waitFor(
+      () => {
+        insert.run(Buffer.alloc(16))
+        return walBytes() < 8 * 1024 * 1024
+      },
+      'the WAL checkpointed and truncated',
+      30_000,
+    )
   })
 })

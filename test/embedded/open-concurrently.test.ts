@@ -28,7 +28,9 @@ it('8 processes opening the same fresh folder at the same moment all succeed (10
   for (const d of dirs) mkdirSync(d)
   const children = Array.from({ length: PROCESSES }, () => {
     const child = spawn(node, [fixture, ...dirs], { stdio: ['pipe', 'pipe', 'inherit'] })
-    cleanups.push(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+    cleanups.push(() => {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    })
     const out = { child, text: '', exited: new Promise<number | null>((r) => child.on('exit', r)) }
     child.stdout.on('data', (d: Buffer) => (out.text += d.toString()))
     return out

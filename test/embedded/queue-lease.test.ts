@@ -41,7 +41,9 @@ it('a message held by a consumer that is SIGKILLed goes to another consumer once
   const id = await queue.publish('contact-batches', Buffer.from('batch in flight during a crash'))
 
   const child = spawn(node, [fixture, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
-  cleanups.push(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  })
   let out = ''
   child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   await waitFor(() => out.includes(`took ${id}`), 'the child to take the message', 60_000)

@@ -43,7 +43,8 @@ function rows(dir: string): Record<string, number> {
   const db = new DatabaseSync(join(dir, 'platform.db'), { readOnly: true })
   try {
     const out: Record<string, number> = {}
-    for (const r of db.prepare('SELECT topic, count(*) AS n FROM queue_messages GROUP BY topic').all() as Array<{ topic: string; n: number }>) out[r.topic] = r.n
+    for (const r of db.prepare('SELECT topic, count(*) AS n FROM queue_messages GROUP BY topic').all() as Array<{ topic: string; n: number }>)
+      out[r.topic] = r.n
     return out
   } finally {
     db.close()
@@ -52,10 +53,14 @@ function rows(dir: string): Record<string, number> {
 
 async function drain(queue: ReturnType<typeof adapter>['queue'], topic: Topic, expected: number, maxInFlight = 10): Promise<QueueMessage[]> {
   const got: QueueMessage[] = []
-  const sub = await queue.subscribe(topic, async (m) => {
-    got.push(m)
-    return 'ack'
-  }, { maxInFlight })
+  const sub = await queue.subscribe(
+    topic,
+    async (m) => {
+      got.push(m)
+      return 'ack'
+    },
+    { maxInFlight },
+  )
   await waitFor(() => got.length >= expected, `${expected} deliveries on ${topic}`)
   await sleep(200) // room for an extra delivery to show up
   await sub.close() // waits for the acks to commit

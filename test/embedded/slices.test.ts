@@ -3,7 +3,9 @@ import { nextSlice } from '@lsv/shared/lib/slices.ts'
 
 const busy = (ms: number) => {
   const end = performance.now() + ms
-  while (performance.now() < end) { /* a synchronous slice of work, as a 500-document transaction */ }
+  while (performance.now() < end) {
+    /* a synchronous slice of work, as a 500-document transaction */
+  }
 }
 
 /**
@@ -13,13 +15,15 @@ const busy = (ms: number) => {
 it('lets the event loop turn between any two slices, however many jobs are waiting', async () => {
   const events: string[] = []
   const ticker = setInterval(() => events.push('turn'), 0)
-  await Promise.all([0, 1, 2, 3].map(async (job) => {
-    for (let slice = 0; slice < 5; slice++) {
-      await nextSlice()
-      busy(3)
-      events.push(`job${job}`)
-    }
-  }))
+  await Promise.all(
+    [0, 1, 2, 3].map(async (job) => {
+      for (let slice = 0; slice < 5; slice++) {
+        await nextSlice()
+        busy(3)
+        events.push(`job${job}`)
+      }
+    }),
+  )
   clearInterval(ticker)
   const slices = events.filter((e) => e !== 'turn')
   expect(slices).toHaveLength(20)

@@ -28,7 +28,9 @@ describe('write gate: turns between a serving and a background thread', () => {
     const clear = serving.clear()
     expect(clear).not.toBeNull()
     let cleared = false
-    void clear!.then(() => { cleared = true })
+    void clear!.then(() => {
+      cleared = true
+    })
     await sleep(20)
     expect(cleared).toBe(false) // the event loop ran meanwhile (this test's timer fired)
     background.leave()
@@ -68,7 +70,7 @@ describe('write gate: turns between a serving and a background thread', () => {
     serving.done()
   })
 
-  it('two threads on one file: the main thread\'s grouped writes get in while another thread upserts a batch', async () => {
+  it("two threads on one file: the main thread's grouped writes get in while another thread upserts a batch", async () => {
     const { dir, cleanup } = tempDataDir()
     cleanups.push(cleanup)
     const buffer = createWriteGateBuffer()
@@ -82,7 +84,9 @@ describe('write gate: turns between a serving and a background thread', () => {
     await new Promise((resolve) => worker.once('message', resolve)) // ready
     const done = new Promise<{ transactions: number }>((resolve) => worker.once('message', resolve))
     let finished = false
-    void done.then(() => { finished = true })
+    void done.then(() => {
+      finished = true
+    })
     worker.postMessage('go')
 
     // one write every 5 ms from the main thread for as long as the batch runs

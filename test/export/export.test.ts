@@ -20,11 +20,24 @@ const seedMerge: MergeFn = (existing: ContactRecord | null, input: ContactUpsert
   const p = input.patch
   return {
     id: contactIdFor(accountId, input.source, input.external_id),
-    account_id: accountId, source: input.source, external_id: input.external_id, subject_type: 'contact',
-    identity: p.identity ?? {}, company: p.company ?? {}, location: p.location ?? {},
-    business_email: p.business_email ?? null, emails: p.emails ?? [], phones: p.phones ?? [], traits: p.traits ?? [],
-    custom_fields: p.custom_fields ?? {}, name_source: 'manual', resolved_by: input.resolved_by ?? null,
-    first_seen_at: input.at, last_seen_at: input.at, updated_at: input.at, versions: {},
+    account_id: accountId,
+    source: input.source,
+    external_id: input.external_id,
+    subject_type: 'contact',
+    identity: p.identity ?? {},
+    company: p.company ?? {},
+    location: p.location ?? {},
+    business_email: p.business_email ?? null,
+    emails: p.emails ?? [],
+    phones: p.phones ?? [],
+    traits: p.traits ?? [],
+    custom_fields: p.custom_fields ?? {},
+    name_source: 'manual',
+    resolved_by: input.resolved_by ?? null,
+    first_seen_at: input.at,
+    last_seen_at: input.at,
+    updated_at: input.at,
+    versions: {},
   }
 }
 
@@ -40,7 +53,10 @@ function schemaErrors(row: Record<string, unknown>, fields: BigQueryField[], pat
     const v = row[f.name]
     const at = `${path}${f.name}`
     if (f.mode === 'REPEATED') {
-      if (!Array.isArray(v)) { errors.push(`${at}: not an array`); continue }
+      if (!Array.isArray(v)) {
+        errors.push(`${at}: not an array`)
+        continue
+      }
       for (const [i, item] of v.entries()) {
         if (f.type === 'RECORD') errors.push(...schemaErrors(item as Record<string, unknown>, f.fields!, `${at}[${i}].`))
       }
@@ -68,20 +84,30 @@ class Collect extends Writable {
 const stderr = () => Object.assign(new Collect(), { isTTY: false })
 
 async function seed(deps: PlatformDeps, accountId: string, n: number): Promise<void> {
-  const inputs = Array.from({ length: n }, (_, i): ContactUpsertInput => ({
-    source: 'crm', external_id: `ext-${i}`, writer: 'manual', at: `2026-09-0${1 + (i % 9)}T10:00:00.000Z`, origin: `seed:${i}`,
-    resolved_by: i === 0 ? 'form' : null,
-    patch: {
-      identity: { first_name: `First${i}`, last_name: 'Last', full_name: `First${i} Last`, title: i % 2 ? 'CTO' : null },
-      company: { name: 'Acme', domain: 'acme.example' },
-      location: { city: 'Lyon', state: null, postal_code: '69001' },
-      business_email: `p${i}@acme.example`,
-      emails: [{ value: `p${i}@acme.example`, kind: 'work', verified: true }, { value: null, kind: null, verified: null }],
-      phones: i % 2 ? [{ value: '+33100000000', kind: 'mobile', dnc: null, dnc_known: false }] : [],
-      traits: [{ key: 'age', label: 'Age', value: '30-40', group: 'demographics' }],
-      custom_fields: i === 0 ? { plan: { value: ['a', 'b'], source: 'manual', enriched_at: null } } : {},
-    },
-  }))
+  const inputs = Array.from(
+    { length: n },
+    (_, i): ContactUpsertInput => ({
+      source: 'crm',
+      external_id: `ext-${i}`,
+      writer: 'manual',
+      at: `2026-09-0${1 + (i % 9)}T10:00:00.000Z`,
+      origin: `seed:${i}`,
+      resolved_by: i === 0 ? 'form' : null,
+      patch: {
+        identity: { first_name: `First${i}`, last_name: 'Last', full_name: `First${i} Last`, title: i % 2 ? 'CTO' : null },
+        company: { name: 'Acme', domain: 'acme.example' },
+        location: { city: 'Lyon', state: null, postal_code: '69001' },
+        business_email: `p${i}@acme.example`,
+        emails: [
+          { value: `p${i}@acme.example`, kind: 'work', verified: true },
+          { value: null, kind: null, verified: null },
+        ],
+        phones: i % 2 ? [{ value: '+33100000000', kind: 'mobile', dnc: null, dnc_known: false }] : [],
+        traits: [{ key: 'age', label: 'Age', value: '30-40', group: 'demographics' }],
+        custom_fields: i === 0 ? { plan: { value: ['a', 'b'], source: 'manual', enriched_at: null } } : {},
+      },
+    }),
+  )
   const outcomes = await deps.contacts.upsertBatch(accountId, inputs, seedMerge)
   expect(outcomes.every((o) => o.result === 'created')).toBe(true)
 }
@@ -123,15 +149,25 @@ for (const b of backends) {
       expect(code, err.text).toBe(0)
       const text = readFileSync(out, 'utf8')
       expect(text.endsWith('\n')).toBe(true)
-      const rows = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)
+      const rows = text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
       expect(rows).toHaveLength(23)
       for (const row of rows) expect(schemaErrors(row, SCHEMA)).toEqual([])
       const expectedIds = Array.from({ length: 23 }, (_, i) => contactIdFor(a.id, 'crm', `ext-${i}`)).sort()
       expect(rows.map((r) => r.contact_id)).toEqual(expectedIds)
       const first = rows.find((r) => r.external_id === 'ext-0')!
       expect(first).toMatchObject({
-        account_id: a.id, source: 'crm', op: 'upsert', changed_at: '2026-09-01T10:00:00.000Z', first_name: 'First0',
-        company_domain: 'acme.example', postal_code: '69001', resolved_by: 'form', name_source: 'manual',
+        account_id: a.id,
+        source: 'crm',
+        op: 'upsert',
+        changed_at: '2026-09-01T10:00:00.000Z',
+        first_name: 'First0',
+        company_domain: 'acme.example',
+        postal_code: '69001',
+        resolved_by: 'form',
+        name_source: 'manual',
       })
       expect(JSON.parse(first.custom_fields as string)).toEqual({ plan: { enriched_at: null, source: 'manual', value: ['a', 'b'] } })
       expect(err.text).toMatch(/exported 23 contact\(s\) of 1 account/)
@@ -140,7 +176,10 @@ for (const b of backends) {
     it('accepts the account id as well as the public id, and writes to stdout without --out', async () => {
       const out = new Collect()
       expect(await runExport(['--account', other.id], { deps, stdout: out, stderr: stderr() })).toBe(0)
-      const rows = out.text.trimEnd().split('\n').map((l) => JSON.parse(l) as { account_id: string })
+      const rows = out.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { account_id: string })
       expect(rows).toHaveLength(4)
       expect(new Set(rows.map((r) => r.account_id))).toEqual(new Set([other.id]))
     })
@@ -149,7 +188,10 @@ for (const b of backends) {
       const out = new Collect()
       const err = stderr()
       expect(await runExport(['--all', '--page-size', '7'], { deps, stdout: out, stderr: err })).toBe(0)
-      const rows = out.text.trimEnd().split('\n').map((l) => JSON.parse(l) as { account_id: string })
+      const rows = out.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { account_id: string })
       // the store may hold other tests' accounts (shared emulator): count only ours
       expect(rows.filter((r) => r.account_id === a.id)).toHaveLength(23)
       expect(rows.filter((r) => r.account_id === other.id)).toHaveLength(4)
@@ -181,6 +223,7 @@ for (const b of backends) {
     it('shows a progress line only when stderr is a terminal', async () => {
       const tty = Object.assign(new Collect(), { isTTY: true })
       expect(await runExport(['--account', a.public_id], { deps, stdout: new Collect(), stderr: tty })).toBe(0)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI erase-line sequence a TTY progress line starts with
       expect(tty.text).toMatch(/\rexporting|\r\x1b\[2Kexporting/)
       const pipe = stderr()
       expect(await runExport(['--account', a.public_id], { deps, stdout: new Collect(), stderr: pipe })).toBe(0)

@@ -45,13 +45,42 @@ beforeAll(async () => {
   tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, permittedTiers: [1] })
   account = tenant.account
   const at = '2026-09-01T10:00:00.000Z'
-  await deps.contacts.upsertBatch(account.id, Array.from({ length: 20 }, (_, i) => ({
-    source: 'crm', external_id: `e${i}`, writer: 'manual' as const, at, origin: `seed:${i}`, resolved_by: null, patch: { business_email: `p${i}@acme.example` },
-  })), (existing, input, accountId) => existing ? null : {
-    id: contactIdFor(accountId, input.source, input.external_id), account_id: accountId, source: input.source, external_id: input.external_id, subject_type: 'contact', identity: {}, company: {}, location: {},
-    business_email: input.patch.business_email ?? null, emails: [], phones: [], traits: [], custom_fields: {}, name_source: 'manual', resolved_by: null,
-    first_seen_at: at, last_seen_at: at, updated_at: at, versions: {},
-  })
+  await deps.contacts.upsertBatch(
+    account.id,
+    Array.from({ length: 20 }, (_, i) => ({
+      source: 'crm',
+      external_id: `e${i}`,
+      writer: 'manual' as const,
+      at,
+      origin: `seed:${i}`,
+      resolved_by: null,
+      patch: { business_email: `p${i}@acme.example` },
+    })),
+    (existing, input, accountId) =>
+      existing
+        ? null
+        : {
+            id: contactIdFor(accountId, input.source, input.external_id),
+            account_id: accountId,
+            source: input.source,
+            external_id: input.external_id,
+            subject_type: 'contact',
+            identity: {},
+            company: {},
+            location: {},
+            business_email: input.patch.business_email ?? null,
+            emails: [],
+            phones: [],
+            traits: [],
+            custom_fields: {},
+            name_source: 'manual',
+            resolved_by: null,
+            first_seen_at: at,
+            last_seen_at: at,
+            updated_at: at,
+            versions: {},
+          },
+  )
 })
 
 afterAll(async () => {
@@ -64,7 +93,10 @@ describe('export stream handling', () => {
     const { deps: d, calls } = counting()
     const out = new Collect()
     const err = stderr()
-    expect({ code: await runExport(['--account', account.public_id, '--page-size', '2'], { deps: d, stdout: out, stderr: err }), err: err.text }).toEqual({ code: 0, err: expect.stringMatching(/^exported 20 contact\(s\) of 1 account/) })
+    expect({ code: await runExport(['--account', account.public_id, '--page-size', '2'], { deps: d, stdout: out, stderr: err }), err: err.text }).toEqual({
+      code: 0,
+      err: expect.stringMatching(/^exported 20 contact\(s\) of 1 account/),
+    })
     expect(out.text.trimEnd().split('\n')).toHaveLength(20)
     expect(calls()).toBe(11)
   })

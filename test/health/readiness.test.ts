@@ -27,11 +27,13 @@ afterEach(async () => {
 function get(port: number, path: string, agent?: http.Agent): Promise<{ status: number; body: unknown; ms: number }> {
   const start = performance.now()
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, agent: agent ?? false }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), ms: performance.now() - start }))
-    }).on('error', reject)
+    http
+      .get({ host: '127.0.0.1', port, path, agent: agent ?? false }, (res) => {
+        let text = ''
+        res.on('data', (d) => (text += d))
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text), ms: performance.now() - start }))
+      })
+      .on('error', reject)
   })
 }
 
@@ -91,7 +93,10 @@ describe('/readyz of each service', () => {
     expect((await get(port, '/healthz')).status).toBe(200)
   })
 
-  it.each([['edge-ingest', buildEdge], ['upsert-worker', buildWorker]] as const)('%s: 503 naming the queue once the embedded queue is closed', async (_name, build) => {
+  it.each([
+    ['edge-ingest', buildEdge],
+    ['upsert-worker', buildWorker],
+  ] as const)('%s: 503 naming the queue once the embedded queue is closed', async (_name, build) => {
     const d = await deps()
     const app = await build(d)
     cleanups.push(() => app.close())

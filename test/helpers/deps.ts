@@ -31,7 +31,13 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Pla
     KEY_PEPPER: TEST_PEPPER,
     ALLOW_LOOPBACK_WEBHOOKS: 'true',
     ...(backend === 'emulators'
-      ? { STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', GOOGLE_CLOUD_PROJECT: emulators.project, FIRESTORE_EMULATOR_HOST: emulators.firestore!, PUBSUB_EMULATOR_HOST: emulators.pubsub! }
+      ? {
+          STORE_BACKEND: 'firestore',
+          QUEUE_BACKEND: 'pubsub',
+          GOOGLE_CLOUD_PROJECT: emulators.project,
+          FIRESTORE_EMULATOR_HOST: emulators.firestore!,
+          PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+        }
       : { STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded' }),
     ...options.env,
   }

@@ -18,7 +18,15 @@
  */
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldType, FieldMapping, IntegrationRecord, LocationRecord, Scope, Tier,
+  AccountRecord,
+  ApiKeyRecord,
+  ConnectionRecord,
+  CustomFieldType,
+  FieldMapping,
+  IntegrationRecord,
+  LocationRecord,
+  Scope,
+  Tier,
 } from '@lsv/shared/model/records.ts'
 import type { CreatedApiKey, CreatedConnection, CreatedIntegration, CreatedLocation } from '@lsv/shared/contract/admin.ts'
 import { generateApiKey, generateSourceToken, hashSecret } from '@lsv/shared/domain/auth/hashing.ts'
@@ -28,7 +36,7 @@ import { newId, prefixedId } from '@lsv/shared/model/ids.ts'
 import { randomSuffix } from './embedded.ts'
 import { TEST_OPERATOR_TOKEN } from './test-secrets.ts'
 
-export interface KeySpec {
+interface KeySpec {
   /** default: `contacts:write` (the management API's default; through it, no scopes are sent) */
   scopes?: Scope[]
   name?: string | null
@@ -61,9 +69,9 @@ export interface TenantSpec {
 
 /** A bare account: no name, domains, connections or keys (spread it and add what the test needs). */
 export const ACCOUNT_ONLY: TenantSpec = { name: null, authorizedDomains: [], api: false, webhook: false, partner: false }
-export const DEFAULT_TENANT_NAME = 'test tenant'
+const DEFAULT_TENANT_NAME = 'test tenant'
 
-export interface IssuedKey {
+interface IssuedKey {
   id: string
   /** the key itself (`lsk_…`) */
   key: string
@@ -93,7 +101,7 @@ export interface TenantIds {
 }
 
 /** A tenant made with the deps of the stack that serves it. */
-export interface TestTenant extends TenantIds {
+interface TestTenant extends TenantIds {
   /** Host header of edge requests: `<public_id>.<edgeDomain>` */
   host: string
   /** headers of a valid POST /v1/contacts with the main key */
@@ -121,8 +129,13 @@ export interface ManagedTenantIds extends TenantIds {
 export type ManagedTenant = ManagedTenantIds & TestTenant
 
 /** fastify's `inject` as far as the harness uses it (an app, or test/blackbox/client.ts over HTTP) */
-export interface ManagementApi {
-  inject(opts: { method: 'POST' | 'PUT'; url: string; headers: Record<string, string>; payload: object }): Promise<{ statusCode: number; body: string; json(): any }>
+interface ManagementApi {
+  inject(opts: {
+    method: 'POST' | 'PUT'
+    url: string
+    headers: Record<string, string>
+    payload: object
+  }): Promise<{ statusCode: number; body: string; json(): any }>
 }
 
 export interface ThroughManagementApi {
@@ -161,24 +174,46 @@ async function throughStore(deps: PlatformDeps, spec: TenantSpec): Promise<Store
   const now = new Date(deps.clock.now()).toISOString()
   const publicId = publicIdOf(spec)
   const account: AccountRecord = {
-    id: newId(), public_id: publicId, name: spec.name === undefined ? DEFAULT_TENANT_NAME : spec.name, active: true,
-    api_access: spec.apiAccess ?? true, permitted_tiers: spec.permittedTiers ?? [1, 2, 3],
-    authorized_domains: spec.authorizedDomains ?? ['example.com'], created_at: now, updated_at: now,
+    id: newId(),
+    public_id: publicId,
+    name: spec.name === undefined ? DEFAULT_TENANT_NAME : spec.name,
+    active: true,
+    api_access: spec.apiAccess ?? true,
+    permitted_tiers: spec.permittedTiers ?? [1, 2, 3],
+    authorized_domains: spec.authorizedDomains ?? ['example.com'],
+    created_at: now,
+    updated_at: now,
   }
   await deps.tenants.createAccount(account)
   const parts: Partial<StoredTenant> = { account, keys: {} }
   // the pepper is read only when something is hashed (deps without secrets can still make bare accounts)
   let pepper: string | undefined
-  const hash = async (secret: string) => hashSecret(pepper ??= await getKeyPepper(deps), secret)
+  const hash = async (secret: string) => hashSecret((pepper ??= await getKeyPepper(deps)), secret)
   const connection = (type: ConnectionRecord['type'], source: string, mappings: FieldMapping[] = [], tokenHashes: string[] = []): ConnectionRecord => ({
-    id: prefixedId(type === 'webhook' ? 'src' : 'con'), account_id: account.id, type, source, name: null, active: true,
-    field_mappings: mappings, token_hashes: tokenHashes.map((h) => ({ hash: h, expires_at: null })), created_at: now, updated_at: now,
+    id: prefixedId(type === 'webhook' ? 'src' : 'con'),
+    account_id: account.id,
+    type,
+    source,
+    name: null,
+    active: true,
+    field_mappings: mappings,
+    token_hashes: tokenHashes.map((h) => ({ hash: h, expires_at: null })),
+    created_at: now,
+    updated_at: now,
   })
   const apiKey = async (connectionId: string, spec: KeySpec = {}): Promise<{ key: string; record: ApiKeyRecord }> => {
     const key = generateApiKey()
     const record: ApiKeyRecord = {
-      id: prefixedId('key'), account_id: account.id, connection_id: connectionId, hash: await hash(key), prefix: key.slice(0, 8),
-      scopes: spec.scopes ?? DEFAULT_SCOPES, name: spec.name ?? null, expires_at: spec.expiresAt ?? null, revoked_at: spec.revokedAt ?? null, created_at: now,
+      id: prefixedId('key'),
+      account_id: account.id,
+      connection_id: connectionId,
+      hash: await hash(key),
+      prefix: key.slice(0, 8),
+      scopes: spec.scopes ?? DEFAULT_SCOPES,
+      name: spec.name ?? null,
+      expires_at: spec.expiresAt ?? null,
+      revoked_at: spec.revokedAt ?? null,
+      created_at: now,
     }
     await deps.tenants.createApiKey(record)
     return { key, record }
@@ -206,8 +241,13 @@ async function throughStore(deps: PlatformDeps, spec: TenantSpec): Promise<Store
     const locationId = locationIdOf(spec.partner ?? {})
     const locationToken = generateSourceToken()
     const location: LocationRecord = {
-      account_id: account.id, connection_id: partner.id, location_id: locationId,
-      token_hashes: [{ hash: await hash(locationToken), expires_at: null }], active: true, created_at: now, updated_at: now,
+      account_id: account.id,
+      connection_id: partner.id,
+      location_id: locationId,
+      token_hashes: [{ hash: await hash(locationToken), expires_at: null }],
+      active: true,
+      created_at: now,
+      updated_at: now,
     }
     await deps.tenants.putLocation(location)
     Object.assign(parts, { partner, partnerConnectionId: partner.id, locationId, locationToken })
@@ -218,9 +258,16 @@ async function throughStore(deps: PlatformDeps, spec: TenantSpec): Promise<Store
   if (spec.integration) {
     const signingSecret = generateSigningSecret()
     const integration: IntegrationRecord = {
-      id: `int_${randomSuffix(9)}`, account_id: account.id, url: spec.integration.url, payload_version: spec.integration.payloadVersion ?? 2,
-      tiers: spec.integration.tiers ?? { contact_handles: false, sensitive_traits: false }, active: true, disabled_reason: null,
-      signing_secrets: [{ secret: signingSecret, created_at: now, expires_at: null }], created_at: now, updated_at: now,
+      id: `int_${randomSuffix(9)}`,
+      account_id: account.id,
+      url: spec.integration.url,
+      payload_version: spec.integration.payloadVersion ?? 2,
+      tiers: spec.integration.tiers ?? { contact_handles: false, sensitive_traits: false },
+      active: true,
+      disabled_reason: null,
+      signing_secrets: [{ secret: signingSecret, created_at: now, expires_at: null }],
+      created_at: now,
+      updated_at: now,
     }
     await deps.tenants.createIntegration(integration)
     Object.assign(parts, { integration, integrationId: integration.id, signingSecret })
@@ -260,7 +307,11 @@ async function throughManagementApi(via: ThroughManagementApi, spec: TenantSpec)
     })
   }
   if (spec.api !== false) {
-    const api = await call<CreatedConnection>(201, 'POST', `${base}/connections`, { type: 'api', source: spec.api?.source ?? 'crm', ...mappings(spec.api?.mappings) })
+    const api = await call<CreatedConnection>(201, 'POST', `${base}/connections`, {
+      type: 'api',
+      source: spec.api?.source ?? 'crm',
+      ...mappings(spec.api?.mappings),
+    })
     const main = await apiKey(api.id, spec.api?.key)
     Object.assign(parts, { apiConnectionId: api.id, apiSource: api.source, key: main.key, keyId: main.id })
     for (const [keyName, keySpec] of Object.entries(spec.api?.keys ?? {})) {
@@ -269,7 +320,11 @@ async function throughManagementApi(via: ThroughManagementApi, spec: TenantSpec)
     }
   }
   if (spec.webhook !== false) {
-    const webhook = await call<CreatedConnection>(201, 'POST', `${base}/connections`, { type: 'webhook', source: spec.webhook?.source ?? 'hooks', ...mappings(spec.webhook?.mappings) })
+    const webhook = await call<CreatedConnection>(201, 'POST', `${base}/connections`, {
+      type: 'webhook',
+      source: spec.webhook?.source ?? 'hooks',
+      ...mappings(spec.webhook?.mappings),
+    })
     Object.assign(parts, { webhookConnectionId: webhook.id, sourceToken: webhook.token, webhookUrl: webhook.webhook_url })
   }
   if (spec.partner !== false) {
@@ -280,7 +335,9 @@ async function throughManagementApi(via: ThroughManagementApi, spec: TenantSpec)
   }
   if (spec.integration) {
     const integration = await call<CreatedIntegration>(201, 'POST', `${base}/integrations`, {
-      url: spec.integration.url, payload_version: spec.integration.payloadVersion ?? 2, ...(spec.integration.tiers ? { tiers: spec.integration.tiers } : {}),
+      url: spec.integration.url,
+      payload_version: spec.integration.payloadVersion ?? 2,
+      ...(spec.integration.tiers ? { tiers: spec.integration.tiers } : {}),
     })
     Object.assign(parts, { integrationId: integration.id, signingSecret: integration.signing_secret })
   }
@@ -322,7 +379,9 @@ function finish<T extends object>(parts: T, made: keyof typeof PARTS, accountId:
       if (member in tenant) continue
       Object.defineProperty(tenant, member, {
         enumerable: false,
-        get() { throw new Error(`this test tenant has no ${part} part (${member}): ask for it in its TenantSpec`) },
+        get() {
+          throw new Error(`this test tenant has no ${part} part (${member}): ask for it in its TenantSpec`)
+        },
       })
     }
   }

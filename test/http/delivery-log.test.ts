@@ -52,7 +52,13 @@ describe('webhook delivery attempts are logged', () => {
     tenants.push(t)
     const eventId = `evt_${Math.random().toString(36).slice(2)}`
     const body = JSON.stringify({ id: eventId, event: 'visitor.identified', mark: BODY_MARK })
-    const delivery = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId, body, now: new Date(clock.now()).toISOString() })
+    const delivery = await createDelivery(deps, {
+      accountId: t.account.id,
+      integrationId: t.integration.id,
+      eventId,
+      body,
+      now: new Date(clock.now()).toISOString(),
+    })
     return { ...t, delivery, eventId }
   }
   const linesOf = (deliveryId: string) => lines.filter((l) => l.deliveryId === deliveryId)
@@ -72,8 +78,16 @@ describe('webhook delivery attempts are logged', () => {
     const mine = linesOf(t.delivery.id)
     expect(mine).toHaveLength(1)
     expect(mine[0]).toMatchObject({
-      severity: 'INFO', message: 'webhook delivered', event: 'webhook_delivery', outcome: 'succeeded',
-      integrationId: t.integration.id, accountId: t.account.id, eventId: t.eventId, attempt: 1, statusCode: 200, error: null,
+      severity: 'INFO',
+      message: 'webhook delivered',
+      event: 'webhook_delivery',
+      outcome: 'succeeded',
+      integrationId: t.integration.id,
+      accountId: t.account.id,
+      eventId: t.eventId,
+      attempt: 1,
+      statusCode: 200,
+      error: null,
     })
     noSecrets(t)
   })
@@ -90,10 +104,22 @@ describe('webhook delivery attempts are logged', () => {
     expect(receiver.requests.length).toBeGreaterThanOrEqual(RETRY_ANCHORS_MS.length)
     expect(mine).toHaveLength(RETRY_ANCHORS_MS.length)
     mine.slice(0, -1).forEach((line, i) => {
-      expect(line).toMatchObject({ severity: 'WARNING', message: 'webhook delivery failed: retry scheduled', outcome: 'retrying', attempt: i + 1, statusCode: 503 })
+      expect(line).toMatchObject({
+        severity: 'WARNING',
+        message: 'webhook delivery failed: retry scheduled',
+        outcome: 'retrying',
+        attempt: i + 1,
+        statusCode: 503,
+      })
       expect(Date.parse(line.nextAttemptAt as string)).toBeGreaterThan(0)
     })
-    expect(mine.at(-1)).toMatchObject({ severity: 'ERROR', message: 'webhook delivery failed: giving up', outcome: 'failed', attempt: RETRY_ANCHORS_MS.length, statusCode: 503 })
+    expect(mine.at(-1)).toMatchObject({
+      severity: 'ERROR',
+      message: 'webhook delivery failed: giving up',
+      outcome: 'failed',
+      attempt: RETRY_ANCHORS_MS.length,
+      statusCode: 503,
+    })
     noSecrets(t)
   })
 
@@ -105,7 +131,13 @@ describe('webhook delivery attempts are logged', () => {
 
     const unreachable = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/unreachable' } })
     tenants.push(unreachable)
-    const delivery = await createDelivery(deps, { accountId: unreachable.account.id, integrationId: unreachable.integration.id, eventId: 'evt_unreachable', body: '{}', now: new Date(clock.now()).toISOString() })
+    const delivery = await createDelivery(deps, {
+      accountId: unreachable.account.id,
+      integrationId: unreachable.integration.id,
+      eventId: 'evt_unreachable',
+      body: '{}',
+      now: new Date(clock.now()).toISOString(),
+    })
     await drainDueTasks(deps)
     const [line] = linesOf(delivery.id)
     expect(line).toMatchObject({ outcome: 'retrying', statusCode: null, error: expect.any(String) })

@@ -50,13 +50,48 @@ describe('over-cap bodies reach every client as 413 with the envelope', () => {
 
   /** every capped route, with the credential it needs (the cap applies after authentication) */
   const routes = (t: StoredTenant): Array<{ name: string; target: Target }> => [
-    { name: 'POST /v1/contacts (4.3)', target: { port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } } },
-    { name: 'POST /v1/contacts/{sourceId} (4.4)', target: { port: edgePort, host: t.host, path: `/v1/contacts/${t.webhook.id}`, headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' } } },
-    { name: 'POST /v1/contacts/partnercrm (4.5)', target: { port: edgePort, host: t.host, path: '/v1/contacts/partnercrm', headers: { 'x-webhook-token': t.locationToken, 'content-type': 'application/json' } } },
-    { name: 'POST /api/contacts (4.6)', target: { port: portalPort, host: 'localhost', path: '/api/contacts', headers: { 'x-api-key': t.key, 'content-type': 'application/json' } } },
-    { name: 'POST /api/contacts/webhook/{sourceId} (4.6)', target: { port: portalPort, host: 'localhost', path: `/api/contacts/webhook/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`, headers: { 'content-type': 'application/json' } } },
+    {
+      name: 'POST /v1/contacts (4.3)',
+      target: { port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } },
+    },
+    {
+      name: 'POST /v1/contacts/{sourceId} (4.4)',
+      target: {
+        port: edgePort,
+        host: t.host,
+        path: `/v1/contacts/${t.webhook.id}`,
+        headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+      },
+    },
+    {
+      name: 'POST /v1/contacts/partnercrm (4.5)',
+      target: {
+        port: edgePort,
+        host: t.host,
+        path: '/v1/contacts/partnercrm',
+        headers: { 'x-webhook-token': t.locationToken, 'content-type': 'application/json' },
+      },
+    },
+    {
+      name: 'POST /api/contacts (4.6)',
+      target: { port: portalPort, host: 'localhost', path: '/api/contacts', headers: { 'x-api-key': t.key, 'content-type': 'application/json' } },
+    },
+    {
+      name: 'POST /api/contacts/webhook/{sourceId} (4.6)',
+      target: {
+        port: portalPort,
+        host: 'localhost',
+        path: `/api/contacts/webhook/${t.webhook.id}?token=${encodeURIComponent(t.sourceToken)}`,
+        headers: { 'content-type': 'application/json' },
+      },
+    },
   ]
-  const wrongKey = (t: StoredTenant): Target => ({ port: edgePort, host: t.host, path: '/v1/contacts', headers: { authorization: `Bearer lsk_${'w'.repeat(43)}`, 'content-type': 'application/json' } })
+  const wrongKey = (t: StoredTenant): Target => ({
+    port: edgePort,
+    host: t.host,
+    path: '/v1/contacts',
+    headers: { authorization: `Bearer lsk_${'w'.repeat(43)}`, 'content-type': 'application/json' },
+  })
 
   type Expected = { status: number; text: string }
   /** the requests one client sends: 20 on POST /v1/contacts, 3 on every other capped route, 3 with a wrong key */

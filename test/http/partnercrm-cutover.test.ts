@@ -17,7 +17,12 @@ describe('partner CRM: token-less calls apart, per-connection cutover', () => {
   const clock = new ManualClock(Date.UTC(2026, 8, 4, 9, 0, 0))
   const OPERATOR = { authorization: 'Bearer test-operator-token', 'content-type': 'application/json' }
   const push = (payload: unknown, headers: Record<string, string> = {}) =>
-    h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(payload) })
+    h.edge.inject({
+      method: 'POST',
+      url: '/v1/contacts/partnercrm',
+      headers: { host: t.host, 'content-type': 'application/json', ...headers },
+      payload: JSON.stringify(payload),
+    })
   const withToken = () => ({ 'x-webhook-token': t.locationToken })
   const connectionUrl = (id: string) => `/api/v1/admin/accounts/${t.account.id}/connections/${id}`
   const patch = (id: string, body: unknown) => h.portal.inject({ method: 'PATCH', url: connectionUrl(id), headers: OPERATOR, payload: JSON.stringify(body) })
@@ -66,7 +71,12 @@ describe('partner CRM: token-less calls apart, per-connection cutover', () => {
     expect((await push({ contactId: 'p-1', locationId: t.locationId }, withToken())).statusCode).toBe(202)
     // another account's connection is not cut over
     const other = fixture.other
-    const otherPush = await h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: other.host, 'content-type': 'application/json' }, payload: JSON.stringify({ contactId: 'o-1', locationId: other.locationId }) })
+    const otherPush = await h.edge.inject({
+      method: 'POST',
+      url: '/v1/contacts/partnercrm',
+      headers: { host: other.host, 'content-type': 'application/json' },
+      payload: JSON.stringify({ contactId: 'o-1', locationId: other.locationId }),
+    })
     expect(otherPush.statusCode).toBe(202)
 
     const undone = await patch(t.partner.id, { require_token: false })

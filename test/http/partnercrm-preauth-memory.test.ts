@@ -32,8 +32,17 @@ const CONCURRENT = 8
 const RSS_GROWTH_BOUND = 160 * MiB
 const HEALTH_LIMIT_MS = 10_000
 
-interface Tenant { host: string; locationId: string; accountId: string }
-interface Report { baseline: number; rssPeak: number; budgetPeak: number; budgetInUse: number }
+interface Tenant {
+  host: string
+  locationId: string
+  accountId: string
+}
+interface Report {
+  baseline: number
+  rssPeak: number
+  budgetPeak: number
+  budgetInUse: number
+}
 
 const CHILD = fileURLToPath(new URL('./support/preauth-edge-child.ts', import.meta.url))
 
@@ -43,20 +52,27 @@ describe('partner CRM: 8 concurrent anonymous 8 MiB bodies (issue 12, item 9)', 
   let tenants: Tenant[] = []
   const open: RawConnection[] = []
 
-  const ask = <T>(type: string, answer: string): Promise<T> => new Promise((resolve) => {
-    const onMessage = (m: { type: string }) => {
-      if (m.type !== answer) return
-      child.off('message', onMessage)
-      resolve(m as T)
-    }
-    child.on('message', onMessage)
-    child.send({ type })
-  })
+  const ask = <T>(type: string, answer: string): Promise<T> =>
+    new Promise((resolve) => {
+      const onMessage = (m: { type: string }) => {
+        if (m.type !== answer) return
+        child.off('message', onMessage)
+        resolve(m as T)
+      }
+      child.on('message', onMessage)
+      child.send({ type })
+    })
 
   beforeAll(async () => {
-    child = fork(CHILD, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, PREAUTH_CHILD_TENANTS: String(CONCURRENT) } })
+    child = fork(CHILD, [], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: { ...process.env, PREAUTH_CHILD_TENANTS: String(CONCURRENT) },
+    })
     const ready = await new Promise<{ port: number; tenants: Tenant[] }>((resolve, reject) => {
-      child.once('message', (m: { type: string; port: number; tenants: Tenant[] }) => (m.type === 'ready' ? resolve(m) : reject(new Error(`unexpected ${m.type}`))))
+      child.once('message', (m: { type: string; port: number; tenants: Tenant[] }) =>
+        m.type === 'ready' ? resolve(m) : reject(new Error(`unexpected ${m.type}`)),
+      )
       child.once('exit', (code) => reject(new Error(`the edge process exited (${code}) before it was ready`)))
     })
     port = ready.port
@@ -94,7 +110,9 @@ describe('partner CRM: 8 concurrent anonymous 8 MiB bodies (issue 12, item 9)', 
       request({ host: '127.0.0.1', port, path: '/healthz', agent: false }, (res) => {
         res.resume()
         res.on('end', () => resolve({ status: res.statusCode!, ms: performance.now() - started }))
-      }).on('error', () => resolve({ status: 0, ms: performance.now() - started })).end()
+      })
+        .on('error', () => resolve({ status: 0, ms: performance.now() - started }))
+        .end()
     })
   }
 
@@ -119,7 +137,9 @@ describe('partner CRM: 8 concurrent anonymous 8 MiB bodies (issue 12, item 9)', 
       await new Promise((r) => setTimeout(r, 50))
       report = await ask<Report>('report', 'report')
     }
-    console.log(`[preauth memory] ${targets.length} bodies: ${statuses.join(' ')}; budget peak ${(report.budgetPeak / MiB).toFixed(0)} MiB; RSS growth ${((report.rssPeak - report.baseline) / MiB).toFixed(0)} MiB; ${checks.length} health checks, slowest ${Math.max(...checks.map((c) => c.ms)).toFixed(0)} ms`)
+    console.log(
+      `[preauth memory] ${targets.length} bodies: ${statuses.join(' ')}; budget peak ${(report.budgetPeak / MiB).toFixed(0)} MiB; RSS growth ${((report.rssPeak - report.baseline) / MiB).toFixed(0)} MiB; ${checks.length} health checks, slowest ${Math.max(...checks.map((c) => c.ms)).toFixed(0)} ms`,
+    )
     return { statuses, checks, report }
   }
 

@@ -67,20 +67,33 @@ describe('partner CRM: bounded pre-authentication buffering', () => {
 
   async function healthz(): Promise<number> {
     return new Promise((resolve, reject) => {
-      request({ host: '127.0.0.1', port, path: '/healthz' }, (res) => { res.resume(); resolve(res.statusCode!) }).on('error', reject).end()
+      request({ host: '127.0.0.1', port, path: '/healthz' }, (res) => {
+        res.resume()
+        resolve(res.statusCode!)
+      })
+        .on('error', reject)
+        .end()
     })
   }
 
   async function tokenPush(t: StoredTenant, contactId: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = request({
-        host: '127.0.0.1', port, path: '/v1/contacts/partnercrm', method: 'POST',
-        headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': t.locationToken },
-      }, (res) => {
-        let body = ''
-        res.on('data', (d) => { body += d })
-        res.on('end', () => resolve({ status: res.statusCode!, body }))
-      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/v1/contacts/partnercrm',
+          method: 'POST',
+          headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': t.locationToken },
+        },
+        (res) => {
+          let body = ''
+          res.on('data', (d) => {
+            body += d
+          })
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        },
+      )
       req.on('error', reject)
       req.end(JSON.stringify({ contactId, locationId: t.locationId }))
     })

@@ -31,7 +31,13 @@ describe('read API: credentials first, rate limit', () => {
   })
 
   it('no or a wrong key: 401 whatever the parameters (a 400 would describe them to anyone)', async () => {
-    for (const url of ['/api/v1/contacts?limit=1000', '/api/v1/contacts?include=custom_fields', '/api/v1/contacts?cursor=%%%', `/api/v1/contacts/${'x'.repeat(500)}`, '/api/v1/contacts/some-id?include=nope']) {
+    for (const url of [
+      '/api/v1/contacts?limit=1000',
+      '/api/v1/contacts?include=custom_fields',
+      '/api/v1/contacts?cursor=%%%',
+      `/api/v1/contacts/${'x'.repeat(500)}`,
+      '/api/v1/contacts/some-id?include=nope',
+    ]) {
       expectError(await get(url), 401, 'unauthorized')
       expectError(await get(url, { authorization: `Bearer lsk_${'w'.repeat(43)}` }), 401, 'unauthorized')
     }

@@ -33,19 +33,31 @@ describe('repeated credential headers answer 401', () => {
     await fixture?.close()
   })
 
-  function send(port: number, method: string, path: string, host: string, headers: Record<string, string | string[]>, body?: string): Promise<{ status: number; body: string }> {
+  function send(
+    port: number,
+    method: string,
+    path: string,
+    host: string,
+    headers: Record<string, string | string[]>,
+    body?: string,
+  ): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method, path, headers: { host, ...(body ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-        let text = ''
-        res.on('data', (d) => { text += d })
-        res.on('end', () => resolve({ status: res.statusCode!, body: text }))
-      })
+      const req = request(
+        { host: '127.0.0.1', port, method, path, headers: { host, ...(body ? { 'content-type': 'application/json' } : {}), ...headers } },
+        (res) => {
+          let text = ''
+          res.on('data', (d) => {
+            text += d
+          })
+          res.on('end', () => resolve({ status: res.statusCode!, body: text }))
+        },
+      )
       req.on('error', reject)
       req.end(body)
     })
   }
   const contacts = JSON.stringify({ contacts: [{ external_id: 'dup-1' }] })
-  const junk = 'Bearer lsk_' + 'j'.repeat(43)
+  const junk = `Bearer lsk_${'j'.repeat(43)}`
 
   it('POST /v1/contacts: Authorization twice (valid first, or last), x-api-key twice', async () => {
     const edge = (headers: Record<string, string | string[]>) => send(edgePort, 'POST', '/v1/contacts', t.host, headers, contacts)
@@ -75,7 +87,8 @@ describe('repeated credential headers answer 401', () => {
   })
 
   it('portal: the read API, link minting, the push fallback and the management API', async () => {
-    const portal = (method: string, path: string, headers: Record<string, string | string[]>, body?: string) => send(portalPort, method, path, 'localhost', headers, body)
+    const portal = (method: string, path: string, headers: Record<string, string | string[]>, body?: string) =>
+      send(portalPort, method, path, 'localhost', headers, body)
     const key = `Bearer ${reader.key}`
     expect((await portal('GET', '/api/v1/contacts?limit=1', { authorization: key })).status).toBe(200)
     expect((await portal('GET', '/api/v1/contacts?limit=1', { authorization: [key, junk] })).status).toBe(401)

@@ -26,7 +26,7 @@ const SPAN = 'b7ad6b7169203331'
 
 type Line = Record<string, unknown> & { message?: string; reqId?: string; httpRequest?: Record<string, unknown> }
 
-describe('request logs in Cloud Logging\'s shape', () => {
+describe("request logs in Cloud Logging's shape", () => {
   let h: Harness
   let t: StoredTenant
   const lines: Line[] = []
@@ -51,16 +51,32 @@ describe('request logs in Cloud Logging\'s shape', () => {
     return (app.server.address() as AddressInfo).port
   }
 
-  function send(port: number, options: { method?: string; path: string; host: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+  function send(
+    port: number,
+    options: { method?: string; path: string; host: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const req = request({
-        host: '127.0.0.1', port, path: options.path, method: options.method ?? 'POST',
-        headers: { host: options.host, 'user-agent': 'log-test/1', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
-      }, (res) => {
-        let body = ''
-        res.on('data', (d) => { body += d })
-        res.on('end', () => resolve({ status: res.statusCode!, body }))
-      })
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: options.path,
+          method: options.method ?? 'POST',
+          headers: {
+            host: options.host,
+            'user-agent': 'log-test/1',
+            ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...options.headers,
+          },
+        },
+        (res) => {
+          let body = ''
+          res.on('data', (d) => {
+            body += d
+          })
+          res.on('end', () => resolve({ status: res.statusCode!, body }))
+        },
+      )
       req.on('error', reject)
       req.end(options.body)
     })
@@ -85,7 +101,9 @@ describe('request logs in Cloud Logging\'s shape', () => {
   it('traceparent: every line of the request carries the trace and span; one httpRequest line; the request id is the trace', async () => {
     const body = JSON.stringify({ contactId: 'log-1', locationId: t.locationId })
     const res = await send(edgePort, {
-      path: `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}&x=1`, host: t.host, body,
+      path: `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}&x=1`,
+      host: t.host,
+      body,
       headers: { traceparent: `00-${TRACE}-${SPAN}-01`, 'x-request-id': 'caller-chosen-id', referer: `https://crm.example/hook?token=${t.locationToken}` },
     })
     expect(res.status, res.body).toBe(202)
@@ -117,7 +135,9 @@ describe('request logs in Cloud Logging\'s shape', () => {
 
   it('X-Cloud-Trace-Context: the decimal span becomes 16 hex digits; lines the domain writes for the request carry it too', async () => {
     const res = await send(edgePort, {
-      path: '/v1/contacts/partnercrm', host: t.host, body: JSON.stringify({ contactId: 'log-2', locationId: t.locationId }),
+      path: '/v1/contacts/partnercrm',
+      host: t.host,
+      body: JSON.stringify({ contactId: 'log-2', locationId: t.locationId }),
       headers: { 'x-cloud-trace-context': `${TRACE}/12345;o=0` },
     })
     expect(res.status).toBe(202)
@@ -131,7 +151,7 @@ describe('request logs in Cloud Logging\'s shape', () => {
     }
   })
 
-  it('lines written through another logger while a request is handled (domain code\'s deps.logger) carry its trace too, once', async () => {
+  it("lines written through another logger while a request is handled (domain code's deps.logger) carry its trace too, once", async () => {
     const logger = createLogger('info', 'log-test', sink)
     const app = buildBaseApp({ logger, gcpProject: PROJECT })
     app.post('/domain', async (request) => {
@@ -186,7 +206,12 @@ describe('request logs in Cloud Logging\'s shape', () => {
   })
 
   it('credential headers never reach a line, whatever the answer', async () => {
-    const secrets = { authorization: `Bearer ${t.key}`, 'x-api-key': 'lsk_' + 'z'.repeat(43), cookie: 'lsv_session=secret-cookie-value', 'x-webhook-token': t.sourceToken }
+    const secrets = {
+      authorization: `Bearer ${t.key}`,
+      'x-api-key': `lsk_${'z'.repeat(43)}`,
+      cookie: 'lsv_session=secret-cookie-value',
+      'x-webhook-token': t.sourceToken,
+    }
     await send(edgePort, { path: '/v1/contacts', host: t.host, body: '{"contacts":[{"external_id":"x"}]}', headers: { authorization: secrets.authorization } })
     await send(edgePort, { path: '/v1/contacts', host: t.host, body: '{}', headers: secrets })
     await send(edgePort, { path: `/v1/contacts/${t.webhook.id}?token=${t.sourceToken}`, host: t.host, body: '{"contacts":[]}' })
@@ -197,7 +222,15 @@ describe('request logs in Cloud Logging\'s shape', () => {
 
   it('an object logged with headers has its credential headers redacted, wherever it sits', async () => {
     const logger = createLogger('info', 'log-test', sink)
-    const headers = { authorization: 'Bearer A-SECRET', 'x-api-key': 'K-SECRET', 'x-webhook-token': 'T-SECRET', cookie: 'C-SECRET', 'proxy-authorization': 'P-SECRET', 'x-serverless-authorization': 'S-SECRET', accept: 'kept' }
+    const headers = {
+      authorization: 'Bearer A-SECRET',
+      'x-api-key': 'K-SECRET',
+      'x-webhook-token': 'T-SECRET',
+      cookie: 'C-SECRET',
+      'proxy-authorization': 'P-SECRET',
+      'x-serverless-authorization': 'S-SECRET',
+      accept: 'kept',
+    }
     logger.info({ req: { headers }, request: { headers }, headers, upstream: { headers } }, 'headers logged')
     const line = raw.at(-1)!
     expect(line).toContain('"accept":"kept"')

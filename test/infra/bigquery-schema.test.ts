@@ -16,10 +16,25 @@ describe('BigQuery contact_changes schema', () => {
 
   it('has exactly the columns of a change row, in order', () => {
     const record: ContactRecord = {
-      id: 'c', account_id: 'a', source: 's', external_id: 'e', subject_type: 'contact',
-      identity: {}, company: {}, location: {}, business_email: null, emails: [], phones: [], traits: [],
-      custom_fields: {}, name_source: null, resolved_by: null,
-      first_seen_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', versions: {},
+      id: 'c',
+      account_id: 'a',
+      source: 's',
+      external_id: 'e',
+      subject_type: 'contact',
+      identity: {},
+      company: {},
+      location: {},
+      business_email: null,
+      emails: [],
+      phones: [],
+      traits: [],
+      custom_fields: {},
+      name_source: null,
+      resolved_by: null,
+      first_seen_at: '2026-01-01T00:00:00.000Z',
+      last_seen_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      versions: {},
     }
     expect(CHANGE_ROW_BIGQUERY_SCHEMA.map((f) => f.name)).toEqual(Object.keys(toChangeRow(record, '2026-01-02T00:00:00.000Z')))
   })

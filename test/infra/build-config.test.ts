@@ -9,11 +9,27 @@ import { CHECK_ROOT, ROOT } from './hcl.ts'
 const SERVICES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher']
 const read = (file: string) => readFileSync(join(CHECK_ROOT, file), 'utf8')
 
-interface Step { id: string; name: string; args?: string[]; waitFor?: string[]; entrypoint?: string; env?: string[] }
-interface CloudBuild { steps: Step[]; substitutions: Record<string, string>; images: string[]; options: Record<string, unknown> }
+interface Step {
+  id: string
+  name: string
+  args?: string[]
+  waitFor?: string[]
+  entrypoint?: string
+  env?: string[]
+}
+interface CloudBuild {
+  steps: Step[]
+  substitutions: Record<string, string>
+  images: string[]
+  options: Record<string, unknown>
+}
 
 /** the flags of a `gcloud run services update` command line, without their values */
-const flagsOf = (args: string[]) => args.filter((a) => a.startsWith('--')).map((a) => a.split('=')[0]!).sort()
+const flagsOf = (args: string[]) =>
+  args
+    .filter((a) => a.startsWith('--'))
+    .map((a) => a.split('=')[0]!)
+    .sort()
 
 describe('cloudbuild.yaml', () => {
   const cb = parse(read('cloudbuild.yaml')) as CloudBuild
@@ -30,7 +46,8 @@ describe('cloudbuild.yaml', () => {
       'b = config.LoadCloudbuildConfigFromPath(sys.argv[1], cloudbuild_util.GetMessagesModule())',
       'print(len(b.steps))',
     ].join('\n')
-    const run = (file: string) => spawnSync(basic.python_location, ['-c', check, file], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: `${lib}:${join(lib, 'third_party')}` } })
+    const run = (file: string) =>
+      spawnSync(basic.python_location, ['-c', check, file], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: `${lib}:${join(lib, 'third_party')}` } })
     const ok = run(join(CHECK_ROOT, 'cloudbuild.yaml'))
     expect(ok.status, ok.stderr).toBe(0)
     expect(Number(ok.stdout.trim())).toBe(cb.steps.length)
@@ -47,8 +64,29 @@ describe('cloudbuild.yaml', () => {
   }, 60_000)
 
   it('uses only substitutions that exist: $$ for a literal $ (Cloud Build refuses an unknown $NAME)', () => {
-    const builtIn = new Set(['PROJECT_ID', 'PROJECT_NUMBER', 'BUILD_ID', 'LOCATION', 'TRIGGER_NAME', 'COMMIT_SHA', 'REVISION_ID', 'SHORT_SHA', 'REPO_NAME', 'REPO_FULL_NAME', 'BRANCH_NAME', 'TAG_NAME', 'REF_NAME', 'TRIGGER_BUILD_CONFIG_PATH', 'SERVICE_ACCOUNT_EMAIL', 'SERVICE_ACCOUNT'])
-    const text = read('cloudbuild.yaml').split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n').replaceAll('$$', '')
+    const builtIn = new Set([
+      'PROJECT_ID',
+      'PROJECT_NUMBER',
+      'BUILD_ID',
+      'LOCATION',
+      'TRIGGER_NAME',
+      'COMMIT_SHA',
+      'REVISION_ID',
+      'SHORT_SHA',
+      'REPO_NAME',
+      'REPO_FULL_NAME',
+      'BRANCH_NAME',
+      'TAG_NAME',
+      'REF_NAME',
+      'TRIGGER_BUILD_CONFIG_PATH',
+      'SERVICE_ACCOUNT_EMAIL',
+      'SERVICE_ACCOUNT',
+    ])
+    const text = read('cloudbuild.yaml')
+      .split('\n')
+      .filter((l) => !l.trimStart().startsWith('#'))
+      .join('\n')
+      .replaceAll('$$', '')
     const used = [...text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g)].map((m) => m[1]!)
     expect(used.length).toBeGreaterThan(0)
     for (const name of used) expect(builtIn.has(name) || Object.hasOwn(cb.substitutions, name), `unknown substitution $${name}`).toBe(true)
@@ -77,15 +115,18 @@ describe('cloudbuild.yaml', () => {
     for (const s of SERVICES) expect(byId.get(`build-${s}`)!.waitFor).toEqual(['test'])
   })
 
-  it('gives the test step Debian\'s Chromium before the suite runs (the browser tests need /usr/bin/chromium)', () => {
+  it("gives the test step Debian's Chromium before the suite runs (the browser tests need /usr/bin/chromium)", () => {
     const test = byId.get('test')!
     // the suite the step runs includes the portal's browser tests, which need Chromium
     expect(existsSync(join(ROOT, 'test', 'browser', 'portal.test.ts'))).toBe(true)
     expect(readFileSync(join(ROOT, 'test', 'browser', 'support.ts'), 'utf8')).toContain("'/usr/bin/chromium'")
-    const parts = test.args!.at(-1)!.split('&&').map((p) => p.trim())
+    const parts = test
+      .args!.at(-1)!
+      .split('&&')
+      .map((p) => p.trim())
     const suite = parts.findIndex((p) => p.includes('scripts/run-tests.ts'))
     expect(suite, 'the test step runs the suite').toBeGreaterThanOrEqual(0)
-    const chromium = parts.findIndex((p) => p === 'bash .ci/install-chromium')
+    const chromium = parts.indexOf('bash .ci/install-chromium')
     expect(chromium, 'the test step runs .ci/install-chromium').toBeGreaterThanOrEqual(0)
     expect(chromium, 'Chromium is installed before the suite starts').toBeLessThan(suite)
     // an image with apt-get: the -emulators tags are Debian-based (528.0.0: Debian 12), run as root
@@ -99,11 +140,17 @@ describe('cloudbuild.yaml', () => {
     const dir = mkdtempSync(join(tmpdir(), 'lsv-chromium-'))
     try {
       const chromium = join(dir, 'chromium')
-      if (opts.present) { writeFileSync(chromium, '#!/bin/sh\n'); chmodSync(chromium, 0o755) }
+      if (opts.present) {
+        writeFileSync(chromium, '#!/bin/sh\n')
+        chmodSync(chromium, 0o755)
+      }
       const install = opts.aptInstalls ? `if [ "$1" = install ]; then printf '#!/bin/sh\\n' > '${chromium}'; chmod +x '${chromium}'; fi` : ''
       writeFileSync(join(dir, 'apt-get'), `#!/usr/bin/env bash\necho "$*" >> '${dir}/apt.calls'\n${install}\n`)
       chmodSync(join(dir, 'apt-get'), 0o755)
-      const res = spawnSync('bash', [join(CHECK_ROOT, '.ci', 'install-chromium')], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, CHROMIUM_PATH: chromium } })
+      const res = spawnSync('bash', [join(CHECK_ROOT, '.ci', 'install-chromium')], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, CHROMIUM_PATH: chromium },
+      })
       const apt = existsSync(join(dir, 'apt.calls')) ? readFileSync(join(dir, 'apt.calls'), 'utf8').trim().split('\n') : []
       return { status: res.status, stderr: res.stderr, apt }
     } finally {
@@ -111,7 +158,7 @@ describe('cloudbuild.yaml', () => {
     }
   }
 
-  it('.ci/install-chromium apt-installs Debian\'s chromium only when it is missing, and fails when it is still missing', () => {
+  it(".ci/install-chromium apt-installs Debian's chromium only when it is missing, and fails when it is still missing", () => {
     const missing = installChromium({ present: false, aptInstalls: true })
     expect(missing.status, missing.stderr).toBe(0)
     expect(missing.apt).toHaveLength(2)
@@ -204,8 +251,17 @@ describe('skaffold.yaml and deploy/roll-out.sh', () => {
       }
       stub('skaffold', `printf '%s\\n' ${builtImages.map((l) => `'${l}'`).join(' ')}`)
       stub('gcloud', 'exit 0')
-      const res = spawnSync('bash', [join(CHECK_ROOT, 'deploy', 'roll-out.sh'), 'my-project', 'europe-west1'], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } })
-      const calls = (name: string) => (existsSync(join(dir, `${name}.calls`)) ? readFileSync(join(dir, `${name}.calls`), 'utf8').split('\0\n').filter(Boolean).map((c) => c.split('\0')) : [])
+      const res = spawnSync('bash', [join(CHECK_ROOT, 'deploy', 'roll-out.sh'), 'my-project', 'europe-west1'], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      })
+      const calls = (name: string) =>
+        existsSync(join(dir, `${name}.calls`))
+          ? readFileSync(join(dir, `${name}.calls`), 'utf8')
+              .split('\0\n')
+              .filter(Boolean)
+              .map((c) => c.split('\0'))
+          : []
       return { status: res.status, stderr: res.stderr, skaffold: calls('skaffold'), gcloud: calls('gcloud') }
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -221,7 +277,16 @@ describe('skaffold.yaml and deploy/roll-out.sh', () => {
     expect(run.skaffold[0]).toContain('--default-repo=europe-west1-docker.pkg.dev/my-project/lsv')
     expect(run.gcloud).toHaveLength(4)
     for (const [i, s] of SERVICES.entries()) {
-      expect(run.gcloud[i]).toEqual(['run', 'services', 'update', s, `--image=${built[i]!.split(' ')[1]}`, '--region=europe-west1', '--project=my-project', '--quiet'])
+      expect(run.gcloud[i]).toEqual([
+        'run',
+        'services',
+        'update',
+        s,
+        `--image=${built[i]!.split(' ')[1]}`,
+        '--region=europe-west1',
+        '--project=my-project',
+        '--quiet',
+      ])
     }
     // the same image-only change as Cloud Build's deploy steps (plus the project, which Cloud Build knows)
     const cb = parse(read('cloudbuild.yaml')) as CloudBuild
@@ -260,7 +325,9 @@ describe('Dockerfile', () => {
   })
 
   it('leaves Terraform state and variables, and the local data folders, out of the build context', () => {
-    const ignored = read('.dockerignore').split('\n').map((l) => l.trim())
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
     for (const p of ['infra', '**/*.tfstate', '**/*.tfstate.*', '**/.terraform', '**/terraform.tfvars']) expect(ignored).toContain(p)
     // the local data folders (npm start's .data, start:cloud's .data-cloud with its secrets file)
     for (const p of ['**/.data', '**/.data-*']) expect(ignored).toContain(p)

@@ -39,13 +39,17 @@ const help = new Map<string, Promise<{ ok: boolean; text: string }>>()
 function gcloudHelp(path: string[]): Promise<{ ok: boolean; text: string }> {
   const key = path.join(' ')
   if (!help.has(key)) {
-    help.set(key, new Promise((resolve, reject) => {
-      const child = spawn('gcloud', [...path, '--help'], { env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', PAGER: 'cat' } })
-      let text = ''
-      child.stdout.on('data', (d: Buffer) => (text += d.toString()))
-      child.on('error', () => reject(new Error('gcloud not found: the test suite needs the Google Cloud CLI')))
-      child.on('close', (code) => resolve({ ok: code === 0, text: text.replace(/\x1b\[[0-9;]*m/g, '') }))
-    }))
+    help.set(
+      key,
+      new Promise((resolve, reject) => {
+        const child = spawn('gcloud', [...path, '--help'], { env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', PAGER: 'cat' } })
+        let text = ''
+        child.stdout.on('data', (d: Buffer) => (text += d.toString()))
+        child.on('error', () => reject(new Error('gcloud not found: the test suite needs the Google Cloud CLI')))
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: strips gcloud's ANSI colour codes
+        child.on('close', (code) => resolve({ ok: code === 0, text: text.replace(/\x1b\[[0-9;]*m/g, '') }))
+      }),
+    )
   }
   return help.get(key)!
 }
@@ -102,13 +106,18 @@ describe('commands in the deployment and operations docs', () => {
       for (const flag of flagNames(ts)) expect(text, `${file}: gcloud ${path.join(' ')} has no ${flag}`).toContain(flag)
       // an update that changes nothing fails ("No configuration change requested")
       if (path.join(' ') === 'run services update') {
-        expect(flagNames(ts).filter((f) => !NON_CHANGING.has(f)), `${file}: ${c} changes nothing`).not.toEqual([])
+        expect(
+          flagNames(ts).filter((f) => !NON_CHANGING.has(f)),
+          `${file}: ${c} changes nothing`,
+        ).not.toEqual([])
       }
     }
     const queue = [...gcloud]
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (queue.length > 0) await check(queue.shift()!)
-    }))
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (queue.length > 0) await check(queue.shift()!)
+      }),
+    )
   }, 240_000)
 
   it('every bq command exists and accepts the flags it is given', () => {
@@ -154,7 +163,10 @@ describe('commands in the deployment and operations docs', () => {
       // global options (-chdir=...) come before the subcommand and are listed by `terraform -help`
       const globals = all.filter((t, i) => t.startsWith('-') && all.slice(0, i).every((x) => x.startsWith('-')))
       const ts = all.filter((t) => !globals.includes(t))
-      const words = ts.filter((t) => !t.startsWith('-')).slice(0, 2).filter((w) => /^[a-z]+$/.test(w))
+      const words = ts
+        .filter((t) => !t.startsWith('-'))
+        .slice(0, 2)
+        .filter((w) => /^[a-z]+$/.test(w))
       let res = spawnSync('terraform', [...words, '-help'], { encoding: 'utf8' })
       if (res.status !== 0 && words.length === 2) res = spawnSync('terraform', [words[0]!, '-help'], { encoding: 'utf8' })
       expect(res.status, `${file}: ${c}`).toBe(0)

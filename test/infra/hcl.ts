@@ -31,7 +31,9 @@ export interface Terraform {
 /** Parses every .tf file of a directory (infra/ by default) into one merged JSON view (hcl2json). */
 export async function loadTerraform(dir = INFRA_DIR): Promise<Terraform> {
   const out: Terraform = { resource: {}, ephemeral: {}, variable: {}, output: {}, locals: [], data: {}, terraform: [], text: {} }
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.tf')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.tf'))
+    .sort()) {
     const text = readFileSync(join(dir, file), 'utf8')
     out.text[file] = text
     const json = (await parse(file, text)) as Record<string, unknown>
@@ -62,7 +64,9 @@ export function resource(tf: Terraform, type: string, name: string): Record<stri
 
 /** Every managed resource as [address "type.name", body]. */
 export function resources(tf: Terraform): Array<[string, Record<string, unknown>]> {
-  return Object.entries(tf.resource).flatMap(([type, named]) => Object.entries(named).map(([name, [body]]) => [`${type}.${name}`, body!] as [string, Record<string, unknown>]))
+  return Object.entries(tf.resource).flatMap(([type, named]) =>
+    Object.entries(named).map(([name, [body]]) => [`${type}.${name}`, body!] as [string, Record<string, unknown>]),
+  )
 }
 
 /** The expression of local.NAME (as hcl2json writes it), or undefined. */

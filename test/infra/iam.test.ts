@@ -50,7 +50,11 @@ describe('Cloud Tasks: whoever creates delivery tasks may do so, nobody more', (
     const adapter = readFileSync(join(ROOT, 'shared/src/adapters/google/cloud-tasks-scheduler.ts'), 'utf8')
     const api = adapter.match(/export interface CloudTasksApi \{([^}]*)\}/)![1]!
     const methods = [...api.matchAll(/(\w+)\(request/g)].map((m) => m[1]!).sort()
-    const permission: Record<string, string> = { createTask: 'cloudtasks.tasks.create', createQueue: 'cloudtasks.queues.create', updateQueue: 'cloudtasks.queues.update' }
+    const permission: Record<string, string> = {
+      createTask: 'cloudtasks.tasks.create',
+      createQueue: 'cloudtasks.queues.create',
+      updateQueue: 'cloudtasks.queues.update',
+    }
     for (const m of methods) expect(permission[m], `no permission known for CloudTasksApi.${m}`).toBeDefined()
     const role = resource(tf, 'google_project_iam_custom_role', 'delivery_queues')
     expect([...(role.permissions as string[])].sort()).toEqual(methods.map((m) => permission[m]).sort())
@@ -94,7 +98,10 @@ describe('Pub/Sub publishers', () => {
     const fallbacks = readFileSync(join(ROOT, 'services/portal-api/src/routes/fallbacks.ts'), 'utf8')
     expect(fallbacks).toContain('acceptPushOrUpsert(')
     const publishers = Object.values(resource(tf, 'google_pubsub_topic_iam_member', 'publishers').for_each as Record<string, { topic: string; sa: string }>)
-    const contactChanges = publishers.filter((p) => p.topic === 'contact-changes').map((p) => p.sa).sort()
+    const contactChanges = publishers
+      .filter((p) => p.topic === 'contact-changes')
+      .map((p) => p.sa)
+      .sort()
     expect(contactChanges).toEqual(['portal-api', 'upsert-worker'])
   })
 })
@@ -104,7 +111,9 @@ describe('the Cloud Build identity', () => {
     const grants = iamMembers()
       .filter(([, body]) => references(tf, body.member).has('google_service_account.cloud_build'))
       .map(([address, body]) => {
-        const target = [...references(tf, { ...body, member: undefined, depends_on: undefined })].filter((r) => r !== 'google_service_account.cloud_build').sort()
+        const target = [...references(tf, { ...body, member: undefined, depends_on: undefined })]
+          .filter((r) => r !== 'google_service_account.cloud_build')
+          .sort()
         return `${address.split('.')[0]} ${String(body.role)} ${target.join(',')} ${String(body.for_each ?? '')}`
       })
       .sort()

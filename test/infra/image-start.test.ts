@@ -36,13 +36,24 @@ function cmdOf(): string[] {
 function productionEnv(): Record<string, string> {
   const closed = '127.0.0.1:9'
   return {
-    NODE_ENV: 'production', LOCAL_WIRING: 'true', GOOGLE_CLOUD_PROJECT: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test', METADATA_SERVER_DETECTION: 'none',
-    STORE_BACKEND: 'firestore', QUEUE_BACKEND: 'pubsub', TASKS_BACKEND: 'cloudtasks', SECRETS_BACKEND: 'secretmanager',
-    FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST ?? closed, PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST ?? closed,
-    CLOUD_TASKS_EMULATOR_HOST: closed, SECRET_MANAGER_EMULATOR_HOST: closed,
-    PUSH_AUDIENCE: 'http://127.0.0.1:1', PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-test.iam.gserviceaccount.com',
-    DISPATCHER_URL: 'http://127.0.0.1:1', TASKS_SERVICE_ACCOUNT: 'tasks-invoker@demo-lsv-test.iam.gserviceaccount.com',
-    PORTAL_BASE_URL: 'http://localhost:1', EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:1',
+    NODE_ENV: 'production',
+    LOCAL_WIRING: 'true',
+    GOOGLE_CLOUD_PROJECT: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test',
+    METADATA_SERVER_DETECTION: 'none',
+    STORE_BACKEND: 'firestore',
+    QUEUE_BACKEND: 'pubsub',
+    TASKS_BACKEND: 'cloudtasks',
+    SECRETS_BACKEND: 'secretmanager',
+    FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST ?? closed,
+    PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST ?? closed,
+    CLOUD_TASKS_EMULATOR_HOST: closed,
+    SECRET_MANAGER_EMULATOR_HOST: closed,
+    PUSH_AUDIENCE: 'http://127.0.0.1:1',
+    PUSH_SERVICE_ACCOUNT: 'pubsub-push@demo-lsv-test.iam.gserviceaccount.com',
+    DISPATCHER_URL: 'http://127.0.0.1:1',
+    TASKS_SERVICE_ACCOUNT: 'tasks-invoker@demo-lsv-test.iam.gserviceaccount.com',
+    PORTAL_BASE_URL: 'http://localhost:1',
+    EDGE_BASE_URL_TEMPLATE: 'http://{public_id}.edge.localhost:1',
   }
 }
 
@@ -63,7 +74,15 @@ describe('image start command', () => {
         const port = await freePort()
         const child = spawn(process.execPath, args, {
           cwd: app,
-          env: { PATH: process.env.PATH, ...productionEnv(), PORT: String(port), DATA_DIR: data, LOG_LEVEL: 'warn', OPERATOR_TOKEN: 'image-test-token', KEY_PEPPER: 'image-test-pepper' },
+          env: {
+            PATH: process.env.PATH,
+            ...productionEnv(),
+            PORT: String(port),
+            DATA_DIR: data,
+            LOG_LEVEL: 'warn',
+            OPERATOR_TOKEN: 'image-test-token',
+            KEY_PEPPER: 'image-test-pepper',
+          },
           stdio: ['ignore', 'pipe', 'pipe'],
         })
         let output = ''

@@ -15,7 +15,9 @@ type Body = Record<string, unknown>
 
 describe('no secret value in Terraform state or plan', () => {
   it('no managed resource generates a value (random_* resources keep their result in state)', () => {
-    const generators = resources(tf).map(([a]) => a).filter((a) => /^random_/.test(a))
+    const generators = resources(tf)
+      .map(([a]) => a)
+      .filter((a) => /^random_/.test(a))
     expect(generators).toEqual([])
   })
 
@@ -88,7 +90,15 @@ describe('state and providers', () => {
 })
 
 describe('state, variables and the provider cache never leave the machine', () => {
-  const sensitive = ['infra/terraform.tfstate', 'infra/terraform.tfstate.backup', 'infra/terraform.tfstate.1718.backup', 'infra/plan.tfplan', 'infra/.terraform/providers/x', 'infra/terraform.tfvars', 'infra/prod.auto.tfvars']
+  const sensitive = [
+    'infra/terraform.tfstate',
+    'infra/terraform.tfstate.backup',
+    'infra/terraform.tfstate.1718.backup',
+    'infra/plan.tfplan',
+    'infra/.terraform/providers/x',
+    'infra/terraform.tfvars',
+    'infra/prod.auto.tfvars',
+  ]
   // kept: what Cloud Build needs (the test step runs .ci/install-chromium, then the suite)
   const kept = ['infra/main.tf', 'infra/.terraform.lock.hcl', 'infra/terraform.tfvars.example', 'package.json', '.ci/install-chromium', 'scripts/run-tests.ts']
 
@@ -117,7 +127,11 @@ describe('state, variables and the provider cache never leave the machine', () =
   it('gcloud builds submit does not upload them (.gcloudignore, read by gcloud itself)', () => {
     const dir = tree([...sensitive, ...kept])
     try {
-      const res = spawnSync('gcloud', ['meta', 'list-files-for-upload', '.'], { cwd: dir, encoding: 'utf8', env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' } })
+      const res = spawnSync('gcloud', ['meta', 'list-files-for-upload', '.'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' },
+      })
       if (res.error) throw new Error('gcloud not found: the test suite needs the Google Cloud CLI (it also runs the emulators)')
       expect(res.status, res.stderr).toBe(0)
       const uploaded = res.stdout.split('\n').filter(Boolean)

@@ -24,7 +24,7 @@ describe('the 8388608-byte cap, on the edge and on the portal origin', () => {
   let h: Harness
   let t: StoredTenant
   beforeAll(async () => {
-    ({ h, t } = fixture = await createIngestFixture())
+    ;({ h, t } = fixture = await createIngestFixture())
   })
   afterAll(async () => {
     await fixture?.close()
@@ -34,7 +34,13 @@ describe('the 8388608-byte cap, on the edge and on the portal origin', () => {
     { name: 'edge POST /v1/contacts', send: (payload: string) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload }) },
     {
       name: 'portal POST /api/contacts/webhook/{sourceId}',
-      send: (payload: string) => h.portal.inject({ method: 'POST', url: `/api/contacts/webhook/${t.webhook.id}`, headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' }, payload }),
+      send: (payload: string) =>
+        h.portal.inject({
+          method: 'POST',
+          url: `/api/contacts/webhook/${t.webhook.id}`,
+          headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+          payload,
+        }),
     },
   ]
 
@@ -79,7 +85,7 @@ describe('parseJsonBody: what every push body goes through', () => {
   let h: Harness
   let t: StoredTenant
   beforeAll(async () => {
-    ({ h, t } = fixture = await createIngestFixture())
+    ;({ h, t } = fixture = await createIngestFixture())
   })
   afterAll(async () => {
     await fixture?.close()
@@ -96,7 +102,11 @@ describe('parseJsonBody: what every push body goes through', () => {
       const queued = h.q.batches()[before]!
       expect(Buffer.from(queued.data as Uint8Array).toString('utf8')).toBe(raw)
     }
-    expectError(await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders({ 'content-type': 'text/plain' }), payload: '{"contacts":' }), 400, 'invalid JSON body')
+    expectError(
+      await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders({ 'content-type': 'text/plain' }), payload: '{"contacts":' }),
+      400,
+      'invalid JSON body',
+    )
   })
 })
 
@@ -112,7 +122,11 @@ describe('recordsOf / withinDepth / fallbackShapeOf', () => {
 
   it('a body that is not an object is invalid_payload, for every shape', () => {
     for (const shape of ['contacts', 'events', 'partnercrm'] as const) {
-      for (const b of [null, [], 'x', 1, true, [{ contacts: [] }]]) expect(code(() => recordsOf(b, shape)), `${shape} ${JSON.stringify(b)}`).toBe('invalid_payload')
+      for (const b of [null, [], 'x', 1, true, [{ contacts: [] }]])
+        expect(
+          code(() => recordsOf(b, shape)),
+          `${shape} ${JSON.stringify(b)}`,
+        ).toBe('invalid_payload')
     }
   })
 
@@ -133,7 +147,8 @@ describe('recordsOf / withinDepth / fallbackShapeOf', () => {
     expect(recordsOf({ events: [{ resolution: { a: 1 } }, { resolution: { b: 2 } }] }, 'events')).toEqual([{ a: 1 }, { b: 2 }])
     expect(code(() => recordsOf({ events: [] }, 'events'))).toBe('invalid_payload')
     expect(code(() => recordsOf({ contacts: [{ a: 1 }] }, 'events'))).toBe('invalid_payload')
-    for (const item of [null, 'x', { resolution: 'x' }, { resolution: [] }, {}]) expect(code(() => recordsOf({ events: [item] }, 'events'))).toBe('invalid_payload')
+    for (const item of [null, 'x', { resolution: 'x' }, { resolution: [] }, {}])
+      expect(code(() => recordsOf({ events: [item] }, 'events'))).toBe('invalid_payload')
   })
 
   it('partnercrm: the body itself is the one record, within the depth limit', () => {
@@ -181,7 +196,12 @@ it('the cap is checked on bytes, not records: one huge record over the cap is 41
   try {
     const { h, t } = fixture
     expectError(await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload: exactly(CAP + 100) }), 413, 'payload too large')
-    const many = await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload: body(Array.from({ length: 10_000 }, (_, i) => ({ external_id: `s${i}` }))) })
+    const many = await h.edge.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: t.keyHeaders(),
+      payload: body(Array.from({ length: 10_000 }, (_, i) => ({ external_id: `s${i}` }))),
+    })
     expect(many.statusCode).toBe(202)
   } finally {
     await fixture.close()

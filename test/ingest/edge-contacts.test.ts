@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
@@ -22,12 +22,11 @@ describe('POST /v1/contacts', () => {
 
   let fixture: IngestFixture
   beforeAll(async () => {
-    ({ h, t, other } = fixture = await createIngestFixture({ clock }))
+    ;({ h, t, other } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
     await fixture?.close()
   })
-
 
   it('202 {ok, accepted, queued: true} once the received bytes are queued (bearer and x-api-key)', async () => {
     const payload = `{ "contacts" : [ ${JSON.stringify(record(1))}, ${JSON.stringify(record(2))} ] }`
@@ -38,7 +37,14 @@ describe('POST /v1/contacts', () => {
     const message = h.q.batches()[before]!
     // the exact bytes, never re-serialized
     expect(message.data.toString('utf8')).toBe(payload)
-    expect(message.attributes).toMatchObject({ v: '1', shape: 'contacts', account_id: t.account.id, connection_id: t.api.id, source: 'crm', received_at: new Date(clock.now()).toISOString() })
+    expect(message.attributes).toMatchObject({
+      v: '1',
+      shape: 'contacts',
+      account_id: t.account.id,
+      connection_id: t.api.id,
+      source: 'crm',
+      received_at: new Date(clock.now()).toISOString(),
+    })
     expect(message.attributes.batch_id).toMatch(/^[0-9a-f-]{36}$/)
     expect(decodeBatchMessage(message).records).toHaveLength(2)
 
@@ -61,8 +67,19 @@ describe('POST /v1/contacts', () => {
   })
 
   it('400 invalid payload: no contacts array, empty, non-object records, the nested events shape', async () => {
-    for (const p of ['{}', '[]', 'null', '42', '{"contacts":{}}', '{"contacts":null}', '{"contacts":[]}', '{"contacts":["a@b.co"]}', '{"contacts":[null]}', '{"contacts":[[]]}',
-      JSON.stringify({ events: [{ resolution: record(1) }] })]) {
+    for (const p of [
+      '{}',
+      '[]',
+      'null',
+      '42',
+      '{"contacts":{}}',
+      '{"contacts":null}',
+      '{"contacts":[]}',
+      '{"contacts":["a@b.co"]}',
+      '{"contacts":[null]}',
+      '{"contacts":[[]]}',
+      JSON.stringify({ events: [{ resolution: record(1) }] }),
+    ]) {
       expectError(await push(p), 400, 'invalid payload')
     }
   })
@@ -71,7 +88,10 @@ describe('POST /v1/contacts', () => {
     const expired = generateApiKey()
     const revoked = generateApiKey()
     const now = clock.now()
-    for (const [key, extra] of [[expired, { expires_at: new Date(now - 1).toISOString() }], [revoked, { revoked_at: new Date(now - 1).toISOString() }]] as const) {
+    for (const [key, extra] of [
+      [expired, { expires_at: new Date(now - 1).toISOString() }],
+      [revoked, { revoked_at: new Date(now - 1).toISOString() }],
+    ] as const) {
       await h.deps.tenants.createApiKey({ ...t.keyRecord, id: prefixedId('key'), hash: hashSecret(TEST_PEPPER, key), ...extra })
     }
     const variants: Record<string, Record<string, string>> = {
@@ -145,11 +165,19 @@ describe('POST /v1/contacts', () => {
       await app.listen({ port: 0, host: '127.0.0.1' })
       const { port } = app.server.address() as AddressInfo
       const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST', headers: { ...t.keyHeaders(), 'transfer-encoding': 'chunked' } }, (r) => {
-          let text = ''
-          r.on('data', (d: Buffer) => { text += d.toString() })
-          r.on('end', () => { resolve({ status: r.statusCode!, text }); req.destroy() })
-        })
+        const req = request(
+          { host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST', headers: { ...t.keyHeaders(), 'transfer-encoding': 'chunked' } },
+          (r) => {
+            let text = ''
+            r.on('data', (d: Buffer) => {
+              text += d.toString()
+            })
+            r.on('end', () => {
+              resolve({ status: r.statusCode!, text })
+              req.destroy()
+            })
+          },
+        )
         req.on('error', (err) => reject(err))
         const chunk = Buffer.alloc(256 * 1024, 0x20)
         let written = 0

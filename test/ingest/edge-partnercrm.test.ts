@@ -12,11 +12,16 @@ describe('POST /v1/contacts/partnercrm', () => {
   let other: StoredTenant
   const clock = new ManualClock(CUTOVER - 86_400_000)
   const push = (payload: unknown, headers: Record<string, string> = { 'x-webhook-token': t.locationToken }, url = '/v1/contacts/partnercrm') =>
-    h.edge.inject({ method: 'POST', url, headers: { host: t.host, 'content-type': 'application/json', ...headers }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) })
+    h.edge.inject({
+      method: 'POST',
+      url,
+      headers: { host: t.host, 'content-type': 'application/json', ...headers },
+      payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+    })
 
   let fixture: IngestFixture
   beforeAll(async () => {
-    ({ h, t, other } = fixture = await createIngestFixture({ clock, env: { PARTNERCRM_TOKEN_CUTOVER: new Date(CUTOVER).toISOString() } }))
+    ;({ h, t, other } = fixture = await createIngestFixture({ clock, env: { PARTNERCRM_TOKEN_CUTOVER: new Date(CUTOVER).toISOString() } }))
   })
   afterAll(async () => {
     await fixture?.close()
@@ -34,9 +39,17 @@ describe('POST /v1/contacts/partnercrm', () => {
       expect(res.json()).toEqual({ ok: true, accepted: 1, queued: true })
       const m = h.q.batches()[before]!
       expect(m.data.toString()).toBe(JSON.stringify(payload))
-      expect(m.attributes).toMatchObject({ shape: 'partnercrm', source: 'partnercrm', connection_id: t.partner.id, location_id: t.locationId, account_id: t.account.id })
+      expect(m.attributes).toMatchObject({
+        shape: 'partnercrm',
+        source: 'partnercrm',
+        connection_id: t.partner.id,
+        location_id: t.locationId,
+        account_id: t.account.id,
+      })
     }
-    expect((await push({ contactId: 'p-4', locationId: t.locationId }, {}, `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}`)).statusCode).toBe(202)
+    expect(
+      (await push({ contactId: 'p-4', locationId: t.locationId }, {}, `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}`)).statusCode,
+    ).toBe(202)
   })
 
   it('400: malformed JSON, or no contact id', async () => {
@@ -49,15 +62,26 @@ describe('POST /v1/contacts/partnercrm', () => {
 
   it('401: a presented token that does not match the location (blank, wrong, another location, another account)', async () => {
     const second = `${t.locationId}-b`
-    await h.deps.tenants.putLocation({ account_id: t.account.id, connection_id: t.partner.id, location_id: second, token_hashes: [], active: true, created_at: '', updated_at: '' })
+    await h.deps.tenants.putLocation({
+      account_id: t.account.id,
+      connection_id: t.partner.id,
+      location_id: second,
+      token_hashes: [],
+      active: true,
+      created_at: '',
+      updated_at: '',
+    })
     for (const headers of [{ 'x-webhook-token': '' }, { 'x-webhook-token': 'lst_wrong' }, { 'x-webhook-token': other.locationToken }]) {
       expectError(await push({ contactId: 'p-1', locationId: t.locationId }, headers), 401, 'unauthorized')
     }
     expectError(await push({ contactId: 'p-1', locationId: second }, { 'x-webhook-token': t.locationToken }), 401, 'unauthorized')
   })
 
-  it('404 identical to an unknown subdomain: no such location, inactive location, another account\'s location, no active connection', async () => {
-    const unknownSubdomain = await push({ contactId: 'p-1', locationId: t.locationId }, { host: `zz-${t.publicId}.${h.deps.config.edgeDomain}`, 'x-webhook-token': t.locationToken })
+  it("404 identical to an unknown subdomain: no such location, inactive location, another account's location, no active connection", async () => {
+    const unknownSubdomain = await push(
+      { contactId: 'p-1', locationId: t.locationId },
+      { host: `zz-${t.publicId}.${h.deps.config.edgeDomain}`, 'x-webhook-token': t.locationToken },
+    )
     expectError(unknownSubdomain, 404, 'not found')
     const strip = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([k]) => !['date', 'x-request-id'].includes(k)))
     const same = (res: Awaited<ReturnType<typeof push>>) => {
@@ -73,8 +97,16 @@ describe('POST /v1/contacts/partnercrm', () => {
     try {
       await h.deps.tenants.updateLocation(gone.account.id, gone.locationId, { active: false })
       await h.deps.tenants.updateConnection(noConnection.partner.id, { active: false })
-      for (const [tenant, label] of [[gone, 'inactive location'], [noConnection, 'inactive connection']] as const) {
-        const res = await h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: tenant.host, 'content-type': 'application/json', 'x-webhook-token': tenant.locationToken }, payload: JSON.stringify({ contactId: 'p', locationId: tenant.locationId }) })
+      for (const [tenant, label] of [
+        [gone, 'inactive location'],
+        [noConnection, 'inactive connection'],
+      ] as const) {
+        const res = await h.edge.inject({
+          method: 'POST',
+          url: '/v1/contacts/partnercrm',
+          headers: { host: tenant.host, 'content-type': 'application/json', 'x-webhook-token': tenant.locationToken },
+          payload: JSON.stringify({ contactId: 'p', locationId: tenant.locationId }),
+        })
         expect(res.body, label).toBe(unknownSubdomain.body)
         same(res)
       }

@@ -12,7 +12,7 @@ describe('POST /v1/contacts/{sourceId}', () => {
 
   let fixture: IngestFixture
   beforeAll(async () => {
-    ({ h, t, other } = fixture = await createIngestFixture())
+    ;({ h, t, other } = fixture = await createIngestFixture())
   })
   afterAll(async () => {
     await fixture?.close()
@@ -56,7 +56,12 @@ describe('POST /v1/contacts/{sourceId}', () => {
         expect(res.body, name).toBe('{"ok":false,"error":"unauthorized"}')
       }
       // inactive source, on its own subdomain
-      const res = await h.edge.inject({ method: 'POST', url: `/v1/contacts/${inactive.webhook.id}`, headers: { host: inactive.host, 'x-webhook-token': inactive.sourceToken, 'content-type': 'application/json' }, payload: body([record(1)]) })
+      const res = await h.edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${inactive.webhook.id}`,
+        headers: { host: inactive.host, 'x-webhook-token': inactive.sourceToken, 'content-type': 'application/json' },
+        payload: body([record(1)]),
+      })
       expectError(res, 401, 'unauthorized')
     } finally {
       await inactive.cleanup()
@@ -68,7 +73,11 @@ describe('POST /v1/contacts/{sourceId}', () => {
   })
 
   it('404 not found: unknown subdomain, before anything else', async () => {
-    expectError(await push(`/v1/contacts/${t.webhook.id}`, { host: `zz-${t.publicId}.${h.deps.config.edgeDomain}`, 'x-webhook-token': t.sourceToken }), 404, 'not found')
+    expectError(
+      await push(`/v1/contacts/${t.webhook.id}`, { host: `zz-${t.publicId}.${h.deps.config.edgeDomain}`, 'x-webhook-token': t.sourceToken }),
+      404,
+      'not found',
+    )
     expectError(await push('/v1/contacts/src_nope', { host: `zz-${t.publicId}.${h.deps.config.edgeDomain}` }), 404, 'not found')
   })
 

@@ -30,9 +30,20 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
 
   beforeAll(async () => {
     // topics are created on demand under a random prefix, so runs sharing an emulator never meet
-    const queue = createPubSubQueue(new PubSub({ projectId: emulators.project }), { logger: pino({ level: 'silent' }), createMissing: true, namePrefix: `ing-${randomSuffix(4)}-` })
+    const queue = createPubSubQueue(new PubSub({ projectId: emulators.project }), {
+      logger: pino({ level: 'silent' }),
+      createMissing: true,
+      namePrefix: `ing-${randomSuffix(4)}-`,
+    })
     deps = await createTestDeps({ backend: 'emulators', queue, clock })
-    t = await createTestTenant(deps, { webhook: { mappings: [{ from: 'id', to: 'external_id' }, { from: 'mail', to: 'email' }] } })
+    t = await createTestTenant(deps, {
+      webhook: {
+        mappings: [
+          { from: 'id', to: 'external_id' },
+          { from: 'mail', to: 'email' },
+        ],
+      },
+    })
     edge = await buildEdge(deps)
   })
   afterAll(async () => {
@@ -46,9 +57,17 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
     try {
       const res = await edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload: body([record(1), record(2, { title: 'T' })]) })
       expect(res.statusCode).toBe(202)
-      const hook = await edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhook.id}`, headers: { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' }, payload: body([{ id: 'w-1', mail: 'W@X.io' }]) })
+      const hook = await edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${t.webhook.id}`,
+        headers: { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+        payload: body([{ id: 'w-1', mail: 'W@X.io' }]),
+      })
       expect(hook.statusCode).toBe(202)
-      expect(await eventually(() => deps.contacts.getByAnchor(t.account.id, 'crm', 'ext-2'))).toMatchObject({ identity: { title: 'T' }, business_email: 'person2@example.com' })
+      expect(await eventually(() => deps.contacts.getByAnchor(t.account.id, 'crm', 'ext-2'))).toMatchObject({
+        identity: { title: 'T' },
+        business_email: 'person2@example.com',
+      })
       expect(await eventually(() => deps.contacts.getByAnchor(t.account.id, 'hooks', 'w-1'))).toMatchObject({ business_email: 'w@x.io' })
     } finally {
       await worker.close()
@@ -59,7 +78,8 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
     const x = await createTestTenant(deps)
     try {
       const codes: number[] = []
-      for (let i = 0; i < 122; i++) codes.push((await edge.inject({ method: 'POST', url: '/v1/contacts', headers: x.keyHeaders(), payload: body([record(i)]) })).statusCode)
+      for (let i = 0; i < 122; i++)
+        codes.push((await edge.inject({ method: 'POST', url: '/v1/contacts', headers: x.keyHeaders(), payload: body([record(i)]) })).statusCode)
       expect(codes.slice(0, 120).every((c) => c === 202)).toBe(true)
       expect(codes.slice(120)).toEqual([429, 429])
       clock.advance(60_000)

@@ -18,7 +18,7 @@ describe('origin fallbacks', () => {
 
   let fixture: IngestFixture
   beforeAll(async () => {
-    ({ h, t } = fixture = await createIngestFixture({ clock }))
+    ;({ h, t } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
     await fixture?.close()
@@ -62,7 +62,10 @@ describe('origin fallbacks', () => {
 
   it('only the fallbacks accept the nested {events:[{resolution}]} shape; each resolution is one record', async () => {
     const nested = JSON.stringify({ events: [{ resolution: record(3, { title: 'Nested' }) }, { resolution: { email: 'no-anchor@example.com' } }] })
-    for (const [url, headers] of [['/api/contacts', key()], [`/api/contacts/webhook/${t.webhook.id}`, token()]] as const) {
+    for (const [url, headers] of [
+      ['/api/contacts', key()],
+      [`/api/contacts/webhook/${t.webhook.id}`, token()],
+    ] as const) {
       const before = h.q.batches().length
       const res = await post(url, nested, headers)
       expect(res.statusCode).toBe(202)
@@ -99,7 +102,9 @@ describe('origin fallbacks', () => {
   it('queue and store both unavailable: 503 temporarily unavailable, never 202', async () => {
     h.q.state.refuse = true
     const upsertBatch = h.deps.contacts.upsertBatch
-    h.deps.contacts.upsertBatch = async () => { throw new Error('store down (test)') }
+    h.deps.contacts.upsertBatch = async () => {
+      throw new Error('store down (test)')
+    }
     try {
       expectError(await post('/api/contacts', body([record(92)]), key()), 503, 'temporarily unavailable')
     } finally {
@@ -113,7 +118,8 @@ describe('origin fallbacks', () => {
     clock.set(Math.ceil(clock.now() / 60_000) * 60_000 + 60_000)
     const limited = await createTestTenant(h.deps)
     try {
-      for (let i = 0; i < 60; i++) expect((await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: limited.keyHeaders(), payload: body([record(i)]) })).statusCode).toBe(202)
+      for (let i = 0; i < 60; i++)
+        expect((await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: limited.keyHeaders(), payload: body([record(i)]) })).statusCode).toBe(202)
       for (let i = 0; i < 60; i++) expect((await post('/api/contacts', body([record(i)]), { authorization: `Bearer ${limited.key}` })).statusCode).toBe(202)
       const over = await post('/api/contacts', body([record(1)]), { authorization: `Bearer ${limited.key}` })
       expectError(over, 429, 'rate limited')
@@ -135,7 +141,11 @@ describe('origin fallbacks', () => {
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '202', '401', '413', '503']))
     }
     expect(doc.paths['/api/contacts/webhook/{sourceId}'].post.responses['429']).toBeUndefined()
-    for (const [path, id] of [['/v1/contacts', 'pushContacts'], ['/v1/contacts/{sourceId}', 'pushContactsBySource'], ['/v1/contacts/partnercrm', 'pushHighLevelContact']]) {
+    for (const [path, id] of [
+      ['/v1/contacts', 'pushContacts'],
+      ['/v1/contacts/{sourceId}', 'pushContactsBySource'],
+      ['/v1/contacts/partnercrm', 'pushHighLevelContact'],
+    ]) {
       const op = doc.paths[path!].post
       expect(op.operationId).toBe(id)
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '404', '413', '429', '503']))

@@ -18,18 +18,39 @@ describe('hostile bodies', () => {
 
   const targets = () => [
     { name: 'POST /v1/contacts', app: h.edge, url: '/v1/contacts', headers: t.keyHeaders() },
-    { name: 'POST /v1/contacts/{sourceId}', app: h.edge, url: `/v1/contacts/${t.webhook.id}`, headers: { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' } },
-    { name: 'POST /v1/contacts/partnercrm', app: h.edge, url: '/v1/contacts/partnercrm', headers: { host: t.host, 'x-webhook-token': t.locationToken, 'content-type': 'application/json' }, partner: true },
+    {
+      name: 'POST /v1/contacts/{sourceId}',
+      app: h.edge,
+      url: `/v1/contacts/${t.webhook.id}`,
+      headers: { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+    },
+    {
+      name: 'POST /v1/contacts/partnercrm',
+      app: h.edge,
+      url: '/v1/contacts/partnercrm',
+      headers: { host: t.host, 'x-webhook-token': t.locationToken, 'content-type': 'application/json' },
+      partner: true,
+    },
     { name: 'POST /api/contacts', app: h.portal, url: '/api/contacts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } },
-    { name: 'POST /api/contacts/webhook/{sourceId}', app: h.portal, url: `/api/contacts/webhook/${t.webhook.id}`, headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' } },
+    {
+      name: 'POST /api/contacts/webhook/{sourceId}',
+      app: h.portal,
+      url: `/api/contacts/webhook/${t.webhook.id}`,
+      headers: { 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+    },
   ]
 
   const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`
   const cases = (partner: boolean, locationId: string): Array<[string, string | Buffer, string]> => {
-    const wrap = (value: string) => (partner ? `{"contactId":"c","locationId":"${locationId}","extra":${value}}` : `{"contacts":[{"external_id":"h","extra":${value}}]}`)
+    const wrap = (value: string) =>
+      partner ? `{"contactId":"c","locationId":"${locationId}","extra":${value}}` : `{"contacts":[{"external_id":"h","extra":${value}}]}`
     return [
       ['__proto__ key', wrap('{"__proto__":{"admin":true}}'), 'invalid JSON body'],
-      ['top-level __proto__', partner ? `{"__proto__":{"x":1},"contactId":"c","locationId":"${locationId}"}` : '{"__proto__":{"contacts":[]},"contacts":[{}]}', 'invalid JSON body'],
+      [
+        'top-level __proto__',
+        partner ? `{"__proto__":{"x":1},"contactId":"c","locationId":"${locationId}"}` : '{"__proto__":{"contacts":[]},"contacts":[{}]}',
+        'invalid JSON body',
+      ],
       ['constructor.prototype', wrap('{"constructor":{"prototype":{"polluted":true}}}'), 'invalid JSON body'],
       ['deep nesting (100,000 levels)', wrap(deep(100_000)), 'invalid payload'],
       ['deep nesting (40 levels)', wrap(deep(40)), 'invalid payload'],
@@ -51,7 +72,12 @@ describe('hostile bodies', () => {
     }
     expect(({} as Record<string, unknown>).admin).toBeUndefined()
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
-    const ok = await h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: t.keyHeaders(), payload: JSON.stringify({ contacts: [record(1, { constructor: 'a plain key', deep: JSON.parse(deep(30)) })] }) })
+    const ok = await h.edge.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: t.keyHeaders(),
+      payload: JSON.stringify({ contacts: [record(1, { constructor: 'a plain key', deep: JSON.parse(deep(30)) })] }),
+    })
     expect(ok.statusCode).toBe(202)
   })
 })

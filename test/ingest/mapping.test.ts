@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { CustomFieldDefinition, CustomFieldType } from '@lsv/shared/model/records.ts'
 import {
-  createRecordMapper, customFieldValue, normalizeKey, partnerCrmContactId, partnerCrmLocationId, partnerCrmMappings, partnerCrmRecord,
+  createRecordMapper,
+  customFieldValue,
+  normalizeKey,
+  partnerCrmContactId,
+  partnerCrmLocationId,
+  partnerCrmMappings,
+  partnerCrmRecord,
 } from '@lsv/shared/domain/ingest/mapping.ts'
 import { recordsOf, withinDepth, MAX_VALUE_DEPTH } from '@lsv/shared/domain/ingest/push-body.ts'
 
@@ -18,7 +24,17 @@ describe('field mapping (contract 2.5)', () => {
 
   it('without mappings: exactly the six fallback fields, matched case-insensitively; everything else dropped', () => {
     const m = createRecordMapper([])
-    const out = m.map({ 'External ID': 'x-1', EMAIL: ' Ann@Example.COM ', 'first name': 'Ann', LastName: 'Lee', Company: 'Acme', title: 'CTO', phone: '+1 555', city: 'Oslo', notes: 'x' })
+    const out = m.map({
+      'External ID': 'x-1',
+      EMAIL: ' Ann@Example.COM ',
+      'first name': 'Ann',
+      LastName: 'Lee',
+      Company: 'Acme',
+      title: 'CTO',
+      phone: '+1 555',
+      city: 'Oslo',
+      notes: 'x',
+    })
     expect(out.externalId).toBe('x-1')
     expect(out.patch).toEqual({
       identity: { first_name: 'Ann', last_name: 'Lee', full_name: 'Ann Lee', title: 'CTO' },
@@ -28,13 +44,17 @@ describe('field mapping (contract 2.5)', () => {
   })
 
   it('with mappings: only mapped keys land, unmapped keys (even the six) are dropped, never guessed', () => {
-    const m = createRecordMapper([{ from: 'Work Email', to: 'email' }, { from: 'given', to: 'first_name' }, { from: 'crm_id', to: 'external_id' }])
+    const m = createRecordMapper([
+      { from: 'Work Email', to: 'email' },
+      { from: 'given', to: 'first_name' },
+      { from: 'crm_id', to: 'external_id' },
+    ])
     const out = m.map({ work_email: 'W@X.io', given: 'Bo', first_name: 'Ignored', last_name: 'Dropped', crm_id: 77, external_id: 'not-the-anchor' })
     expect(out.externalId).toBe('77')
     expect(out.patch).toEqual({ identity: { first_name: 'Bo', full_name: 'Bo' }, business_email: 'w@x.io' })
   })
 
-  it('with mappings that do not name external_id, the record\'s own external_id key is the anchor', () => {
+  it("with mappings that do not name external_id, the record's own external_id key is the anchor", () => {
     const m = createRecordMapper([{ from: 'mail', to: 'email' }])
     expect(m.map({ external_id: 'e-1', mail: 'a@b.co' }).externalId).toBe('e-1')
     expect(m.anchorOf({ ExternalId: 'e-2' })).toBe('e-2')
@@ -52,7 +72,12 @@ describe('field mapping (contract 2.5)', () => {
   })
 
   it('null values are ignored; nested arrays and objects are stored as JSON text; numbers and booleans as text', () => {
-    const m = createRecordMapper([{ from: 'first_name', to: 'first_name' }, { from: 'last_name', to: 'last_name' }, { from: 'title', to: 'title' }, { from: 'company', to: 'company' }])
+    const m = createRecordMapper([
+      { from: 'first_name', to: 'first_name' },
+      { from: 'last_name', to: 'last_name' },
+      { from: 'title', to: 'title' },
+      { from: 'company', to: 'company' },
+    ])
     const out = m.map({ first_name: null, last_name: ['a', { b: 1 }], title: { level: 3 }, company: 42 })
     expect(out.patch.identity).toEqual({ last_name: '["a",{"b":1}]', full_name: '["a",{"b":1}]', title: '{"level":3}' })
     expect(out.patch.company).toEqual({ name: '42' })
@@ -74,20 +99,48 @@ describe('field mapping (contract 2.5)', () => {
   })
 
   it('two keys mapped to one target: the first mapping whose key has a value wins', () => {
-    const m = createRecordMapper([{ from: 'primary', to: 'email' }, { from: 'secondary', to: 'email' }])
+    const m = createRecordMapper([
+      { from: 'primary', to: 'email' },
+      { from: 'secondary', to: 'email' },
+    ])
     expect(m.map({ secondary: 's@x.io', primary: 'p@x.io' }).patch.business_email).toBe('p@x.io')
     expect(m.map({ secondary: 's@x.io', primary: null }).patch.business_email).toBe('s@x.io')
   })
 
   it('custom fields: typed per the thirteen-value vocabulary, source inbound_mapping; undefined keys are unmapped', () => {
-    const types: CustomFieldType[] = ['boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number', 'phone', 'select', 'signature', 'text', 'textbox_list', 'url']
+    const types: CustomFieldType[] = [
+      'boolean',
+      'date',
+      'email',
+      'file',
+      'large_text',
+      'multi_select',
+      'number',
+      'phone',
+      'select',
+      'signature',
+      'text',
+      'textbox_list',
+      'url',
+    ]
     const defs = types.map((t) => def(`f_${t}`, t))
     const mappings = types.map((t) => ({ from: `in ${t}`, to: `custom_fields.f_${t}` }))
     const m = createRecordMapper([...mappings, { from: 'ghost', to: 'custom_fields.undefined_key' }], defs)
     const out = m.map({
-      'in boolean': true, 'in date': '2026-09-04', 'in email': 'x@y.z', 'in file': { url: 'https://f', name: 'a.pdf' },
-      'in large_text': 'long', 'in multi_select': ['a', 'b'], 'in number': 12, 'in phone': '+1', 'in select': 'one',
-      'in signature': { svg: '<svg/>' }, 'in text': ['as', 'json'], 'in textbox_list': 'single', 'in url': 'https://u', ghost: 'x',
+      'in boolean': true,
+      'in date': '2026-09-04',
+      'in email': 'x@y.z',
+      'in file': { url: 'https://f', name: 'a.pdf' },
+      'in large_text': 'long',
+      'in multi_select': ['a', 'b'],
+      'in number': 12,
+      'in phone': '+1',
+      'in select': 'one',
+      'in signature': { svg: '<svg/>' },
+      'in text': ['as', 'json'],
+      'in textbox_list': 'single',
+      'in url': 'https://u',
+      ghost: 'x',
     })
     const cf = out.patch.custom_fields!
     expect(Object.keys(cf).sort()).toEqual(types.map((t) => `f_${t}`).sort())
@@ -103,15 +156,30 @@ describe('field mapping (contract 2.5)', () => {
     expect(customFieldValue('multi_select', [['a']])).toBe('[["a"]]')
   })
 
-  it('partner CRM bodies: the contract\'s aliases in order, source-specific keys left for custom field mappings', () => {
+  it("partner CRM bodies: the contract's aliases in order, source-specific keys left for custom field mappings", () => {
     expect(partnerCrmContactId({ contactId: 'a', contact_id: 'b', id: 'c' })).toBe('a')
     expect(partnerCrmContactId({ contact_id: 'b', id: 'c' })).toBe('b')
     expect(partnerCrmContactId({ id: 'c' })).toBe('c')
     expect(partnerCrmContactId({ external_id: 'x' })).toBeNull()
     expect(partnerCrmLocationId({ locationId: 'l1', location_id: 'l2' })).toBe('l1')
     expect(partnerCrmLocationId({ location_id: 'l2' })).toBe('l2')
-    const rec = partnerCrmRecord({ contactId: 'p1', firstName: 'Ann', last_name: 'Lee', companyName: 'Acme', email: 'A@B.co', title: null, score: 9, external_id: 'sneaky' })
-    const m = createRecordMapper(partnerCrmMappings([{ from: 'score', to: 'custom_fields.score' }, { from: 'x', to: 'first_name' }]), [def('score', 'number')])
+    const rec = partnerCrmRecord({
+      contactId: 'p1',
+      firstName: 'Ann',
+      last_name: 'Lee',
+      companyName: 'Acme',
+      email: 'A@B.co',
+      title: null,
+      score: 9,
+      external_id: 'sneaky',
+    })
+    const m = createRecordMapper(
+      partnerCrmMappings([
+        { from: 'score', to: 'custom_fields.score' },
+        { from: 'x', to: 'first_name' },
+      ]),
+      [def('score', 'number')],
+    )
     const out = m.map(rec)
     expect(out.externalId).toBe('p1')
     expect(out.patch).toEqual({

@@ -15,23 +15,50 @@ describe('push rate limits', () => {
   let t: StoredTenant
   // 10 s into a 60 s window, 10 s into a 24 h window
   const clock = new ManualClock(Math.floor(Date.UTC(2026, 8, 5) / DAY_MS) * DAY_MS + 10_000)
-  type Op = { name: string; send: (tenant: StoredTenant, headers?: Record<string, string>) => Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }> }
+  type Op = {
+    name: string
+    send: (tenant: StoredTenant, headers?: Record<string, string>) => Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }>
+  }
   const ops: Op[] = [
-    { name: 'per API key (4.3)', send: (x, hd) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: { ...x.keyHeaders(), ...hd }, payload: body([record(1)]) }) },
-    { name: 'per source (4.4)', send: (x, hd) => h.edge.inject({ method: 'POST', url: `/v1/contacts/${x.webhook.id}`, headers: { host: x.host, 'x-webhook-token': x.sourceToken, 'content-type': 'application/json', ...hd }, payload: body([record(1)]) }) },
-    { name: 'per location (4.5)', send: (x, hd) => h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: x.host, 'x-webhook-token': x.locationToken, 'content-type': 'application/json', ...hd }, payload: JSON.stringify({ contactId: 'c', locationId: x.locationId }) }) },
+    {
+      name: 'per API key (4.3)',
+      send: (x, hd) => h.edge.inject({ method: 'POST', url: '/v1/contacts', headers: { ...x.keyHeaders(), ...hd }, payload: body([record(1)]) }),
+    },
+    {
+      name: 'per source (4.4)',
+      send: (x, hd) =>
+        h.edge.inject({
+          method: 'POST',
+          url: `/v1/contacts/${x.webhook.id}`,
+          headers: { host: x.host, 'x-webhook-token': x.sourceToken, 'content-type': 'application/json', ...hd },
+          payload: body([record(1)]),
+        }),
+    },
+    {
+      name: 'per location (4.5)',
+      send: (x, hd) =>
+        h.edge.inject({
+          method: 'POST',
+          url: '/v1/contacts/partnercrm',
+          headers: { host: x.host, 'x-webhook-token': x.locationToken, 'content-type': 'application/json', ...hd },
+          payload: JSON.stringify({ contactId: 'c', locationId: x.locationId }),
+        }),
+    },
   ]
 
   let fixture: IngestFixture
   beforeAll(async () => {
-    ({ h, t } = fixture = await createIngestFixture({ clock }))
+    ;({ h, t } = fixture = await createIngestFixture({ clock }))
   })
   afterAll(async () => {
     await fixture?.close()
   })
 
-  it('the windows are the contract\'s', () => {
-    expect(PUSH_WINDOWS.map((w) => [w.limit, w.seconds])).toEqual([[120, 60], [50_000, 86_400]])
+  it("the windows are the contract's", () => {
+    expect(PUSH_WINDOWS.map((w) => [w.limit, w.seconds])).toEqual([
+      [120, 60],
+      [50_000, 86_400],
+    ])
   })
 
   for (const op of ops) {
@@ -61,7 +88,7 @@ describe('push rate limits', () => {
     try {
       const start = Math.floor(clock.now() / 60_000) * 60_000
       clock.set(start + 60_000 + 1000)
-      for (let i = 0; i < 150; i++) expect((await ops[0]!.send(x, { authorization: 'Bearer lsk_' + 'x'.repeat(43) })).statusCode).toBe(401)
+      for (let i = 0; i < 150; i++) expect((await ops[0]!.send(x, { authorization: `Bearer lsk_${'x'.repeat(43)}` })).statusCode).toBe(401)
       for (let i = 0; i < 150; i++) expect((await ops[0]!.send(x, { host: `nobody-${x.publicId}.${h.deps.config.edgeDomain}` })).statusCode).toBe(404)
       for (let i = 0; i < 150; i++) expect((await ops[1]!.send(x, { 'x-webhook-token': 'wrong' })).statusCode).toBe(401)
       for (let i = 0; i < 150; i++) expect((await ops[2]!.send(x, { 'x-webhook-token': 'wrong' })).statusCode).toBe(401)
@@ -105,10 +132,16 @@ describe('push rate limits', () => {
 
   it('Retry-After of the 24 h window is the reset the limiter reports (any limiter)', async () => {
     const refusing: RateLimiter = {
-      async consume(_key, windows) { return { allowed: false, window: windows[1]!, resetInSeconds: 4321 } },
-      async peek(_key, windows) { return windows.map(() => 0) },
+      async consume(_key, windows) {
+        return { allowed: false, window: windows[1]!, resetInSeconds: 4321 }
+      },
+      async peek(_key, windows) {
+        return windows.map(() => 0)
+      },
       async addCounts() {},
-      async readCounts(keys) { return keys.map(() => 0) },
+      async readCounts(keys) {
+        return keys.map(() => 0)
+      },
       async close() {},
     }
     const other = await createHarness({ clock, rateLimiter: refusing })

@@ -31,8 +31,19 @@ describe('upsert worker: handleBatchMessage', () => {
   beforeAll(async () => {
     h = await createHarness({ clock })
     t = await createTestTenant(h.deps, {
-      webhook: { mappings: [{ from: 'Mail', to: 'email' }, { from: 'Vorname', to: 'first_name' }, { from: 'Kunden-Nr', to: 'external_id' }, { from: 'Score', to: 'custom_fields.score' }, { from: 'Tags', to: 'custom_fields.tags' }] },
-      customFields: [{ key: 'score', type: 'number' }, { key: 'tags', type: 'multi_select' }],
+      webhook: {
+        mappings: [
+          { from: 'Mail', to: 'email' },
+          { from: 'Vorname', to: 'first_name' },
+          { from: 'Kunden-Nr', to: 'external_id' },
+          { from: 'Score', to: 'custom_fields.score' },
+          { from: 'Tags', to: 'custom_fields.tags' },
+        ],
+      },
+      customFields: [
+        { key: 'score', type: 'number' },
+        { key: 'tags', type: 'multi_select' },
+      ],
     })
   })
   afterAll(async () => {
@@ -45,18 +56,26 @@ describe('upsert worker: handleBatchMessage', () => {
     expect(await handleBatchMessage(h.deps, message)).toBe('ack')
     const c = await h.deps.contacts.getByAnchor(t.account.id, 'crm', 'ext-1')
     expect(c).toMatchObject({
-      source: 'crm', external_id: 'ext-1', business_email: 'person1@example.com',
-      identity: { first_name: 'Ann', full_name: 'Ann', title: 'CTO' }, company: { name: 'Acme' },
-      name_source: 'manual', resolved_by: null,
-      first_seen_at: message.attributes.received_at, last_seen_at: message.attributes.received_at,
+      source: 'crm',
+      external_id: 'ext-1',
+      business_email: 'person1@example.com',
+      identity: { first_name: 'Ann', full_name: 'Ann', title: 'CTO' },
+      company: { name: 'Acme' },
+      name_source: 'manual',
+      resolved_by: null,
+      first_seen_at: message.attributes.received_at,
+      last_seen_at: message.attributes.received_at,
     })
     expect(c!.identity.last_name).toBeUndefined()
     expect(JSON.stringify(c)).not.toContain('dropped')
   })
 
   it('the per-source webhook maps through its own field mappings, custom fields typed', async () => {
-    const message = await pushed([{ 'kunden_nr': 'K-9', MAIL: 'K9@Example.com', vorname: 'Kai', score: 7, tags: ['a', 'b'], email: 'unmapped@example.com' }],
-      `/v1/contacts/${t.webhook.id}`, { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' })
+    const message = await pushed(
+      [{ kunden_nr: 'K-9', MAIL: 'K9@Example.com', vorname: 'Kai', score: 7, tags: ['a', 'b'], email: 'unmapped@example.com' }],
+      `/v1/contacts/${t.webhook.id}`,
+      { host: t.host, 'x-webhook-token': t.sourceToken, 'content-type': 'application/json' },
+    )
     expect(await handleBatchMessage(h.deps, message)).toBe('ack')
     const c = await h.deps.contacts.getByAnchor(t.account.id, 'hooks', 'K-9')
     expect(c).toMatchObject({ business_email: 'k9@example.com', identity: { first_name: 'Kai' } })
@@ -68,12 +87,18 @@ describe('upsert worker: handleBatchMessage', () => {
 
   it('the partner CRM: external_id from the contact id, source partnercrm', async () => {
     const before = h.q.batches().length
-    const res = await h.edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', headers: { host: t.host, 'x-webhook-token': t.locationToken, 'content-type': 'application/json' },
-      payload: JSON.stringify({ contact_id: 'pc-1', location_id: t.locationId, firstName: 'Pia', companyName: 'Globex', email: 'PIA@globex.io' }) })
+    const res = await h.edge.inject({
+      method: 'POST',
+      url: '/v1/contacts/partnercrm',
+      headers: { host: t.host, 'x-webhook-token': t.locationToken, 'content-type': 'application/json' },
+      payload: JSON.stringify({ contact_id: 'pc-1', location_id: t.locationId, firstName: 'Pia', companyName: 'Globex', email: 'PIA@globex.io' }),
+    })
     expect(res.statusCode).toBe(202)
     expect(await handleBatchMessage(h.deps, h.q.batches()[before]!)).toBe('ack')
     expect(await h.deps.contacts.getByAnchor(t.account.id, 'partnercrm', 'pc-1')).toMatchObject({
-      identity: { first_name: 'Pia', full_name: 'Pia' }, company: { name: 'Globex' }, business_email: 'pia@globex.io',
+      identity: { first_name: 'Pia', full_name: 'Pia' },
+      company: { name: 'Globex' },
+      business_email: 'pia@globex.io',
     })
   })
 
@@ -100,10 +125,22 @@ describe('upsert worker: handleBatchMessage', () => {
 
   it('precedence ladder: an inbound push (manual) never overwrites names set by a form, but overwrites provider and enrichment names', async () => {
     const at = new Date(clock.now()).toISOString()
-    const seed = (externalId: string, writer: 'form' | 'provider' | 'enrichment') => h.deps.contacts.upsertBatch(t.account.id, [{
-      source: 'crm', external_id: externalId, writer, at, origin: `seed-${externalId}`, resolved_by: 'vendor-x',
-      patch: { identity: { first_name: 'Seeded', last_name: 'Name', full_name: 'Seeded Name' } },
-    }], mergeContact)
+    const seed = (externalId: string, writer: 'form' | 'provider' | 'enrichment') =>
+      h.deps.contacts.upsertBatch(
+        t.account.id,
+        [
+          {
+            source: 'crm',
+            external_id: externalId,
+            writer,
+            at,
+            origin: `seed-${externalId}`,
+            resolved_by: 'vendor-x',
+            patch: { identity: { first_name: 'Seeded', last_name: 'Name', full_name: 'Seeded Name' } },
+          },
+        ],
+        mergeContact,
+      )
     await seed('ext-30', 'form')
     await seed('ext-31', 'provider')
     await seed('ext-32', 'enrichment')
@@ -112,7 +149,8 @@ describe('upsert worker: handleBatchMessage', () => {
     expect(await handleBatchMessage(h.deps, message)).toBe('ack')
     const [form, provider, enrichment] = await Promise.all([30, 31, 32].map((i) => h.deps.contacts.getByAnchor(t.account.id, 'crm', `ext-${i}`)))
     expect(form).toMatchObject({ identity: { first_name: 'Seeded', last_name: 'Name', full_name: 'Seeded Name', title: 'Pushed title' }, name_source: 'form' })
-    for (const c of [provider, enrichment]) expect(c).toMatchObject({ identity: { first_name: 'Pushed', last_name: 'Person', full_name: 'Pushed Person' }, name_source: 'manual' })
+    for (const c of [provider, enrichment])
+      expect(c).toMatchObject({ identity: { first_name: 'Pushed', last_name: 'Person', full_name: 'Pushed Person' }, name_source: 'manual' })
     // resolved_by is insert-only: the push carries none and never clears it
     expect(form!.resolved_by).toBe('vendor-x')
   })
@@ -160,10 +198,25 @@ describe('upsert worker: handleBatchMessage', () => {
   })
 
   it('a record too large to ever store is dead-lettered at once (replayable: same batch id and index); the rest lands', async () => {
-    const big = await createTestTenant(h.deps, { api: { mappings: [{ from: 'external_id', to: 'external_id' }, { from: 'notes', to: 'custom_fields.notes' }] }, customFields: [{ key: 'notes', type: 'large_text' }] })
+    const big = await createTestTenant(h.deps, {
+      api: {
+        mappings: [
+          { from: 'external_id', to: 'external_id' },
+          { from: 'notes', to: 'custom_fields.notes' },
+        ],
+      },
+      customFields: [{ key: 'notes', type: 'large_text' }],
+    })
     try {
       const before = h.q.deadLetters().length
-      const message = await pushed([{ external_id: 'small', notes: 'fine' }, { external_id: 'huge', notes: 'n'.repeat(1_000_000) }], '/v1/contacts', big.keyHeaders())
+      const message = await pushed(
+        [
+          { external_id: 'small', notes: 'fine' },
+          { external_id: 'huge', notes: 'n'.repeat(1_000_000) },
+        ],
+        '/v1/contacts',
+        big.keyHeaders(),
+      )
       expect(await handleBatchMessage(h.deps, message)).toBe('ack')
       expect(await h.deps.contacts.getByAnchor(big.account.id, 'crm', 'small')).not.toBeNull()
       expect(await h.deps.contacts.getByAnchor(big.account.id, 'crm', 'huge')).toBeNull()
@@ -199,7 +252,15 @@ describe('upsert worker: handleBatchMessage', () => {
     const down = { ...h.deps, contacts: failing(() => true) }
     const other = await pushed([record(72)])
     for (const attempt of [1, RECORD_ATTEMPTS, 10]) expect(await handleBatchMessage(down, { ...other, deliveryAttempt: attempt })).toBe('nack')
-    const throwing = { ...h.deps, contacts: { ...h.deps.contacts, upsertBatch: async () => { throw new Error('store down') } } }
+    const throwing = {
+      ...h.deps,
+      contacts: {
+        ...h.deps.contacts,
+        upsertBatch: async () => {
+          throw new Error('store down')
+        },
+      },
+    }
     await expect(handleBatchMessage(throwing, other)).rejects.toThrow('store down')
   })
 
@@ -220,7 +281,9 @@ describe('upsert worker: handleBatchMessage', () => {
   })
 
   it('batchAttributes round-trips the partner location', () => {
-    expect(batchAttributes({ shape: 'partnercrm', accountId: 'a', connectionId: 'c', source: 'partnercrm', receivedAt: 'r', batchId: 'b', locationId: 'l' })).toMatchObject({ location_id: 'l' })
+    expect(
+      batchAttributes({ shape: 'partnercrm', accountId: 'a', connectionId: 'c', source: 'partnercrm', receivedAt: 'r', batchId: 'b', locationId: 'l' }),
+    ).toMatchObject({ location_id: 'l' })
   })
 })
 
@@ -253,11 +316,23 @@ describe('upsert worker: subscription and push endpoint', () => {
     const t = await createTestTenant(deps)
     const app = await buildWorker(deps)
     try {
-      const attributes = batchAttributes({ shape: 'contacts', accountId: t.account.id, connectionId: t.api.id, source: 'crm', receivedAt: new Date().toISOString(), batchId: 'b-push' })
-      const res = await app.inject({ method: 'POST', url: '/pubsub/contact-batches', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({
-        message: { data: Buffer.from(body([record(5)])).toString('base64'), attributes, messageId: '1', publishTime: new Date().toISOString() },
-        subscription: 'projects/p/subscriptions/contact-batches-push',
-      }) })
+      const attributes = batchAttributes({
+        shape: 'contacts',
+        accountId: t.account.id,
+        connectionId: t.api.id,
+        source: 'crm',
+        receivedAt: new Date().toISOString(),
+        batchId: 'b-push',
+      })
+      const res = await app.inject({
+        method: 'POST',
+        url: '/pubsub/contact-batches',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          message: { data: Buffer.from(body([record(5)])).toString('base64'), attributes, messageId: '1', publishTime: new Date().toISOString() },
+          subscription: 'projects/p/subscriptions/contact-batches-push',
+        }),
+      })
       expect(res.statusCode).toBe(204)
       expect(await deps.contacts.getByAnchor(t.account.id, 'crm', 'ext-5')).not.toBeNull()
       expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)

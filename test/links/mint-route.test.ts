@@ -30,10 +30,15 @@ let foreignContact: string
  * and `default` created without scopes (the API's default).
  */
 function provision(domains: string[]): Promise<ManagedTenant> {
-  return createTestTenant({ managementApi: app, deps }, {
-    authorizedDomains: domains, webhook: false, partner: false,
-    api: { key: { scopes: ['contacts:links:write'] }, keys: { write: { scopes: ['contacts:write'] }, default: {} } },
-  })
+  return createTestTenant(
+    { managementApi: app, deps },
+    {
+      authorizedDomains: domains,
+      webhook: false,
+      partner: false,
+      api: { key: { scopes: ['contacts:links:write'] }, keys: { write: { scopes: ['contacts:write'] }, default: {} } },
+    },
+  )
 }
 
 function mint(payload: unknown, headers: Record<string, string> = { authorization: `Bearer ${tenant.key}` }, on: App = app) {
@@ -139,7 +144,7 @@ describe('POST /api/contacts/links: success', () => {
   })
 
   it('resolves unknown and malformed tokens to null', async () => {
-    for (const t of ['', 'a.', `a.${'A'.repeat(43)}`, 'x.y', 's.nokey.e30.' + 'A'.repeat(43), 'a'.repeat(5000)]) {
+    for (const t of ['', 'a.', `a.${'A'.repeat(43)}`, 'x.y', `s.nokey.e30.${'A'.repeat(43)}`, 'a'.repeat(5000)]) {
       expect(await resolveLinkToken(deps, t)).toBeNull()
     }
   })
@@ -147,13 +152,22 @@ describe('POST /api/contacts/links: success', () => {
 
 describe('POST /api/contacts/links: failures', () => {
   it('400 invalid JSON body', async () => {
-    const res = await app.inject({ method: 'POST', url: URL_PATH, headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' }, payload: '{"destinationUrl":' })
+    const res = await app.inject({
+      method: 'POST',
+      url: URL_PATH,
+      headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+      payload: '{"destinationUrl":',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toEqual({ ok: false, error: 'invalid JSON body' })
   })
 
   it('400 invalid payload with issues when the contact is not named', async () => {
-    for (const payload of [{ destinationUrl: 'https://example.com/' }, { destinationUrl: 'https://example.com/', source: 'crm' }, { destinationUrl: 'https://example.com/', externalId: 'x' }]) {
+    for (const payload of [
+      { destinationUrl: 'https://example.com/' },
+      { destinationUrl: 'https://example.com/', source: 'crm' },
+      { destinationUrl: 'https://example.com/', externalId: 'x' },
+    ]) {
       const res = await mint(payload)
       expect(res.statusCode).toBe(400)
       const body = res.json()
@@ -209,8 +223,14 @@ describe('POST /api/contacts/links: failures', () => {
     }
   })
 
-  it('400 destination host is not authorized (including another tenant\'s domain)', async () => {
-    for (const destinationUrl of ['https://evil-example.com/', 'https://example.com.evil.com/', 'http://127.0.0.1/', 'https://other.example/', 'https://acme.io/']) {
+  it("400 destination host is not authorized (including another tenant's domain)", async () => {
+    for (const destinationUrl of [
+      'https://evil-example.com/',
+      'https://example.com.evil.com/',
+      'http://127.0.0.1/',
+      'https://other.example/',
+      'https://acme.io/',
+    ]) {
       const res = await mint({ destinationUrl, contactId: contactA })
       expect(res.statusCode).toBe(400)
       expect(res.json()).toEqual({ ok: false, error: 'destination host is not authorized' })
@@ -220,8 +240,13 @@ describe('POST /api/contacts/links: failures', () => {
   it('400 destination host is not authorized for every URL that parses but names its host ambiguously (contract 4.2)', async () => {
     // each parses as a URL, but none is an http(s) URL whose host every client reads alike as an authorized one
     for (const destinationUrl of [
-      'https://example.com@other.example/', 'https://shop.acme.io:443@evil.example/x', 'https://user:pw@example.com/',
-      'https://example.com\\@evil.com', 'ftp://example.com/', 'javascript:alert(1)//example.com', 'https:example.com',
+      'https://example.com@other.example/',
+      'https://shop.acme.io:443@evil.example/x',
+      'https://user:pw@example.com/',
+      'https://example.com\\@evil.com',
+      'ftp://example.com/',
+      'javascript:alert(1)//example.com',
+      'https:example.com',
     ]) {
       const res = await mint({ destinationUrl, contactId: contactA })
       expect(res.statusCode).toBe(400)
@@ -231,14 +256,22 @@ describe('POST /api/contacts/links: failures', () => {
 
   it('public suffixes: the management API refuses `co.uk`, `github.io`; one stored before that rule authorizes nothing', async () => {
     for (const suffix of ['co.uk', 'github.io', 'com.au']) {
-      const res = await app.inject({ method: 'PUT', url: `/api/v1/admin/accounts/${tenant.accountId}/authorized-domains`, headers: OPERATOR, payload: { domains: ['example.com', suffix] } })
+      const res = await app.inject({
+        method: 'PUT',
+        url: `/api/v1/admin/accounts/${tenant.accountId}/authorized-domains`,
+        headers: OPERATOR,
+        payload: { domains: ['example.com', suffix] },
+      })
       expect(res.statusCode).toBe(400)
       expect(res.json()).toMatchObject({ ok: false, error: 'invalid payload', issues: [{ code: 'public_suffix', path: '/domains/1' }] })
     }
     // the list is unchanged by the refused requests
     expect((await deps.tenants.getAccount(tenant.accountId))!.authorized_domains).toEqual(['example.com', 'shop.acme.io'])
     // an account that holds `co.uk` from before the rule (written directly to the store)
-    await deps.tenants.updateAccount(other.accountId, { authorized_domains: ['other.example', 'co.uk', 'github.io'], updated_at: new Date(clock.now()).toISOString() })
+    await deps.tenants.updateAccount(other.accountId, {
+      authorized_domains: ['other.example', 'co.uk', 'github.io'],
+      updated_at: new Date(clock.now()).toISOString(),
+    })
     const otherContact = await seedContact(deps, other.accountId, 'crm', 'ext-psl')
     for (const destinationUrl of ['https://anyone.co.uk/', 'https://www.bbc.co.uk/news', 'https://co.uk/', 'https://someone.github.io/']) {
       const res = await mint({ destinationUrl, contactId: otherContact }, { authorization: `Bearer ${other.key}` })
@@ -279,7 +312,7 @@ describe('POST /api/contacts/links: failures', () => {
     }
   })
 
-  it('404 contact not found: unknown id, unknown pair, another account\'s contact', async () => {
+  it("404 contact not found: unknown id, unknown pair, another account's contact", async () => {
     for (const payload of [
       { destinationUrl: 'https://example.com/', contactId: randomUUID() },
       { destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' },
@@ -292,9 +325,15 @@ describe('POST /api/contacts/links: failures', () => {
   })
 
   it('500 mint failed when the contact store or the link token store throws (nothing leaked)', async () => {
-    const failing = <T extends object>(store: T, method: keyof T) => new Proxy(store, {
-      get: (target, prop, receiver) => (prop === method ? async () => { throw new Error('store exploded: secret detail') } : Reflect.get(target, prop, receiver)),
-    })
+    const failing = <T extends object>(store: T, method: keyof T) =>
+      new Proxy(store, {
+        get: (target, prop, receiver) =>
+          prop === method
+            ? async () => {
+                throw new Error('store exploded: secret detail')
+              }
+            : Reflect.get(target, prop, receiver),
+      })
     const brokenDeps: Array<[string, PlatformDeps]> = [
       ['contacts.get', { ...deps, contacts: failing(deps.contacts, 'get') }],
       ['linkTokens.put', { ...deps, linkTokens: failing(deps.linkTokens, 'put') }],
@@ -314,8 +353,12 @@ describe('POST /api/contacts/links: failures', () => {
 
   it('503 signed links unavailable when the signing keys cannot be had; opaque still works', async () => {
     const throwing: Secrets = {
-      get: async () => { throw new Error('secret manager down') },
-      addVersion: async () => { throw new Error('secret manager down') },
+      get: async () => {
+        throw new Error('secret manager down')
+      },
+      addVersion: async () => {
+        throw new Error('secret manager down')
+      },
       close: async () => {},
     }
     const empty: Secrets = { get: async () => null, addVersion: async () => {}, close: async () => {} }
@@ -356,7 +399,9 @@ describe('POST /api/contacts/links: failures', () => {
       expect(res.json()).toEqual({ ok: false, error: 'rate limited' })
       expect(res.headers['retry-after']).toBe('60')
       // another customer is not affected
-      expect((await mint({ destinationUrl: 'https://other.example/', contactId: foreignContact }, { authorization: `Bearer ${other.key}` })).statusCode).toBe(200)
+      expect((await mint({ destinationUrl: 'https://other.example/', contactId: foreignContact }, { authorization: `Bearer ${other.key}` })).statusCode).toBe(
+        200,
+      )
       // the next window admits again
       clock.advance(60_000)
       expect((await send()).statusCode).toBe(200)

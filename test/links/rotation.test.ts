@@ -3,9 +3,7 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import { resolveLinkToken } from '@lsv/shared/domain/links/resolve.ts'
-import {
-  forgetCachedSigningKeys, LINK_SIGNING_KEYS_SECRET, rotateLinkSigningKey, type LinkSigningKeySet,
-} from '@lsv/shared/domain/links/signing-keys.ts'
+import { forgetCachedSigningKeys, LINK_SIGNING_KEYS_SECRET, rotateLinkSigningKey, type LinkSigningKeySet } from '@lsv/shared/domain/links/signing-keys.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { seedContact } from './fixtures.ts'

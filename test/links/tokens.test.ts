@@ -97,7 +97,10 @@ describe('signed tokens', () => {
 
   it('reject every single-bit flip of the decoded claims and signature', () => {
     const [, kid, claimsPart, sig] = token.split('.') as [string, string, string, string]
-    for (const [index, part] of [[2, claimsPart], [3, sig]] as const) {
+    for (const [index, part] of [
+      [2, claimsPart],
+      [3, sig],
+    ] as const) {
       const bytes = Buffer.from(part, 'base64url')
       for (let bit = 0; bit < bytes.length * 8; bit++) {
         const copy = Buffer.from(bytes)
@@ -121,7 +124,16 @@ describe('signed tokens', () => {
   })
 
   it('reject wrong shapes', () => {
-    for (const bad of ['', 's.', 's.kid1', `${token}.x`, token.replace(/^s\./, 'x.'), `s..${token.split('.')[2]}.${token.split('.')[3]}`, 's.k!d.a.b', 'a'.repeat(2000)]) {
+    for (const bad of [
+      '',
+      's.',
+      's.kid1',
+      `${token}.x`,
+      token.replace(/^s\./, 'x.'),
+      `s..${token.split('.')[2]}.${token.split('.')[3]}`,
+      's.k!d.a.b',
+      'a'.repeat(2000),
+    ]) {
       expect(verify(bad)).toBeNull()
     }
   })

@@ -30,8 +30,17 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const PROBE = join(import.meta.dirname, 'fixtures', 'thread-probe.ts')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
-interface Stack { child: ChildProcess; output(): string; exited: Promise<number | null> }
+interface Ports {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
+interface Stack {
+  child: ChildProcess
+  output(): string
+  exited: Promise<number | null>
+}
 
 const running = new Set<ChildProcess>()
 const dataDirs: Array<{ cleanup(): void }> = []
@@ -44,10 +53,16 @@ function startStack(dir: string, ports: Ports, env: Record<string, string> = {})
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dir, LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      NODE_OPTIONS: `--import ${PROBE}`, THREAD_PROBE_FILE: join(dir, 'thread-probe.jsonl'),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dir,
+      LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      NODE_OPTIONS: `--import ${PROBE}`,
+      THREAD_PROBE_FILE: join(dir, 'thread-probe.jsonl'),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -56,10 +71,12 @@ function startStack(dir: string, ports: Ports, env: Record<string, string> = {})
   let output = ''
   child.stdout!.on('data', (d) => (output += d))
   child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    running.delete(child)
-    resolve(code)
-  }))
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child)
+      resolve(code)
+    }),
+  )
   return { child, output: () => output, exited }
 }
 
@@ -82,15 +99,28 @@ async function freePorts(): Promise<Ports> {
 }
 
 function push(port: number, creds: DemoCredentials, records: number, tag: string): Promise<number | null> {
-  const body = JSON.stringify({ contacts: Array.from({ length: records }, (_, i) => ({ external_id: `${tag}-${i}`, email: `${tag}.${i}@example.com`, first_name: `F${i}` })) })
+  const body = JSON.stringify({
+    contacts: Array.from({ length: records }, (_, i) => ({ external_id: `${tag}-${i}`, email: `${tag}.${i}@example.com`, first_name: `F${i}` })),
+  })
   return new Promise((resolve) => {
-    const req = request({
-      host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST',
-      headers: { host: `${creds.public_id}.edge.localhost:${port}`, authorization: `Bearer ${creds.api_key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? null))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/contacts',
+        method: 'POST',
+        headers: {
+          host: `${creds.public_id}.edge.localhost:${port}`,
+          authorization: `Bearer ${creds.api_key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? null))
+      },
+    )
     req.on('error', () => resolve(null))
     req.end(body)
   })
@@ -113,11 +143,14 @@ function stored(dir: string, accountId: string): { contacts: number; batchesQueu
 function contactWriters(dir: string): Array<{ threadId: number; service: string | null }> {
   const file = join(dir, 'thread-probe.jsonl')
   if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { threadId: number; service: string | null })
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { threadId: number; service: string | null })
 }
 
 describe('npm start: background consumers on worker threads', () => {
-  it('a batch is upserted by the upsert worker\'s thread, not the main thread; SIGTERM mid-batch drains the thread and exits 0', async () => {
+  it("a batch is upserted by the upsert worker's thread, not the main thread; SIGTERM mid-batch drains the thread and exits 0", async () => {
     const data = tempDataDir('lsv-local-threads-')
     dataDirs.push(data)
     const ports = await freePorts()
@@ -134,13 +167,16 @@ describe('npm start: background consumers on worker threads', () => {
 
     const writers = contactWriters(data.dir)
     expect(writers.length, 'no contact written').toBeGreaterThan(0)
-    expect(writers.every((w) => w.threadId !== 0 && w.service === 'upsert-worker'), JSON.stringify(writers)).toBe(true)
+    expect(
+      writers.every((w) => w.threadId !== 0 && w.service === 'upsert-worker'),
+      JSON.stringify(writers),
+    ).toBe(true)
     // the signal landed mid-batch (else this would not test the drain) and the batch finished anyway
     expect(atSignal.contacts, 'the batch was already applied when SIGTERM was sent').toBeLessThan(RECORDS)
     expect(stored(data.dir, creds.account_id)).toEqual({ contacts: RECORDS, batchesQueued: 0 })
   }, 90_000)
 
-  it('a crash of the upsert worker\'s thread stops the stack with exit 1; the next start applies the batch it held', async () => {
+  it("a crash of the upsert worker's thread stops the stack with exit 1; the next start applies the batch it held", async () => {
     const data = tempDataDir('lsv-local-crash-')
     dataDirs.push(data)
     const ports = await freePorts()

@@ -15,8 +15,12 @@ function runTests(args: string[]): Promise<{ code: number | null; out: string }>
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { out += d })
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    child.stderr.on('data', (d) => {
+      out += d
+    })
     child.on('exit', (code) => resolve({ code, out }))
   })
 }

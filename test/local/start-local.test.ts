@@ -24,7 +24,12 @@ interface Stack {
 
 const running = new Set<ChildProcess>()
 const dataDirs: Array<{ cleanup(): void }> = []
-interface Ports { edge: number; portal: number; worker: number; dispatcher: number }
+interface Ports {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
 
 afterAll(() => {
   // a failed assertion must not leave the stack behind: kill our own children, by pid
@@ -37,9 +42,14 @@ function startStack(data: { dir: string }, ports: Ports, extraEnv: Record<string
     cwd: ROOT,
     // a clean environment: no OPERATOR_TOKEN/KEY_PEPPER, so the stack's own local defaults apply
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: data.dir, LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: data.dir,
+      LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -48,10 +58,12 @@ function startStack(data: { dir: string }, ports: Ports, extraEnv: Record<string
   let output = ''
   child.stdout!.on('data', (d) => (output += d))
   child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => {
-    running.delete(child)
-    resolve(code)
-  }))
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child)
+      resolve(code)
+    }),
+  )
   return { child, output: () => output, exited }
 }
 
@@ -133,95 +145,106 @@ const variants = [
     skip: !emulators.firestore || !emulators.pubsub,
     // own topic names, so this stack never consumes another test's messages on the shared emulator
     env: (): Record<string, string> => ({
-      FIRESTORE_EMULATOR_HOST: emulators.firestore!, PUBSUB_EMULATOR_HOST: emulators.pubsub!,
-      GOOGLE_CLOUD_PROJECT: emulators.project, PUBSUB_NAME_PREFIX: `local-${randomSuffix(4)}-`,
+      FIRESTORE_EMULATOR_HOST: emulators.firestore!,
+      PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+      GOOGLE_CLOUD_PROJECT: emulators.project,
+      PUBSUB_NAME_PREFIX: `local-${randomSuffix(4)}-`,
     }),
   },
 ]
 
-for (const variant of variants) describe.skipIf(variant.skip)(`npm start (scripts/start-local.ts) on ${variant.name}`, () => {
-  let first: DemoCredentials
-  let firstFile: string
-  let ports: Ports
-  let sourcesAfterFirstRun: string[] = []
-  const data = tempDataDir('lsv-local-')
-  dataDirs.push(data)
-  const env = variant.env()
+for (const variant of variants)
+  describe.skipIf(variant.skip)(`npm start (scripts/start-local.ts) on ${variant.name}`, () => {
+    let first: DemoCredentials
+    let firstFile: string
+    let ports: Ports
+    let sourcesAfterFirstRun: string[] = []
+    const data = tempDataDir('lsv-local-')
+    dataDirs.push(data)
+    const env = variant.env()
 
-  it('starts the four services, creates the demo tenant, and the printed curl commands work', async () => {
-    ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
-    const stack = startStack(data, ports, env)
-    await waitReady(stack, ports)
-    firstFile = readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')
-    first = JSON.parse(firstFile) as DemoCredentials
-    expect(first).toMatchObject({
-      public_id: 'demo',
-      edge_url: `http://demo.edge.localhost:${ports.edge}`,
-      portal_url: `http://localhost:${ports.portal}`,
-      webhook_url: expect.stringMatching(new RegExp(`^http://demo\\.edge\\.localhost:${ports.edge}/v1/contacts/`)),
-    })
-    expect(first.api_key).toMatch(/^lsk_/)
-    expect(first.webhook_token).toMatch(/^lst_/)
-    // on a shared emulator `demo` may exist from an earlier run: then new connections are added to it
-    expect(stack.output()).toContain('Demo tenant created')
-    for (const secret of [first.api_key, first.webhook_token, first.operator_token]) expect(stack.output()).toContain(secret)
+    it('starts the four services, creates the demo tenant, and the printed curl commands work', async () => {
+      ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
+      const stack = startStack(data, ports, env)
+      await waitReady(stack, ports)
+      firstFile = readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')
+      first = JSON.parse(firstFile) as DemoCredentials
+      expect(first).toMatchObject({
+        public_id: 'demo',
+        edge_url: `http://demo.edge.localhost:${ports.edge}`,
+        portal_url: `http://localhost:${ports.portal}`,
+        webhook_url: expect.stringMatching(new RegExp(`^http://demo\\.edge\\.localhost:${ports.edge}/v1/contacts/`)),
+      })
+      expect(first.api_key).toMatch(/^lsk_/)
+      expect(first.webhook_token).toMatch(/^lst_/)
+      // on a shared emulator `demo` may exist from an earlier run: then new connections are added to it
+      expect(stack.output()).toContain('Demo tenant created')
+      for (const secret of [first.api_key, first.webhook_token, first.operator_token]) expect(stack.output()).toContain(secret)
 
-    const [push, mint, webhook] = curlCommands(stack.output())
-    expect(push, stack.output()).toContain('/v1/contacts')
-    expect(JSON.parse(await sh(push!))).toEqual({ ok: true, accepted: 1, queued: true })
-    const ada = await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
-    expect(ada).toMatchObject({ identity: { first_name: 'Ada', last_name: 'Lovelace' } })
+      const [push, mint, webhook] = curlCommands(stack.output())
+      expect(push, stack.output()).toContain('/v1/contacts')
+      expect(JSON.parse(await sh(push!))).toEqual({ ok: true, accepted: 1, queued: true })
+      const ada = await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
+      expect(ada).toMatchObject({ identity: { first_name: 'Ada', last_name: 'Lovelace' } })
 
-    const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
-    expect(minted.ok, JSON.stringify(minted)).toBe(true)
-    expect(minted.link).toMatch(/^https:\/\/example\.com\/pricing\?lsv=a\./)
+      const minted = JSON.parse(await sh(mint!)) as { ok: boolean; link: string }
+      expect(minted.ok, JSON.stringify(minted)).toBe(true)
+      expect(minted.link).toMatch(/^https:\/\/example\.com\/pricing\?lsv=a\./)
 
-    // a visit carrying the minted link's token reaches a local receiver as a signed, schema-valid
-    // visitor.identified for Ada (issue 5: push, mint, visit, delivery on the local stack)
-    const receiver = await startReceiver()
-    try {
-      const portal = `http://127.0.0.1:${ports.portal}/api/v1/admin/accounts/${first.account_id}`
-      const operator = { authorization: `Bearer ${first.operator_token}`, 'content-type': 'application/json' }
-      const created = await fetch(`${portal}/integrations`, { method: 'POST', headers: operator, body: JSON.stringify({ url: receiver.url, payload_version: 2 }) })
-      expect(created.status, await created.clone().text()).toBe(201)
-      const { signing_secret: secret } = (await created.json()) as { signing_secret: string }
-      const lsv = new URL(minted.link).searchParams.get('lsv')!
-      const visitId = `vis_${randomSuffix(8)}`
-      const visit = await fetch(`${portal}/visits`, { method: 'POST', headers: operator, body: JSON.stringify({ id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv }) })
-      expect(visit.status, await visit.clone().text()).toBe(202)
-      for (let i = 0; i < 200 && receiver.requests.length === 0; i++) await sleep(100)
-      const [delivery] = receiver.requests
-      expect(delivery, 'no webhook delivered').toBeDefined()
-      const verified = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Record<string, unknown>
-      expect(verified).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: contactIdFor(first.account_id, first.api_source, 'ada-1') } })
-      expect(delivery!.headers['x-service-idempotency-key']).toBe(visitId)
-      ;(await contractValidator()).assertWebhookEvent(verified)
-    } finally {
-      await receiver.close()
-    }
+      // a visit carrying the minted link's token reaches a local receiver as a signed, schema-valid
+      // visitor.identified for Ada (issue 5: push, mint, visit, delivery on the local stack)
+      const receiver = await startReceiver()
+      try {
+        const portal = `http://127.0.0.1:${ports.portal}/api/v1/admin/accounts/${first.account_id}`
+        const operator = { authorization: `Bearer ${first.operator_token}`, 'content-type': 'application/json' }
+        const created = await fetch(`${portal}/integrations`, {
+          method: 'POST',
+          headers: operator,
+          body: JSON.stringify({ url: receiver.url, payload_version: 2 }),
+        })
+        expect(created.status, await created.clone().text()).toBe(201)
+        const { signing_secret: secret } = (await created.json()) as { signing_secret: string }
+        const lsv = new URL(minted.link).searchParams.get('lsv')!
+        const visitId = `vis_${randomSuffix(8)}`
+        const visit = await fetch(`${portal}/visits`, {
+          method: 'POST',
+          headers: operator,
+          body: JSON.stringify({ id: visitId, tier: 'person', visit: { captured_url: minted.link }, lsv }),
+        })
+        expect(visit.status, await visit.clone().text()).toBe(202)
+        for (let i = 0; i < 200 && receiver.requests.length === 0; i++) await sleep(100)
+        const [delivery] = receiver.requests
+        expect(delivery, 'no webhook delivered').toBeDefined()
+        const verified = new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>) as Record<string, unknown>
+        expect(verified).toMatchObject({ event: 'visitor.identified', id: visitId, subject: { id: contactIdFor(first.account_id, first.api_source, 'ada-1') } })
+        expect(delivery!.headers['x-service-idempotency-key']).toBe(visitId)
+        ;(await contractValidator()).assertWebhookEvent(verified)
+      } finally {
+        await receiver.close()
+      }
 
-    expect(JSON.parse(await sh(webhook!))).toEqual({ ok: true, accepted: 1, queued: true })
-    await waitForContact(first, contactIdFor(first.account_id, first.webhook_source, 'grace-1'))
+      expect(JSON.parse(await sh(webhook!))).toEqual({ ok: true, accepted: 1, queued: true })
+      await waitForContact(first, contactIdFor(first.account_id, first.webhook_source, 'grace-1'))
 
-    // the demo tenant's connections (a shared emulator may hold more from earlier runs)
-    sourcesAfterFirstRun = await connectionSources(first, ports)
-    expect(sourcesAfterFirstRun).toEqual(expect.arrayContaining([first.api_source, first.webhook_source]))
-    expect(await stop(stack), stack.output()).toBe(0)
-  }, 90_000)
+      // the demo tenant's connections (a shared emulator may hold more from earlier runs)
+      sourcesAfterFirstRun = await connectionSources(first, ports)
+      expect(sourcesAfterFirstRun).toEqual(expect.arrayContaining([first.api_source, first.webhook_source]))
+      expect(await stop(stack), stack.output()).toBe(0)
+    }, 90_000)
 
-  it('keeps the demo tenant across restarts and drains again on SIGTERM', async () => {
-    expect(first, 'the first test must have run').toBeTruthy()
-    const stack = startStack(data, ports, env)
-    await waitReady(stack, ports)
-    expect(stack.output()).toContain('Demo tenant loaded')
-    expect(stack.output()).not.toContain('Demo tenant created')
-    // not recreated: same file, the same key still reads the contact, and no connection was added
-    expect(readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')).toBe(firstFile)
-    await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
-    expect(await connectionSources(first, ports)).toEqual(sourcesAfterFirstRun)
-    expect(await stop(stack), stack.output()).toBe(0)
-  }, 60_000)
-})
+    it('keeps the demo tenant across restarts and drains again on SIGTERM', async () => {
+      expect(first, 'the first test must have run').toBeTruthy()
+      const stack = startStack(data, ports, env)
+      await waitReady(stack, ports)
+      expect(stack.output()).toContain('Demo tenant loaded')
+      expect(stack.output()).not.toContain('Demo tenant created')
+      // not recreated: same file, the same key still reads the contact, and no connection was added
+      expect(readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')).toBe(firstFile)
+      await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
+      expect(await connectionSources(first, ports)).toEqual(sourcesAfterFirstRun)
+      expect(await stop(stack), stack.output()).toBe(0)
+    }, 60_000)
+  })
 
 describe('npm start when a port is taken', () => {
   it('says so and exits 1 instead of hanging half-started', async () => {

@@ -17,7 +17,13 @@ import { createTestDeps } from '../helpers/deps.ts'
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
-interface Run { code: number; stdout: string; stderr: string; json: any; metadataDetection: string | null | undefined }
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+  json: any
+  metadataDetection: string | null | undefined
+}
 
 const REPORT_HOOK = fileURLToPath(new URL('./support/report-metadata-detection.ts', import.meta.url))
 const reports = mkdtempSync(join(tmpdir(), 'lsv-cli-env-'))
@@ -32,20 +38,31 @@ let runs = 0
 function cli(args: string[], env: Record<string, string>): Promise<Run> {
   const report = join(reports, `run-${++runs}.json`)
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', REPORT_HOOK, 'scripts/cli.ts', ...args], {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', LSV_TEST_METADATA_REPORT: report, ...env }, timeout: 60_000,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
-      let json: unknown = null
-      try {
-        json = JSON.parse(stdout)
-      } catch { /* not JSON */ }
-      let metadataDetection: string | null | undefined
-      try {
-        metadataDetection = (JSON.parse(readFileSync(report, 'utf8')) as { METADATA_SERVER_DETECTION: string | null }).METADATA_SERVER_DETECTION
-      } catch { /* the process wrote no report */ }
-      resolve({ code, stdout, stderr, json, metadataDetection })
-    })
+    execFile(
+      process.execPath,
+      ['--import', REPORT_HOOK, 'scripts/cli.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', LSV_TEST_METADATA_REPORT: report, ...env },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
+        let json: unknown = null
+        try {
+          json = JSON.parse(stdout)
+        } catch {
+          /* not JSON */
+        }
+        let metadataDetection: string | null | undefined
+        try {
+          metadataDetection = (JSON.parse(readFileSync(report, 'utf8')) as { METADATA_SERVER_DETECTION: string | null }).METADATA_SERVER_DETECTION
+        } catch {
+          /* the process wrote no report */
+        }
+        resolve({ code, stdout, stderr, json, metadataDetection })
+      },
+    )
   })
 }
 
@@ -66,8 +83,11 @@ describe('links rotate-signing-key, file-backed secrets (the local stack)', () =
     // no Google API in use: the metadata switch is left alone (metadata-detection.ts)
     expect(run.metadataDetection).toBeNull()
     expect(run.json).toEqual({
-      secret: 'link-signing-keys', backend: 'embedded', rotated: expect.stringMatching(/^[A-Za-z0-9_-]{8}$/),
-      current: run.json.rotated, keys: [before.current, run.json.rotated],
+      secret: 'link-signing-keys',
+      backend: 'embedded',
+      rotated: expect.stringMatching(/^[A-Za-z0-9_-]{8}$/),
+      current: run.json.rotated,
+      keys: [before.current, run.json.rotated],
     })
     expect(run.stdout).not.toContain(oldKey.toString('base64'))
     forgetCachedSigningKeys(deps)
@@ -90,8 +110,14 @@ describe('links rotate-signing-key, Secret Manager', () => {
     store = openSecretStore(join(dir, 'secrets.json'), ['operator-token', 'key-pepper', 'link-signing-keys'])
     // the operator's account may read and add versions: a rotation needs nothing more
     standIn = createSecretManagerStandIn({
-      project: 'lsv-test', store,
-      iam: { allows: (_account, permission) => (asked.push(permission), ['secretmanager.versions.access', 'secretmanager.versions.add'].includes(permission)) },
+      project: 'lsv-test',
+      store,
+      iam: {
+        allows: (_account, permission) => {
+          asked.push(permission)
+          return ['secretmanager.versions.access', 'secretmanager.versions.add'].includes(permission)
+        },
+      },
     })
     const listener = await standIn.listenFor('operator@example.com')
     host = `127.0.0.1:${listener.port}`

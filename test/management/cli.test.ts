@@ -17,23 +17,35 @@ let app: App
 let portal: string
 const accounts: string[] = []
 
-interface Run { code: number; stdout: string; stderr: string; json: any }
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+  json: any
+}
 
 /** Runs `node scripts/cli.ts ...args` against the test portal. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['scripts/cli.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, PORTAL_URL: portal, OPERATOR_TOKEN, ...env },
-      timeout: 20_000,
-    }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
-      let json: unknown = null
-      try {
-        json = JSON.parse(stdout)
-      } catch { /* not JSON */ }
-      resolve({ code, stdout, stderr, json })
-    })
+    execFile(
+      process.execPath,
+      ['scripts/cli.ts', ...args],
+      {
+        cwd: ROOT,
+        env: { ...process.env, PORTAL_URL: portal, OPERATOR_TOKEN, ...env },
+        timeout: 20_000,
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
+        let json: unknown = null
+        try {
+          json = JSON.parse(stdout)
+        } catch {
+          /* not JSON */
+        }
+        resolve({ code, stdout, stderr, json })
+      },
+    )
   })
 }
 
@@ -44,7 +56,10 @@ async function ok(args: string[]): Promise<any> {
 }
 
 const keyWorks = async (key: string) =>
-  authenticateApiKey(deps, { authorization: `Bearer ${key}` }, { scope: 'contacts:write' }).then(() => true, () => false)
+  authenticateApiKey(deps, { authorization: `Bearer ${key}` }, { scope: 'contacts:write' }).then(
+    () => true,
+    () => false,
+  )
 
 beforeAll(async () => {
   deps = await createTestDeps()
@@ -76,7 +91,14 @@ describe('operator CLI', () => {
     expect((await ok(['custom-fields', 'list', a])).data).toHaveLength(1)
 
     const api = await ok(['connections', 'create', a, '--type', 'api', '--source', 'crm', '--map', 'Mail=email', '--map', 'Plan=custom_fields.plan'])
-    expect(api).toMatchObject({ type: 'api', source: 'crm', field_mappings: [{ from: 'Mail', to: 'email' }, { from: 'Plan', to: 'custom_fields.plan' }] })
+    expect(api).toMatchObject({
+      type: 'api',
+      source: 'crm',
+      field_mappings: [
+        { from: 'Mail', to: 'email' },
+        { from: 'Plan', to: 'custom_fields.plan' },
+      ],
+    })
     const key = await ok(['keys', 'create', a, api.id, '--scopes', 'contacts:write,contacts:links:write', '--name', 'ci'])
     expect(key.scopes).toEqual(['contacts:write', 'contacts:links:write'])
     expect(await keyWorks(key.key)).toBe(true)
@@ -110,11 +132,19 @@ describe('operator CLI', () => {
     const integration = await ok(['integrations', 'create', a, '--url', 'https://hooks.example.com/x', '--contact-handles'])
     expect(integration).toMatchObject({ payload_version: 2, tiers: { contact_handles: true, sensitive_traits: false } })
     expect(integration.signing_secret).toMatch(/^whsec_/)
-    expect(await ok(['integrations', 'update', a, integration.id, '--no-contact-handles', '--inactive'])).toMatchObject({ active: false, tiers: { contact_handles: false } })
+    expect(await ok(['integrations', 'update', a, integration.id, '--no-contact-handles', '--inactive'])).toMatchObject({
+      active: false,
+      tiers: { contact_handles: false },
+    })
     expect(await ok(['deliveries', 'list', a, integration.id, '--limit', '5'])).toMatchObject({ data: [], has_more: false })
     expect((await cli(['deliveries', 'replay', a, integration.id, 'dlv_missing'])).stderr).toContain('not found')
 
-    const visit = await ok(['visits', 'send', a, JSON.stringify({ id: `evt-${randomSuffix(4)}`, tier: 'company', visit: {}, resolution: { company: { name: 'X' }, resolved_by: 'cli' } })])
+    const visit = await ok([
+      'visits',
+      'send',
+      a,
+      JSON.stringify({ id: `evt-${randomSuffix(4)}`, tier: 'company', visit: {}, resolution: { company: { name: 'X' }, resolved_by: 'cli' } }),
+    ])
     expect(visit).toMatchObject({ ok: true })
   }, 120_000)
 
@@ -148,13 +178,24 @@ describe('operator CLI', () => {
   })
 
   it('refuses usage mistakes before calling the API', async () => {
-    for (const args of [['accounts', 'create'], ['accounts', 'frobnicate'], ['nothing'], ['keys', 'create', 'a', 'c', '--bogus'], ['keys', 'rotate', 'a', 'c', 'k', '--grace', 'soon'], ['connections', 'create', 'a']]) {
+    for (const args of [
+      ['accounts', 'create'],
+      ['accounts', 'frobnicate'],
+      ['nothing'],
+      ['keys', 'create', 'a', 'c', '--bogus'],
+      ['keys', 'rotate', 'a', 'c', 'k', '--grace', 'soon'],
+      ['connections', 'create', 'a'],
+    ]) {
       const r = await cli(args)
       expect(r.code, args.join(' ')).toBe(1)
       expect(r.stderr, args.join(' ')).toMatch(/^error: /)
     }
     // required options are checked by the CLI itself, with the option's help
-    for (const [args, name] of [[['connections', 'create', 'a'], 'type'], [['integrations', 'create', 'a'], 'url'], [['custom-fields', 'create', 'a', 'k'], 'type']] as const) {
+    for (const [args, name] of [
+      [['connections', 'create', 'a'], 'type'],
+      [['integrations', 'create', 'a'], 'url'],
+      [['custom-fields', 'create', 'a', 'k'], 'type'],
+    ] as const) {
       const r = await cli([...args])
       expect(r.code).toBe(1)
       expect(r.stderr).toMatch(new RegExp(`^error: --${name} is required: `))

@@ -50,14 +50,33 @@ export async function provisionEndToEnd(app: App, deps: PlatformDeps): Promise<P
 
   // api connection + key
   const api = await ok(app, 201, 'POST', `${base}/connections`, {
-    type: 'api', source: 'crm', field_mappings: [{ from: 'E-Mail', to: 'email' }, { from: 'plan', to: 'custom_fields.f_text' }],
+    type: 'api',
+    source: 'crm',
+    field_mappings: [
+      { from: 'E-Mail', to: 'email' },
+      { from: 'plan', to: 'custom_fields.f_text' },
+    ],
   })
-  expect(api).toMatchObject({ type: 'api', source: 'crm', active: true, field_mappings: [{ from: 'E-Mail', to: 'email' }, { from: 'plan', to: 'custom_fields.f_text' }] })
+  expect(api).toMatchObject({
+    type: 'api',
+    source: 'crm',
+    active: true,
+    field_mappings: [
+      { from: 'E-Mail', to: 'email' },
+      { from: 'plan', to: 'custom_fields.f_text' },
+    ],
+  })
   expect(api).not.toHaveProperty('token')
   expect(api).not.toHaveProperty('webhook_url')
   const created = await ok(app, 201, 'POST', `${base}/connections/${api.id}/keys`, { scopes: ['contacts:write', 'contacts:links:write'], name: 'ci' })
   expect(created.key).toMatch(/^lsk_[A-Za-z0-9_-]{43}$/)
-  expect(created).toMatchObject({ scopes: ['contacts:write', 'contacts:links:write'], expires_at: null, revoked_at: null, name: 'ci', prefix: created.key.slice(0, 12) })
+  expect(created).toMatchObject({
+    scopes: ['contacts:write', 'contacts:links:write'],
+    expires_at: null,
+    revoked_at: null,
+    name: 'ci',
+    prefix: created.key.slice(0, 12),
+  })
   const stored = await deps.tenants.getApiKey(created.id)
   expect(stored?.hash).toBe(hashSecret(await getKeyPepper(deps), created.key))
   expect(JSON.stringify(stored)).not.toContain(created.key)
@@ -82,7 +101,11 @@ export async function provisionEndToEnd(app: App, deps: PlatformDeps): Promise<P
   expect(partner).toMatchObject({ type: 'partnercrm', source: 'partnercrm' })
   const locationId = `loc-${randomSuffix(4)}`
   const location = await ok(app, 201, 'POST', `${base}/connections/${partner.id}/locations`, { location_id: locationId })
-  expect(location).toMatchObject({ location_id: locationId, active: true, webhook_url: `${deps.config.edgeBaseUrlTemplate.replace('{public_id}', publicId)}/v1/contacts/partnercrm` })
+  expect(location).toMatchObject({
+    location_id: locationId,
+    active: true,
+    webhook_url: `${deps.config.edgeBaseUrlTemplate.replace('{public_id}', publicId)}/v1/contacts/partnercrm`,
+  })
   expect(location.token).toMatch(/^lst_/)
   const locationRecord = (await deps.tenants.getLocation(accountId, locationId))!
   expect(await verifyLocationToken(deps, locationRecord, location.token)).toBe(true)
@@ -91,8 +114,17 @@ export async function provisionEndToEnd(app: App, deps: PlatformDeps): Promise<P
   expect((await ok(app, 200, 'GET', `${base}/connections`)).data.map((c: { id: string }) => c.id).sort()).toEqual([api.id, webhook.id, partner.id].sort())
 
   // integration: the signing secret is shown at creation only
-  const integration = await ok(app, 201, 'POST', `${base}/integrations`, { url: 'https://hooks.example.com/lsv', payload_version: 2, tiers: { contact_handles: true } })
-  expect(integration).toMatchObject({ url: 'https://hooks.example.com/lsv', payload_version: 2, tiers: { contact_handles: true, sensitive_traits: false }, active: true })
+  const integration = await ok(app, 201, 'POST', `${base}/integrations`, {
+    url: 'https://hooks.example.com/lsv',
+    payload_version: 2,
+    tiers: { contact_handles: true },
+  })
+  expect(integration).toMatchObject({
+    url: 'https://hooks.example.com/lsv',
+    payload_version: 2,
+    tiers: { contact_handles: true, sensitive_traits: false },
+    active: true,
+  })
   expect(integration.signing_secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/)
   const patched = await ok(app, 200, 'PATCH', `${base}/integrations/${integration.id}`, { tiers: { contact_handles: false }, payload_version: 1 })
   expect(patched).toMatchObject({ payload_version: 1, tiers: { contact_handles: false, sensitive_traits: false } })
@@ -100,10 +132,17 @@ export async function provisionEndToEnd(app: App, deps: PlatformDeps): Promise<P
   expect(await ok(app, 200, 'GET', `${base}/integrations/${integration.id}/deliveries`)).toMatchObject({ data: [], has_more: false })
 
   return {
-    accountId, publicId,
-    apiConnectionId: api.id, webhookConnectionId: webhook.id, partnerConnectionId: partner.id,
-    keyId: created.id, key: created.key, sourceToken: webhook.token,
-    locationId, locationToken: location.token,
-    integrationId: integration.id, signingSecret: integration.signing_secret,
+    accountId,
+    publicId,
+    apiConnectionId: api.id,
+    webhookConnectionId: webhook.id,
+    partnerConnectionId: partner.id,
+    keyId: created.id,
+    key: created.key,
+    sourceToken: webhook.token,
+    locationId,
+    locationToken: location.token,
+    integrationId: integration.id,
+    signingSecret: integration.signing_secret,
   }
 }

@@ -75,7 +75,12 @@ describe('operator authentication', () => {
   ]
 
   it.each(routes)('%s %s answers 401 without a token, with a wrong one, and with a non-bearer scheme', async (method, url, payload) => {
-    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' }, { authorization: 'test-operator-token' }]
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer wrong-token' },
+      { authorization: 'Basic dGVzdC1vcGVyYXRvci10b2tlbg==' },
+      { authorization: 'test-operator-token' },
+    ]
     for (const headers of attempts) {
       const res = await fails(app, method, url, payload, headers)
       expect(res).toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
@@ -106,7 +111,10 @@ describe('accounts', () => {
       const res = await fails(app, 'POST', ADMIN, { public_id })
       expect(res.status, public_id).toBe(400)
       expect(res.body.error).toBe('invalid payload')
-      expect(res.body.issues?.some((i) => i.path === '/public_id'), public_id).toBe(true)
+      expect(
+        res.body.issues?.some((i) => i.path === '/public_id'),
+        public_id,
+      ).toBe(true)
     }
     const extra = await fails(app, 'POST', ADMIN, { public_id: `ok-${randomSuffix(3)}`, plan: 'gold' })
     expect(extra.status).toBe(400)
@@ -185,15 +193,31 @@ describe('connections', () => {
     const badTarget = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'x', to: 'phone' }] })
     expect(badTarget.status).toBe(400)
     expect(badTarget.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/0/to' }))
-    const badKey = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'x', to: 'email' }, { from: 'y', to: 'custom_fields.Bad-Key' }] })
+    const badKey = await fails(app, 'POST', url, {
+      type: 'api',
+      field_mappings: [
+        { from: 'x', to: 'email' },
+        { from: 'y', to: 'custom_fields.Bad-Key' },
+      ],
+    })
     expect(badKey.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/1/to' }))
     const noKey = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: '--', to: 'email' }] })
     expect(noKey.body.issues).toContainEqual(expect.objectContaining({ code: 'no_key', path: '/field_mappings/0/from' }))
     const extra = await fails(app, 'POST', url, { type: 'api', field_mappings: [{ from: 'a', to: 'email', note: 'x' }] })
     expect(extra.body.issues).toContainEqual(expect.objectContaining({ path: '/field_mappings/0/note' }))
     // one key may feed several targets, and a custom field may be defined after the mapping
-    const early = await ok(app, 201, 'POST', url, { type: 'api', source: 'early', field_mappings: [{ from: 'Mail', to: 'email' }, { from: 'mail', to: 'custom_fields.work_mail' }] })
-    expect(early.field_mappings).toEqual([{ from: 'Mail', to: 'email' }, { from: 'mail', to: 'custom_fields.work_mail' }])
+    const early = await ok(app, 201, 'POST', url, {
+      type: 'api',
+      source: 'early',
+      field_mappings: [
+        { from: 'Mail', to: 'email' },
+        { from: 'mail', to: 'custom_fields.work_mail' },
+      ],
+    })
+    expect(early.field_mappings).toEqual([
+      { from: 'Mail', to: 'email' },
+      { from: 'mail', to: 'custom_fields.work_mail' },
+    ])
     const c = await ok(app, 201, 'POST', url, { type: 'api', field_mappings: [{ from: 'Mail', to: 'email' }] })
     const patched = await ok(app, 200, 'PATCH', `${url}/${c.id}`, { active: false, field_mappings: [{ from: 'surname', to: 'last_name' }] })
     expect(patched).toMatchObject({ active: false, field_mappings: [{ from: 'surname', to: 'last_name' }], source: 'api' })
@@ -375,7 +399,9 @@ describe('partner CRM locations', () => {
     expect(again.token).not.toBe(first.token)
     expect(await verifyLocationToken(deps, (await deps.tenants.getLocation(accountId, 'LOC-1'))!, first.token)).toBe(false)
     // the location id is taken for the account's other connection too
-    expect((await fails(app, 'POST', `${ADMIN}/${tenant.accountId}/connections/${tenant.partnerConnectionId}/locations`, { location_id: tenant.locationId })).status).toBe(409)
+    expect(
+      (await fails(app, 'POST', `${ADMIN}/${tenant.accountId}/connections/${tenant.partnerConnectionId}/locations`, { location_id: tenant.locationId })).status,
+    ).toBe(409)
   })
 })
 
@@ -428,7 +454,8 @@ describe('custom fields', () => {
     const type = await fails(app, 'POST', url, { key: 'k', label: 'K', type: 'color' })
     expect(type.status).toBe(400)
     expect(type.body.issues).toContainEqual(expect.objectContaining({ path: '/type' }))
-    for (const key of ['1abc', 'Abc', 'a-b', '', 'a'.repeat(65)]) expect((await fails(app, 'POST', url, { key, label: 'K', type: 'text' })).status, key).toBe(400)
+    for (const key of ['1abc', 'Abc', 'a-b', '', 'a'.repeat(65)])
+      expect((await fails(app, 'POST', url, { key, label: 'K', type: 'text' })).status, key).toBe(400)
     await ok(app, 201, 'POST', url, { key: 'plan', label: 'Plan', type: 'select' })
     expect((await fails(app, 'POST', url, { key: 'plan', label: 'Plan again', type: 'text' })).status).toBe(409)
   })
@@ -438,7 +465,14 @@ describe('integrations', () => {
   it('refuses bad URLs and tiers the account may not enable', async () => {
     const accountId = await newAccount({ permittedTiers: [1] })
     const url = `${ADMIN}/${accountId}/integrations`
-    for (const bad of ['ftp://example.com/x', 'not a url', 'https://user:pw@example.com/', 'https://10.0.0.1/hook', 'https://169.254.169.254/', 'https://metadata.internal/']) {
+    for (const bad of [
+      'ftp://example.com/x',
+      'not a url',
+      'https://user:pw@example.com/',
+      'https://10.0.0.1/hook',
+      'https://169.254.169.254/',
+      'https://metadata.internal/',
+    ]) {
       const res = await fails(app, 'POST', url, { url: bad, payload_version: 2 })
       expect(res.status, bad).toBe(400)
       expect(res.body.issues, bad).toContainEqual(expect.objectContaining({ path: '/url' }))
@@ -472,7 +506,9 @@ describe('integrations', () => {
 describe('visits', () => {
   it('injects a visit event for a provisioned account', async () => {
     const res = await call(app, 'POST', `${ADMIN}/${tenant.accountId}/visits`, {
-      id: `evt-${randomSuffix(6)}`, tier: 'company', visit: { captured_url: 'https://example.com/' },
+      id: `evt-${randomSuffix(6)}`,
+      tier: 'company',
+      visit: { captured_url: 'https://example.com/' },
       resolution: { company: { name: 'Acme' }, resolved_by: 'test' },
     })
     expect(res.statusCode, res.body).toBe(202)

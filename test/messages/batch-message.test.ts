@@ -17,7 +17,10 @@ import { recordingQueue } from '../ingest/support/harness.ts'
  */
 
 const meta = newBatchMeta({
-  shape: 'contacts', accountId: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21', connectionId: 'conn_1', source: 'crm',
+  shape: 'contacts',
+  accountId: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21',
+  connectionId: 'conn_1',
+  source: 'crm',
   receivedAt: '2026-09-04T12:00:00.000Z',
 })
 const good: Record<string, string> = { ...batchAttributes(meta) }
@@ -39,7 +42,11 @@ const BAD: Record<string, Record<string, string>> = {
   'indexes with a leading zero': { ...good, indexes: '01' },
 }
 
-interface LogLine { msg: string; level: number; reason?: string }
+interface LogLine {
+  msg: string
+  level: number
+  reason?: string
+}
 
 describe('contact-batches messages on consume', () => {
   const lines: LogLine[] = []
@@ -50,7 +57,14 @@ describe('contact-batches messages on consume', () => {
 
   beforeAll(async () => {
     deps = await createTestDeps({ queue: q.queue })
-    const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s) as LogLine) } })
+    const logger = pino(
+      { level: 'info' },
+      {
+        write: (s: string) => {
+          lines.push(JSON.parse(s) as LogLine)
+        },
+      },
+    )
     worker = await buildWorker({ ...deps, logger })
     await worker.listen({ port: 0, host: '127.0.0.1' })
     base = `http://127.0.0.1:${(worker.server.address() as { port: number }).port}`
@@ -60,14 +74,15 @@ describe('contact-batches messages on consume', () => {
     await deps?.cleanup()
   })
 
-  const push = (attributes: Record<string, string>, data: string) => fetch(`${base}/pubsub/contact-batches`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      message: { data: Buffer.from(data).toString('base64'), attributes, messageId: `m-${Math.random()}`, publishTime: new Date().toISOString() },
-      subscription: 'projects/lsv-test/subscriptions/contact-batches-push',
-    }),
-  })
+  const push = (attributes: Record<string, string>, data: string) =>
+    fetch(`${base}/pubsub/contact-batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        message: { data: Buffer.from(data).toString('base64'), attributes, messageId: `m-${Math.random()}`, publishTime: new Date().toISOString() },
+        subscription: 'projects/lsv-test/subscriptions/contact-batches-push',
+      }),
+    })
 
   it('what the edge writes holds: its attributes match the schema and decode', () => {
     expect(messageCheck(BatchMessageAttributes)(good)).toEqual({ ok: true, value: good })
@@ -75,7 +90,10 @@ describe('contact-batches messages on consume', () => {
     expect(decoded).toMatchObject({ shape: 'contacts', accountId: meta.accountId, batchId: meta.batchId, receivedAt: meta.receivedAt, indexes: [0] })
     const located = batchAttributes({ ...meta, locationId: 'loc-1' }, [3])
     expect(messageCheck(BatchMessageAttributes)(located).ok).toBe(true)
-    expect(decodeBatchMessage({ data: Buffer.from('{"contacts":[{"external_id":"a"}]}'), attributes: { ...located } })).toMatchObject({ locationId: 'loc-1', indexes: [3] })
+    expect(decodeBatchMessage({ data: Buffer.from('{"contacts":[{"external_id":"a"}]}'), attributes: { ...located } })).toMatchObject({
+      locationId: 'loc-1',
+      indexes: [3],
+    })
   })
 
   it('refuses each malformed message: 204 (acked), parked as it came with the reason, logged', async () => {
@@ -101,7 +119,12 @@ describe('contact-batches messages on consume', () => {
     for (const data of ['not json', '{"contacts":[]}', '{"events":[{"resolution":{}}]}']) {
       const dead = q.deadLetters().length
       expect((await push(good, data)).status).toBe(204)
-      expect(q.deadLetters().slice(dead).map((m) => m.data.toString())).toEqual([data])
+      expect(
+        q
+          .deadLetters()
+          .slice(dead)
+          .map((m) => m.data.toString()),
+      ).toEqual([data])
     }
   })
 })

@@ -24,8 +24,21 @@ import type { ContactRecord } from '@lsv/shared/model/records.ts'
  *   export row carries that string.
  */
 
-interface BigQueryField { name: string; type: string; mode: string; fields?: BigQueryField[] }
-interface JsonSchema { type?: string; format?: string; title?: string; anyOf?: JsonSchema[]; items?: JsonSchema; properties?: Record<string, JsonSchema>; required?: string[] }
+interface BigQueryField {
+  name: string
+  type: string
+  mode: string
+  fields?: BigQueryField[]
+}
+interface JsonSchema {
+  type?: string
+  format?: string
+  title?: string
+  anyOf?: JsonSchema[]
+  items?: JsonSchema
+  properties?: Record<string, JsonSchema>
+  required?: string[]
+}
 
 /** The one non-null member of `T | null`, and whether null is allowed. */
 function unwrap(schema: JsonSchema): { schema: JsonSchema; nullable: boolean } {
@@ -44,9 +57,16 @@ function columnsOf(object: JsonSchema): unknown[] {
       expect(nullable, `${name}: BigQuery rejects a null array`).toBe(false)
       return [name, 'RECORD', 'REPEATED', columnsOf(schema.items!)]
     }
-    const type = schema.type === 'string'
-      ? (schema.format === 'date-time' ? 'TIMESTAMP' : 'STRING')
-      : schema.type === 'integer' && schema.title === 'EpochMicros' ? 'TIMESTAMP' : schema.type === 'boolean' ? 'BOOLEAN' : `unmapped ${schema.type}`
+    const type =
+      schema.type === 'string'
+        ? schema.format === 'date-time'
+          ? 'TIMESTAMP'
+          : 'STRING'
+        : schema.type === 'integer' && schema.title === 'EpochMicros'
+          ? 'TIMESTAMP'
+          : schema.type === 'boolean'
+            ? 'BOOLEAN'
+            : `unmapped ${schema.type}`
     return [name, type, nullable ? 'NULLABLE' : 'NOT NULL', null]
   })
 }
@@ -67,26 +87,44 @@ function fits(row: unknown[], table: unknown[]): boolean {
 }
 
 const record = (over: Partial<ContactRecord> = {}): ContactRecord => ({
-  id: '5b0c7c1e-58c4-4f3a-9d36-0c3c3c1f6f10', account_id: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21', source: 'crm', external_id: 'e-1',
-  subject_type: 'contact', identity: {}, company: {}, location: {}, business_email: null, emails: [], phones: [], traits: [],
-  custom_fields: {}, name_source: null, resolved_by: null,
-  first_seen_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', versions: {},
+  id: '5b0c7c1e-58c4-4f3a-9d36-0c3c3c1f6f10',
+  account_id: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21',
+  source: 'crm',
+  external_id: 'e-1',
+  subject_type: 'contact',
+  identity: {},
+  company: {},
+  location: {},
+  business_email: null,
+  emails: [],
+  phones: [],
+  traits: [],
+  custom_fields: {},
+  name_source: null,
+  resolved_by: null,
+  first_seen_at: '2026-01-01T00:00:00.000Z',
+  last_seen_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  versions: {},
   ...over,
 })
 
 describe('the ChangeRow schema and the contact_changes table', () => {
   const table = JSON.parse(readFileSync(CONTACT_CHANGES_SCHEMA_FILE, 'utf8')) as BigQueryField[]
 
-  for (const [name, rowSchema] of [['ChangeRow (published)', ChangeRow], ['ChangeLoadRow (exported)', ChangeLoadRow]] as const) {
+  for (const [name, rowSchema] of [
+    ['ChangeRow (published)', ChangeRow],
+    ['ChangeLoadRow (exported)', ChangeLoadRow],
+  ] as const) {
     it(`${name} has the columns of infra/bigquery/contact_changes.schema.json, in order, each of its type and mode`, () => {
       const rows = columnsOf(JSON.parse(JSON.stringify(rowSchema)) as JsonSchema)
       const columns = tableColumns(table)
       expect(rows.map((r) => (r as unknown[])[0])).toEqual(columns.map((c) => (c as unknown[])[0]))
-      rows.forEach((row, i) => expect(fits(row as unknown[], columns[i] as unknown[]), `${JSON.stringify(row)} vs ${JSON.stringify(columns[i])}`).toBe(true))
+      for (const [i, row] of rows.entries()) expect(fits(row as unknown[], columns[i] as unknown[]), `${JSON.stringify(row)} vs ${JSON.stringify(columns[i])}`).toBe(true)
     })
   }
 
-  it('refuses a member the table does not have, and a timestamp in the other writer\'s form', () => {
+  it("refuses a member the table does not have, and a timestamp in the other writer's form", () => {
     const check = messageCheck(ChangeRow)
     const row = toChangeRow(record(), '2026-01-02T00:00:00.000Z')
     expect(check(row).ok).toBe(true)
@@ -108,11 +146,24 @@ describe('the ChangeRow schema and the contact_changes table', () => {
       company: { name: 'Engines', domain: 'engines.example' },
       location: { city: 'London', state: null, postal_code: 'N1' },
       business_email: 'ada@engines.example',
-      emails: [{ value: 'ada@example.com', kind: 'personal', verified: true }, { value: null, kind: null, verified: null }],
-      phones: [{ value: '+15555550101', kind: 'mobile', dnc: false, dnc_known: true }, { value: '+15555550102', kind: null, dnc: null, dnc_known: false }],
-      traits: [{ key: 'income', label: 'Income', value: 'high', group: 'financial' }, { key: null, label: null, value: null, group: 'household' }],
-      custom_fields: { b: { value: ['x'], source: 'manual', enriched_at: null }, a: { value: '1', source: 'ai_enrichment', enriched_at: '2026-01-01T00:00:00.000Z' } },
-      name_source: 'form', resolved_by: 'provider-x',
+      emails: [
+        { value: 'ada@example.com', kind: 'personal', verified: true },
+        { value: null, kind: null, verified: null },
+      ],
+      phones: [
+        { value: '+15555550101', kind: 'mobile', dnc: false, dnc_known: true },
+        { value: '+15555550102', kind: null, dnc: null, dnc_known: false },
+      ],
+      traits: [
+        { key: 'income', label: 'Income', value: 'high', group: 'financial' },
+        { key: null, label: null, value: null, group: 'household' },
+      ],
+      custom_fields: {
+        b: { value: ['x'], source: 'manual', enriched_at: null },
+        a: { value: '1', source: 'ai_enrichment', enriched_at: '2026-01-01T00:00:00.000Z' },
+      },
+      name_source: 'form',
+      resolved_by: 'provider-x',
     })
     const checkLoad = messageCheck(ChangeLoadRow)
     for (const r of [record(), full]) {
@@ -126,7 +177,7 @@ describe('the ChangeRow schema and the contact_changes table', () => {
   })
 })
 
-describe('each TIMESTAMP column\'s value, in the form its writer documents', () => {
+describe("each TIMESTAMP column's value, in the form its writer documents", () => {
   const table = JSON.parse(readFileSync(CONTACT_CHANGES_SCHEMA_FILE, 'utf8')) as BigQueryField[]
   const timestampColumns = table.filter((f) => f.type === 'TIMESTAMP').map((f) => f.name)
   const at = '2026-01-02T03:04:05.678Z'
@@ -149,7 +200,9 @@ describe('each TIMESTAMP column\'s value, in the form its writer documents', () 
       const micros = value as number
       expect(micros, column).toBeGreaterThanOrEqual(0)
       expect(new Date(Math.floor(micros / 1000)).toISOString(), `${column} in milliseconds`).toBe(new Date(source[column]!).toISOString())
-      expect(micros % 1000, `${column}: the microseconds of ${source[column]}`).toBe(Number((source[column]!.split('.')[1] ?? '').replace('Z', '').padEnd(6, '0').slice(3, 6)))
+      expect(micros % 1000, `${column}: the microseconds of ${source[column]}`).toBe(
+        Number((source[column]!.split('.')[1] ?? '').replace('Z', '').padEnd(6, '0').slice(3, 6)),
+      )
     }
     expect(row.last_seen_at).toBe(1767268800123456)
     // a nullable column with no value is null, not 0

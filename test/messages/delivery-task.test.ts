@@ -27,15 +27,26 @@ const BAD: Record<string, string> = {
   'a fractional attempt': JSON.stringify({ ...job, attempt: 1.5 }),
   'no attempt': JSON.stringify({ v: 1, delivery_id: job.delivery_id, seq: 1 }),
   'an array': '[]',
-  'null': 'null',
+  null: 'null',
   'not JSON': '{"v":1,',
 }
 
-interface LogLine { level: number; msg: string; reason?: string }
+interface LogLine {
+  level: number
+  msg: string
+  reason?: string
+}
 
 function capturingLogger() {
   const lines: LogLine[] = []
-  const logger = pino({ level: 'info' }, { write: (s: string) => { lines.push(JSON.parse(s) as LogLine) } })
+  const logger = pino(
+    { level: 'info' },
+    {
+      write: (s: string) => {
+        lines.push(JSON.parse(s) as LogLine)
+      },
+    },
+  )
   return { logger, lines }
 }
 
@@ -61,7 +72,9 @@ describe('delivery task payloads on consume', () => {
     const enqueued: TaskRequest[] = []
     const tasks: TaskScheduler = {
       ensureQueue: async () => {},
-      enqueue: async (t) => { enqueued.push(t) },
+      enqueue: async (t) => {
+        enqueued.push(t)
+      },
       start: async () => ({ close: async () => {} }),
       close: async () => {},
     }
@@ -89,7 +102,9 @@ describe('delivery task payloads on consume', () => {
     const scheduler = deps.tasks as EmbeddedTaskScheduler
     const handler = createDeliveryTaskHandler({ ...deps, logger: log.logger })
     const outcomes: string[] = []
-    const run = async (payload: Buffer) => { outcomes.push(await handler(payload)) }
+    const run = async (payload: Buffer) => {
+      outcomes.push(await handler(payload))
+    }
     await scheduler.ensureQueue('poison-test', { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 })
     const names = Object.keys(BAD).map((_, i) => `poison-${i}`)
     for (const [i, body] of Object.values(BAD).entries()) await scheduler.enqueue({ queue: 'poison-test', name: names[i]!, payload: Buffer.from(body) })

@@ -41,8 +41,15 @@ describe('a client generated with openapi-typescript', () => {
   it('type-checks a call to every operation with openapi-fetch', () => {
     expect(calls.operationIds.length).toBeGreaterThanOrEqual(37)
     const inCalls = checked.diagnostics.filter((d) => d.file.endsWith('calls.ts'))
-    const failing = [...calls.lines].filter(([, [from, to]]) => inCalls.some((d) => d.line >= from && d.line <= to))
-      .map(([id]) => `${id}: ${inCalls.filter((d) => d.line >= calls.lines.get(id)![0] && d.line <= calls.lines.get(id)![1]).map((d) => d.message).join('; ')}`)
+    const failing = [...calls.lines]
+      .filter(([, [from, to]]) => inCalls.some((d) => d.line >= from && d.line <= to))
+      .map(
+        ([id]) =>
+          `${id}: ${inCalls
+            .filter((d) => d.line >= calls.lines.get(id)![0] && d.line <= calls.lines.get(id)![1])
+            .map((d) => d.message)
+            .join('; ')}`,
+      )
     expect(failing, 'operations whose call does not type-check').toEqual([])
     expect(checked.diagnostics, checked.output).toEqual([])
     expect(checked.code).toBe(0)
@@ -60,11 +67,13 @@ describe('a client generated with openapi-typescript', () => {
       const result = await typeCheck(wrong.dir)
       const lines = WRONG_USAGE.split('\n')
       const flagged = new Set(result.diagnostics.map((d) => lines[d.line - 1]!.trim()))
-      expect([...flagged].sort()).toEqual([
-        "await client.GET('/api/v1/contacts/{id}', {})",
-        "await client.POST('/api/contacts/links', { body: { destinationUrl: 42, contactId: 'c' } })",
-        'return data?.handles.fax',
-      ].sort())
+      expect([...flagged].sort()).toEqual(
+        [
+          "await client.GET('/api/v1/contacts/{id}', {})",
+          "await client.POST('/api/contacts/links', { body: { destinationUrl: 42, contactId: 'c' } })",
+          'return data?.handles.fax',
+        ].sort(),
+      )
     } finally {
       wrong.remove()
     }

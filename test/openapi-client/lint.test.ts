@@ -11,15 +11,17 @@ import { ROOT, runNode } from './toolchain.ts'
  */
 describe('redocly lint', () => {
   it('reports no error and no warning on shared/generated/openapi.json', async () => {
-    const run = await runNode(
-      [join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', relative(ROOT, OPENAPI_FILE), '--format=json'],
-      { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' },
-    )
+    const run = await runNode([join(ROOT, 'node_modules', '@redocly', 'cli', 'bin', 'cli.js'), 'lint', relative(ROOT, OPENAPI_FILE), '--format=json'], {
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      CI: 'true',
+    })
     const report = JSON.parse(run.stdout.slice(run.stdout.indexOf('{'))) as {
       totals: { errors: number; warnings: number; ignored: number }
       problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ pointer: string }> }>
     }
-    const problems = report.problems.filter((p) => p.severity !== 'off' && !(p as { ignored?: boolean }).ignored)
+    const problems = report.problems
+      .filter((p) => p.severity !== 'off' && !(p as { ignored?: boolean }).ignored)
       .map((p) => `${p.severity} ${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`)
     expect(problems).toEqual([])
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })

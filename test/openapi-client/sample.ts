@@ -18,7 +18,10 @@ function resolve(doc: Schema, schema: Schema): Schema {
   let s = schema
   for (let depth = 0; typeof s.$ref === 'string'; depth++) {
     if (depth > 20 || !s.$ref.startsWith('#/')) throw new Error(`cannot resolve ${s.$ref}`)
-    s = s.$ref.slice(2).split('/').reduce((node: Schema, part: string) => node[part.replaceAll('~1', '/').replaceAll('~0', '~')], doc)
+    s = s.$ref
+      .slice(2)
+      .split('/')
+      .reduce((node: Schema, part: string) => node[part.replaceAll('~1', '/').replaceAll('~0', '~')], doc)
   }
   return s
 }
@@ -45,7 +48,7 @@ export function sampleOf(doc: Schema, schema: Schema | undefined, depth = 0): Js
         const part = resolve(doc, parts[i]!)
         if (i > 0) parts[i] = part
         for (const sub of part.allOf ?? []) parts.push(sub)
-        const branches = part === s ? undefined : part.anyOf ?? part.oneOf
+        const branches = part === s ? undefined : (part.anyOf ?? part.oneOf)
         if (Array.isArray(branches) && branches.length > 0) parts.push(branches[0])
       }
       const properties: Record<string, Schema> = Object.assign({}, ...parts.map((p) => p.properties ?? {}))

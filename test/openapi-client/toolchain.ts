@@ -6,7 +6,11 @@ import { join, resolve } from 'node:path'
 /** The repository root, whose node_modules hold openapi-typescript, openapi-fetch and typescript. */
 export const ROOT = resolve(import.meta.dirname, '..', '..')
 
-export interface Run { code: number; stdout: string; stderr: string }
+export interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
 
 /** Runs a Node script with this Node (the project's pinned one), capturing its output. */
 export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
@@ -14,8 +18,12 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ru
     const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString() })
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString() })
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString()
+    })
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString()
+    })
     child.on('error', fail)
     child.on('close', (code) => done({ code: code ?? 1, stdout, stderr }))
   })
@@ -29,13 +37,27 @@ export function runNode(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ru
 export function scratchProject(): { dir: string; write(name: string, text: string): string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-openapi-client-'))
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir')
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'es2024', lib: ['es2024'], types: ['node'], module: 'esnext', moduleResolution: 'bundler',
-      strict: true, noEmit: true, skipLibCheck: true, exactOptionalPropertyTypes: false,
-    },
-    include: ['*.ts'],
-  }, null, 2))
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify(
+      {
+        compilerOptions: {
+          target: 'es2024',
+          lib: ['es2024'],
+          types: ['node'],
+          module: 'esnext',
+          moduleResolution: 'bundler',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          exactOptionalPropertyTypes: false,
+        },
+        include: ['*.ts'],
+      },
+      null,
+      2,
+    ),
+  )
   return {
     dir,
     write(name, text) {
@@ -43,7 +65,9 @@ export function scratchProject(): { dir: string; write(name: string, text: strin
       writeFileSync(file, text)
       return file
     },
-    remove() { rmSync(dir, { recursive: true, force: true }) },
+    remove() {
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
 }
 
@@ -53,7 +77,12 @@ export async function generateTypes(documentFile: string, outFile: string): Prom
   if (res.code !== 0) throw new Error(`openapi-typescript failed (${res.code}):\n${res.stdout}\n${res.stderr}`)
 }
 
-export interface Diagnostic { file: string; line: number; code: string; message: string }
+export interface Diagnostic {
+  file: string
+  line: number
+  code: string
+  message: string
+}
 
 /** `tsc --noEmit -p <dir>`; the errors it reports (empty when the project type-checks). */
 export async function typeCheck(dir: string): Promise<{ diagnostics: Diagnostic[]; output: string; code: number }> {

@@ -27,9 +27,22 @@ function caller(overrides: Partial<ContactCaller> = {}): ContactCaller {
  * test (key-set.ts): a wrong key list there cannot make its own test agree with it.
  */
 const ALWAYS_IN_K = [
-  'identity.first_name', 'identity.last_name', 'identity.full_name', 'identity.title', 'identity.seniority', 'identity.network_url',
-  'company.name', 'company.domain', 'company.website', 'company.industry', 'company.employee_count', 'company.est_revenue', 'company.network_url',
-  'location.city', 'location.state', 'location.postal_code',
+  'identity.first_name',
+  'identity.last_name',
+  'identity.full_name',
+  'identity.title',
+  'identity.seniority',
+  'identity.network_url',
+  'company.name',
+  'company.domain',
+  'company.website',
+  'company.industry',
+  'company.employee_count',
+  'company.est_revenue',
+  'company.network_url',
+  'location.city',
+  'location.state',
+  'location.postal_code',
   'handles.business_email',
 ]
 /** the five closed reasons of `missing` (contract 2.2) */
@@ -82,7 +95,21 @@ describe('Contact assembly: tiers', () => {
 
   it('every top-level key is present; empty nested members are omitted; links are absolute', () => {
     const { contact } = assembleContact(record, caller({ definitions: defs('plan') }))
-    expect(Object.keys(contact).sort()).toEqual(['company', 'contract_version', 'custom_fields', 'handles', 'id', 'identity', 'links', 'location', 'missing', 'object', 'provenance', 'subject_type', 'traits'])
+    expect(Object.keys(contact).sort()).toEqual([
+      'company',
+      'contract_version',
+      'custom_fields',
+      'handles',
+      'id',
+      'identity',
+      'links',
+      'location',
+      'missing',
+      'object',
+      'provenance',
+      'subject_type',
+      'traits',
+    ])
     expect(contact.object).toBe('contact')
     expect(contact.contract_version).toBe('2026-09-04')
     expect(contact.identity).toEqual({ first_name: 'Jane' })
@@ -170,14 +197,16 @@ describe('Contact assembly: the K invariant (property)', () => {
     const validator = await contractValidator()
     fc.assert(
       fc.property(
-        definitionArb.chain((definitions) => fc.tuple(
-          fc.constant(definitions),
-          recordArb(definitions.map((d) => d.key)),
-          tiersArb,
-          fc.boolean(),
-          fc.boolean(),
-          fc.option(fc.subarray(definitions.map((d) => d.key)), { nil: null }),
-        )),
+        definitionArb.chain((definitions) =>
+          fc.tuple(
+            fc.constant(definitions),
+            recordArb(definitions.map((d) => d.key)),
+            tiersArb,
+            fc.boolean(),
+            fc.boolean(),
+            fc.option(fc.subarray(definitions.map((d) => d.key)), { nil: null }),
+          ),
+        ),
         ([definitions, record, permittedTiers, contactHandles, sensitiveTraits, mapped]) => {
           const c = caller({ definitions, permittedTiers, contactHandles, sensitiveTraits, mappedCustomFieldKeys: mapped ? new Set(mapped) : null })
           const { contact, fieldPolicy } = assembleContact(record as ContactRecord, c)
@@ -185,7 +214,11 @@ describe('Contact assembly: the K invariant (property)', () => {
           const k = expectedK(record as ContactRecord, handlesReleased, definitions)
           expect(new Set(k).size).toBe(k.length)
           // the code's own K (the order `missing` is written in) is the documented one
-          const codeK = keySetOf(record as ContactRecord, { contactHandles: handlesReleased, sensitiveTraits: sensitiveTraits && permittedTiers.includes(3), definitions })
+          const codeK = keySetOf(record as ContactRecord, {
+            contactHandles: handlesReleased,
+            sensitiveTraits: sensitiveTraits && permittedTiers.includes(3),
+            definitions,
+          })
           expect([...codeK].sort()).toEqual([...k].sort())
           const missingKeys = Object.keys(contact.missing)
           const values = valueKeys(contact, k)
@@ -197,7 +230,8 @@ describe('Contact assembly: the K invariant (property)', () => {
           expect(fieldPolicy.included).toBe(values.length)
           expect(fieldPolicy.missing).toBe(missingKeys.length)
           expect(Object.keys(fieldPolicy.missing_reason).sort()).toEqual(REASONS)
-          for (const r of REASONS) expect(fieldPolicy.missing_reason[r as keyof typeof fieldPolicy.missing_reason]).toBe(Object.values(contact.missing).filter((x) => x === r).length)
+          for (const r of REASONS)
+            expect(fieldPolicy.missing_reason[r as keyof typeof fieldPolicy.missing_reason]).toBe(Object.values(contact.missing).filter((x) => x === r).length)
           // compliance and tiers
           for (const p of contact.handles.phones) {
             expect(p.callable).toBe(true)

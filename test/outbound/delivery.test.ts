@@ -37,7 +37,13 @@ describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
     tenants.push(t)
     const eventId = `evt_${Math.random().toString(36).slice(2)}`
     const body = JSON.stringify({ id: eventId, event: 'visitor.identified' })
-    const delivery = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId, body, now: new Date(clock.now()).toISOString() })
+    const delivery = await createDelivery(deps, {
+      accountId: t.account.id,
+      integrationId: t.integration.id,
+      eventId,
+      body,
+      now: new Date(clock.now()).toISOString(),
+    })
     return { ...t, delivery, eventId, body }
   }
 
@@ -155,7 +161,10 @@ describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
     await drainDueTasks(deps)
     const stored = await deps.deliveries.get(delivery.id)
     expect(stored!.status).toBe('succeeded')
-    expect(stored!.attempts.map((a) => [a.attempt, a.status_code])).toEqual([[1, 410], [1, 200]])
+    expect(stored!.attempts.map((a) => [a.attempt, a.status_code])).toEqual([
+      [1, 410],
+      [1, 200],
+    ])
     expect(receiver.requests.map((r) => r.body)).toEqual([delivery.body, delivery.body])
   })
 
@@ -173,7 +182,13 @@ describe('webhook delivery: attempts, retries, 410, redirects, replay', () => {
     const made: string[] = []
     for (let i = 0; i < 3; i++) {
       clock.advance(1000)
-      const d = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId: `evt_log_${i}_${t.account.id}`, body: '{}', now: new Date(clock.now()).toISOString() })
+      const d = await createDelivery(deps, {
+        accountId: t.account.id,
+        integrationId: t.integration.id,
+        eventId: `evt_log_${i}_${t.account.id}`,
+        body: '{}',
+        now: new Date(clock.now()).toISOString(),
+      })
       made.push(d.id)
     }
     const p1 = await listDeliveryLog(deps, t.account.id, t.integration.id, { cursor: undefined, limit: 2 })

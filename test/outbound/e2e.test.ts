@@ -40,19 +40,35 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
 
   it('delivers a signed, schema-valid body for a visit carrying contact_id', async () => {
     const ext = `crm-${randomSuffix()}`
-    await deps.contacts.upsertBatch(tenant.account.id, [{
-      source: 'crm', external_id: ext, writer: 'form', at: '2026-09-01T00:00:00.000Z', origin: `seed:${ext}`,
-      patch: {
-        identity: { first_name: 'Jane', last_name: 'Doe' },
-        business_email: 'jane@acme.example',
-        phones: [{ value: '+15555550100', kind: 'mobile', dnc: false, dnc_known: true }, { value: '+15555550199', kind: 'mobile', dnc: true, dnc_known: true }],
-        custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } },
-      },
-    }], mergeContact)
+    await deps.contacts.upsertBatch(
+      tenant.account.id,
+      [
+        {
+          source: 'crm',
+          external_id: ext,
+          writer: 'form',
+          at: '2026-09-01T00:00:00.000Z',
+          origin: `seed:${ext}`,
+          patch: {
+            identity: { first_name: 'Jane', last_name: 'Doe' },
+            business_email: 'jane@acme.example',
+            phones: [
+              { value: '+15555550100', kind: 'mobile', dnc: false, dnc_known: true },
+              { value: '+15555550199', kind: 'mobile', dnc: true, dnc_known: true },
+            ],
+            custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } },
+          },
+        },
+      ],
+      mergeContact,
+    )
     const contactId = contactIdFor(tenant.account.id, 'crm', ext)
     const eventId = `visit_${randomSuffix()}`
     await publishVisitEvent(deps, {
-      id: eventId, account_id: tenant.account.id, tier: 'person', contact_id: contactId,
+      id: eventId,
+      account_id: tenant.account.id,
+      tier: 'person',
+      contact_id: contactId,
       visit: { captured_url: 'https://shop.example/pricing', referrer: null, seen_at: new Date().toISOString() },
       classification: 'high_intent',
     })
@@ -67,7 +83,14 @@ describe('end to end: visit event -> signed visitor.identified at a local receiv
       'webhook-signature': String(req!.headers['x-service-signature']),
     }) as Record<string, any>
     ;(await contractValidator()).assertWebhookEvent(body)
-    expect(body).toMatchObject({ event: 'visitor.identified', contract_version: '2026-09-04', id: eventId, tier: 'person', is_repeat: false, classification: 'high_intent' })
+    expect(body).toMatchObject({
+      event: 'visitor.identified',
+      contract_version: '2026-09-04',
+      id: eventId,
+      tier: 'person',
+      is_repeat: false,
+      classification: 'high_intent',
+    })
     expect(body.served_from).toBeUndefined()
     expect(body.subject.id).toBe(contactId)
     expect(body.subject.handles.phones).toEqual([{ value: '+15555550100', kind: 'mobile', dnc: false, dnc_known: true, callable: true }])

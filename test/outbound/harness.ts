@@ -36,11 +36,15 @@ export async function startReceiver(answer: (req: ReceivedRequest, n: number) =>
     url: `http://127.0.0.1:${port}/hooks/lsv`,
     origin: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
-type RunDue = (handler?: (payload: Buffer, meta: unknown) => Promise<void>) => Promise<number | void>
+type RunDue = (handler?: (payload: Buffer, meta: unknown) => Promise<void>) => Promise<number | undefined>
 
 /**
  * Runs every due task of the embedded scheduler through the dispatcher's delivery handler,
@@ -51,11 +55,15 @@ export async function drainDueTasks(deps: PlatformDeps): Promise<void> {
   const tasks = deps.tasks as unknown as { runDue?: RunDue; __outboundStarted?: boolean }
   if (typeof tasks.runDue !== 'function') throw new Error('the embedded task scheduler has no runDue()')
   if (tasks.runDue.length === 0 && !tasks.__outboundStarted) {
-    await deps.tasks.start(async (payload) => { await handler(payload) })
+    await deps.tasks.start(async (payload) => {
+      await handler(payload)
+    })
     tasks.__outboundStarted = true
   }
   for (let i = 0; i < 20; i++) {
-    const ran = await tasks.runDue(async (payload) => { await handler(payload) })
+    const ran = await tasks.runDue(async (payload) => {
+      await handler(payload)
+    })
     if (typeof ran === 'number' && ran === 0) return
     if (ran === undefined && i > 2) return
   }

@@ -13,9 +13,12 @@ describe('read contract: include', () => {
     expect(parseInclude(raw)).toEqual(expected)
   })
 
-  it.each(['custom_fields', 'contact_handles,custom_fields', 'traits', '', ',', 'contact_handles,', 'Contact_Handles', 'handles'])('refuses %j with invalid include', (raw) => {
-    expect(() => parseInclude(raw)).toThrow(expect.objectContaining({ code: 'invalid_include', status: 400, message: 'invalid include' }))
-  })
+  it.each(['custom_fields', 'contact_handles,custom_fields', 'traits', '', ',', 'contact_handles,', 'Contact_Handles', 'handles'])(
+    'refuses %j with invalid include',
+    (raw) => {
+      expect(() => parseInclude(raw)).toThrow(expect.objectContaining({ code: 'invalid_include', status: 400, message: 'invalid include' }))
+    },
+  )
 
   it('refuses a repeated parameter (an array)', () => {
     expect(() => parseInclude(['contact_handles', 'sensitive_traits'])).toThrow(expect.objectContaining({ code: 'invalid_include' }))

@@ -29,18 +29,25 @@ describe('every spelling of a refused block is refused', () => {
   const v4 = fc.tuple(fc.nat(255), fc.nat(255), fc.nat(255), fc.nat(255)).map((p) => p.join('.'))
 
   it('IPv4 inside IPv6: mapped, compatible, translated, NAT64 (well-known and local), 6to4, Teredo', () => {
-    fc.assert(fc.property(v4, fc.nat(0xffff), (a, g) => {
-      const [p, q] = ((n) => [hex(n >>> 16), hex(n & 0xffff)])(a.split('.').reduce((n, o) => n * 256 + Number(o), 0))
-      const forms: Array<[string, string]> = [
-        [`::ffff:${a}`, 'IPv4-mapped'], [`::ffff:${p}:${q}`, 'IPv4-mapped'], [`0:0:0:0:0:ffff:${a}`, 'IPv4-mapped'],
-        [`::ffff:0:${a}`, 'IPv4-translated'],
-        [`64:ff9b::${a}`, 'NAT64'], [`64:ff9b:1:${hex(g)}::${p}:${q}`, 'local NAT64'],
-        [`2002:${p}:${q}::${hex(g)}`, '6to4'], [`2001:0:${p}:${q}::${hex(g)}`, 'IETF protocol assignments'],
-      ]
-      for (const [address, label] of forms) expect(classifyAddress(address), address).toEqual({ cls: 'blocked', label })
-      // ::a.b.c.d is IPv4-compatible, except ::0.0.0.1 which is the IPv6 loopback itself
-      expect(classifyAddress(`::${a}`).cls).toBe(a === '0.0.0.1' ? 'loopback' : 'blocked')
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(v4, fc.nat(0xffff), (a, g) => {
+        const [p, q] = ((n) => [hex(n >>> 16), hex(n & 0xffff)])(a.split('.').reduce((n, o) => n * 256 + Number(o), 0))
+        const forms: Array<[string, string]> = [
+          [`::ffff:${a}`, 'IPv4-mapped'],
+          [`::ffff:${p}:${q}`, 'IPv4-mapped'],
+          [`0:0:0:0:0:ffff:${a}`, 'IPv4-mapped'],
+          [`::ffff:0:${a}`, 'IPv4-translated'],
+          [`64:ff9b::${a}`, 'NAT64'],
+          [`64:ff9b:1:${hex(g)}::${p}:${q}`, 'local NAT64'],
+          [`2002:${p}:${q}::${hex(g)}`, '6to4'],
+          [`2001:0:${p}:${q}::${hex(g)}`, 'IETF protocol assignments'],
+        ]
+        for (const [address, label] of forms) expect(classifyAddress(address), address).toEqual({ cls: 'blocked', label })
+        // ::a.b.c.d is IPv4-compatible, except ::0.0.0.1 which is the IPv6 loopback itself
+        expect(classifyAddress(`::${a}`).cls).toBe(a === '0.0.0.1' ? 'loopback' : 'blocked')
+      }),
+      { numRuns: 500 },
+    )
   })
 
   it('link-local, unique-local, multicast, documentation, CGNAT and the metadata address, whatever the host bits', () => {
@@ -57,9 +64,12 @@ describe('every spelling of a refused block is refused', () => {
       [(g) => `${224 + (g[0]! & 15)}.${g[1]! & 255}.${g[2]! & 255}.1`, 'multicast'],
       [(g) => `203.0.113.${g[0]! & 255}`, 'documentation'],
     ]
-    fc.assert(fc.property(fc.array(fc.nat(0xffff), { minLength: 3, maxLength: 3 }), (g) => {
-      for (const [form, label] of cases) expect(classifyAddress(form(g)), form(g)).toEqual({ cls: 'blocked', label })
-    }), { numRuns: 500 })
+    fc.assert(
+      fc.property(fc.array(fc.nat(0xffff), { minLength: 3, maxLength: 3 }), (g) => {
+        for (const [form, label] of cases) expect(classifyAddress(form(g)), form(g)).toEqual({ cls: 'blocked', label })
+      }),
+      { numRuns: 500 },
+    )
     expect(classifyAddress('169.254.169.254')).toEqual({ cls: 'blocked', label: 'link-local' })
     expect(classifyAddress('fd00:ec2::254')).toEqual({ cls: 'blocked', label: 'unique-local' })
     expect(classifyAddress('::ffff:169.254.169.254')).toEqual({ cls: 'blocked', label: 'IPv4-mapped' })

@@ -27,16 +27,27 @@ describe('read contract and delivery admin routes (portal-api)', () => {
     await app.ready()
     // permitting tiers 1 and 2, no domains; an api connection mapping Plan to a custom field, a
     // key reading only and one with the default scopes (contacts:write); two text custom fields
-    tenant = await createTestTenant({ managementApi: app, deps }, {
-      ...ACCOUNT_ONLY, permittedTiers: [1, 2],
-      customFields: [{ key: 'plan', type: 'text' }, { key: 'region', type: 'text' }],
-      api: { source: 'crm', mappings: [{ from: 'Plan', to: 'custom_fields.plan' }], key: { scopes: ['contacts:read'] }, keys: { writeOnly: {} } },
-    })
+    tenant = await createTestTenant(
+      { managementApi: app, deps },
+      {
+        ...ACCOUNT_ONLY,
+        permittedTiers: [1, 2],
+        customFields: [
+          { key: 'plan', type: 'text' },
+          { key: 'region', type: 'text' },
+        ],
+        api: { source: 'crm', mappings: [{ from: 'Plan', to: 'custom_fields.plan' }], key: { scopes: ['contacts:read'] }, keys: { writeOnly: {} } },
+      },
+    )
     accountId = tenant.accountId
     readKey = tenant.key
     writeOnlyKey = tenant.keys.writeOnly.key
     const inputs = Array.from({ length: 5 }, (_, i) => ({
-      source: 'crm', external_id: `ext-${i}`, writer: 'form' as const, at: '2026-09-01T00:00:00.000Z', origin: `seed-${i}`,
+      source: 'crm',
+      external_id: `ext-${i}`,
+      writer: 'form' as const,
+      at: '2026-09-01T00:00:00.000Z',
+      origin: `seed-${i}`,
       patch: {
         identity: { first_name: `P${i}` },
         emails: [{ value: `p${i}@home.example`, kind: 'personal', verified: null }],
@@ -78,14 +89,17 @@ describe('read contract and delivery admin routes (portal-api)', () => {
     expect(c.missing['traits.age']).toBe('withheld_tier')
   })
 
-  it.each(['custom_fields', 'contact_handles,custom_fields', 'everything', '', 'contact_handles,', 'CONTACT_HANDLES'])('include=%s answers 400 invalid include', async (include) => {
-    const res = await get(`/api/v1/contacts/${contactId}?include=${encodeURIComponent(include)}`)
-    expect(res.statusCode).toBe(400)
-    expect(res.json()).toEqual({ ok: false, error: 'invalid include' })
-    const list = await get(`/api/v1/contacts?include=${encodeURIComponent(include)}`)
-    expect(list.statusCode).toBe(400)
-    expect(list.json()).toEqual({ ok: false, error: 'invalid include' })
-  })
+  it.each(['custom_fields', 'contact_handles,custom_fields', 'everything', '', 'contact_handles,', 'CONTACT_HANDLES'])(
+    'include=%s answers 400 invalid include',
+    async (include) => {
+      const res = await get(`/api/v1/contacts/${contactId}?include=${encodeURIComponent(include)}`)
+      expect(res.statusCode).toBe(400)
+      expect(res.json()).toEqual({ ok: false, error: 'invalid include' })
+      const list = await get(`/api/v1/contacts?include=${encodeURIComponent(include)}`)
+      expect(list.statusCode).toBe(400)
+      expect(list.json()).toEqual({ ok: false, error: 'invalid include' })
+    },
+  )
 
   it('needs a key with contacts:read; an unknown contact is 404 contact not found', async () => {
     expect((await app.inject({ method: 'GET', url: `/api/v1/contacts/${contactId}` })).statusCode).toBe(401)
@@ -116,12 +130,20 @@ describe('read contract and delivery admin routes (portal-api)', () => {
   })
 
   it('POST …/visits validates and answers 202; the delivery log and replay need an operator', async () => {
-    const ok = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/visits`, headers: OP, payload: { id: `visit_${randomSuffix()}`, tier: 'person', contact_id: contactId } })
+    const ok = await app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/accounts/${accountId}/visits`,
+      headers: OP,
+      payload: { id: `visit_${randomSuffix()}`, tier: 'person', contact_id: contactId },
+    })
     expect(ok.statusCode).toBe(202)
     const bad = await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/visits`, headers: OP, payload: { id: 'x', tier: 'vip' } })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().error).toBe('invalid payload')
-    expect((await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/visits`, payload: { id: 'x', tier: 'person', contact_id: 'c' } })).statusCode).toBe(401)
+    expect(
+      (await app.inject({ method: 'POST', url: `/api/v1/admin/accounts/${accountId}/visits`, payload: { id: 'x', tier: 'person', contact_id: 'c' } }))
+        .statusCode,
+    ).toBe(401)
     expect((await app.inject({ method: 'GET', url: `/api/v1/admin/accounts/${accountId}/integrations/int_nope/deliveries`, headers: OP })).statusCode).toBe(404)
   })
 })

@@ -25,9 +25,14 @@ import { takeGuardRefusals } from '../setup/loopback-only.ts'
 /** denied answers of every kind, IPv6 first (the family a broken filter let through) */
 const DENIED_V6 = [
   '2001:db8::1', // documentation
-  'fd00::1', 'fc00::5', // unique-local
-  'fe80::1', 'fe80::1%eth0', // link-local
-  '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:127.0.0.1', '::ffff:8.8.8.8', // IPv4-mapped, refused outright
+  'fd00::1',
+  'fc00::5', // unique-local
+  'fe80::1',
+  'fe80::1%eth0', // link-local
+  '::ffff:10.0.0.1',
+  '::ffff:169.254.169.254',
+  '::ffff:127.0.0.1',
+  '::ffff:8.8.8.8', // IPv4-mapped, refused outright
   '64:ff9b::a9fe:a9fe', // NAT64 of the metadata address
   '2002:a9fe:a9fe::1', // 6to4
   '2001::1', // Teredo
@@ -62,7 +67,10 @@ let server: Server
 let port: number
 let hits = 0
 beforeAll(async () => {
-  server = createServer((_req, res) => { hits++; res.writeHead(200).end('ok') })
+  server = createServer((_req, res) => {
+    hits++
+    res.writeHead(200).end('ok')
+  })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
   port = (server.address() as AddressInfo).port
@@ -109,7 +117,7 @@ describe('connect-time DNS filter: denied answers never reach a socket', () => {
     }
   })
 
-  it.each(DENIED_V6)('a delivery to a name answering %s fails with the filter\'s error; the guard never fires', async (address) => {
+  it.each(DENIED_V6)("a delivery to a name answering %s fails with the filter's error; the guard never fires", async (address) => {
     const result = await deliverThrough([row(address)], false)
     expect(result).toMatchObject({ statusCode: null, error: 'destination address not allowed' })
     expect(takeGuardRefusals()).toEqual([])

@@ -50,15 +50,30 @@ describe('IPv4 ranges: label, first and last address blocked, neighbours public'
 
 describe('IPv6 ranges', () => {
   const BLOCKED: Array<[string, string]> = [
-    ['::', 'IPv4-compatible / unspecified'], ['::a00:1', 'IPv4-compatible / unspecified'],
-    ['::ffff:8.8.8.8', 'IPv4-mapped'], ['::ffff:0:808:808', 'IPv4-translated'],
-    ['64:ff9b::808:808', 'NAT64'], ['64:ff9b:1::1', 'local NAT64'], ['100::1', 'discard'],
-    ['2001::1', 'IETF protocol assignments'], ['2001:1ff:ffff::1', 'IETF protocol assignments'],
-    ['2001:db8::1', 'documentation'], ['2002::1', '6to4'], ['3fff::1', 'documentation'], ['5f00::1', 'SRv6 SIDs'],
-    ['fc00::1', 'unique-local'], ['fdff:ffff::1', 'unique-local'], ['fe80::1', 'link-local'], ['febf::1', 'link-local'],
-    ['fec0::1', 'site-local'], ['ff02::1', 'multicast'],
+    ['::', 'IPv4-compatible / unspecified'],
+    ['::a00:1', 'IPv4-compatible / unspecified'],
+    ['::ffff:8.8.8.8', 'IPv4-mapped'],
+    ['::ffff:0:808:808', 'IPv4-translated'],
+    ['64:ff9b::808:808', 'NAT64'],
+    ['64:ff9b:1::1', 'local NAT64'],
+    ['100::1', 'discard'],
+    ['2001::1', 'IETF protocol assignments'],
+    ['2001:1ff:ffff::1', 'IETF protocol assignments'],
+    ['2001:db8::1', 'documentation'],
+    ['2002::1', '6to4'],
+    ['3fff::1', 'documentation'],
+    ['5f00::1', 'SRv6 SIDs'],
+    ['fc00::1', 'unique-local'],
+    ['fdff:ffff::1', 'unique-local'],
+    ['fe80::1', 'link-local'],
+    ['febf::1', 'link-local'],
+    ['fec0::1', 'site-local'],
+    ['ff02::1', 'multicast'],
     // outside global unicast 2000::/3 and in no listed block: not routable on the internet
-    ['4000::1', 'not global unicast'], ['1::1', 'not global unicast'], ['e000::1', 'not global unicast'], ['::2', 'IPv4-compatible / unspecified'],
+    ['4000::1', 'not global unicast'],
+    ['1::1', 'not global unicast'],
+    ['e000::1', 'not global unicast'],
+    ['::2', 'IPv4-compatible / unspecified'],
   ]
   it.each(BLOCKED)('%s is blocked: %s', (address, label) => {
     expect(classifyAddress(address)).toEqual({ cls: 'blocked', label })
@@ -66,14 +81,16 @@ describe('IPv6 ranges', () => {
 
   it('loopback in every spelling, public global unicast, zones', () => {
     for (const a of ['::1', '0:0:0:0:0:0:0:1', '0000::0001']) expect(classifyAddress(a), a).toEqual({ cls: 'loopback', label: 'loopback' })
-    for (const a of ['2606:4700:4700::1111', '2001:200::1', '3ffe::1', '2a00:1450:4001::1']) expect(classifyAddress(a), a).toEqual({ cls: 'public', label: 'public' })
+    for (const a of ['2606:4700:4700::1111', '2001:200::1', '3ffe::1', '2a00:1450:4001::1'])
+      expect(classifyAddress(a), a).toEqual({ cls: 'public', label: 'public' })
     // a zone id is cut off before parsing, whatever it contains
     expect(classifyAddress('fe80::1%eth0')).toEqual({ cls: 'blocked', label: 'link-local' })
     expect(classifyAddress('fe80::1%eth0.5')).toEqual({ cls: 'blocked', label: 'link-local' })
   })
 
   it('anything that is not an IP address', () => {
-    for (const a of ['', 'localhost', 'example.com', '1.2.3', '::g', '[::1]']) expect(classifyAddress(a), a).toEqual({ cls: 'blocked', label: 'not an IP address' })
+    for (const a of ['', 'localhost', 'example.com', '1.2.3', '::g', '[::1]'])
+      expect(classifyAddress(a), a).toEqual({ cls: 'blocked', label: 'not an IP address' })
   })
 
   it('isAllowedAddress: public always, loopback only when allowed, blocked never', () => {
@@ -162,7 +179,8 @@ describe('checkUrlStatically: the exact answers', () => {
 
 describe('filteringLookup: errors', () => {
   it('a failed lookup is passed on as it is', async () => {
-    const failing = ((_h: string, _o: unknown, cb: (e: NodeJS.ErrnoException) => void) => cb(Object.assign(new Error('getaddrinfo ENOTFOUND x'), { code: 'ENOTFOUND' }))) as never
+    const failing = ((_h: string, _o: unknown, cb: (e: NodeJS.ErrnoException) => void) =>
+      cb(Object.assign(new Error('getaddrinfo ENOTFOUND x'), { code: 'ENOTFOUND' }))) as never
     const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => filteringLookup(false, failing)('x', { all: true }, (e) => resolve(e)))
     expect(err?.code).toBe('ENOTFOUND')
   })
@@ -173,8 +191,12 @@ describe('filteringLookup: errors', () => {
     expect(err).toMatchObject({ code: 'ERR_DESTINATION_NOT_ALLOWED', message: 'destination address not allowed (no address)' })
   })
 
-  it('the refusal names the first answer\'s range', async () => {
-    const rows = ((_h: string, _o: unknown, cb: (e: null, r: unknown[]) => void) => cb(null, [{ address: '169.254.169.254', family: 4 }, { address: 'fd00::1', family: 6 }])) as never
+  it("the refusal names the first answer's range", async () => {
+    const rows = ((_h: string, _o: unknown, cb: (e: null, r: unknown[]) => void) =>
+      cb(null, [
+        { address: '169.254.169.254', family: 4 },
+        { address: 'fd00::1', family: 6 },
+      ])) as never
     const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => filteringLookup(false, rows)('x', { all: true }, (e) => resolve(e)))
     expect(err?.message).toBe('destination address not allowed (link-local)')
   })

@@ -25,7 +25,10 @@ const tableDns = (answers: (host: string) => string[] | undefined) =>
   ((host: string, _o: unknown, cb: (e: NodeJS.ErrnoException | null, rows: LookupAddress[]) => void) => {
     const r = answers(host)
     if (!r) return cb(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' }), [])
-    cb(null, r.map((address) => ({ address, family: isIP(address) })))
+    cb(
+      null,
+      r.map((address) => ({ address, family: isIP(address) })),
+    )
   }) as never
 
 /**
@@ -43,50 +46,138 @@ async function reachable(url: string, allowLoopback: boolean, answers: (host: st
 
 const refused: string[] = [
   // loopback in every spelling the WHATWG parser normalizes
-  'http://127.0.0.1/', 'http://127.1/', 'http://127.0.1/', 'http://127.255.255.254/', 'http://2130706433/',
-  'http://0x7f000001/', 'http://0x7f.0x0.0x0.0x1/', 'http://0x7f.1/', 'http://0177.0.0.1/', 'http://0177.1/',
-  'http://017700000001/', 'http://[::1]/', 'http://[0:0:0:0:0:0:0:1]/', 'http://localhost/', 'http://LOCALHOST:8080/',
-  'http://foo.localhost/', 'http://localhost./', 'https://127.0.0.1:443/hook', 'http://%31%32%37.0.0.1/',
+  'http://127.0.0.1/',
+  'http://127.1/',
+  'http://127.0.1/',
+  'http://127.255.255.254/',
+  'http://2130706433/',
+  'http://0x7f000001/',
+  'http://0x7f.0x0.0x0.0x1/',
+  'http://0x7f.1/',
+  'http://0177.0.0.1/',
+  'http://0177.1/',
+  'http://017700000001/',
+  'http://[::1]/',
+  'http://[0:0:0:0:0:0:0:1]/',
+  'http://localhost/',
+  'http://LOCALHOST:8080/',
+  'http://foo.localhost/',
+  'http://localhost./',
+  'https://127.0.0.1:443/hook',
+  'http://%31%32%37.0.0.1/',
   // private
-  'http://10.0.0.1/', 'http://10.255.255.255/', 'http://012.0.0.1/', 'http://0xa.0.0.1/', 'http://167772161/',
-  'http://172.16.0.1/', 'http://172.31.255.255/', 'http://192.168.0.1/', 'http://192.168.255.255/', 'http://0xc0.0xa8.1.1/',
+  'http://10.0.0.1/',
+  'http://10.255.255.255/',
+  'http://012.0.0.1/',
+  'http://0xa.0.0.1/',
+  'http://167772161/',
+  'http://172.16.0.1/',
+  'http://172.31.255.255/',
+  'http://192.168.0.1/',
+  'http://192.168.255.255/',
+  'http://0xc0.0xa8.1.1/',
   'http://3232235777/',
   // link-local / metadata
-  'http://169.254.169.254/latest/meta-data/', 'http://169.254.0.1/', 'http://0xa9fea9fe/', 'http://2852039166/',
-  'http://0251.0376.0251.0376/', 'http://[fe80::1]/', 'http://[fe80::a9fe:a9fe]/', 'http://[febf::1]/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://169.254.0.1/',
+  'http://0xa9fea9fe/',
+  'http://2852039166/',
+  'http://0251.0376.0251.0376/',
+  'http://[fe80::1]/',
+  'http://[fe80::a9fe:a9fe]/',
+  'http://[febf::1]/',
   // CGNAT
-  'http://100.64.0.1/', 'http://100.127.255.255/', 'http://100.100.100.200/',
+  'http://100.64.0.1/',
+  'http://100.127.255.255/',
+  'http://100.100.100.200/',
   // this network
-  'http://0.0.0.0/', 'http://0/', 'http://0.1.2.3/', 'http://[::]/',
+  'http://0.0.0.0/',
+  'http://0/',
+  'http://0.1.2.3/',
+  'http://[::]/',
   // IPv6 special
-  'http://[fc00::1]/', 'http://[fd00::1]/', 'http://[fdff:ffff::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/',
-  'http://[::ffff:10.0.0.1]/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:8.8.8.8]/', 'http://[64:ff9b::7f00:1]/',
-  'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b::808:808]/', 'http://[64:ff9b:1::1]/', 'http://[::127.0.0.1]/',
-  'http://[2001:db8::1]/', 'http://[2002:7f00:1::]/', 'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', 'http://[100::1]/',
+  'http://[fc00::1]/',
+  'http://[fd00::1]/',
+  'http://[fdff:ffff::1]/',
+  'http://[::ffff:127.0.0.1]/',
+  'http://[::ffff:7f00:1]/',
+  'http://[::ffff:10.0.0.1]/',
+  'http://[::ffff:169.254.169.254]/',
+  'http://[::ffff:8.8.8.8]/',
+  'http://[64:ff9b::7f00:1]/',
+  'http://[64:ff9b::a9fe:a9fe]/',
+  'http://[64:ff9b::808:808]/',
+  'http://[64:ff9b:1::1]/',
+  'http://[::127.0.0.1]/',
+  'http://[2001:db8::1]/',
+  'http://[2002:7f00:1::]/',
+  'http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/',
+  'http://[100::1]/',
   'http://[fec0::1]/',
   // multicast / reserved / broadcast
-  'http://224.0.0.1/', 'http://239.255.255.250/', 'http://[ff02::1]/', 'http://[ff05::2]/', 'http://240.0.0.1/',
-  'http://255.255.255.255/', 'http://0xffffffff/',
+  'http://224.0.0.1/',
+  'http://239.255.255.250/',
+  'http://[ff02::1]/',
+  'http://[ff05::2]/',
+  'http://240.0.0.1/',
+  'http://255.255.255.255/',
+  'http://0xffffffff/',
   // documentation and benchmarking nets
-  'http://192.0.2.1/', 'http://198.51.100.1/', 'http://203.0.113.1/', 'http://198.18.0.1/', 'http://192.0.0.1/',
+  'http://192.0.2.1/',
+  'http://198.51.100.1/',
+  'http://203.0.113.1/',
+  'http://198.18.0.1/',
+  'http://192.0.0.1/',
   // names that resolve somewhere internal (rebind.example.com, partly internal, is tested below)
-  'https://metadata.example.com/', 'https://private.example.com/', 'https://cgnat.example.com/',
-  'https://ula.example.com/', 'https://mapped.example.com/', 'https://nat64.example.com/', 'https://loop.example.com/',
-  'https://loop6.example.com/', 'https://zero.example.com/', 'https://unknown.example.com/',
+  'https://metadata.example.com/',
+  'https://private.example.com/',
+  'https://cgnat.example.com/',
+  'https://ula.example.com/',
+  'https://mapped.example.com/',
+  'https://nat64.example.com/',
+  'https://loop.example.com/',
+  'https://loop6.example.com/',
+  'https://zero.example.com/',
+  'https://unknown.example.com/',
   // names that are not public
-  'http://intranet/', 'http://db.internal/', 'http://printer.local/', 'http://metadata.google.internal/computeMetadata/v1/',
+  'http://intranet/',
+  'http://db.internal/',
+  'http://printer.local/',
+  'http://metadata.google.internal/computeMetadata/v1/',
   // not http(s), credentials, garbage
-  'ftp://93.184.216.34/', 'file:///etc/passwd', 'gopher://93.184.216.34/', 'javascript:alert(1)', 'data:text/plain,hi',
-  'https://user:pass@hooks.example.com/', 'https://user@hooks.example.com/', 'not a url', '//hooks.example.com/', '',
+  'ftp://93.184.216.34/',
+  'file:///etc/passwd',
+  'gopher://93.184.216.34/',
+  'javascript:alert(1)',
+  'data:text/plain,hi',
+  'https://user:pass@hooks.example.com/',
+  'https://user@hooks.example.com/',
+  'not a url',
+  '//hooks.example.com/',
+  '',
   `https://hooks.example.com/${'a'.repeat(2100)}`,
 ]
 
 const allowed: string[] = [
-  'https://hooks.example.com/', 'https://hooks.example.com:8443/path?q=1', 'http://hooks.example.com/x',
-  'https://v6.example.com/', 'https://dual.example.com/', 'https://93.184.216.34/', 'https://8.8.8.8/', 'https://1.1.1.1/',
-  'https://[2606:4700:4700::1111]/', 'https://[2001:4860:4860::8888]/', 'https://100.63.255.255/', 'https://100.128.0.1/',
-  'https://172.15.255.255/', 'https://172.32.0.1/', 'https://192.169.0.1/', 'https://169.253.255.255/', 'https://11.0.0.1/',
-  'https://134744072/', 'https://0x8.0x8.0x8.0x8/',
+  'https://hooks.example.com/',
+  'https://hooks.example.com:8443/path?q=1',
+  'http://hooks.example.com/x',
+  'https://v6.example.com/',
+  'https://dual.example.com/',
+  'https://93.184.216.34/',
+  'https://8.8.8.8/',
+  'https://1.1.1.1/',
+  'https://[2606:4700:4700::1111]/',
+  'https://[2001:4860:4860::8888]/',
+  'https://100.63.255.255/',
+  'https://100.128.0.1/',
+  'https://172.15.255.255/',
+  'https://172.32.0.1/',
+  'https://192.169.0.1/',
+  'https://169.253.255.255/',
+  'https://11.0.0.1/',
+  'https://134744072/',
+  'https://0x8.0x8.0x8.0x8/',
 ]
 
 describe('SSRF: destination check and connect-time lookup', () => {
@@ -113,7 +204,14 @@ describe('SSRF: destination check and connect-time lookup', () => {
       const addresses = await reachable(u, true, () => ['127.0.0.1'])
       expect({ u, loopback: addresses.length > 0 && addresses.every((a) => classifyAddress(a).cls === 'loopback') }).toEqual({ u, loopback: true })
     }
-    for (const u of ['http://10.0.0.1/', 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'https://metadata.example.com/']) {
+    for (const u of [
+      'http://10.0.0.1/',
+      'http://169.254.169.254/',
+      'http://[fd00::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://0.0.0.0/',
+      'https://metadata.example.com/',
+    ]) {
       expect(await reachable(u, true), u).toEqual([])
     }
   })
@@ -121,10 +219,24 @@ describe('SSRF: destination check and connect-time lookup', () => {
 
 describe('SSRF: address classification', () => {
   it.each([
-    ['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['10.1.2.3', 'blocked'], ['100.64.0.0', 'blocked'], ['100.127.255.255', 'blocked'],
-    ['169.254.169.254', 'blocked'], ['fc00::', 'blocked'], ['fdff::1', 'blocked'], ['::ffff:1.2.3.4', 'blocked'], ['::ffff:0:0', 'blocked'],
-    ['64:ff9b::1.2.3.4', 'blocked'], ['0.0.0.0', 'blocked'], ['0.255.255.255', 'blocked'], ['224.0.0.0', 'blocked'], ['ff00::', 'blocked'],
-    ['8.8.8.8', 'public'], ['2a00:1450:4001::1', 'public'], ['not-an-ip', 'blocked'],
+    ['127.0.0.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.1.2.3', 'blocked'],
+    ['100.64.0.0', 'blocked'],
+    ['100.127.255.255', 'blocked'],
+    ['169.254.169.254', 'blocked'],
+    ['fc00::', 'blocked'],
+    ['fdff::1', 'blocked'],
+    ['::ffff:1.2.3.4', 'blocked'],
+    ['::ffff:0:0', 'blocked'],
+    ['64:ff9b::1.2.3.4', 'blocked'],
+    ['0.0.0.0', 'blocked'],
+    ['0.255.255.255', 'blocked'],
+    ['224.0.0.0', 'blocked'],
+    ['ff00::', 'blocked'],
+    ['8.8.8.8', 'public'],
+    ['2a00:1450:4001::1', 'public'],
+    ['not-an-ip', 'blocked'],
   ])('%s is %s', (address, cls) => {
     expect(classifyAddress(address).cls).toBe(cls)
   })
@@ -135,7 +247,13 @@ describe('SSRF: the connecting lookup filters what is actually connected to', ()
     ((_h: string, _o: unknown, cb: (e: null, r: typeof rows) => void) => cb(null, rows)) as never
 
   it('drops refused addresses and keeps allowed ones', async () => {
-    const lookup = filteringLookup(false, fakeDns([{ address: '10.0.0.1', family: 4 }, { address: '93.184.216.34', family: 4 }]))
+    const lookup = filteringLookup(
+      false,
+      fakeDns([
+        { address: '10.0.0.1', family: 4 },
+        { address: '93.184.216.34', family: 4 },
+      ]),
+    )
     const got = await new Promise<unknown>((res, rej) => lookup('x', { all: true }, (e, a) => (e ? rej(e) : res(a))))
     expect(got).toEqual([{ address: '93.184.216.34', family: 4 }])
   })

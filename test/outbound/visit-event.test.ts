@@ -33,11 +33,11 @@ describe('visit event message', () => {
   })
 })
 
-describe('resolution members have the Contact\'s own shapes (management-api.md)', () => {
+describe("resolution members have the Contact's own shapes (management-api.md)", () => {
   const props = (schema: unknown) => Object.keys((schema as { properties: Record<string, unknown> }).properties).sort()
   const resolutionProps = VisitResolution.properties
 
-  it('declares every member of the Contact\'s identity, company, location, EmailHandle, PhoneHandle and Trait', () => {
+  it("declares every member of the Contact's identity, company, location, EmailHandle, PhoneHandle and Trait", () => {
     expect(props(resolutionProps.identity)).toEqual(props(ContactIdentity))
     expect(props(resolutionProps.company)).toEqual(props(ContactCompany))
     expect(props(resolutionProps.location)).toEqual(props(ContactLocation))
@@ -62,11 +62,14 @@ describe('resolution members have the Contact\'s own shapes (management-api.md)'
   })
 
   it('recomputes derived members: full_name from first and last name; callable is not stored', () => {
-    const patch = patchFromResolution({
-      identity: { first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Lord Byron' },
-      handles: { phones: [{ value: '+1', dnc: true, dnc_known: true, callable: true }] },
-      resolved_by: 'v',
-    }, null)
+    const patch = patchFromResolution(
+      {
+        identity: { first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Lord Byron' },
+        handles: { phones: [{ value: '+1', dnc: true, dnc_known: true, callable: true }] },
+        resolved_by: 'v',
+      },
+      null,
+    )
     expect(patch.identity).toEqual({ first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Ada Lovelace' })
     expect(patch.phones).toEqual([{ value: '+1', kind: null, dnc: true, dnc_known: true }])
     expect(patchFromResolution({ identity: { full_name: 'Only Full' }, resolved_by: 'v' }, null).identity).toEqual({})
@@ -75,7 +78,11 @@ describe('resolution members have the Contact\'s own shapes (management-api.md)'
 
 describe('resolution -> provider patch', () => {
   it('never overwrites an existing network_url and lower-cases the business email', () => {
-    const resolution = { identity: { first_name: 'A', network_url: 'https://n.example/in/new' }, handles: { business_email: 'A@Acme.Example' }, resolved_by: 'v' }
+    const resolution = {
+      identity: { first_name: 'A', network_url: 'https://n.example/in/new' },
+      handles: { business_email: 'A@Acme.Example' },
+      resolved_by: 'v',
+    }
     const existing = baseRecord({ identity: { network_url: 'https://n.example/in/old' } })
     const patch = patchFromResolution(resolution, existing)
     expect(patch.identity).toEqual({ first_name: 'A', full_name: 'A' })
@@ -87,25 +94,56 @@ describe('resolution -> provider patch', () => {
     const a = resolutionExternalId({ identity: { network_url: 'https://www.n.example/in/x/' }, resolved_by: 'v' }, 'e1')
     const b = resolutionExternalId({ identity: { network_url: 'http://n.example/in/x' }, resolved_by: 'v' }, 'e2')
     expect(a).toBe(b)
-    expect(resolutionExternalId({ handles: { business_email: 'X@y.example' }, resolved_by: 'v' }, 'e1'))
-      .toBe(resolutionExternalId({ handles: { business_email: 'x@y.example' }, resolved_by: 'w' }, 'e9'))
+    expect(resolutionExternalId({ handles: { business_email: 'X@y.example' }, resolved_by: 'v' }, 'e1')).toBe(
+      resolutionExternalId({ handles: { business_email: 'x@y.example' }, resolved_by: 'w' }, 'e9'),
+    )
   })
 })
 
 describe('WebhookEventV2 envelope', () => {
-  const { contact, fieldPolicy } = assembleContact(baseRecord(), { permittedTiers: [1], contactHandles: false, sensitiveTraits: false, definitions: [], mappedCustomFieldKeys: null, portalBaseUrl: 'https://p.example' })
+  const { contact, fieldPolicy } = assembleContact(baseRecord(), {
+    permittedTiers: [1],
+    contactHandles: false,
+    sensitiveTraits: false,
+    definitions: [],
+    mappedCustomFieldKeys: null,
+    portalBaseUrl: 'https://p.example',
+  })
 
   it('omits classification, served_from and an empty visit', () => {
-    const body = buildWebhookEventV2({ event: { ...base, contact_id: 'c', classification: '', served_from: '', visit: {} }, subject: contact, fieldPolicy, isRepeat: false, emittedAt: '2026-09-04T12:00:00.000Z' })
+    const body = buildWebhookEventV2({
+      event: { ...base, contact_id: 'c', classification: '', served_from: '', visit: {} },
+      subject: contact,
+      fieldPolicy,
+      isRepeat: false,
+      emittedAt: '2026-09-04T12:00:00.000Z',
+    })
     expect(Object.keys(body).sort()).toEqual(['contract_version', 'emitted_at', 'event', 'field_policy', 'id', 'is_repeat', 'subject', 'tier'])
     expect(body.subject).toBe(contact)
   })
 
   it('carries the event id, its emitted_at and the visit members given', () => {
     const body = buildWebhookEventV2({
-      event: { ...base, contact_id: 'c', emitted_at: '2026-09-04T11:00:00.000Z', served_from: 'cache', visit: { captured_url: 'https://s.example/', referrer: null } },
-      subject: contact, fieldPolicy, isRepeat: true, emittedAt: '2026-09-04T12:00:00.000Z',
+      event: {
+        ...base,
+        contact_id: 'c',
+        emitted_at: '2026-09-04T11:00:00.000Z',
+        served_from: 'cache',
+        visit: { captured_url: 'https://s.example/', referrer: null },
+      },
+      subject: contact,
+      fieldPolicy,
+      isRepeat: true,
+      emittedAt: '2026-09-04T12:00:00.000Z',
     })
-    expect(body).toMatchObject({ event: 'visitor.identified', contract_version: '2026-09-04', id: 'visit_1', emitted_at: '2026-09-04T11:00:00.000Z', is_repeat: true, served_from: 'cache', visit: { captured_url: 'https://s.example/', referrer: null } })
+    expect(body).toMatchObject({
+      event: 'visitor.identified',
+      contract_version: '2026-09-04',
+      id: 'visit_1',
+      emitted_at: '2026-09-04T11:00:00.000Z',
+      is_repeat: true,
+      served_from: 'cache',
+      visit: { captured_url: 'https://s.example/', referrer: null },
+    })
   })
 })

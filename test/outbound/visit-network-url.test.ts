@@ -25,7 +25,10 @@ describe('visit events never change a stored network_url, also for a provider-wr
 
   beforeAll(async () => {
     deps = await createTestDeps()
-    tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
+    tenant = await createTestTenant(deps, {
+      ...ACCOUNT_ONLY,
+      integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } },
+    })
   })
   afterAll(async () => {
     await tenant.cleanup()
@@ -43,9 +46,15 @@ describe('visit events never change a stored network_url, also for a provider-wr
   it('a person created by a visit keeps its network_url when a later visit matches it by email with another one', async () => {
     const email = `ada.${randomSuffix()}@acme.example`
     const original = `https://network.example/in/${randomSuffix()}`
-    const first = await handleVisitEvent(deps, event('2026-09-04T10:00:00.000Z', {
-      identity: { first_name: 'Ada', network_url: original }, handles: { business_email: email }, resolved_by: 'v',
-    }), published)
+    const first = await handleVisitEvent(
+      deps,
+      event('2026-09-04T10:00:00.000Z', {
+        identity: { first_name: 'Ada', network_url: original },
+        handles: { business_email: email },
+        resolved_by: 'v',
+      }),
+      published,
+    )
     expect(first.result).toBe('delivered')
     if (first.result !== 'delivered') return
     const created = (await deps.contacts.get(tenant.account.id, first.contactId))!
@@ -54,9 +63,15 @@ describe('visit events never change a stored network_url, also for a provider-wr
 
     // later, same rank (provider): without the guard the later event time would win
     const other = `https://network.example/in/${randomSuffix()}`
-    const second = await handleVisitEvent(deps, event('2026-09-04T11:00:00.000Z', {
-      identity: { first_name: 'Ada', title: 'CTO', network_url: other }, handles: { business_email: email.toUpperCase() }, resolved_by: 'v',
-    }), published)
+    const second = await handleVisitEvent(
+      deps,
+      event('2026-09-04T11:00:00.000Z', {
+        identity: { first_name: 'Ada', title: 'CTO', network_url: other },
+        handles: { business_email: email.toUpperCase() },
+        resolved_by: 'v',
+      }),
+      published,
+    )
     expect(second).toMatchObject({ result: 'delivered', contactId: first.contactId })
     const stored = (await deps.contacts.get(tenant.account.id, first.contactId))!
     expect(stored.identity.network_url).toBe(original)
@@ -72,17 +87,33 @@ describe('visit events never change a stored network_url, also for a provider-wr
     const email = `grace.${randomSuffix()}@acme.example`
     const original = `https://network.example/in/${randomSuffix()}`
     const ext = `crm-${randomSuffix()}`
-    await deps.contacts.upsertBatch(tenant.account.id, [{
-      source: 'crm', external_id: ext, writer: 'provider', at: '2026-09-01T00:00:00.000Z', origin: `seed:${ext}`,
-      patch: { identity: { first_name: 'Grace', network_url: original }, business_email: email },
-    }], mergeContact)
+    await deps.contacts.upsertBatch(
+      tenant.account.id,
+      [
+        {
+          source: 'crm',
+          external_id: ext,
+          writer: 'provider',
+          at: '2026-09-01T00:00:00.000Z',
+          origin: `seed:${ext}`,
+          patch: { identity: { first_name: 'Grace', network_url: original }, business_email: email },
+        },
+      ],
+      mergeContact,
+    )
     const id = contactIdFor(tenant.account.id, 'crm', ext)
     expect((await deps.contacts.get(tenant.account.id, id))!.name_source).toBe('provider')
 
     const other = `https://network.example/in/${randomSuffix()}`
-    const result = await handleVisitEvent(deps, event('2026-09-04T11:59:00.000Z', {
-      identity: { last_name: 'Hopper', network_url: other }, handles: { business_email: email }, resolved_by: 'v',
-    }), published)
+    const result = await handleVisitEvent(
+      deps,
+      event('2026-09-04T11:59:00.000Z', {
+        identity: { last_name: 'Hopper', network_url: other },
+        handles: { business_email: email },
+        resolved_by: 'v',
+      }),
+      published,
+    )
     expect(result).toMatchObject({ result: 'delivered', contactId: id })
     const stored = (await deps.contacts.get(tenant.account.id, id))!
     expect(stored.identity.network_url).toBe(original)
@@ -97,9 +128,21 @@ describe('visit events never change a stored network_url, also for a provider-wr
     const first = await handleVisitEvent(deps, event('2026-09-04T09:00:00.000Z', { handles: { business_email: email }, resolved_by: 'v' }), published)
     if (first.result !== 'delivered') throw new Error(`visit not delivered: ${first.result}`)
     const set = `https://network.example/in/${randomSuffix()}`
-    await handleVisitEvent(deps, event('2026-09-04T10:00:00.000Z', { identity: { network_url: set }, handles: { business_email: email }, resolved_by: 'v' }), published)
+    await handleVisitEvent(
+      deps,
+      event('2026-09-04T10:00:00.000Z', { identity: { network_url: set }, handles: { business_email: email }, resolved_by: 'v' }),
+      published,
+    )
     expect((await deps.contacts.get(tenant.account.id, first.contactId))!.identity.network_url).toBe(set)
-    await handleVisitEvent(deps, event('2026-09-04T11:00:00.000Z', { identity: { network_url: `https://network.example/in/${randomSuffix()}` }, handles: { business_email: email }, resolved_by: 'v' }), published)
+    await handleVisitEvent(
+      deps,
+      event('2026-09-04T11:00:00.000Z', {
+        identity: { network_url: `https://network.example/in/${randomSuffix()}` },
+        handles: { business_email: email },
+        resolved_by: 'v',
+      }),
+      published,
+    )
     expect((await deps.contacts.get(tenant.account.id, first.contactId))!.identity.network_url).toBe(set)
   })
 })

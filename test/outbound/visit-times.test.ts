@@ -24,7 +24,10 @@ let app: App
 
 beforeAll(async () => {
   deps = await createTestDeps({ clock })
-  tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
+  tenant = await createTestTenant(deps, {
+    ...ACCOUNT_ONLY,
+    integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } },
+  })
   app = await buildApp(deps)
 })
 afterAll(async () => {
@@ -84,12 +87,13 @@ describe('visit events from the topic: a time past the clock is replaced by the 
 })
 
 describe('POST /api/v1/admin/accounts/{accountId}/visits refuses a time past the clock', () => {
-  const post = (payload: Record<string, unknown>) => app.inject({
-    method: 'POST',
-    url: `/api/v1/admin/accounts/${tenant.account.id}/visits`,
-    headers: { authorization: 'Bearer test-operator-token' },
-    payload,
-  })
+  const post = (payload: Record<string, unknown>) =>
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/accounts/${tenant.account.id}/visits`,
+      headers: { authorization: 'Bearer test-operator-token' },
+      payload,
+    })
   const body = (times: Record<string, unknown>) => ({ id: `visit_${randomSuffix()}`, tier: 'person', contact_id: 'c', ...times })
 
   it('400 invalid payload with an issue naming the member and the limit', async () => {

@@ -21,7 +21,10 @@ describe('visit events', () => {
   beforeAll(async () => {
     deps = await createTestDeps()
     // a receiver is not needed: deliveries are only created here
-    tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
+    tenant = await createTestTenant(deps, {
+      ...ACCOUNT_ONLY,
+      integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } },
+    })
   })
   afterAll(async () => {
     await tenant.cleanup()
@@ -38,7 +41,11 @@ describe('visit events', () => {
 
   it('a resolution creates a new person with source resolution and a stable external id; is_repeat turns true', async () => {
     const networkUrl = `https://network.example/in/${randomSuffix()}`
-    const resolution = { identity: { first_name: 'Ada', network_url: networkUrl }, handles: { business_email: `Ada.${randomSuffix()}@Acme.example` }, resolved_by: 'vendor-x' }
+    const resolution = {
+      identity: { first_name: 'Ada', network_url: networkUrl },
+      handles: { business_email: `Ada.${randomSuffix()}@Acme.example` },
+      resolved_by: 'vendor-x',
+    }
     const first = await handleVisitEvent(deps, event({ resolution }), published)
     expect(first.result).toBe('delivered')
     if (first.result !== 'delivered') return
@@ -61,16 +68,32 @@ describe('visit events', () => {
     const email = `grace.${randomSuffix()}@acme.example`
     const networkUrl = `https://network.example/in/${randomSuffix()}`
     const ext = `crm-${randomSuffix()}`
-    await deps.contacts.upsertBatch(tenant.account.id, [{
-      source: 'crm', external_id: ext, writer: 'form', at: '2026-09-01T00:00:00.000Z', origin: `seed:${ext}`,
-      patch: { identity: { first_name: 'Grace', network_url: networkUrl }, business_email: email },
-    }], mergeContact)
+    await deps.contacts.upsertBatch(
+      tenant.account.id,
+      [
+        {
+          source: 'crm',
+          external_id: ext,
+          writer: 'form',
+          at: '2026-09-01T00:00:00.000Z',
+          origin: `seed:${ext}`,
+          patch: { identity: { first_name: 'Grace', network_url: networkUrl }, business_email: email },
+        },
+      ],
+      mergeContact,
+    )
     const id = contactIdFor(tenant.account.id, 'crm', ext)
 
     const byUrl = await handleVisitEvent(deps, event({ resolution: { identity: { network_url: networkUrl, title: 'CTO' }, resolved_by: 'v' } }), published)
     expect(byUrl).toMatchObject({ result: 'delivered', contactId: id })
 
-    const byEmail = await handleVisitEvent(deps, event({ resolution: { identity: { network_url: 'https://network.example/in/other' }, handles: { business_email: email.toUpperCase() }, resolved_by: 'v' } }), published)
+    const byEmail = await handleVisitEvent(
+      deps,
+      event({
+        resolution: { identity: { network_url: 'https://network.example/in/other' }, handles: { business_email: email.toUpperCase() }, resolved_by: 'v' },
+      }),
+      published,
+    )
     expect(byEmail).toMatchObject({ result: 'delivered', contactId: id })
     const stored = await deps.contacts.get(tenant.account.id, id)
     expect(stored!.identity.network_url).toBe(networkUrl)
@@ -79,7 +102,11 @@ describe('visit events', () => {
 
   it('resolves by contact_id and by an lsv link token', async () => {
     const ext = `crm-${randomSuffix()}`
-    await deps.contacts.upsertBatch(tenant.account.id, [{ source: 'crm', external_id: ext, writer: 'form', at: '2026-09-01T00:00:00.000Z', origin: `seed:${ext}`, patch: { identity: { first_name: 'Lin' } } }], mergeContact)
+    await deps.contacts.upsertBatch(
+      tenant.account.id,
+      [{ source: 'crm', external_id: ext, writer: 'form', at: '2026-09-01T00:00:00.000Z', origin: `seed:${ext}`, patch: { identity: { first_name: 'Lin' } } }],
+      mergeContact,
+    )
     const id = contactIdFor(tenant.account.id, 'crm', ext)
     expect(await handleVisitEvent(deps, event({ contact_id: id }), published)).toMatchObject({ result: 'delivered', contactId: id })
 
@@ -87,7 +114,9 @@ describe('visit events', () => {
     await deps.linkTokens.put({ hash: hashOpaqueToken(token), account_id: tenant.account.id, contact_id: id, created_at: published })
     expect(await handleVisitEvent(deps, event({ lsv: token }), published)).toMatchObject({ result: 'delivered', contactId: id, isRepeat: true })
 
-    expect(await handleVisitEvent(deps, event({ contact_id: contactIdFor(tenant.account.id, 'crm', 'nobody') }), published)).toMatchObject({ result: 'skipped' })
+    expect(await handleVisitEvent(deps, event({ contact_id: contactIdFor(tenant.account.id, 'crm', 'nobody') }), published)).toMatchObject({
+      result: 'skipped',
+    })
   })
 
   it('handles a redelivered event once', async () => {
@@ -97,7 +126,7 @@ describe('visit events', () => {
     expect(await handleVisitEvent(deps, e, published)).toEqual({ result: 'duplicate' })
   })
 
-  it('accepts resolution members in the Contact\'s own shapes: a PhoneHandle with `callable` (recomputed, never trusted); full_name joined', async () => {
+  it("accepts resolution members in the Contact's own shapes: a PhoneHandle with `callable` (recomputed, never trusted); full_name joined", async () => {
     const handler = createVisitMessageHandler(deps)
     const networkUrl = `https://network.example/in/${randomSuffix()}`
     const e = event({
@@ -148,7 +177,13 @@ describe('visit events', () => {
 
   it('acks and drops an invalid or unknown-version message; validates on consume', async () => {
     const handler = createVisitMessageHandler(deps)
-    const msg = (data: unknown, attributes: Record<string, string> = { v: '1' }) => ({ id: randomSuffix(), data: Buffer.from(JSON.stringify(data)), attributes, deliveryAttempt: 1, publishedAt: published })
+    const msg = (data: unknown, attributes: Record<string, string> = { v: '1' }) => ({
+      id: randomSuffix(),
+      data: Buffer.from(JSON.stringify(data)),
+      attributes,
+      deliveryAttempt: 1,
+      publishedAt: published,
+    })
     expect(await handler(msg({ id: 'x', account_id: tenant.account.id, tier: 'person' }))).toBe('ack') // no person named
     expect(await handler(msg({ id: 'x', account_id: tenant.account.id, tier: 'vip', contact_id: 'c' }))).toBe('ack')
     expect(await handler(msg(event({ contact_id: 'c' }), { v: '99' }))).toBe('ack')

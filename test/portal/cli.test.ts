@@ -31,7 +31,11 @@ describe('CLI: portal', () => {
   })
 
   it('portal link prints a sign-in link that signs a browser in once; end-sessions ends the session', async () => {
-    const { stdout } = await run('npm', ['run', 'cli', '--', 'portal', 'link', fixture.t.account.id, '--ttl', '120'], { cwd: ROOT, env: env(), timeout: 60_000 })
+    const { stdout } = await run('npm', ['run', 'cli', '--', 'portal', 'link', fixture.t.account.id, '--ttl', '120'], {
+      cwd: ROOT,
+      env: env(),
+      timeout: 60_000,
+    })
     const printed = JSON.parse(stdout.slice(stdout.indexOf('{')))
     expect(printed.url.startsWith(`${origin}/portal/sign-in?token=`)).toBe(true)
     expect(Date.parse(printed.expires_at) - Date.now()).toBeGreaterThan(60_000)
@@ -55,14 +59,20 @@ describe('CLI: portal', () => {
       expect(res.statusCode).toBe(201)
     }
     const all: Array<{ id: string; public_id: string }> = []
-    for (let after: string | null = ''; after !== null;) {
-      const page = (await app.inject({ method: 'GET', url: `${ADMIN}?limit=200${after ? `&after=${after}` : ''}`, headers: OPERATOR })).json() as { data: typeof all; next_after: string | null }
+    for (let after: string | null = ''; after !== null; ) {
+      const page = (await app.inject({ method: 'GET', url: `${ADMIN}?limit=200${after ? `&after=${after}` : ''}`, headers: OPERATOR })).json() as {
+        data: typeof all
+        next_after: string | null
+      }
       all.push(...page.data)
       after = page.next_after
     }
     const last = all.at(-1)!
     expect(all.length).toBeGreaterThan(200)
-    for (const [given, account] of [[fixture.t.publicId.toUpperCase(), fixture.t.account.id], [last.public_id, last.id]] as const) {
+    for (const [given, account] of [
+      [fixture.t.publicId.toUpperCase(), fixture.t.account.id],
+      [last.public_id, last.id],
+    ] as const) {
       const { stdout } = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', given], { cwd: ROOT, env: env(), timeout: 30_000 })
       const signIn = await fetch(JSON.parse(stdout).url, { redirect: 'manual' })
       expect(signIn.status).toBe(303)
@@ -71,15 +81,23 @@ describe('CLI: portal', () => {
       const publicId = all.find((a) => a.id === account)!.public_id
       expect(home, given).toContain(`<code>${publicId}</code>`)
     }
-    const err = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', 'no-such-account'], { cwd: ROOT, env: env(), timeout: 30_000 })
-      .then(() => null, (e: { code: number; stderr: string }) => e)
+    const err = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', 'no-such-account'], { cwd: ROOT, env: env(), timeout: 30_000 }).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    )
     expect(err?.code).toBe(1)
     expect(err?.stderr).toContain('no account has the id or public id no-such-account')
   })
 
-  it('refuses a ttl out of range with the API\'s issue, exit code 1', async () => {
-    const err = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', fixture.t.account.id, '--ttl', '30'], { cwd: ROOT, env: env(), timeout: 30_000 })
-      .then(() => null, (e: { code: number; stderr: string }) => e)
+  it("refuses a ttl out of range with the API's issue, exit code 1", async () => {
+    const err = await run(process.execPath, ['scripts/cli.ts', 'portal', 'link', fixture.t.account.id, '--ttl', '30'], {
+      cwd: ROOT,
+      env: env(),
+      timeout: 30_000,
+    }).then(
+      () => null,
+      (e: { code: number; stderr: string }) => e,
+    )
     expect(err?.code).toBe(1)
     expect(err?.stderr).toContain('error: invalid payload (HTTP 400)')
     expect(err?.stderr).toContain('/ttl_seconds')

@@ -41,7 +41,10 @@ describe('the portal session as a credential', () => {
 
   describe('4.2 POST /api/contacts/links', () => {
     it('a same-origin session mints for its account (Origin, or Sec-Fetch-Site: same-origin)', async () => {
-      for (const headers of [{ cookie, origin: PORTAL_ORIGIN }, { cookie, 'sec-fetch-site': 'same-origin' }] as Array<Record<string, string>>) {
+      for (const headers of [
+        { cookie, origin: PORTAL_ORIGIN },
+        { cookie, 'sec-fetch-site': 'same-origin' },
+      ] as Array<Record<string, string>>) {
         const res = await mint(headers)
         expect(res.statusCode).toBe(200)
         expect(res.json()).toMatchObject({ ok: true, contactId: contact, type: 'opaque' })
@@ -61,12 +64,13 @@ describe('the portal session as a credential', () => {
         { cookie, 'sec-fetch-site': 'same-site' },
         { cookie, 'sec-fetch-site': 'cross-site' },
         { cookie, 'sec-fetch-site': 'none' },
-      ] as Array<Record<string, string>>) expectError(await mint(headers), 401, 'unauthorized')
+      ] as Array<Record<string, string>>)
+        expectError(await mint(headers), 401, 'unauthorized')
       expectError(await mint({ origin: PORTAL_ORIGIN }), 401, 'unauthorized')
       expectError(await mint({ origin: PORTAL_ORIGIN, cookie: 'lsv_portal=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }), 401, 'unauthorized')
     })
 
-    it('sees only its own account: another account\'s contact answers as if it did not exist (404)', async () => {
+    it("sees only its own account: another account's contact answers as if it did not exist (404)", async () => {
       expectError(await mint(sameOrigin(cookie), { destinationUrl: 'https://example.com/', contactId: foreignContact }), 404, 'contact not found')
       // and the other account's session sees its own (and not this one's)
       const own = await mint(sameOrigin(otherCookie), { destinationUrl: 'https://example.com/', contactId: foreignContact })
@@ -82,14 +86,15 @@ describe('the portal session as a credential', () => {
         { authorization: 'Basic dXNlcjpwYXNz' },
         { 'x-api-key': '' },
         { 'x-api-key': 'nope' },
-      ] as Array<Record<string, string>>) expectError(await mint({ ...sameOrigin(cookie), ...key }), 401, 'unauthorized')
+      ] as Array<Record<string, string>>)
+        expectError(await mint({ ...sameOrigin(cookie), ...key }), 401, 'unauthorized')
       // the other tenant's key (contacts:write only) decides: 403, not the session's 200
       expectError(await mint({ ...sameOrigin(cookie), authorization: `Bearer ${fixture.other.key}` }), 403, 'forbidden')
     })
   })
 
   describe('4.6 POST /api/contacts', () => {
-    it('a same-origin session pushes through its account\'s api connection (202, queued)', async () => {
+    it("a same-origin session pushes through its account's api connection (202, queued)", async () => {
       const before = h.q.batches().length
       const res = await push(sameOrigin(cookie))
       expect(res.statusCode).toBe(202)

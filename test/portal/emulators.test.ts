@@ -26,10 +26,13 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('portal access on Fir
       const cookie = setCookieOf(answers.find((r) => r.statusCode === 303)!)!
       cookies.push(`${cookie.name}=${cookie.value}`)
     }
-    const mint = (cookie: string) => portal.inject({
-      method: 'POST', url: '/api/contacts/links', headers: sameOrigin(cookie),
-      payload: { destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' },
-    })
+    const mint = (cookie: string) =>
+      portal.inject({
+        method: 'POST',
+        url: '/api/contacts/links',
+        headers: sameOrigin(cookie),
+        payload: { destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' },
+      })
     for (const cookie of cookies) expectError(await mint(cookie), 404, 'contact not found')
     expect((await call(portal, 'DELETE', `${ADMIN}/${fixture.t.account.id}/portal-sessions`)).statusCode).toBe(204)
     for (const cookie of cookies) expectError(await mint(cookie), 401, 'unauthorized')

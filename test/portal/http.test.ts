@@ -22,7 +22,9 @@ describe('portal access over HTTP', () => {
 
   const mintLink = async (): Promise<string> => {
     const res = await fetch(`${origin}/api/v1/admin/accounts/${fixture.t.account.id}/portal-links`, {
-      method: 'POST', headers: { ...OPERATOR, 'content-type': 'application/json' }, body: '{}',
+      method: 'POST',
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+      body: '{}',
     })
     expect(res.status).toBe(201)
     return ((await res.json()) as { url: string }).url
@@ -61,10 +63,12 @@ describe('portal access over HTTP', () => {
     expect(await page.text()).toContain(`<code>${fixture.t.publicId}</code>`)
 
     const contactId = await seedContact(fixture.h.deps, fixture.t.account.id, 'crm', 'http-1')
-    const mint = (headers: Record<string, string>) => fetch(`${origin}/api/contacts/links`, {
-      method: 'POST', headers: { 'content-type': 'application/json', cookie, ...headers },
-      body: JSON.stringify({ destinationUrl: 'https://example.com/', contactId }),
-    })
+    const mint = (headers: Record<string, string>) =>
+      fetch(`${origin}/api/contacts/links`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, ...headers },
+        body: JSON.stringify({ destinationUrl: 'https://example.com/', contactId }),
+      })
     expect((await mint({ origin })).status).toBe(200)
     expect((await mint({})).status).toBe(401)
     expect((await mint({ origin: 'https://evil.example' })).status).toBe(401)

@@ -41,7 +41,9 @@ describe('portal access in the logs', () => {
     const second = await mintLink(app, fixture.t.account.id, { ttl_seconds: 60 })
     expect((await app.inject({ method: 'GET', url: `/portal/sign-in?utm=1&Token=x&token=${tokenOf(second.url)}` })).statusCode).toBe(303)
     expect((await app.inject({ method: 'GET', url: '/portal/', headers: { cookie: `lsv_portal=${cookie}` } })).statusCode).toBe(200)
-    expect((await app.inject({ method: 'POST', url: '/portal/sign-out', headers: { cookie: `lsv_portal=${cookie}`, origin: 'http://localhost:8081' } })).statusCode).toBe(303)
+    expect(
+      (await app.inject({ method: 'POST', url: '/portal/sign-out', headers: { cookie: `lsv_portal=${cookie}`, origin: 'http://localhost:8081' } })).statusCode,
+    ).toBe(303)
 
     // the requests were logged (so the check below looks at real lines) …
     const signIns = lines.filter((l) => l.includes('/portal/sign-in'))

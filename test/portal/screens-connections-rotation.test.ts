@@ -26,10 +26,13 @@ describe('portal screen: a partner CRM location token rotated with a grace', () 
     expect(m, 'a tokenized URL shown once').not.toBeNull()
     return new URL(m![1]!.replace(/&amp;/g, '&'))
   }
-  const push = (url: URL, contactId: string) => h.edge.inject({
-    method: 'POST', url: `${url.pathname}${url.search}`, headers: { host, 'content-type': 'application/json' },
-    payload: JSON.stringify({ contactId, locationId: 'loc-r', firstName: 'Rota' }),
-  })
+  const push = (url: URL, contactId: string) =>
+    h.edge.inject({
+      method: 'POST',
+      url: `${url.pathname}${url.search}`,
+      headers: { host, 'content-type': 'application/json' },
+      payload: JSON.stringify({ contactId, locationId: 'loc-r', firstName: 'Rota' }),
+    })
 
   beforeAll(async () => {
     h = await createHarness({ clock })
@@ -69,7 +72,9 @@ describe('portal screen: a partner CRM location token rotated with a grace', () 
     expect((await push(oldUrl, 'r-3')).statusCode).toBe(202)
     // the header form of the old token works too during the grace
     const byHeader = await h.edge.inject({
-      method: 'POST', url: oldUrl.pathname, headers: { host, 'content-type': 'application/json', 'x-webhook-token': oldUrl.searchParams.get('token')! },
+      method: 'POST',
+      url: oldUrl.pathname,
+      headers: { host, 'content-type': 'application/json', 'x-webhook-token': oldUrl.searchParams.get('token')! },
       payload: JSON.stringify({ contactId: 'r-4', locationId: 'loc-r' }),
     })
     expect(byHeader.statusCode).toBe(202)

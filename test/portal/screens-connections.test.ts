@@ -24,7 +24,12 @@ describe('portal screen: inbound connections', () => {
   const secrets: string[] = []
 
   const admin = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
-    const res = await h.portal.inject({ method, url, headers: { ...OPERATOR, 'content-type': 'application/json' }, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) })
+    const res = await h.portal.inject({
+      method,
+      url,
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
+    })
     expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300)
     return res.json()
   }
@@ -43,7 +48,10 @@ describe('portal screen: inbound connections', () => {
   beforeAll(async () => {
     h = await createHarness()
     // bare accounts through the management API: the screens add every connection
-    tenants = [await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY), await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY)]
+    tenants = [
+      await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY),
+      await createTestTenant({ managementApi: h.portal, deps: h.deps }, ACCOUNT_ONLY),
+    ]
     accountId = tenants[0]!.accountId
     otherId = tenants[1]!.accountId
     host = tenants[0]!.host
@@ -67,13 +75,18 @@ describe('portal screen: inbound connections', () => {
   it('pages carry the strict CSP and load their one stylesheet and script from the app', async () => {
     const res = await page(h.portal, '/portal/connections', cookie)
     expect(res.statusCode).toBe(200)
-    expect(res.headers['content-security-policy']).toBe("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+    expect(res.headers['content-security-policy']).toBe(
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    )
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.body).toContain('<link rel="stylesheet" href="/portal/assets/portal.css">')
     expect(res.body).toContain('<script src="/portal/assets/portal.js" defer></script>')
     expect(res.body).not.toMatch(/<script>|<style>| style="/)
     expect(res.body).toContain('href="#main"')
-    for (const [url, type] of [['/portal/assets/portal.css', 'text/css'], ['/portal/assets/portal.js', 'text/javascript']] as const) {
+    for (const [url, type] of [
+      ['/portal/assets/portal.css', 'text/css'],
+      ['/portal/assets/portal.js', 'text/javascript'],
+    ] as const) {
       const asset = await h.portal.inject({ method: 'GET', url })
       expect(asset.statusCode).toBe(200)
       expect(asset.headers['content-type']).toContain(type)
@@ -131,7 +144,7 @@ describe('portal screen: inbound connections', () => {
     expect((await push({ 'x-webhook-token': token }, `/v1/contacts/${connectionId}`, body([{ external_id: 'w-2' }]))).statusCode).toBe(401)
   })
 
-  it('partner CRM: a location\'s tokenized URL works on the edge; the require-token cutover is the management API\'s require_token', async () => {
+  it("partner CRM: a location's tokenized URL works on the edge; the require-token cutover is the management API's require_token", async () => {
     const created = await formPost(h.portal, '/portal/connections', cookie, { type: 'partnercrm' })
     expect(created.statusCode).toBe(303)
     const connectionId = connectionIdFrom(created.headers.location)
@@ -140,7 +153,11 @@ describe('portal screen: inbound connections', () => {
     const url = new URL(shownSecret(added.body))
     const token = url.searchParams.get('token')!
     secrets.push(token)
-    const res = await push({}, `${url.pathname}?token=${encodeURIComponent(token)}`, JSON.stringify({ contactId: 'pc-1', locationId: 'loc-9', firstName: 'Pat' }))
+    const res = await push(
+      {},
+      `${url.pathname}?token=${encodeURIComponent(token)}`,
+      JSON.stringify({ contactId: 'pc-1', locationId: 'loc-9', firstName: 'Pat' }),
+    )
     expect(res.statusCode, res.body).toBe(202)
     // the list shows the URL without the token
     const list = await page(h.portal, `/portal/connections/${connectionId}`, cookie)
@@ -158,7 +175,9 @@ describe('portal screen: inbound connections', () => {
     const removed = await formPost(h.portal, `/portal/connections/${connectionId}/locations/loc-9/remove`, cookie)
     expect(removed.statusCode).toBe(303)
     // a removed location is no location: 404, as the management API's removal answers on the edge
-    expect((await push({ 'x-webhook-token': token }, '/v1/contacts/partnercrm', JSON.stringify({ contactId: 'pc-3', locationId: 'loc-9' }))).statusCode).toBe(404)
+    expect((await push({ 'x-webhook-token': token }, '/v1/contacts/partnercrm', JSON.stringify({ contactId: 'pc-3', locationId: 'loc-9' }))).statusCode).toBe(
+      404,
+    )
   })
 
   it('the mapping preview shows exactly what the worker stores for the same record', async () => {
@@ -167,7 +186,14 @@ describe('portal screen: inbound connections', () => {
     const created = await formPost(h.portal, '/portal/connections', cookie, { type: 'api', source: 'mapped' })
     const connectionId = connectionIdFrom(created.headers.location)
     const rows = new URLSearchParams()
-    for (const [f, t] of [['Email Address', 'email'], ['Ref', 'external_id'], ['Given', 'first_name'], ['Plan', 'custom_fields.plan'], ['Seats', 'custom_fields.seats'], ['Nope', 'custom_fields.undefined_one']]) {
+    for (const [f, t] of [
+      ['Email Address', 'email'],
+      ['Ref', 'external_id'],
+      ['Given', 'first_name'],
+      ['Plan', 'custom_fields.plan'],
+      ['Seats', 'custom_fields.seats'],
+      ['Nope', 'custom_fields.undefined_one'],
+    ]) {
       rows.append('from', f!)
       rows.append('to', t!)
     }
@@ -176,7 +202,12 @@ describe('portal screen: inbound connections', () => {
       const p = new URLSearchParams(rows)
       p.append('sample', JSON.stringify(sample))
       p.append('action', action)
-      return h.portal.inject({ method: 'POST', url: `/portal/connections/${connectionId}/${action === 'preview' ? 'preview' : 'mappings'}`, headers: { cookie, origin: PORTAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' }, payload: p.toString() })
+      return h.portal.inject({
+        method: 'POST',
+        url: `/portal/connections/${connectionId}/${action === 'preview' ? 'preview' : 'mappings'}`,
+        headers: { cookie, origin: PORTAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: p.toString(),
+      })
     }
     // custom_fields.undefined_one has no definition: the preview says the mapping takes no part
     const ignored = await form('preview')
@@ -184,7 +215,13 @@ describe('portal screen: inbound connections', () => {
     expect(ignored.body).toContain('<code>Nope → custom_fields.undefined_one</code>: no custom field is defined with this key')
     rows.delete('from')
     rows.delete('to')
-    for (const [f, t] of [['Email Address', 'email'], ['Ref', 'external_id'], ['Given', 'first_name'], ['Plan', 'custom_fields.plan'], ['Seats', 'custom_fields.seats']]) {
+    for (const [f, t] of [
+      ['Email Address', 'email'],
+      ['Ref', 'external_id'],
+      ['Given', 'first_name'],
+      ['Plan', 'custom_fields.plan'],
+      ['Seats', 'custom_fields.seats'],
+    ]) {
       rows.append('from', f!)
       rows.append('to', t!)
     }
@@ -217,7 +254,7 @@ describe('portal screen: inbound connections', () => {
     expect(Object.keys(stored!.custom_fields).sort()).toEqual(['plan', 'seats'])
   })
 
-  it('another account\'s ids answer 404 on every page and action, and change nothing', async () => {
+  it("another account's ids answer 404 on every page and action, and change nothing", async () => {
     const theirs = await admin('POST', `${ADMIN}/${otherId}/connections`, { type: 'api' })
     const theirKey = await admin('POST', `${ADMIN}/${otherId}/connections/${theirs.id}/keys`, {})
     const theirPartner = await admin('POST', `${ADMIN}/${otherId}/connections`, { type: 'partnercrm' })
@@ -270,7 +307,12 @@ describe('portal screen: inbound connections', () => {
       const res = await formPost(h.portal, url, cookie, fields, 'https://evil.example')
       expect(res.statusCode, url).toBe(403)
       // no Origin but a cross-site fetch: refused as well
-      const noOrigin = await h.portal.inject({ method: 'POST', url, headers: { cookie, 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(fields).toString() })
+      const noOrigin = await h.portal.inject({
+        method: 'POST',
+        url,
+        headers: { cookie, 'sec-fetch-site': 'cross-site', 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(fields).toString(),
+      })
       expect(noOrigin.statusCode, url).toBe(403)
     }
     expect((await h.deps.tenants.getApiKey(keyId))!.revoked_at).toBeNull()
@@ -279,9 +321,25 @@ describe('portal screen: inbound connections', () => {
   })
 
   it('the audit log holds each change (who, what, when) and none of the secrets shown; the portal and the management API list it newest first', async () => {
-    const all = (await admin('GET', `${ADMIN}/${accountId}/audit-log?limit=200`)).data as Array<{ action: string; actor: string; at: string; target: Record<string, string> }>
+    const all = (await admin('GET', `${ADMIN}/${accountId}/audit-log?limit=200`)).data as Array<{
+      action: string
+      actor: string
+      at: string
+      target: Record<string, string>
+    }>
     const actions = all.map((e) => e.action)
-    for (const a of ['connection.create', 'api_key.create', 'api_key.rotate', 'api_key.revoke', 'source_token.rotate', 'location.add', 'connection.require_token', 'location.remove', 'connection.mappings', 'custom_field.create']) {
+    for (const a of [
+      'connection.create',
+      'api_key.create',
+      'api_key.rotate',
+      'api_key.revoke',
+      'source_token.rotate',
+      'location.add',
+      'connection.require_token',
+      'location.remove',
+      'connection.mappings',
+      'custom_field.create',
+    ]) {
       expect(actions, a).toContain(a)
     }
     expect(new Set(all.map((e) => e.actor)).size).toBe(1)

@@ -23,17 +23,36 @@ describe('portal screen: contacts', () => {
   beforeAll(async () => {
     fixture = await createIngestFixture()
     const { deps } = fixture.h
-    for (const [key, type] of [['plan', 'text'], ['score', 'number']]) {
-      const res = await fixture.h.portal.inject({ method: 'POST', url: `${ADMIN}/${fixture.t.account.id}/custom-fields`, headers: OPERATOR, payload: { key, label: key, type } })
+    for (const [key, type] of [
+      ['plan', 'text'],
+      ['score', 'number'],
+    ]) {
+      const res = await fixture.h.portal.inject({
+        method: 'POST',
+        url: `${ADMIN}/${fixture.t.account.id}/custom-fields`,
+        headers: OPERATOR,
+        payload: { key, label: key, type },
+      })
       expect(res.statusCode).toBe(201)
     }
-    const [outcome] = await deps.contacts.upsertBatch(fixture.t.account.id, [{
-      source: 'crm', external_id: 'c-42', writer: 'form', at: new Date().toISOString(), origin: 'test:0',
-      patch: {
-        identity: { first_name: 'Grace', last_name: 'Hopper' }, business_email: 'grace@example.com',
-        custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } },
-      },
-    }], mergeContact)
+    const [outcome] = await deps.contacts.upsertBatch(
+      fixture.t.account.id,
+      [
+        {
+          source: 'crm',
+          external_id: 'c-42',
+          writer: 'form',
+          at: new Date().toISOString(),
+          origin: 'test:0',
+          patch: {
+            identity: { first_name: 'Grace', last_name: 'Hopper' },
+            business_email: 'grace@example.com',
+            custom_fields: { plan: { value: 'gold', source: 'inbound_mapping', enriched_at: null } },
+          },
+        },
+      ],
+      mergeContact,
+    )
     contactId = outcome!.contactId
     const contact = await readContact(deps, fixture.t.account.id, contactId, undefined)
     portalPath = new URL(contact.links.portal).pathname
@@ -58,7 +77,7 @@ describe('portal screen: contacts', () => {
     expect(res.body).toContain('First seen')
   })
 
-  it('without a session it sends to the sign-in page; another account\'s session gets 404', async () => {
+  it("without a session it sends to the sign-in page; another account's session gets 404", async () => {
     const anon = await fixture.h.portal.inject({ method: 'GET', url: portalPath })
     expect(anon.statusCode).toBe(303)
     expect(anon.headers.location).toBe('/portal/')
@@ -93,7 +112,10 @@ describe('portal screen: contacts', () => {
     expect(`${url.origin}${url.pathname}`).toBe('https://example.com/pricing')
     const token = [...url.searchParams.values()].at(-1)!
     expect(await fixture.h.deps.linkTokens.get(hashOpaqueToken(token))).toMatchObject({ account_id: fixture.t.account.id, contact_id: contactId })
-    expect((await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 5 })).data[0]).toMatchObject({ action: 'link.minted', target: { contact_id: contactId } })
+    expect((await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 5 })).data[0]).toMatchObject({
+      action: 'link.minted',
+      target: { contact_id: contactId },
+    })
 
     const refused = await formPost(fixture.h.portal, `${portalPath}/links`, cookie, { destination_url: 'https://not-authorized.test/' })
     expect(refused.statusCode).toBe(400)
@@ -105,16 +127,21 @@ describe('portal screen: contacts', () => {
 
   it('pages through the whole list with "Next page": 25, then the rest, none twice, none left out', async () => {
     // 30 more contacts (31 with Grace); another account's contacts never show up
-    const inputs = (accountTag: string) => Array.from({ length: 30 }, (_, i) => ({
-      source: 'crm', external_id: `${accountTag}-${i}`, writer: 'form' as const, at: new Date().toISOString(), origin: `test:${i}`,
-      patch: { identity: { first_name: `Page${i}`, last_name: accountTag }, business_email: `page${i}@example.com` },
-    }))
+    const inputs = (accountTag: string) =>
+      Array.from({ length: 30 }, (_, i) => ({
+        source: 'crm',
+        external_id: `${accountTag}-${i}`,
+        writer: 'form' as const,
+        at: new Date().toISOString(),
+        origin: `test:${i}`,
+        patch: { identity: { first_name: `Page${i}`, last_name: accountTag }, business_email: `page${i}@example.com` },
+      }))
     const mine = await fixture.h.deps.contacts.upsertBatch(fixture.t.account.id, inputs('mine'), mergeContact)
     await fixture.h.deps.contacts.upsertBatch(fixture.other.account.id, inputs('theirs'), mergeContact)
     const expected = [contactId, ...mine.map((o) => o!.contactId)].sort()
 
     const pages: string[][] = []
-    for (let url: string | null = '/portal/contacts'; url !== null;) {
+    for (let url: string | null = '/portal/contacts'; url !== null; ) {
       const res = await page(fixture.h.portal, url, cookie)
       expect(res.statusCode).toBe(200)
       const list = res.body.slice(res.body.indexOf('id="list-h"'))

@@ -17,7 +17,12 @@ describe('portal screen: settings, and the audit log', () => {
   let otherId = ''
   let cookie = ''
   const admin = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => {
-    const res = await h.portal.inject({ method, url, headers: { ...OPERATOR, 'content-type': 'application/json' }, ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }) })
+    const res = await h.portal.inject({
+      method,
+      url,
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
+    })
     expect(res.statusCode, `${method} ${url}: ${res.body}`).toBeLessThan(300)
     return res.json()
   }
@@ -47,7 +52,7 @@ describe('portal screen: settings, and the audit log', () => {
     }
   })
 
-  it('authorized domains: saved as the management API saves them (normalized, deduplicated); the domain\'s refusal shown next to the field', async () => {
+  it("authorized domains: saved as the management API saves them (normalized, deduplicated); the domain's refusal shown next to the field", async () => {
     const saved = await formPost(h.portal, '/portal/settings/domains', cookie, { domains: 'Example.COM\n\nshop.example.com\nexample.com\n' })
     expect(saved.statusCode).toBe(303)
     expect(saved.headers.location).toBe('/portal/settings?flash=domains-saved')
@@ -68,7 +73,7 @@ describe('portal screen: settings, and the audit log', () => {
     expect(shown.body).not.toContain('other.example')
   })
 
-  it('custom fields: created through the domain function, listed, and a duplicate key refused with the domain\'s answer', async () => {
+  it("custom fields: created through the domain function, listed, and a duplicate key refused with the domain's answer", async () => {
     const created = await formPost(h.portal, '/portal/settings/custom-fields', cookie, { key: 'plan', label: 'Plan <b>', type: 'select' })
     expect(created.statusCode).toBe(303)
     expect((await admin('GET', `${ADMIN}/${accountId}/custom-fields`)).data).toMatchObject([{ key: 'plan', label: 'Plan <b>', type: 'select' }])
@@ -76,7 +81,12 @@ describe('portal screen: settings, and the audit log', () => {
     expect(list.body).toContain('<td>Plan &lt;b&gt;</td>')
     const dup = await formPost(h.portal, '/portal/settings/custom-fields', cookie, { key: 'plan', label: 'Again', type: 'text' })
     expect(dup.statusCode).toBe(400)
-    const api = await h.portal.inject({ method: 'POST', url: `${ADMIN}/${accountId}/custom-fields`, headers: { ...OPERATOR, 'content-type': 'application/json' }, payload: JSON.stringify({ key: 'plan', label: 'Again', type: 'text' }) })
+    const api = await h.portal.inject({
+      method: 'POST',
+      url: `${ADMIN}/${accountId}/custom-fields`,
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+      payload: JSON.stringify({ key: 'plan', label: 'Again', type: 'text' }),
+    })
     expect(api.statusCode).toBe(409)
     expect(dup.body).toContain(esc(api.json().error))
     const bad = await formPost(h.portal, '/portal/settings/custom-fields', cookie, { key: 'Not A Key', label: 'x', type: 'nope' })
@@ -85,7 +95,7 @@ describe('portal screen: settings, and the audit log', () => {
     expect((await admin('GET', `${ADMIN}/${accountId}/custom-fields`)).data).toHaveLength(1)
   })
 
-  it('the audit page lists this account\'s changes newest first with keyset pages, and not another account\'s', async () => {
+  it("the audit page lists this account's changes newest first with keyset pages, and not another account's", async () => {
     for (let i = 0; i < 55; i++) {
       await recordAudit(h.deps, { account_id: accountId, actor: 'portal session 000000000000', action: 'test.fill', target: { n: String(i) } })
     }
@@ -115,8 +125,12 @@ describe('portal screen: settings, and the audit log', () => {
     await expect(recordAudit(deps, { ...base, target: {}, details: { signing_secret: 'a' } })).rejects.toThrow(/never hold secrets/)
     await expect(recordAudit(deps, { ...base, target: {}, details: { webhook_url: 'https://x' } })).rejects.toThrow(/never hold secrets/)
     await expect(recordAudit(deps, { ...base, target: { any: generateApiKey() } })).rejects.toThrow(/never hold secrets/)
-    await expect(recordAudit(deps, { ...base, target: {}, details: { list: ['ok', `https://e/x?token=${generateSourceToken()}`] } })).rejects.toThrow(/never hold secrets/)
+    await expect(recordAudit(deps, { ...base, target: {}, details: { list: ['ok', `https://e/x?token=${generateSourceToken()}`] } })).rejects.toThrow(
+      /never hold secrets/,
+    )
     // a key's display prefix and ids are fine
-    await expect(recordAudit(deps, { ...base, target: { key_id: 'key_abc' }, details: { prefix: generateApiKey().slice(0, 12) } })).resolves.toMatchObject({ action: 'x' })
+    await expect(recordAudit(deps, { ...base, target: { key_id: 'key_abc' }, details: { prefix: generateApiKey().slice(0, 12) } })).resolves.toMatchObject({
+      action: 'x',
+    })
   })
 })

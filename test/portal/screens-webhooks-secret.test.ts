@@ -90,7 +90,7 @@ describe('integration signing secret rotation and test events', () => {
   })
 
   it('grace 0 ends the old secret at once; another account or an unknown id is 404; a bad grace is 400', async () => {
-    const before = (await ok(app, 201, 'POST', `${ADMIN}/${accountId}/integrations/${integrationId}/secret/rotate`, { grace_seconds: 0 }))
+    const before = await ok(app, 201, 'POST', `${ADMIN}/${accountId}/integrations/${integrationId}/secret/rotate`, { grace_seconds: 0 })
     expect(before.previous_expires_at).toBeNull()
     const { request } = await sendTest()
     expect(String(request.headers['webhook-signature']).split(' ')).toHaveLength(1)

@@ -72,19 +72,39 @@ describe('portal screen: webhooks', () => {
   })
 
   it('edits url, version, tiers and active; the change is what GET …/integrations/{id} returns', async () => {
-    const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: `${receiver.url}?v=2`, payload_version: '2', sensitive_traits: 'on', active: 'on' })
+    const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, {
+      url: `${receiver.url}?v=2`,
+      payload_version: '2',
+      sensitive_traits: 'on',
+      active: 'on',
+    })
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`/portal/webhooks/${integrationId}?flash=integration-updated`)
-    expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({ url: `${receiver.url}?v=2`, tiers: { contact_handles: false, sensitive_traits: true }, active: true })
+    expect((await mgmt(`/integrations/${integrationId}`)).json()).toMatchObject({
+      url: `${receiver.url}?v=2`,
+      tiers: { contact_handles: false, sensitive_traits: true },
+      active: true,
+    })
     const updated = (await listAudit(fixture.h.deps, fixture.t.account.id, { limit: 10 })).data.find((e) => e.action === 'integration.updated')!
     expect(updated.details).toEqual({ host: new URL(receiver.url).host, payload_version: 2, contact_handles: false, sensitive_traits: true, active: true })
-    await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on', active: 'on' })
+    await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}`, cookie, {
+      url: receiver.url,
+      payload_version: '2',
+      contact_handles: 'on',
+      active: 'on',
+    })
   })
 
   it('every POST must be same-origin: a cross-site form changes nothing (403)', async () => {
     const before = (await mgmt(`/integrations/${integrationId}`)).body
     for (const path of ['', '/enable', '/secret/reveal', '/secret/rotate', '/test', '/deliveries/dlv_x/replay']) {
-      const res = await formPost(fixture.h.portal, `/portal/webhooks${path === '' ? '' : `/${integrationId}`}${path}`, cookie, { url: 'https://evil.example/' }, 'https://evil.example')
+      const res = await formPost(
+        fixture.h.portal,
+        `/portal/webhooks${path === '' ? '' : `/${integrationId}`}${path}`,
+        cookie,
+        { url: 'https://evil.example/' },
+        'https://evil.example',
+      )
       expect(res.statusCode, path).toBe(403)
       expect(res.body).not.toMatch(/whsec_[A-Za-z0-9]/)
     }
@@ -92,7 +112,7 @@ describe('portal screen: webhooks', () => {
     expect(((await mgmt('/integrations')).json() as { data: unknown[] }).data).toHaveLength(1)
   })
 
-  it('another account\'s session gets 404 for every id of this one, and changes nothing', async () => {
+  it("another account's session gets 404 for every id of this one, and changes nothing", async () => {
     expect((await page(fixture.h.portal, `/portal/webhooks/${integrationId}`, otherCookie)).statusCode).toBe(404)
     for (const path of ['', '/enable', '/secret/reveal', '/secret/rotate', '/test', '/deliveries/dlv_x/replay']) {
       const res = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}${path}`, otherCookie, { url: receiver.url, grace_seconds: '0' })
@@ -173,7 +193,7 @@ describe('portal screen: webhooks', () => {
     /** every page from `query` on, following "Older" */
     const allPages = async (query: string) => {
       const pages: string[][] = []
-      for (let next: string | null = query; next !== null;) {
+      for (let next: string | null = query; next !== null; ) {
         const p = await logOf(next)
         pages.push(p.ids)
         next = p.older
@@ -188,7 +208,13 @@ describe('portal screen: webhooks', () => {
       logId = ((await mgmt('/integrations')).json() as { data: Array<{ id: string; url: string }> }).data.find((i) => i.url.endsWith('?log=1'))!.id
       const base = Date.now() - 3_600_000
       for (const [i, eventId] of real.entries()) {
-        await createDelivery(fixture.h.deps, { accountId: fixture.t.account.id, integrationId: logId, eventId, body: '{}', now: new Date(base + i * 1000).toISOString() })
+        await createDelivery(fixture.h.deps, {
+          accountId: fixture.t.account.id,
+          integrationId: logId,
+          eventId,
+          body: '{}',
+          now: new Date(base + i * 1000).toISOString(),
+        })
       }
       for (let i = 0; i < 3; i++) tests.push((await sendTestEvent(fixture.h.deps, fixture.t.account.id, logId)).event_id)
       tests = tests.sort()
@@ -222,7 +248,7 @@ describe('portal screen: webhooks', () => {
       expect((await logOf('?kind=real')).body).toContain('<option value="real" selected>')
     })
 
-    it('finds one event by its exact id, only in this webhook\'s log', async () => {
+    it("finds one event by its exact id, only in this webhook's log", async () => {
       const one = await logOf(`?event_id=${real[7]}`)
       expect(one.ids).toEqual([real[7]])
       expect(one.older).toBeNull()
@@ -240,7 +266,8 @@ describe('portal screen: webhooks', () => {
     })
 
     it('the management API filters the same way (kind, event_id)', async () => {
-      const list = async (q: string) => ((await mgmt(`/integrations/${logId}/deliveries${q}`)).json() as { data: Array<{ event_id: string }>; next_cursor: string | null })
+      const list = async (q: string) =>
+        (await mgmt(`/integrations/${logId}/deliveries${q}`)).json() as { data: Array<{ event_id: string }>; next_cursor: string | null }
       expect((await list('?kind=test')).data.map((d) => d.event_id).sort()).toEqual(tests)
       const realFirst = await list('?kind=real&limit=100')
       expect(realFirst.data.map((d) => d.event_id)).toEqual([...real].reverse())

@@ -23,10 +23,13 @@ describe('portal session lifetime', () => {
     return res.body.includes(`<code>${fixture.t.publicId}</code>`)
   }
   /** a state-changing request the session is accepted on (contract 4.2): 401 once it has ended */
-  const mint = (cookie: string) => h.portal.inject({
-    method: 'POST', url: '/api/contacts/links', headers: sameOrigin(cookie),
-    payload: { destinationUrl: 'https://example.com/', source: 'nope', externalId: 'nope' },
-  })
+  const mint = (cookie: string) =>
+    h.portal.inject({
+      method: 'POST',
+      url: '/api/contacts/links',
+      headers: sameOrigin(cookie),
+      payload: { destinationUrl: 'https://example.com/', source: 'nope', externalId: 'nope' },
+    })
   const storedSession = (cookie: string) => h.deps.portalAccess.getSession(hashPortalSecret(cookie.split('=')[1]!))
 
   beforeAll(async () => {
@@ -110,7 +113,9 @@ describe('portal session lifetime', () => {
     expectError(await mint(cookie), 401, 'unauthorized')
     // Sec-Fetch-Site: same-origin is enough too
     const other = await signIn(h.portal, accountId())
-    expect((await h.portal.inject({ method: 'POST', url: '/portal/sign-out', headers: { cookie: other, 'sec-fetch-site': 'same-origin' } })).statusCode).toBe(303)
+    expect((await h.portal.inject({ method: 'POST', url: '/portal/sign-out', headers: { cookie: other, 'sec-fetch-site': 'same-origin' } })).statusCode).toBe(
+      303,
+    )
     expect(await signedIn(other)).toBe(false)
   })
 
@@ -119,7 +124,10 @@ describe('portal session lifetime', () => {
     const pending = await mintLink(h.portal, accountId())
     const b = await signIn(h.portal, fixture.other.account.id)
 
-    expect(await fails(h.portal, 'DELETE', `${ADMIN}/${accountId()}/portal-sessions`, undefined, {})).toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
+    expect(await fails(h.portal, 'DELETE', `${ADMIN}/${accountId()}/portal-sessions`, undefined, {})).toEqual({
+      status: 401,
+      body: { ok: false, error: 'unauthorized' },
+    })
     expect(await signedIn(a1)).toBe(true)
     const res = await call(h.portal, 'DELETE', `${ADMIN}/${accountId()}/portal-sessions`)
     expect(res.statusCode).toBe(204)
@@ -133,7 +141,10 @@ describe('portal session lifetime', () => {
     // the other account's session still works; a new link for the account works
     expect((await h.portal.inject({ method: 'GET', url: '/portal/', headers: { cookie: b } })).body).toContain(fixture.other.publicId)
     expect(await signedIn(await signIn(h.portal, accountId()))).toBe(true)
-    expect(await fails(h.portal, 'DELETE', `${ADMIN}/00000000-0000-4000-8000-000000000000/portal-sessions`)).toEqual({ status: 404, body: { ok: false, error: 'not found' } })
+    expect(await fails(h.portal, 'DELETE', `${ADMIN}/00000000-0000-4000-8000-000000000000/portal-sessions`)).toEqual({
+      status: 404,
+      body: { ok: false, error: 'not found' },
+    })
   })
 
   it('never outlives a deactivated account: deactivation ends it, and reactivation revives none', async () => {
@@ -152,7 +163,7 @@ describe('portal session lifetime', () => {
     }
   })
 
-  it('an account made inactive behind the API\'s back: its session stops at the next request and stays ended', async () => {
+  it("an account made inactive behind the API's back: its session stops at the next request and stays ended", async () => {
     const t = await createTestTenant(h.deps)
     try {
       const cookie = await signIn(h.portal, t.account.id)

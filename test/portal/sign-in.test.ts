@@ -32,8 +32,11 @@ describe('portal sign-in links', () => {
     const token = tokenOf(body.url)
     const stored = await h.deps.portalAccess.getLink(hashPortalSecret(token))
     expect(stored).toEqual({
-      token_hash: hashPortalSecret(token), account_id: accountId(), created_at: new Date(clock.now()).toISOString(),
-      expires_at: body.expires_at, used_at: null,
+      token_hash: hashPortalSecret(token),
+      account_id: accountId(),
+      created_at: new Date(clock.now()).toISOString(),
+      expires_at: body.expires_at,
+      used_at: null,
     })
     expect(JSON.stringify(stored)).not.toContain(token)
     // two links are two tokens
@@ -50,16 +53,25 @@ describe('portal sign-in links', () => {
       expect(res.body.error).toBe('invalid payload')
       expect(res.body.issues!.length).toBeGreaterThan(0)
     }
-    const empty = await h.portal.inject({ method: 'POST', url: `${ADMIN}/${accountId()}/portal-links`, headers: { ...OPERATOR, 'content-type': 'application/json' } })
+    const empty = await h.portal.inject({
+      method: 'POST',
+      url: `${ADMIN}/${accountId()}/portal-links`,
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+    })
     expect(empty.statusCode).toBe(201)
     expect(empty.json().expires_at).toBe(new Date(clock.now() + 900_000).toISOString())
   })
 
   it('needs the operator token; unknown account 404; inactive account 409', async () => {
     expect(await fails(h.portal, 'POST', `${ADMIN}/${accountId()}/portal-links`, {}, {})).toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
-    expect(await fails(h.portal, 'POST', `${ADMIN}/${accountId()}/portal-links`, {}, { authorization: `Bearer ${fixture.t.key}` }))
-      .toEqual({ status: 401, body: { ok: false, error: 'unauthorized' } })
-    expect(await fails(h.portal, 'POST', `${ADMIN}/00000000-0000-4000-8000-000000000000/portal-links`, {})).toEqual({ status: 404, body: { ok: false, error: 'not found' } })
+    expect(await fails(h.portal, 'POST', `${ADMIN}/${accountId()}/portal-links`, {}, { authorization: `Bearer ${fixture.t.key}` })).toEqual({
+      status: 401,
+      body: { ok: false, error: 'unauthorized' },
+    })
+    expect(await fails(h.portal, 'POST', `${ADMIN}/00000000-0000-4000-8000-000000000000/portal-links`, {})).toEqual({
+      status: 404,
+      body: { ok: false, error: 'not found' },
+    })
     const inactive = await createTestTenant(h.deps)
     try {
       await h.deps.tenants.updateAccount(inactive.account.id, { active: false })

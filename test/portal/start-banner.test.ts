@@ -15,13 +15,21 @@ afterAll(() => {
 })
 
 /** Starts `npm start`'s script on free ports, waits for its banner, stops it; returns the banner. */
-async function startAndStop(ports: { edge: number; portal: number; worker: number; dispatcher: number }, check: (banner: string) => Promise<void>): Promise<void> {
+async function startAndStop(
+  ports: { edge: number; portal: number; worker: number; dispatcher: number },
+  check: (banner: string) => Promise<void>,
+): Promise<void> {
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: data.dir, LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge), PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker), WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: data.dir,
+      LOG_LEVEL: 'warn',
+      EDGE_PORT: String(ports.edge),
+      PORTAL_PORT: String(ports.portal),
+      UPSERT_WORKER_PORT: String(ports.worker),
+      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -61,22 +61,30 @@ describe('reliability 5: byte-identical 401s', () => {
 
     Object.assign(keys, {
       missing: '',
-      unknown: 'lsk_' + 'A'.repeat(40),
+      unknown: `lsk_${'A'.repeat(40)}`,
       'unknown, same prefix': a.key.slice(0, 12) + 'x'.repeat(Math.max(1, a.key.length - 12)),
       malformed: 'not-a-key',
       'malformed unicode': 'lsk_\u00e9\u00e9\u00e9',
-      'very long': 'lsk_' + 'z'.repeat(4096),
+      'very long': `lsk_${'z'.repeat(4096)}`,
       expired: expiring.body.key,
       revoked: revoked.body.key,
       'rotated past grace': rotated.body.key,
       'other tenant': b.key,
     })
     Object.assign(tokens, {
-      missing: '', unknown: 'x'.repeat(43), malformed: '%%%', 'very long': 't'.repeat(4096),
-      'rotated past grace': oldToken, 'other tenant': b.sourceToken,
+      missing: '',
+      unknown: 'x'.repeat(43),
+      malformed: '%%%',
+      'very long': 't'.repeat(4096),
+      'rotated past grace': oldToken,
+      'other tenant': b.sourceToken,
     })
     Object.assign(locTokens, {
-      missing: '', unknown: 'x'.repeat(43), malformed: '%%%', 'other connection': b.locationToken, 'other tenant location token': b.locationToken,
+      missing: '',
+      unknown: 'x'.repeat(43),
+      malformed: '%%%',
+      'other connection': b.locationToken,
+      'other tenant location token': b.locationToken,
       'token of a deleted location': loc2.body?.token ?? 'x',
     })
   })
@@ -90,7 +98,10 @@ describe('reliability 5: byte-identical 401s', () => {
     const prints = new Map<string, string>()
     for (const [name, run] of Object.entries(variants)) prints.set(name, fingerprint(await run()))
     const distinct = new Set(prints.values())
-    printFigure(`auth-oracle ${label}`, `${prints.size} wrong credentials -> ${distinct.size} distinct response${distinct.size === 1 ? '' : 's'} (status ${[...distinct].map((p) => p.split('\n')[0]).join('/')})`)
+    printFigure(
+      `auth-oracle ${label}`,
+      `${prints.size} wrong credentials -> ${distinct.size} distinct response${distinct.size === 1 ? '' : 's'} (status ${[...distinct].map((p) => p.split('\n')[0]).join('/')})`,
+    )
     const [first] = prints.values()
     expect(first!.startsWith('401\n')).toBe(true)
     for (const [name, p] of prints) expect(p, name).toBe(first)
@@ -101,12 +112,42 @@ describe('reliability 5: byte-identical 401s', () => {
   it('POST /v1/contacts: keys by bearer and by x-api-key', async () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, key] of Object.entries(keys)) {
-      variants[`bearer ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } })
-      variants[`x-api-key ${name}`] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) } })
+      variants[`bearer ${name}`] = () =>
+        edge.inject({
+          method: 'POST',
+          url: '/v1/contacts',
+          payload: body,
+          headers: { host: a.host, 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        })
+      variants[`x-api-key ${name}`] = () =>
+        edge.inject({
+          method: 'POST',
+          url: '/v1/contacts',
+          payload: body,
+          headers: { host: a.host, 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+        })
     }
-    variants['blank bearer'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer ' } })
-    variants['basic scheme'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` } })
-    variants['wrong bearer + valid x-api-key'] = () => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer lsk_wrong', 'x-api-key': a.key } })
+    variants['blank bearer'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer ' },
+      })
+    variants['basic scheme'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', authorization: `Basic ${Buffer.from('a:b').toString('base64')}` },
+      })
+    variants['wrong bearer + valid x-api-key'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', authorization: 'Bearer lsk_wrong', 'x-api-key': a.key },
+      })
     await compare('POST /v1/contacts', variants)
   })
 
@@ -115,7 +156,13 @@ describe('reliability 5: byte-identical 401s', () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, key] of Object.entries(keys)) {
       if (name === 'other tenant') continue // a valid key of its own tenant: not an auth failure on the portal origin
-      variants[name] = () => portal.inject({ method: 'POST', url: '/api/contacts/links', payload: link, headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) } })
+      variants[name] = () =>
+        portal.inject({
+          method: 'POST',
+          url: '/api/contacts/links',
+          payload: link,
+          headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        })
     }
     await compare('POST /api/contacts/links', variants)
   })
@@ -124,7 +171,13 @@ describe('reliability 5: byte-identical 401s', () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, key] of Object.entries(keys)) {
       if (name === 'other tenant') continue
-      variants[name] = () => portal.inject({ method: 'POST', url: '/api/contacts', payload: body, headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) } })
+      variants[name] = () =>
+        portal.inject({
+          method: 'POST',
+          url: '/api/contacts',
+          payload: body,
+          headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+        })
     }
     await compare('POST /api/contacts', variants)
   })
@@ -132,12 +185,43 @@ describe('reliability 5: byte-identical 401s', () => {
   it('POST /v1/contacts/{sourceId}: tokens by header and by query', async () => {
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, token] of Object.entries(tokens)) {
-      variants[`header ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
-      if (token) variants[`query ${name}`] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(token)}`, payload: body, headers: { host: a.host, 'content-type': 'application/json' } })
+      variants[`header ${name}`] = () =>
+        edge.inject({
+          method: 'POST',
+          url: `/v1/contacts/${a.webhookConnectionId}`,
+          payload: body,
+          headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) },
+        })
+      if (token)
+        variants[`query ${name}`] = () =>
+          edge.inject({
+            method: 'POST',
+            url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(token)}`,
+            payload: body,
+            headers: { host: a.host, 'content-type': 'application/json' },
+          })
     }
-    variants['unknown source id'] = () => edge.inject({ method: 'POST', url: '/v1/contacts/src_does_not_exist', payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
-    variants['api connection id as source'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.apiConnectionId}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken } })
-    variants['wrong header, valid query'] = () => edge.inject({ method: 'POST', url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(a.sourceToken)}`, payload: body, headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': 'wrong' } })
+    variants['unknown source id'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: '/v1/contacts/src_does_not_exist',
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken },
+      })
+    variants['api connection id as source'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${a.apiConnectionId}`,
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': a.sourceToken },
+      })
+    variants['wrong header, valid query'] = () =>
+      edge.inject({
+        method: 'POST',
+        url: `/v1/contacts/${a.webhookConnectionId}?token=${encodeURIComponent(a.sourceToken)}`,
+        payload: body,
+        headers: { host: a.host, 'content-type': 'application/json', 'x-webhook-token': 'wrong' },
+      })
     await compare('POST /v1/contacts/{sourceId}', variants)
   })
 
@@ -145,15 +229,33 @@ describe('reliability 5: byte-identical 401s', () => {
     const payload = JSON.stringify({ contactId: 'p-1', locationId: a.locationId, email: 'p@example.com' })
     const variants: Record<string, () => Promise<any>> = {}
     for (const [name, token] of Object.entries(locTokens)) {
-      variants[name] = () => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload, headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) } })
+      variants[name] = () =>
+        edge.inject({
+          method: 'POST',
+          url: '/v1/contacts/partnercrm',
+          payload,
+          headers: { host: a.host, 'content-type': 'application/json', ...(token ? { 'x-webhook-token': token } : {}) },
+        })
     }
     await compare('POST /v1/contacts/partnercrm', variants)
   })
 
   it('the management API: operator tokens', async () => {
     const variants: Record<string, () => Promise<any>> = {}
-    for (const [name, token] of Object.entries({ missing: '', wrong: 'test-operator-tokeN', prefix: 'test-operator', longer: 'test-operator-token-x', 'a tenant key': a.key })) {
-      variants[name] = () => portal.inject({ method: 'POST', url: '/api/v1/admin/accounts', payload: JSON.stringify({ public_id: 'never-created' }), headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } })
+    for (const [name, token] of Object.entries({
+      missing: '',
+      wrong: 'test-operator-tokeN',
+      prefix: 'test-operator',
+      longer: 'test-operator-token-x',
+      'a tenant key': a.key,
+    })) {
+      variants[name] = () =>
+        portal.inject({
+          method: 'POST',
+          url: '/api/v1/admin/accounts',
+          payload: JSON.stringify({ public_id: 'never-created' }),
+          headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        })
     }
     await compare('management API', variants)
   })

@@ -53,7 +53,10 @@ async function run(deps: Deps, label: string) {
     const id = row?.identity ?? {}
     const source = all.find((i) => i.patch.identity!.first_name === id.first_name)
     const consistent = source !== undefined && id.last_name === source.patch.identity!.last_name && id.title === source.patch.identity!.title
-    printFigure(`contention-${label}`, `${thrown + failed.length} errors over ${N} concurrent upserts of one key; row ${consistent ? 'equals' : 'does NOT equal'} one input (${id.first_name}, name_source ${row?.name_source})`)
+    printFigure(
+      `contention-${label}`,
+      `${thrown + failed.length} errors over ${N} concurrent upserts of one key; row ${consistent ? 'equals' : 'does NOT equal'} one input (${id.first_name}, name_source ${row?.name_source})`,
+    )
     expect(thrown).toBe(0)
     expect(failed).toEqual([])
     expect(row).not.toBeNull()
@@ -70,7 +73,9 @@ async function run(deps: Deps, label: string) {
 
 describe('reliability 10: contention on one contact (embedded)', () => {
   let deps: Deps
-  afterAll(async () => { await deps?.cleanup() })
+  afterAll(async () => {
+    await deps?.cleanup()
+  })
   it(`${N} concurrent upserts: 0 errors, one consistent row, name precedence kept`, async () => {
     deps = await createTestDeps()
     await run(deps, 'embedded')
@@ -79,7 +84,9 @@ describe('reliability 10: contention on one contact (embedded)', () => {
 
 describe.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('reliability 10: contention on one contact (Firestore emulator)', () => {
   let deps: Deps
-  afterAll(async () => { await deps?.cleanup() })
+  afterAll(async () => {
+    await deps?.cleanup()
+  })
   it(`${N} concurrent upserts: 0 errors, one consistent row, name precedence kept`, async () => {
     deps = await createTestDeps({ backend: 'emulators' })
     await run(deps, `firestore-${randomSuffix(2)}`.replace(/-\w+$/, ''))

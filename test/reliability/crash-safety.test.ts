@@ -36,21 +36,40 @@ const KILLS = Number(process.env.CRASH_KILLS ?? 4)
 /** seeded PRNG so a failing run can be replayed (CRASH_SEED) */
 function prng(seed: number) {
   let s = seed >>> 0 || 1
-  return () => { s ^= s << 13; s ^= s >>> 17; s ^= s << 5; return (s >>> 0) / 2 ** 32 }
+  return () => {
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
+    return (s >>> 0) / 2 ** 32
+  }
 }
 
 function batchBody(j: number): Buffer {
-  const records = Array.from({ length: PER_BATCH }, (_, i) => ({ external_id: `c-${j}-${i}`, email: `c${j}.${i}@example.com`, first_name: `F${j}x${i}`, last_name: `L${j}` }))
+  const records = Array.from({ length: PER_BATCH }, (_, i) => ({
+    external_id: `c-${j}-${i}`,
+    email: `c${j}.${i}@example.com`,
+    first_name: `F${j}x${i}`,
+    last_name: `L${j}`,
+  }))
   return Buffer.from(JSON.stringify({ contacts: records }))
 }
 
 function post(port: number, host: string, key: string, body: Buffer): Promise<number | null> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST', headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(body.length) } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? null))
-      res.on('error', () => resolve(null))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/contacts',
+        method: 'POST',
+        headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? null))
+        res.on('error', () => resolve(null))
+      },
+    )
     req.on('error', () => resolve(null))
     req.end(body)
   })
@@ -119,17 +138,22 @@ describe('reliability 1: crash safety of the local stack', () => {
         seen.set(r.external_id, (seen.get(r.external_id) ?? 0) + 1)
         const m = /^c-(\d+)-(\d+)$/.exec(r.external_id)
         if (!m) continue
-        if (r.identity.first_name !== `F${m[1]}x${m[2]}` || r.business_email !== null && r.business_email !== `c${m[1]}.${m[2]}@example.com`.toLowerCase()) wrong.push(r.external_id)
+        if (r.identity.first_name !== `F${m[1]}x${m[2]}` || (r.business_email !== null && r.business_email !== `c${m[1]}.${m[2]}@example.com`.toLowerCase()))
+          wrong.push(r.external_id)
       }
       let missing = 0
       let duplicated = 0
-      for (const j of accepted) for (let i = 0; i < PER_BATCH; i++) {
-        const n = seen.get(`c-${j}-${i}`) ?? 0
-        if (n === 0) missing++
-        if (n > 1) duplicated++
-      }
+      for (const j of accepted)
+        for (let i = 0; i < PER_BATCH; i++) {
+          const n = seen.get(`c-${j}-${i}`) ?? 0
+          if (n === 0) missing++
+          if (n > 1) duplicated++
+        }
       const stored = accepted.size * PER_BATCH - missing
-      printFigure('crash-safety', `${stored}/${accepted.size * PER_BATCH} records of 202 batches stored exactly once (${missing} missing, ${duplicated} duplicated, ${wrong.length} with wrong values; ${kills} SIGKILLs, ${retries} re-pushes, seed ${seed})`)
+      printFigure(
+        'crash-safety',
+        `${stored}/${accepted.size * PER_BATCH} records of 202 batches stored exactly once (${missing} missing, ${duplicated} duplicated, ${wrong.length} with wrong values; ${kills} SIGKILLs, ${retries} re-pushes, seed ${seed})`,
+      )
       expect(accepted.size).toBe(BATCHES)
       expect(missing).toBe(0)
       expect(duplicated).toBe(0)
@@ -160,7 +184,9 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
         if (topic === 'contact-batches') published.push({ id, data, attributes, deliveryAttempt: 1, publishedAt: new Date(clock.now()).toISOString() })
         return id
       },
-      async subscribe() { return { close: async () => {} } },
+      async subscribe() {
+        return { close: async () => {} }
+      },
       async close() {},
     }
     const clock = new ManualClock(Date.UTC(2026, 8, 4, 12))
@@ -184,7 +210,12 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
           return r
         })
         if (j === 6) contacts.push({ external_id: 'r-0', first_name: 'F6-dup', title: 'second' })
-        const res = await edge.inject({ method: 'POST', url: '/v1/contacts', payload: JSON.stringify({ contacts }), headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' } })
+        const res = await edge.inject({
+          method: 'POST',
+          url: '/v1/contacts',
+          payload: JSON.stringify({ contacts }),
+          headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        })
         expect(res.statusCode).toBe(202)
         clock.advance(1000)
       }
@@ -193,7 +224,10 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
       const runWith = async (order: QueueMessage[]) => {
         const store = await createTestDeps({ clock })
         const worker = await createTestDeps({ clock, env: { DATA_DIR: dir }, contacts: store.contacts })
-        cleanups.push(() => worker.close(), () => store.cleanup())
+        cleanups.push(
+          () => worker.close(),
+          () => store.cleanup(),
+        )
         for (const [n, m] of order.entries()) {
           const result = await handleBatchMessage(worker, { ...m, deliveryAttempt: 1 + order.slice(0, n).filter((x) => x.id === m.id).length })
           expect(result).not.toBe('nack')
@@ -205,7 +239,10 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
       const orders: QueueMessage[][] = []
       for (let k = 0; k < 4; k++) {
         const twice = [...published, ...published]
-        for (let i = twice.length - 1; i > 0; i--) { const j = Math.floor(rnd() * (i + 1)); [twice[i], twice[j]] = [twice[j]!, twice[i]!] }
+        for (let i = twice.length - 1; i > 0; i--) {
+          const j = Math.floor(rnd() * (i + 1))
+          ;[twice[i], twice[j]] = [twice[j]!, twice[i]!]
+        }
         orders.push(twice)
       }
       orders.push([...published].reverse().flatMap((m) => [m, m]))
@@ -215,7 +252,10 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
         if (JSON.stringify(rows) === JSON.stringify(reference)) equal++
         else expect(rows).toEqual(reference)
       }
-      printFigure('crash-replay', `${equal}/${orders.length} duplicated+reordered deliveries of ${published.length} batch messages end with rows equal to the in-order run (${reference.length} rows)`)
+      printFigure(
+        'crash-replay',
+        `${equal}/${orders.length} duplicated+reordered deliveries of ${published.length} batch messages end with rows equal to the in-order run (${reference.length} rows)`,
+      )
       expect(reference.length).toBe(300)
       expect(equal).toBe(orders.length)
     } finally {

@@ -25,17 +25,70 @@ const ALLOWED_5XX = new Set(['503 temporarily unavailable', '503 signed links un
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
-interface Op { name: string; app: 'edge' | 'portal'; url: (t: ManagedTenant) => string; auth: (t: ManagedTenant) => Record<string, string>; valid: (t: ManagedTenant) => unknown; issues: boolean }
+interface Op {
+  name: string
+  app: 'edge' | 'portal'
+  url: (t: ManagedTenant) => string
+  auth: (t: ManagedTenant) => Record<string, string>
+  valid: (t: ManagedTenant) => unknown
+  issues: boolean
+}
 
 const OPS: Op[] = [
-  { name: 'POST /v1/contacts', app: 'edge', url: () => '/v1/contacts', auth: (t) => ({ authorization: `Bearer ${t.key}` }), valid: () => ({ contacts: [contactRecord(1), contactRecord(2, { company: 'Acme' })] }), issues: false },
-  { name: 'POST /v1/contacts/{sourceId}', app: 'edge', url: (t) => `/v1/contacts/${t.webhookConnectionId}`, auth: (t) => ({ 'x-webhook-token': t.sourceToken }), valid: () => ({ contacts: [contactRecord(3)] }), issues: false },
-  { name: 'POST /v1/contacts/partnercrm', app: 'edge', url: () => '/v1/contacts/partnercrm', auth: (t) => ({ 'x-webhook-token': t.locationToken }), valid: (t) => ({ contactId: 'p-1', locationId: t.locationId, email: 'p@example.com', firstName: 'P' }), issues: false },
-  { name: 'POST /api/contacts', app: 'portal', url: () => '/api/contacts', auth: (t) => ({ authorization: `Bearer ${t.key}` }), valid: () => ({ contacts: [contactRecord(4)] }), issues: false },
-  { name: 'POST /api/contacts/links', app: 'portal', url: () => '/api/contacts/links', auth: (t) => ({ 'x-api-key': t.key }), valid: () => ({ destinationUrl: 'https://example.com/landing?a=1', source: 'crm', externalId: 'ext-1', type: 'opaque' }), issues: true },
+  {
+    name: 'POST /v1/contacts',
+    app: 'edge',
+    url: () => '/v1/contacts',
+    auth: (t) => ({ authorization: `Bearer ${t.key}` }),
+    valid: () => ({ contacts: [contactRecord(1), contactRecord(2, { company: 'Acme' })] }),
+    issues: false,
+  },
+  {
+    name: 'POST /v1/contacts/{sourceId}',
+    app: 'edge',
+    url: (t) => `/v1/contacts/${t.webhookConnectionId}`,
+    auth: (t) => ({ 'x-webhook-token': t.sourceToken }),
+    valid: () => ({ contacts: [contactRecord(3)] }),
+    issues: false,
+  },
+  {
+    name: 'POST /v1/contacts/partnercrm',
+    app: 'edge',
+    url: () => '/v1/contacts/partnercrm',
+    auth: (t) => ({ 'x-webhook-token': t.locationToken }),
+    valid: (t) => ({ contactId: 'p-1', locationId: t.locationId, email: 'p@example.com', firstName: 'P' }),
+    issues: false,
+  },
+  {
+    name: 'POST /api/contacts',
+    app: 'portal',
+    url: () => '/api/contacts',
+    auth: (t) => ({ authorization: `Bearer ${t.key}` }),
+    valid: () => ({ contacts: [contactRecord(4)] }),
+    issues: false,
+  },
+  {
+    name: 'POST /api/contacts/links',
+    app: 'portal',
+    url: () => '/api/contacts/links',
+    auth: (t) => ({ 'x-api-key': t.key }),
+    valid: () => ({ destinationUrl: 'https://example.com/landing?a=1', source: 'crm', externalId: 'ext-1', type: 'opaque' }),
+    issues: true,
+  },
 ]
 
-const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/vnd.api+json', '', 'application/json;;;']
+const CONTENT_TYPES = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/json; charset=utf-16',
+  'application/vnd.api+json',
+  '',
+  'application/json;;;',
+]
 
 describe('reliability 4: fuzzing inbound operations and link minting', () => {
   let deps: Deps
@@ -76,29 +129,39 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
     const where = `${op.name} ${JSON.stringify(payload.slice(0, 120))} ${JSON.stringify(headers)}`
     if (res.statusCode < 400) return null
     let body: any
-    try { body = JSON.parse(res.body) } catch { return `${where}: ${res.statusCode} non-JSON error body ${JSON.stringify(res.body.slice(0, 200))}` }
+    try {
+      body = JSON.parse(res.body)
+    } catch {
+      return `${where}: ${res.statusCode} non-JSON error body ${JSON.stringify(res.body.slice(0, 200))}`
+    }
     if (res.statusCode >= 500 && !ALLOWED_5XX.has(`${res.statusCode} ${body?.error}`)) return `${where}: ${res.statusCode} ${res.body.slice(0, 200)}`
-    const keys = Object.keys(body ?? {}).sort().join(',')
-    const shapeOk = body?.ok === false && typeof body.error === 'string' && (keys === 'error,ok' || (op.issues && keys === 'error,issues,ok' && Array.isArray(body.issues)))
+    const keys = Object.keys(body ?? {})
+      .sort()
+      .join(',')
+    const shapeOk =
+      body?.ok === false && typeof body.error === 'string' && (keys === 'error,ok' || (op.issues && keys === 'error,issues,ok' && Array.isArray(body.issues)))
     if (!shapeOk) return `${where}: ${res.statusCode} envelope ${res.body.slice(0, 200)}`
     if (!TEXTS.has(body.error)) return `${where}: ${res.statusCode} unknown error text ${JSON.stringify(body.error)}`
     return null
   }
 
-  const headerArb = (op: Op) => fc.record({
-    contentType: fc.constantFrom(...CONTENT_TYPES),
-    auth: fc.constantFrom('valid', 'none', 'garbage', 'blank', 'both', 'lowercase-bearer'),
-  }).map(({ contentType, auth }) => {
-    const valid = op.auth(tenant)
-    const [name, value] = Object.entries(valid)[0]!
-    const h: Record<string, string> = contentType ? { 'content-type': contentType } : {}
-    if (auth === 'valid') Object.assign(h, valid)
-    if (auth === 'garbage') h[name] = name === 'authorization' ? 'Bearer lsk_' + 'x'.repeat(40) : 'garbage\u00ff'
-    if (auth === 'blank') h[name] = name === 'authorization' ? 'Bearer ' : ''
-    if (auth === 'both') Object.assign(h, valid, { 'x-api-key': tenant.key, authorization: `Bearer ${tenant.key}` })
-    if (auth === 'lowercase-bearer') h[name] = value.replace(/^Bearer /, 'bearer ')
-    return h
-  })
+  const headerArb = (op: Op) =>
+    fc
+      .record({
+        contentType: fc.constantFrom(...CONTENT_TYPES),
+        auth: fc.constantFrom('valid', 'none', 'garbage', 'blank', 'both', 'lowercase-bearer'),
+      })
+      .map(({ contentType, auth }) => {
+        const valid = op.auth(tenant)
+        const [name, value] = Object.entries(valid)[0]!
+        const h: Record<string, string> = contentType ? { 'content-type': contentType } : {}
+        if (auth === 'valid') Object.assign(h, valid)
+        if (auth === 'garbage') h[name] = name === 'authorization' ? `Bearer lsk_${'x'.repeat(40)}` : 'garbage\u00ff'
+        if (auth === 'blank') h[name] = name === 'authorization' ? 'Bearer ' : ''
+        if (auth === 'both') Object.assign(h, valid, { 'x-api-key': tenant.key, authorization: `Bearer ${tenant.key}` })
+        if (auth === 'lowercase-bearer') h[name] = value.replace(/^Bearer /, 'bearer ')
+        return h
+      })
 
   for (const op of OPS) {
     it(`${op.name}: generated and mutated bodies give no unexpected 5xx and only contract envelopes`, async () => {
@@ -110,22 +173,37 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
       const baseline = await send(op, validText, { 'content-type': 'application/json', ...op.auth(tenant) })
       expect(baseline).toBeNull()
 
-      await fc.assert(fc.asyncProperty(
-        fc.oneof(
-          fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null'),
-          fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.double()).map(([v, r]) => JSON.stringify(replaceSomewhere(valid, v, rng(r)))),
-          fc.double({ min: 0, max: 1, noNaN: true }).map((r) => mutateBytes(validText, rng(r))),
-          fc.string({ unit: 'binary', maxLength: 300 }),
-          fc.constantFrom('', ' ', 'null', '[]', '{}', '{"contacts":[]}', '{"contacts":{}}', '{"contacts":null}', `{"contacts":[${'{},'.repeat(10_000)}{}]}`,
-            '{"__proto__":{"contacts":[]}}', '{"contacts":[{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}]}', '\uFEFF' + validText),
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? 'null'),
+            fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.double()).map(([v, r]) => JSON.stringify(replaceSomewhere(valid, v, rng(r)))),
+            fc.double({ min: 0, max: 1, noNaN: true }).map((r) => mutateBytes(validText, rng(r))),
+            fc.string({ unit: 'binary', maxLength: 300 }),
+            fc.constantFrom(
+              '',
+              ' ',
+              'null',
+              '[]',
+              '{}',
+              '{"contacts":[]}',
+              '{"contacts":{}}',
+              '{"contacts":null}',
+              `{"contacts":[${'{},'.repeat(10_000)}{}]}`,
+              '{"__proto__":{"contacts":[]}}',
+              '{"contacts":[{"__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}]}',
+              `\uFEFF${validText}`,
+            ),
+          ),
+          headerArb(op),
+          async (payload, headers) => {
+            count++
+            const v = await send(op, payload, headers)
+            if (v) violations.push(v)
+          },
         ),
-        headerArb(op),
-        async (payload, headers) => {
-          count++
-          const v = await send(op, payload, headers)
-          if (v) violations.push(v)
-        },
-      ), { numRuns: RUNS, seed: 4242 + op.name.length })
+        { numRuns: RUNS, seed: 4242 + op.name.length },
+      )
 
       // path fuzz for the per-source route: hostile source ids
       if (op.url(tenant).includes(tenant.webhookConnectionId)) {
@@ -135,8 +213,15 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
           if (v) violations.push(v)
         }
       }
-      const health = await (op.app === 'edge' ? edge : portal).inject({ method: 'GET', url: '/healthz', headers: op.app === 'edge' ? { host: tenant.host } : {} })
-      printFigure(`fuzz ${op.name}`, `${violations.length} violations over ${count} requests (unexpected 5xx, crashes, envelopes or texts outside the contract)`)
+      const health = await (op.app === 'edge' ? edge : portal).inject({
+        method: 'GET',
+        url: '/healthz',
+        headers: op.app === 'edge' ? { host: tenant.host } : {},
+      })
+      printFigure(
+        `fuzz ${op.name}`,
+        `${violations.length} violations over ${count} requests (unexpected 5xx, crashes, envelopes or texts outside the contract)`,
+      )
       expect(violations.slice(0, 20)).toEqual([])
       expect(health.statusCode).toBeLessThan(500)
     })
@@ -151,7 +236,9 @@ describe('reliability 4: fuzzing inbound operations and link minting', () => {
 function rng(seed: number): () => number {
   let s = Math.floor((seed || 0.5) * 2 ** 31) | 1
   return () => {
-    s ^= s << 13; s ^= s >>> 17; s ^= s << 5
+    s ^= s << 13
+    s ^= s >>> 17
+    s ^= s << 5
     return ((s >>> 0) % 1_000_000) / 1_000_000
   }
 }

@@ -37,17 +37,31 @@ function bigBody(tag: string): Buffer {
 }
 
 /** POSTs `body` in chunks with pauses; resolves with the status or the transport error. */
-function streamPush(port: number, t: ManagedTenant, body: Buffer, chunk: number, pauseMs: number): Promise<{ status: number | null; error: string | null; body: string }> {
+function streamPush(
+  port: number,
+  t: ManagedTenant,
+  body: Buffer,
+  chunk: number,
+  pauseMs: number,
+): Promise<{ status: number | null; error: string | null; body: string }> {
   return new Promise((resolve) => {
-    const req = request({
-      host: '127.0.0.1', port, path: '/v1/contacts', method: 'POST',
-      headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
-    }, (res) => {
-      let text = ''
-      res.on('data', (d: Buffer) => { text += d.toString() })
-      res.on('end', () => resolve({ status: res.statusCode ?? null, error: null, body: text }))
-      res.on('error', (e) => resolve({ status: res.statusCode ?? null, error: e.message, body: text }))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/contacts',
+        method: 'POST',
+        headers: { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (d: Buffer) => {
+          text += d.toString()
+        })
+        res.on('end', () => resolve({ status: res.statusCode ?? null, error: null, body: text }))
+        res.on('error', (e) => resolve({ status: res.statusCode ?? null, error: e.message, body: text }))
+      },
+    )
     req.on('error', (e) => resolve({ status: null, error: (e as NodeJS.ErrnoException).code ?? e.message, body: '' }))
     let off = 0
     const next = () => {
@@ -66,7 +80,13 @@ describe('reliability 2: graceful shutdown of edge-ingest', () => {
   afterAll(() => data.cleanup())
 
   it('SIGTERM during in-flight 8 MiB pushes: every request answered, every 202 queued, exit within 10 s', async () => {
-    const env = { DATA_DIR: data.dir, OPERATOR_TOKEN: 'test-operator-token', KEY_PEPPER: 'test-key-pepper', STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded' }
+    const env = {
+      DATA_DIR: data.dir,
+      OPERATOR_TOKEN: 'test-operator-token',
+      KEY_PEPPER: 'test-key-pepper',
+      STORE_BACKEND: 'embedded',
+      QUEUE_BACKEND: 'embedded',
+    }
     const setup = await createTestDeps({ env })
     const portal = (await buildPortal(setup)) as unknown as Injectable
     const tenant = await createTestTenant({ managementApi: portal, deps: setup }, RELIABILITY_TENANT)
@@ -92,7 +112,10 @@ describe('reliability 2: graceful shutdown of edge-ingest', () => {
       db.close()
       const accepted = results.filter((r) => r.status === 202).length
       const unanswered = results.filter((r) => r.status === null)
-      printFigure('graceful-shutdown', `${results.length - unanswered.length}/${results.length} in-flight 8 MiB pushes answered (${accepted} x 202, statuses ${results.map((r) => r.status).join(',')}), ${queued} batches queued, exit ${code} ${exitMs} ms after SIGTERM`)
+      printFigure(
+        'graceful-shutdown',
+        `${results.length - unanswered.length}/${results.length} in-flight 8 MiB pushes answered (${accepted} x 202, statuses ${results.map((r) => r.status).join(',')}), ${queued} batches queued, exit ${code} ${exitMs} ms after SIGTERM`,
+      )
       expect(unanswered.map((r) => r.error)).toEqual([])
       expect(queued).toBe(accepted)
       expect(accepted).toBeGreaterThan(0)

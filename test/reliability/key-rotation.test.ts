@@ -29,10 +29,42 @@ describe('reliability 6: key rotation and revocation', () => {
   let admin: ReturnType<typeof adminCaller>
   const conn = () => `/api/v1/admin/accounts/${t.accountId}/connections`
   const body = JSON.stringify({ contacts: [contactRecord(1)] })
-  const push = (key: string) => edge.inject({ method: 'POST', url: '/v1/contacts', payload: body, headers: { host: t.host, 'content-type': 'application/json', authorization: `Bearer ${key}` } }).then((r) => r.statusCode)
-  const pushToken = (token: string) => edge.inject({ method: 'POST', url: `/v1/contacts/${t.webhookConnectionId}`, payload: body, headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
-  const pushLocation = (token: string) => edge.inject({ method: 'POST', url: '/v1/contacts/partnercrm', payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }), headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token } }).then((r) => r.statusCode)
-  const mint = (key: string) => portal.inject({ method: 'POST', url: '/api/contacts/links', payload: JSON.stringify({ destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' }), headers: { 'content-type': 'application/json', 'x-api-key': key } }).then((r) => r.statusCode)
+  const push = (key: string) =>
+    edge
+      .inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        payload: body,
+        headers: { host: t.host, 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      })
+      .then((r) => r.statusCode)
+  const pushToken = (token: string) =>
+    edge
+      .inject({
+        method: 'POST',
+        url: `/v1/contacts/${t.webhookConnectionId}`,
+        payload: body,
+        headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token },
+      })
+      .then((r) => r.statusCode)
+  const pushLocation = (token: string) =>
+    edge
+      .inject({
+        method: 'POST',
+        url: '/v1/contacts/partnercrm',
+        payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId }),
+        headers: { host: t.host, 'content-type': 'application/json', 'x-webhook-token': token },
+      })
+      .then((r) => r.statusCode)
+  const mint = (key: string) =>
+    portal
+      .inject({
+        method: 'POST',
+        url: '/api/contacts/links',
+        payload: JSON.stringify({ destinationUrl: 'https://example.com/', source: 'crm', externalId: 'nobody' }),
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+      })
+      .then((r) => r.statusCode)
 
   beforeAll(async () => {
     clock = new ManualClock(Date.now())
@@ -58,7 +90,10 @@ describe('reliability 6: key rotation and revocation', () => {
     const lastMs = [await push(old), await push(fresh)]
     clock.advance(1)
     const after = [await push(old), await push(fresh), await mint(old), await mint(fresh)]
-    printFigure('key-rotation api-key', `during grace old/new ${during.slice(0, 2).join('/')}, last ms ${lastMs.join('/')}, after grace old/new ${after.slice(0, 2).join('/')}`)
+    printFigure(
+      'key-rotation api-key',
+      `during grace old/new ${during.slice(0, 2).join('/')}, last ms ${lastMs.join('/')}, after grace old/new ${after.slice(0, 2).join('/')}`,
+    )
     expect(during[0]).toBe(202)
     expect(during[1]).toBe(202)
     expect(during[2]).not.toBe(401) // 404 contact not found: authenticated

@@ -27,7 +27,9 @@ function faultyQueue(when: (n: number) => boolean) {
       published.push({ topic, data })
       return `m-${n}`
     },
-    async subscribe() { return { close: async () => {} } },
+    async subscribe() {
+      return { close: async () => {} }
+    },
     async close() {},
   }
   return { queue, published, attempts: () => n }
@@ -41,10 +43,34 @@ function requests(t: ManagedTenant) {
   return [
     { name: 'POST /v1/contacts', app: 'edge' as const, url: '/v1/contacts', headers: edge({ authorization: `Bearer ${t.key}` }), payload: body },
     { name: 'POST /v1/contacts (x-api-key)', app: 'edge' as const, url: '/v1/contacts', headers: edge({ 'x-api-key': t.key }), payload: body },
-    { name: 'POST /v1/contacts/{sourceId}', app: 'edge' as const, url: `/v1/contacts/${t.webhookConnectionId}`, headers: edge({ 'x-webhook-token': t.sourceToken }), payload: body },
-    { name: 'POST /v1/contacts/{sourceId}?token=', app: 'edge' as const, url: `/v1/contacts/${t.webhookConnectionId}?token=${encodeURIComponent(t.sourceToken)}`, headers: edge({}), payload: body },
-    { name: 'POST /v1/contacts/partnercrm', app: 'edge' as const, url: '/v1/contacts/partnercrm', headers: edge({ 'x-webhook-token': t.locationToken }), payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId, email: 'a@example.com' }) },
-    { name: 'POST /api/contacts (portal fallback)', app: 'portal' as const, url: '/api/contacts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, payload: body },
+    {
+      name: 'POST /v1/contacts/{sourceId}',
+      app: 'edge' as const,
+      url: `/v1/contacts/${t.webhookConnectionId}`,
+      headers: edge({ 'x-webhook-token': t.sourceToken }),
+      payload: body,
+    },
+    {
+      name: 'POST /v1/contacts/{sourceId}?token=',
+      app: 'edge' as const,
+      url: `/v1/contacts/${t.webhookConnectionId}?token=${encodeURIComponent(t.sourceToken)}`,
+      headers: edge({}),
+      payload: body,
+    },
+    {
+      name: 'POST /v1/contacts/partnercrm',
+      app: 'edge' as const,
+      url: '/v1/contacts/partnercrm',
+      headers: edge({ 'x-webhook-token': t.locationToken }),
+      payload: JSON.stringify({ contactId: 'p-1', locationId: t.locationId, email: 'a@example.com' }),
+    },
+    {
+      name: 'POST /api/contacts (portal fallback)',
+      app: 'portal' as const,
+      url: '/api/contacts',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      payload: body,
+    },
   ]
 }
 
@@ -85,7 +111,10 @@ describe('reliability 3: queue refusing publishes', () => {
         if (!(okEdge || okFallback)) rows.push(`${r.name}: ${res.statusCode} ${res.body}`)
       }
     }
-    printFigure('queue-failure', `${accepted}/${total} requests answered 202 while every publish was refused (${rows.length} answers other than 503 temporarily unavailable)`)
+    printFigure(
+      'queue-failure',
+      `${accepted}/${total} requests answered 202 while every publish was refused (${rows.length} answers other than 503 temporarily unavailable)`,
+    )
     expect(accepted).toBe(0)
     expect(rows).toEqual([])
   })

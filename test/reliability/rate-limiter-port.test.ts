@@ -18,7 +18,10 @@ const REQUESTS = 5 * LIMIT
 
 /** The same property one level down: two limiter adapters over one store, without HTTP. */
 describe('reliability 9: the rate limiter port across two instances', () => {
-  const WINDOWS: RateLimitWindow[] = [{ name: 'short', limit: LIMIT, seconds: 60 }, { name: 'long', limit: 50_000, seconds: 86_400 }]
+  const WINDOWS: RateLimitWindow[] = [
+    { name: 'short', limit: LIMIT, seconds: 60 },
+    { name: 'long', limit: 50_000, seconds: 86_400 },
+  ]
 
   async function hammer(label: string, a: RateLimiter, b: RateLimiter) {
     const key = `rel-${randomSuffix(6)}`
@@ -26,7 +29,10 @@ describe('reliability 9: the rate limiter port across two instances', () => {
     const decisions = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => (i % 2 ? a : b).consume(key, WINDOWS, now)))
     const admitted = decisions.filter((d) => d.allowed).length
     const wrongReset = decisions.filter((d) => !d.allowed && (d.window.name !== 'short' || d.resetInSeconds !== 59)).length
-    printFigure(`rate-limiter-port-${label}`, `${admitted} admitted of ${REQUESTS} concurrent consumes over 2 adapters (limit ${LIMIT}); ${wrongReset} refusals with a wrong window or reset`)
+    printFigure(
+      `rate-limiter-port-${label}`,
+      `${admitted} admitted of ${REQUESTS} concurrent consumes over 2 adapters (limit ${LIMIT}); ${wrongReset} refusals with a wrong window or reset`,
+    )
     expect(admitted).toBe(LIMIT)
     expect(wrongReset).toBe(0)
   }
@@ -40,7 +46,11 @@ describe('reliability 9: the rate limiter port across two instances', () => {
     try {
       await hammer('embedded', a, b)
     } finally {
-      await a.close(); await b.close(); d1.close(); d2.close(); dir.cleanup()
+      await a.close()
+      await b.close()
+      d1.close()
+      d2.close()
+      dir.cleanup()
     }
   })
 
@@ -55,7 +65,10 @@ describe('reliability 9: the rate limiter port across two instances', () => {
     try {
       await hammer('firestore', a, b)
     } finally {
-      await a.close(); await b.close(); await f1.terminate(); await f2.terminate()
+      await a.close()
+      await b.close()
+      await f1.terminate()
+      await f2.terminate()
     }
   })
 })

@@ -32,16 +32,24 @@ async function drive(label: string, make: (clock: ManualClock) => Promise<[Deps,
   try {
     const tenant = await createTestTenant({ managementApi: portal, deps: a }, RELIABILITY_TENANT)
     const body = JSON.stringify({ contacts: [contactRecord(1)] })
-    const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) =>
-      (i % 2 === 0 ? edgeA : edgeB).inject({
-        method: 'POST', url: '/v1/contacts', payload: body,
-        headers: { host: tenant.host, authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
-      })))
+    const results = await Promise.all(
+      Array.from({ length: REQUESTS }, (_, i) =>
+        (i % 2 === 0 ? edgeA : edgeB).inject({
+          method: 'POST',
+          url: '/v1/contacts',
+          payload: body,
+          headers: { host: tenant.host, authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
+        }),
+      ),
+    )
     const admitted = results.filter((r) => r.statusCode === 202).length
     const limited = results.filter((r) => r.statusCode === 429)
     const other = results.filter((r) => r.statusCode !== 202 && r.statusCode !== 429).map((r) => `${r.statusCode} ${r.body}`)
     const badRetryAfter = limited.filter((r) => r.headers['retry-after'] !== '60' || r.json().error !== 'rate limited' || r.json().ok !== false)
-    printFigure(`rate-limits-${label}`, `${admitted} admitted of ${REQUESTS} concurrent requests over 2 instances (limit ${LIMIT}/60 s); ${limited.length} answered 429, ${badRetryAfter.length} with a wrong Retry-After or body`)
+    printFigure(
+      `rate-limits-${label}`,
+      `${admitted} admitted of ${REQUESTS} concurrent requests over 2 instances (limit ${LIMIT}/60 s); ${limited.length} answered 429, ${badRetryAfter.length} with a wrong Retry-After or body`,
+    )
     expect(other).toEqual([])
     expect(admitted).toBeLessThanOrEqual(LIMIT)
     expect(admitted).toBeGreaterThan(0)
@@ -68,10 +76,6 @@ describe('reliability 9: rate limits across two instances', () => {
   })
 
   it.skipIf(!process.env.FIRESTORE_EMULATOR_HOST)('Firestore emulator: two instances admit at most the limit, every 429 has Retry-After 60', async () => {
-    await drive('firestore', async (clock) => [
-      await createTestDeps({ clock, backend: 'emulators' }),
-      await createTestDeps({ clock, backend: 'emulators' }),
-    ])
+    await drive('firestore', async (clock) => [await createTestDeps({ clock, backend: 'emulators' }), await createTestDeps({ clock, backend: 'emulators' })])
   })
 })
-

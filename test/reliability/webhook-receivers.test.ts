@@ -47,9 +47,15 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   async function firstAttempt(url: string, random = 0.5) {
     const { delivery, integration } = await createPendingDelivery(od.deps, url)
     const queued = od.tasks.enqueued.length
-    const outcome = await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => random)
+    const outcome = await runDeliveryJob(
+      { ...od.deps, webhookSender: createWebhookSender(agent) },
+      { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 },
+      () => random,
+    )
     const stored = (await od.deps.deliveries.get(delivery.id))!
-    const next = od.tasks.enqueued.slice(queued).map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt?.getTime() ?? null }))
+    const next = od.tasks.enqueued
+      .slice(queued)
+      .map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt?.getTime() ?? null }))
       .filter((t) => t.job.delivery_id === delivery.id && t.job.seq > 1)
     return { outcome, stored, attempt: stored.attempts.at(-1)!, next, integration, delivery }
   }
@@ -69,7 +75,10 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     const r = await receiver((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' })
       res.flushHeaders()
-      const stop = r.every(1_000, () => { if (res.destroyed) stop(); else res.write('x') })
+      const stop = r.every(1_000, () => {
+        if (res.destroyed) stop()
+        else res.write('x')
+      })
     })
     const a = await firstAttempt(r.url)
     figures.push(`drip: status ${a.attempt.status_code}, error ${a.attempt.error} after ${a.attempt.latency_ms} ms`)
@@ -100,7 +109,9 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     const r = await receiver(endlessBody(Buffer.alloc(16 * 1024, 'a')))
     const a = await firstAttempt(r.url)
     await new Promise((res) => setTimeout(res, 200))
-    figures.push(`huge body: server wrote ${r.stats.bytesWritten} bytes before the dispatcher hung up, excerpt ${a.attempt.response_excerpt?.length ?? 0} bytes`)
+    figures.push(
+      `huge body: server wrote ${r.stats.bytesWritten} bytes before the dispatcher hung up, excerpt ${a.attempt.response_excerpt?.length ?? 0} bytes`,
+    )
     expect(a.attempt.status_code).toBe(200)
     expect(a.attempt.response_excerpt!.length).toBeLessThanOrEqual(EXCERPT_BYTES)
     expect(r.stats.closedByClient).toBe(1)
@@ -121,7 +132,10 @@ describe('reliability 11: webhook receivers that misbehave', () => {
 
   it.each([301, 302, 303, 307, 308])('a %i is not followed and not an acknowledgement', async (status) => {
     const target = await receiver((_req, res) => res.end('ok'))
-    const r = await receiver((_req, res) => { res.writeHead(status, { location: target.url }); res.end() })
+    const r = await receiver((_req, res) => {
+      res.writeHead(status, { location: target.url })
+      res.end()
+    })
     const a = await firstAttempt(r.url)
     expect(a.attempt.status_code).toBe(status)
     expect(a.outcome).toBe('retrying')
@@ -130,7 +144,10 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   })
 
   it('410 disables the integration and schedules nothing', async () => {
-    const r = await receiver((_req, res) => { res.writeHead(410); res.end('gone') })
+    const r = await receiver((_req, res) => {
+      res.writeHead(410)
+      res.end('gone')
+    })
     const a = await firstAttempt(r.url)
     const integration = await od.deps.tenants.getIntegration(a.integration.id)
     figures.push(`410: outcome ${a.outcome}, integration active=${integration?.active}`)
@@ -161,13 +178,19 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   })
 
   it('429 with a Retry-After shorter than the schedule keeps the schedule (never earlier)', async () => {
-    const r = await receiver((_req, res) => { res.writeHead(429, { 'retry-after': '1' }); res.end() })
+    const r = await receiver((_req, res) => {
+      res.writeHead(429, { 'retry-after': '1' })
+      res.end()
+    })
     const a = await firstAttempt(r.url)
     expect(a.next[0]!.at! - od.clock.now()).toBe(RETRY_ANCHORS_MS[1])
   })
 
   it('a 500 receiver is retried on the schedule (within jitter) until MAX_ATTEMPTS, then failed and kept', async () => {
-    const r = await receiver((_req, res) => { res.writeHead(500); res.end('boom') })
+    const r = await receiver((_req, res) => {
+      res.writeHead(500)
+      res.end('boom')
+    })
     const { delivery } = await createPendingDelivery(od.deps, r.url)
     const randoms = [0, 0.999, 0.5, 0.25, 0.75, 0.1, 0.9, 0.5]
     const delays: number[] = []
@@ -200,12 +223,13 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   })
 
   it('a task delivered twice sends once (the recorded attempt makes the copy stale)', async () => {
-    const r = await receiver((_req, res) => { res.writeHead(500); res.end() })
+    const r = await receiver((_req, res) => {
+      res.writeHead(500)
+      res.end()
+    })
     const { delivery } = await createPendingDelivery(od.deps, r.url)
     const job = { v: 1 as const, delivery_id: delivery.id, seq: 1, attempt: 1 }
-    const outcomes = await Promise.all([
-      runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5),
-    ])
+    const outcomes = await Promise.all([runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5)])
     outcomes.push(await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5))
     expect(outcomes).toEqual(['retrying', 'stale'])
     expect(r.stats.requests).toBe(1)

@@ -53,8 +53,25 @@ describe('test socket guard: the address classifier', () => {
     expect(isLoopbackAddress(a)).toBe(true)
   })
   it.each([
-    '0.0.0.0', '::', '10.0.0.1', '192.168.1.1', '169.254.169.254', '93.184.216.34', '8.8.8.8', '128.0.0.1', '126.255.255.255',
-    '2001:db8::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '::ffff:8.8.8.8', '::2', '2606:4700:4700::1111', 'localhost', 'example.com', '',
+    '0.0.0.0',
+    '::',
+    '10.0.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '93.184.216.34',
+    '8.8.8.8',
+    '128.0.0.1',
+    '126.255.255.255',
+    '2001:db8::1',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:10.0.0.1',
+    '::ffff:8.8.8.8',
+    '::2',
+    '2606:4700:4700::1111',
+    'localhost',
+    'example.com',
+    '',
   ])('%s is not', (a) => {
     expect(isLoopbackAddress(a)).toBe(false)
   })
@@ -80,17 +97,28 @@ describe('test socket guard: every client path is refused off loopback', () => {
     expect((await connectError(() => tls.connect({ host: '0.0.0.0', port, rejectUnauthorized: false })))?.code).toBe(GUARD_ERROR_CODE)
     const viaHttp = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
       try {
-        http.get({ host: '0.0.0.0', port, path: '/' }, (res) => { res.resume(); resolve(null) }).on('error', (e) => resolve(e))
+        http
+          .get({ host: '0.0.0.0', port, path: '/' }, (res) => {
+            res.resume()
+            resolve(null)
+          })
+          .on('error', (e) => resolve(e))
       } catch (err) {
         resolve(err as NodeJS.ErrnoException)
       }
     })
     expect(viaHttp?.code).toBe(GUARD_ERROR_CODE)
-    const viaFetch = await fetch(`http://0.0.0.0:${port}/`).then(() => null, (e: Error & { cause?: NodeJS.ErrnoException }) => e.cause ?? e)
+    const viaFetch = await fetch(`http://0.0.0.0:${port}/`).then(
+      () => null,
+      (e: Error & { cause?: NodeJS.ErrnoException }) => e.cause ?? e,
+    )
     expect((viaFetch as NodeJS.ErrnoException | null)?.code).toBe(GUARD_ERROR_CODE)
     const agent = new Agent({ connect: { lookup: stubLookup('0.0.0.0') } })
     try {
-      const viaUndici = await request(`http://receiver.example:${port}/`, { dispatcher: agent }).then(() => null, (e: Error & { cause?: NodeJS.ErrnoException }) => e)
+      const viaUndici = await request(`http://receiver.example:${port}/`, { dispatcher: agent }).then(
+        () => null,
+        (e: Error & { cause?: NodeJS.ErrnoException }) => e,
+      )
       expect((viaUndici as NodeJS.ErrnoException | null)?.code ?? (viaUndici as { cause?: { code?: string } })?.cause?.code).toBe(GUARD_ERROR_CODE)
     } finally {
       await agent.close()
@@ -99,7 +127,18 @@ describe('test socket guard: every client path is refused off loopback', () => {
   })
 
   it('a host name: every address its lookup answers is checked, a stub lookup included', async () => {
-    for (const answer of ['0.0.0.0', '::', [{ address: '127.0.0.1', family: 4 }, { address: '0.0.0.0', family: 4 }], [{ address: '::', family: 6 }, { address: '127.0.0.1', family: 4 }]]) {
+    for (const answer of [
+      '0.0.0.0',
+      '::',
+      [
+        { address: '127.0.0.1', family: 4 },
+        { address: '0.0.0.0', family: 4 },
+      ],
+      [
+        { address: '::', family: 6 },
+        { address: '127.0.0.1', family: 4 },
+      ],
+    ]) {
       const err = await connectError(() => net.connect({ host: 'receiver.example', port, lookup: stubLookup(answer as never) }))
       expect(err?.code).toBe(GUARD_ERROR_CODE)
     }

@@ -87,7 +87,13 @@ function splitArgs(args: unknown[]): { options: ConnectOptions; rebuild(options:
   const first = args[0]
   // net.connect hands over its already-normalized [options, callback] array (with a private marker)
   if (Array.isArray(first)) {
-    return { options: (first[0] ?? {}) as ConnectOptions, rebuild: (o) => { first[0] = o; return args } }
+    return {
+      options: (first[0] ?? {}) as ConnectOptions,
+      rebuild: (o) => {
+        first[0] = o
+        return args
+      },
+    }
   }
   if (first !== null && typeof first === 'object') {
     return { options: first as ConnectOptions, rebuild: (o) => [o, ...args.slice(1)] }

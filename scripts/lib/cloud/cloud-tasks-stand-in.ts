@@ -20,7 +20,13 @@ import { listen, readJson, sendGoogleError, sendJson, type Listener } from './ht
 import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 
-interface RetryConfig { maxAttempts: number; minBackoffMs: number; maxBackoffMs: number; maxDoublings: number; maxRetryDurationMs: number }
+interface RetryConfig {
+  maxAttempts: number
+  minBackoffMs: number
+  maxBackoffMs: number
+  maxDoublings: number
+  maxRetryDurationMs: number
+}
 interface Queue {
   name: string
   rate: { maxDispatchesPerSecond: number; maxConcurrentDispatches: number }
@@ -203,7 +209,12 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       t.responseCount++
     } else {
       try {
-        const res = await fetch(t.url, { method: t.method, headers, ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }), signal: AbortSignal.timeout(600_000) })
+        const res = await fetch(t.url, {
+          method: t.method,
+          headers,
+          ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }),
+          signal: AbortSignal.timeout(600_000),
+        })
         await res.arrayBuffer()
         status = res.status
         t.responseCount++
@@ -220,8 +231,9 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       log(base)
       return
     }
-    const exhausted = (q.retry.maxAttempts >= 0 && attempt >= q.retry.maxAttempts)
-      || (q.retry.maxRetryDurationMs > 0 && Date.now() - t.firstAttemptMs >= q.retry.maxRetryDurationMs)
+    const exhausted =
+      (q.retry.maxAttempts >= 0 && attempt >= q.retry.maxAttempts) ||
+      (q.retry.maxRetryDurationMs > 0 && Date.now() - t.firstAttemptMs >= q.retry.maxRetryDurationMs)
     if (exhausted || !tasks.has(t.name)) {
       tasks.delete(t.name)
       spent.add(t.name)
@@ -266,7 +278,12 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
 
   function upsertQueue(path: string, body: Record<string, unknown>, existing: Queue | undefined): Queue {
     const q: Queue = existing ?? {
-      name: path, rate: { ...DEFAULT_RATE }, retry: { ...DEFAULT_RETRY }, tokens: 1, refilledAt: Date.now(), running: 0,
+      name: path,
+      rate: { ...DEFAULT_RATE },
+      retry: { ...DEFAULT_RETRY },
+      tokens: 1,
+      refilledAt: Date.now(),
+      running: 0,
     }
     q.rate = rateOf(body.rateLimits as Record<string, unknown> | undefined, q.rate)
     q.retry = retryOf(body.retryConfig as Record<string, unknown> | undefined, q.retry)
@@ -279,7 +296,11 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
     const path = decodeURIComponent(url.pathname)
     const deny = (permission: string, resource: string) => {
       log({ time: new Date().toISOString(), denied: permission, resource, account })
-      sendGoogleError(res, 'PERMISSION_DENIED', `The principal (user or service account) lacks IAM permission "${permission}" for the resource "${resource}" (or the resource may not exist). [caller ${account}; start:cloud checks the IAM grants in infra/]`)
+      sendGoogleError(
+        res,
+        'PERMISSION_DENIED',
+        `The principal (user or service account) lacks IAM permission "${permission}" for the resource "${resource}" (or the resource may not exist). [caller ${account}; start:cloud checks the IAM grants in infra/]`,
+      )
     }
     const may = (permission: string, resource: string, p: string) => p === project && iam.allows(account, permission, resource)
     let m: RegExpExecArray | null
@@ -288,7 +309,8 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       const [, p] = m as unknown as [string, string, string]
       const body = await readJson(req)
       const name = String(body.name ?? '')
-      if (!name.startsWith(`${path.slice(4)}/`) || !/\/queues\/[A-Za-z0-9-]{1,100}$/.test(name)) return sendGoogleError(res, 'INVALID_ARGUMENT', `bad queue name ${name}`)
+      if (!name.startsWith(`${path.slice(4)}/`) || !/\/queues\/[A-Za-z0-9-]{1,100}$/.test(name))
+        return sendGoogleError(res, 'INVALID_ARGUMENT', `bad queue name ${name}`)
       if (!may('cloudtasks.queues.create', `queue:${name.split('/').pop()}`, p)) return deny('cloudtasks.queues.create', name)
       if (queues.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Queue already exists')
       return sendJson(res, 200, queueJson(upsertQueue(name, body, undefined)))
@@ -336,23 +358,34 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       const http = task.httpRequest as Record<string, unknown> | undefined
       if (!http) return sendGoogleError(res, 'INVALID_ARGUMENT', 'start:cloud implements HTTP targets only (task.httpRequest)')
       const target = String(http.url ?? '')
-      if (!isLoopbackUrl(target)) return sendGoogleError(res, 'INVALID_ARGUMENT', `start:cloud's Cloud Tasks stand-in calls only this machine; ${target} is not a loopback URL`)
+      if (!isLoopbackUrl(target))
+        return sendGoogleError(res, 'INVALID_ARGUMENT', `start:cloud's Cloud Tasks stand-in calls only this machine; ${target} is not a loopback URL`)
       const oidcRaw = http.oidcToken as { serviceAccountEmail?: string; audience?: string } | undefined
       if (http.oauthToken) return sendGoogleError(res, 'INVALID_ARGUMENT', 'oauthToken is not implemented by start:cloud')
       const oidc = oidcRaw ? { serviceAccountEmail: String(oidcRaw.serviceAccountEmail ?? ''), audience: String(oidcRaw.audience || target) } : null
       if (oidc && !may('iam.serviceAccounts.actAs', `serviceAccount:${oidc.serviceAccountEmail}`, p)) {
         return deny('iam.serviceAccounts.actAs', `projects/-/serviceAccounts/${oidc.serviceAccountEmail}`)
       }
-      let name = typeof task.name === 'string' && task.name ? task.name : `${queueName}/tasks/${Date.now()}${Math.random().toString().slice(2, 12)}`
-      if (!name.startsWith(`${queueName}/tasks/`) || !/\/tasks\/[A-Za-z0-9_-]{1,500}$/.test(name)) return sendGoogleError(res, 'INVALID_ARGUMENT', `bad task name ${name}`)
+      const name = typeof task.name === 'string' && task.name ? task.name : `${queueName}/tasks/${Date.now()}${Math.random().toString().slice(2, 12)}`
+      if (!name.startsWith(`${queueName}/tasks/`) || !/\/tasks\/[A-Za-z0-9_-]{1,500}$/.test(name))
+        return sendGoogleError(res, 'INVALID_ARGUMENT', `bad task name ${name}`)
       if (tasks.has(name) || spent.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Requested entity already exists')
-      const method = typeof http.httpMethod === 'number' ? HTTP_METHODS[http.httpMethod] ?? 'POST' : String(http.httpMethod ?? 'POST')
+      const method = typeof http.httpMethod === 'number' ? (HTTP_METHODS[http.httpMethod] ?? 'POST') : String(http.httpMethod ?? 'POST')
       const now = Date.now()
       const t: Task = {
-        name, queue: queueName, url: target, method: method === 'HTTP_METHOD_UNSPECIFIED' ? 'POST' : method,
+        name,
+        queue: queueName,
+        url: target,
+        method: method === 'HTTP_METHOD_UNSPECIFIED' ? 'POST' : method,
         headers: Object.fromEntries(Object.entries((http.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), String(v)])),
-        body: Buffer.from(String(http.body ?? ''), 'base64'), oidc,
-        scheduleMs: timestampMs(task.scheduleTime) ?? now, createMs: now, firstAttemptMs: null, dispatchCount: 0, responseCount: 0, running: false,
+        body: Buffer.from(String(http.body ?? ''), 'base64'),
+        oidc,
+        scheduleMs: timestampMs(task.scheduleTime) ?? now,
+        createMs: now,
+        firstAttemptMs: null,
+        dispatchCount: 0,
+        responseCount: 0,
+        running: false,
       }
       tasks.set(name, t)
       schedule()

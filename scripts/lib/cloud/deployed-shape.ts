@@ -5,7 +5,7 @@
  * stand-ins enforce. Nothing here is copied by hand from infra/: change Terraform and the local
  * run changes with it (or says which expression it cannot follow).
  */
-import { HclError, isPlainObject, LazyObject, type HclValue } from './hcl-expr.ts'
+import { HclError, isPlainObject, type LazyObject, type HclValue } from './hcl-expr.ts'
 import { cloudRunResource } from './iam.ts'
 import { loadTerraform, type TerraformModule } from './terraform.ts'
 
@@ -135,14 +135,26 @@ function envValue(v: HclValue, where: string): string {
 
 /** Subscription attributes start:cloud reproduces; any other one is refused rather than dropped. */
 const SUBSCRIPTION_ATTRIBUTES = new Set([
-  'name', 'topic', 'ack_deadline_seconds', 'push_config', 'bigquery_config', 'retry_policy', 'dead_letter_policy',
-  'expiration_policy', 'message_retention_duration', 'depends_on', 'for_each', 'labels', 'project',
+  'name',
+  'topic',
+  'ack_deadline_seconds',
+  'push_config',
+  'bigquery_config',
+  'retry_policy',
+  'dead_letter_policy',
+  'expiration_policy',
+  'message_retention_duration',
+  'depends_on',
+  'for_each',
+  'labels',
+  'project',
 ])
 const PUSH_CONFIG_ATTRIBUTES = new Set(['push_endpoint', 'oidc_token', 'no_wrapper'])
 
 function subscriptionShape(raw: Record<string, unknown>, attrs: LazyObject, where: string, localUrls: string[]): SubscriptionShape {
   for (const key of Object.keys(raw)) {
-    if (!SUBSCRIPTION_ATTRIBUTES.has(key)) throw new HclError(`${where}: start:cloud does not reproduce "${key}" on the emulator; teach scripts/lib/cloud/deployed-shape.ts`)
+    if (!SUBSCRIPTION_ATTRIBUTES.has(key))
+      throw new HclError(`${where}: start:cloud does not reproduce "${key}" on the emulator; teach scripts/lib/cloud/deployed-shape.ts`)
   }
   const name = str(attrs.get('name'), `${where}.name`)
   const topic = str(attrs.get('topic'), `${where}.topic`).replace(/^projects\/[^/]+\/topics\//, '')
@@ -182,12 +194,16 @@ function subscriptionShape(raw: Record<string, unknown>, attrs: LazyObject, wher
     topic,
     ackDeadlineSeconds: ack === undefined ? 10 : num(ack, `${where}.ack_deadline_seconds`),
     retryPolicy: retry
-      ? { minimumBackoff: str(retry.minimum_backoff ?? '10s', `${where}.retry_policy.minimum_backoff`), maximumBackoff: str(retry.maximum_backoff ?? '600s', `${where}.retry_policy.maximum_backoff`) }
+      ? {
+          minimumBackoff: str(retry.minimum_backoff ?? '10s', `${where}.retry_policy.minimum_backoff`),
+          maximumBackoff: str(retry.maximum_backoff ?? '600s', `${where}.retry_policy.maximum_backoff`),
+        }
       : null,
     deadLetterPolicy: dead
       ? {
           deadLetterTopic: str(dead.dead_letter_topic ?? null, `${where}.dead_letter_policy.dead_letter_topic`).replace(/^projects\/[^/]+\/topics\//, ''),
-          maxDeliveryAttempts: dead.max_delivery_attempts === undefined ? 5 : num(dead.max_delivery_attempts, `${where}.dead_letter_policy.max_delivery_attempts`),
+          maxDeliveryAttempts:
+            dead.max_delivery_attempts === undefined ? 5 : num(dead.max_delivery_attempts, `${where}.dead_letter_policy.max_delivery_attempts`),
         }
       : null,
     messageRetentionDuration: retention === undefined ? null : str(retention, `${where}.message_retention_duration`),
@@ -222,18 +238,34 @@ function queueShape(attrs: LazyObject, where: string): QueueShape {
 /** IAM member resources, as (member, role, resource) triples the stand-ins check. */
 function grants(tf: TerraformModule, project: string): Grant[] {
   for (const type of [
-    'google_project_iam_binding', 'google_project_iam_policy', 'google_secret_manager_secret_iam_binding', 'google_secret_manager_secret_iam_policy',
-    'google_service_account_iam_binding', 'google_service_account_iam_policy', 'google_cloud_tasks_queue_iam_binding', 'google_cloud_tasks_queue_iam_policy',
-    'google_cloud_run_v2_service_iam_binding', 'google_cloud_run_v2_service_iam_policy',
-    'google_cloud_run_service_iam_member', 'google_cloud_run_service_iam_binding', 'google_cloud_run_service_iam_policy',
+    'google_project_iam_binding',
+    'google_project_iam_policy',
+    'google_secret_manager_secret_iam_binding',
+    'google_secret_manager_secret_iam_policy',
+    'google_service_account_iam_binding',
+    'google_service_account_iam_policy',
+    'google_cloud_tasks_queue_iam_binding',
+    'google_cloud_tasks_queue_iam_policy',
+    'google_cloud_run_v2_service_iam_binding',
+    'google_cloud_run_v2_service_iam_policy',
+    'google_cloud_run_service_iam_member',
+    'google_cloud_run_service_iam_binding',
+    'google_cloud_run_service_iam_policy',
   ]) {
-    if (tf.resources(type).length > 0) throw new HclError(`${type}: start:cloud reads IAM grants from *_iam_member resources only; teach scripts/lib/cloud/deployed-shape.ts`)
+    if (tf.resources(type).length > 0)
+      throw new HclError(`${type}: start:cloud reads IAM grants from *_iam_member resources only; teach scripts/lib/cloud/deployed-shape.ts`)
   }
   const out: Grant[] = []
   const kinds: Array<{ type: string; resource: (a: LazyObject, where: string) => string }> = [
     { type: 'google_project_iam_member', resource: () => 'project' },
-    { type: 'google_secret_manager_secret_iam_member', resource: (a, w) => str(a.get('secret_id'), `${w}.secret_id`).replace(/^projects\/[^/]+\/secrets\//, 'secret:') },
-    { type: 'google_service_account_iam_member', resource: (a, w) => `serviceAccount:${str(a.get('service_account_id'), `${w}.service_account_id`).replace(/^projects\/[^/]+\/serviceAccounts\//, '')}` },
+    {
+      type: 'google_secret_manager_secret_iam_member',
+      resource: (a, w) => str(a.get('secret_id'), `${w}.secret_id`).replace(/^projects\/[^/]+\/secrets\//, 'secret:'),
+    },
+    {
+      type: 'google_service_account_iam_member',
+      resource: (a, w) => `serviceAccount:${str(a.get('service_account_id'), `${w}.service_account_id`).replace(/^projects\/[^/]+\/serviceAccounts\//, '')}`,
+    },
     { type: 'google_cloud_tasks_queue_iam_member', resource: (a, w) => `queue:${str(a.get('name'), `${w}.name`).replace(/^.*\/queues\//, '')}` },
     // who may invoke a Cloud Run service (the push relay and the Cloud Tasks stand-in check it)
     { type: 'google_cloud_run_v2_service_iam_member', resource: (a, w) => cloudRunResource(str(a.get('name'), `${w}.name`).replace(/^.*\/services\//, '')) },
@@ -294,10 +326,15 @@ export async function readDeployedShape(local: LocalSettings): Promise<DeployedS
     for (const [k, v] of Object.entries(rawEnv)) env[k] = envValue(v, `local.service_env["${name}"].${k}`)
     // the public origins a browser or curl uses here (the Cloud Run URLs were replaced above);
     // these are this machine's settings, so only the other values are checked for Google URLs
-    const publicOrigins: Record<string, string> = { EDGE_DOMAIN: local.edgeDomain, EDGE_BASE_URL_TEMPLATE: local.edgeBaseUrlTemplate, PORTAL_BASE_URL: local.portalBaseUrl }
+    const publicOrigins: Record<string, string> = {
+      EDGE_DOMAIN: local.edgeDomain,
+      EDGE_BASE_URL_TEMPLATE: local.edgeBaseUrlTemplate,
+      PORTAL_BASE_URL: local.portalBaseUrl,
+    }
     for (const [k, v] of Object.entries(publicOrigins)) if (k in env) env[k] = v
     for (const [k, v] of Object.entries(env)) {
-      if (!(k in publicOrigins) && /\.run\.app\b|^https:\/\//.test(v)) throw new HclError(`local.service_env["${name}"].${k} = "${v}" points into Google Cloud; start:cloud cannot translate it to this machine`)
+      if (!(k in publicOrigins) && /\.run\.app\b|^https:\/\//.test(v))
+        throw new HclError(`local.service_env["${name}"].${k} = "${v}" points into Google Cloud; start:cloud cannot translate it to this machine`)
     }
     const rawSecrets = secretEnv[name] ?? {}
     if (!isPlainObject(rawSecrets)) throw new HclError(`local.service_secret_env["${name}"] is not an object`)
@@ -309,7 +346,8 @@ export async function readDeployedShape(local: LocalSettings): Promise<DeployedS
   })
 
   const topics: string[] = []
-  for (const r of tf.resources('google_pubsub_topic')) for (const { attrs } of r.instances()) topics.push(str(attrs.get('name'), `google_pubsub_topic.${r.name}.name`))
+  for (const r of tf.resources('google_pubsub_topic'))
+    for (const { attrs } of r.instances()) topics.push(str(attrs.get('name'), `google_pubsub_topic.${r.name}.name`))
 
   const subscriptions: SubscriptionShape[] = []
   for (const r of tf.resources('google_pubsub_subscription')) {
@@ -324,7 +362,8 @@ export async function readDeployedShape(local: LocalSettings): Promise<DeployedS
 
   const queues: QueueShape[] = []
   for (const r of tf.resources('google_cloud_tasks_queue')) {
-    for (const { key, attrs } of r.instances()) queues.push(queueShape(attrs, `google_cloud_tasks_queue.${r.name}${key === null ? '' : `[${JSON.stringify(key)}]`}`))
+    for (const { key, attrs } of r.instances())
+      queues.push(queueShape(attrs, `google_cloud_tasks_queue.${r.name}${key === null ? '' : `[${JSON.stringify(key)}]`}`))
   }
 
   const customRoles: Record<string, string[]> = {}

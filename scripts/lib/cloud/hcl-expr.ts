@@ -45,7 +45,16 @@ export type Expr =
   | { type: 'ref'; root: string; steps: Step[] }
   | { type: 'postfix'; target: Expr; steps: Step[] }
   | { type: 'call'; name: string; args: Expr[]; expandLast: boolean }
-  | { type: 'for'; kind: 'tuple' | 'object'; keyVar: string | null; valueVar: string; collection: Expr; keyExpr: Expr | null; valueExpr: Expr; condition: Expr | null }
+  | {
+      type: 'for'
+      kind: 'tuple' | 'object'
+      keyVar: string | null
+      valueVar: string
+      collection: Expr
+      keyExpr: Expr | null
+      valueExpr: Expr
+      condition: Expr | null
+    }
 
 /** What a reference root resolves to; the evaluator owns for-expression variables. */
 export interface Scope {
@@ -399,14 +408,22 @@ function toTemplateString(v: HclValue, where: string): string {
 function toJson(v: HclValue): unknown {
   if (v instanceof LazyObject) throw new HclError(`jsonencode: cannot encode ${v.label}`)
   if (Array.isArray(v)) return v.map(toJson)
-  if (isPlainObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, toJson(v[k]!)]))
+  if (isPlainObject(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, toJson(v[k]!)]),
+    )
   return v
 }
 
 /** The pairs a for expression or for_each iterates: lists by index, objects by key (sorted, as Terraform). */
 export function iterate(collection: HclValue, where: string): Array<[string | number, HclValue]> {
   if (Array.isArray(collection)) return collection.map((v, i) => [i, v])
-  if (isPlainObject(collection)) return Object.keys(collection).sort().map((k) => [k, collection[k]!])
+  if (isPlainObject(collection))
+    return Object.keys(collection)
+      .sort()
+      .map((k) => [k, collection[k]!])
   throw new HclError(`${where}: cannot iterate over ${describe(collection)}`)
 }
 
@@ -450,7 +467,9 @@ const FUNCTIONS: Record<string, (args: HclValue[]) => HclValue> = {
   values(args) {
     const [o] = args
     if (!isPlainObject(o!)) throw new HclError('values: argument is not an object')
-    return Object.keys(o as object).sort().map((k) => (o as Record<string, HclValue>)[k]!)
+    return Object.keys(o as object)
+      .sort()
+      .map((k) => (o as Record<string, HclValue>)[k]!)
   },
   lookup(args) {
     const [o, k, fallback] = args

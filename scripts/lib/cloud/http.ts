@@ -33,10 +33,11 @@ export async function listen(handler: Handler, port = 0): Promise<Listener> {
     server,
     port: actual,
     origin: `http://127.0.0.1:${actual}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
@@ -64,8 +65,16 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 const HTTP_OF: Record<string, number> = {
-  INVALID_ARGUMENT: 400, FAILED_PRECONDITION: 400, UNAUTHENTICATED: 401, PERMISSION_DENIED: 403,
-  NOT_FOUND: 404, ALREADY_EXISTS: 409, ABORTED: 409, RESOURCE_EXHAUSTED: 429, INTERNAL: 500, UNAVAILABLE: 503,
+  INVALID_ARGUMENT: 400,
+  FAILED_PRECONDITION: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  ABORTED: 409,
+  RESOURCE_EXHAUSTED: 429,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
 }
 
 /** A Google API error: `{"error": {"code": 404, "status": "NOT_FOUND", "message": …}}`. */

@@ -22,10 +22,20 @@ const PREDEFINED: Record<string, string[]> = {
   'roles/secretmanager.secretAccessor': ['secretmanager.versions.access'],
   'roles/secretmanager.secretVersionAdder': ['secretmanager.versions.add'],
   'roles/secretmanager.secretVersionManager': [
-    'secretmanager.versions.add', 'secretmanager.versions.destroy', 'secretmanager.versions.disable',
-    'secretmanager.versions.enable', 'secretmanager.versions.get', 'secretmanager.versions.list',
+    'secretmanager.versions.add',
+    'secretmanager.versions.destroy',
+    'secretmanager.versions.disable',
+    'secretmanager.versions.enable',
+    'secretmanager.versions.get',
+    'secretmanager.versions.list',
   ],
-  'roles/secretmanager.viewer': ['secretmanager.secrets.get', 'secretmanager.secrets.list', 'secretmanager.versions.get', 'secretmanager.versions.list', 'secretmanager.locations.*'],
+  'roles/secretmanager.viewer': [
+    'secretmanager.secrets.get',
+    'secretmanager.secrets.list',
+    'secretmanager.versions.get',
+    'secretmanager.versions.list',
+    'secretmanager.locations.*',
+  ],
   'roles/cloudtasks.admin': ['cloudtasks.*'],
   'roles/cloudtasks.queueAdmin': ['cloudtasks.queues.*', 'cloudtasks.locations.*'],
   'roles/cloudtasks.enqueuer': ['cloudtasks.tasks.create'],
@@ -56,10 +66,9 @@ export function createIam(grants: Grant[], customRoles: Record<string, string[]>
   return {
     allows(account, permission, resource) {
       const members = new Set(['allUsers', ...(account === null ? [] : ['allAuthenticatedUsers', `serviceAccount:${account}`])])
-      return grants.some((g) =>
-        members.has(g.member)
-        && (g.resource === 'project' || g.resource === resource)
-        && permissionsOf(g.role).some((p) => matches(p, permission)))
+      return grants.some(
+        (g) => members.has(g.member) && (g.resource === 'project' || g.resource === resource) && permissionsOf(g.role).some((p) => matches(p, permission)),
+      )
     },
   }
 }

@@ -25,7 +25,10 @@ function subjectOf(email: string): string {
 
 export async function startOidcIssuer(): Promise<OidcIssuer> {
   const { publicKey, privateKey } = await generateKeyPair('RS256')
-  const kid = createHash('sha256').update(JSON.stringify(await exportJWK(publicKey))).digest('hex').slice(0, 16)
+  const kid = createHash('sha256')
+    .update(JSON.stringify(await exportJWK(publicKey)))
+    .digest('hex')
+    .slice(0, 16)
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }
   let origin = ''
   const listener: Listener = await listen((req, res) => {

@@ -48,8 +48,16 @@ export interface CloudPlatform {
 
 /** Variables start:cloud itself gives every service (LOCAL_WIRING and the stand-ins' addresses). */
 const WIRING = [
-  'PORT', 'LOCAL_WIRING', 'FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'CLOUD_TASKS_EMULATOR_HOST',
-  'SECRET_MANAGER_EMULATOR_HOST', 'OIDC_ISSUER', 'OIDC_JWKS_URL', 'ALLOW_LOOPBACK_WEBHOOKS', 'METADATA_SERVER_DETECTION',
+  'PORT',
+  'LOCAL_WIRING',
+  'FIRESTORE_EMULATOR_HOST',
+  'PUBSUB_EMULATOR_HOST',
+  'CLOUD_TASKS_EMULATOR_HOST',
+  'SECRET_MANAGER_EMULATOR_HOST',
+  'OIDC_ISSUER',
+  'OIDC_JWKS_URL',
+  'ALLOW_LOOPBACK_WEBHOOKS',
+  'METADATA_SERVER_DETECTION',
 ] as const
 
 /**
@@ -62,7 +70,9 @@ function resolveSecretEnv(service: ServiceShape, store: SecretStore, iam: Iam): 
     if (variable in service.env) throw new Error(`${service.name}: ${variable} is both a plain and a secret variable in infra/service-env.tf`)
     if (!store.has(secret)) throw new Error(`${service.name}: ${variable} reads secret ${secret}, which infra/ does not declare (google_secret_manager_secret)`)
     if (!iam.allows(service.serviceAccount, 'secretmanager.versions.access', `secret:${secret}`)) {
-      throw new Error(`${service.name}: ${variable} reads secret ${secret}, but infra/ grants ${service.serviceAccount} no secretmanager.versions.access on it (Cloud Run would not start the revision)`)
+      throw new Error(
+        `${service.name}: ${variable} reads secret ${secret}, but infra/ grants ${service.serviceAccount} no secretmanager.versions.access on it (Cloud Run would not start the revision)`,
+      )
     }
     out[variable] = store.version(secret, 'latest')!.version.data
   }
@@ -93,8 +103,14 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     for (const service of shape.services) await assertPortFree(service.port, service.name)
     const iam = createIam(shape.grants, shape.customRoles)
     // only the roles the stand-ins check matter here (Firestore and Pub/Sub emulators check none)
-    for (const g of shape.grants) if (g.condition && /secretmanager|cloudtasks|iam\.|run\.|roles\/(owner|editor)|^projects\//.test(g.role)) options.say(`note: IAM condition not evaluated locally (grant applies unconditionally): ${g.condition}`)
-    const store = openSecretStore(join(options.dataDir, 'secrets.json'), shape.secrets, options.operatorToken ? { 'operator-token': options.operatorToken } : {})
+    for (const g of shape.grants)
+      if (g.condition && /secretmanager|cloudtasks|iam\.|run\.|roles\/(owner|editor)|^projects\//.test(g.role))
+        options.say(`note: IAM condition not evaluated locally (grant applies unconditionally): ${g.condition}`)
+    const store = openSecretStore(
+      join(options.dataDir, 'secrets.json'),
+      shape.secrets,
+      options.operatorToken ? { 'operator-token': options.operatorToken } : {},
+    )
 
     // emulators: the ones given, else our own on free ports (stopped by pid on close)
     const started: RunningEmulator[] = []
@@ -104,7 +120,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     const missing = (['firestore', 'pubsub'] as const).filter((k) => (k === 'firestore' ? options.firestoreHost : options.pubsubHost) === null)
     if (missing.length > 0) options.say(`starting the ${missing.join(' and ')} emulator${missing.length > 1 ? 's' : ''} (gcloud)…`)
     started.push(...(await Promise.all(missing.map((k) => startEmulator(k, logDir, options.project)))))
-    const hostOf = (k: 'firestore' | 'pubsub') => (k === 'firestore' ? options.firestoreHost : options.pubsubHost) ?? started.find((e) => e.name === k)!.hostPort
+    const hostOf = (k: 'firestore' | 'pubsub') =>
+      (k === 'firestore' ? options.firestoreHost : options.pubsubHost) ?? started.find((e) => e.name === k)!.hostPort
     const emulators = { firestore: hostOf('firestore'), pubsub: hostOf('pubsub') }
     options.abort?.throwIfAborted()
 
@@ -115,22 +132,42 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     // the Cloud Run service behind a local URL: its invoker grants apply to pushes and tasks
     const cloudRunServiceAt = (url: string) => shape.services.find((s) => url === s.url || url.startsWith(`${s.url}/`))?.name ?? null
     const pushSubscriptions = shape.subscriptions.filter((s) => s.push !== null)
-    const relay = await startPushRelay(pushSubscriptions.map((s) => ({
-      subscription: s.name, target: s.push!.endpoint, service: cloudRunServiceAt(s.push!.endpoint), oidc: s.push!.oidc, ackDeadlineSeconds: s.ackDeadlineSeconds,
-    })), issuer, iam, join(logDir, 'push-relay.log'))
+    const relay = await startPushRelay(
+      pushSubscriptions.map((s) => ({
+        subscription: s.name,
+        target: s.push!.endpoint,
+        service: cloudRunServiceAt(s.push!.endpoint),
+        oidc: s.push!.oidc,
+        ackDeadlineSeconds: s.ackDeadlineSeconds,
+      })),
+      issuer,
+      iam,
+      join(logDir, 'push-relay.log'),
+    )
     closers.push(() => relay.close())
     await createTopicsAndSubscriptions({
-      emulatorHost: emulators.pubsub, project: shape.project, topics: shape.topics, subscriptions: shape.subscriptions,
+      emulatorHost: emulators.pubsub,
+      project: shape.project,
+      topics: shape.topics,
+      subscriptions: shape.subscriptions,
       pushEndpointFor: (name) => relay.endpointFor(name),
     })
 
     const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt })
     closers.push(() => tasks.close())
     for (const q of shape.queues) {
-      tasks.declareQueue(`projects/${shape.project}/locations/${q.location}/queues/${q.name}`, q.rateLimits, q.retryConfig ? {
-        maxAttempts: q.retryConfig.maxAttempts, minBackoffMs: q.retryConfig.minBackoffSeconds * 1000,
-        maxBackoffMs: q.retryConfig.maxBackoffSeconds * 1000, maxDoublings: q.retryConfig.maxDoublings,
-      } : null)
+      tasks.declareQueue(
+        `projects/${shape.project}/locations/${q.location}/queues/${q.name}`,
+        q.rateLimits,
+        q.retryConfig
+          ? {
+              maxAttempts: q.retryConfig.maxAttempts,
+              minBackoffMs: q.retryConfig.minBackoffSeconds * 1000,
+              maxBackoffMs: q.retryConfig.maxBackoffSeconds * 1000,
+              maxDoublings: q.retryConfig.maxDoublings,
+            }
+          : null,
+      )
     }
     const secrets = createSecretManagerStandIn({ project: shape.project, store, iam, log: jsonLog('secret-manager.log') })
     closers.push(() => secrets.close())
@@ -139,7 +176,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     const envs = new Map<string, Record<string, string>>()
     for (const service of shape.services) {
       for (const name of WIRING) {
-        if (name in service.env || name in service.secretEnv) throw new Error(`${service.name}: infra/service-env.tf sets ${name}, which is the local wiring's (or Cloud Run's) to set`)
+        if (name in service.env || name in service.secretEnv)
+          throw new Error(`${service.name}: infra/service-env.tf sets ${name}, which is the local wiring's (or Cloud Run's) to set`)
       }
       const tasksListener = await tasks.listenFor(service.serviceAccount)
       const secretsListener = await secrets.listenFor(service.serviceAccount)
@@ -168,8 +206,9 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     await Promise.all(services.map((s) => waitHealthy(s, 120_000, options.abort)))
 
     let running = true
-    const unexpectedExit = Promise.race(services.map((s) => s.exited.then((r) => ({ service: s.name, ...r }))))
-      .then((r) => (running ? r : new Promise<never>(() => {})))
+    const unexpectedExit = Promise.race(services.map((s) => s.exited.then((r) => ({ service: s.name, ...r })))).then((r) =>
+      running ? r : new Promise<never>(() => {}),
+    )
     return {
       shape,
       logDir,
@@ -187,4 +226,3 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     throw err
   }
 }
-

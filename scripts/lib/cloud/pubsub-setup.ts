@@ -42,7 +42,10 @@ function subscriptionBody(project: string, s: SubscriptionShape, pushEndpoint: s
   }
   if (s.retryPolicy) body.retryPolicy = s.retryPolicy
   if (s.deadLetterPolicy) {
-    body.deadLetterPolicy = { deadLetterTopic: `projects/${project}/topics/${s.deadLetterPolicy.deadLetterTopic}`, maxDeliveryAttempts: s.deadLetterPolicy.maxDeliveryAttempts }
+    body.deadLetterPolicy = {
+      deadLetterTopic: `projects/${project}/topics/${s.deadLetterPolicy.deadLetterTopic}`,
+      maxDeliveryAttempts: s.deadLetterPolicy.maxDeliveryAttempts,
+    }
   }
   if (s.messageRetentionDuration) body.messageRetentionDuration = s.messageRetentionDuration
   if (s.push) {
@@ -62,7 +65,8 @@ export async function createTopicsAndSubscriptions(setup: PubSubSetup): Promise<
   const { emulatorHost: host, project } = setup
   for (const topic of setup.topics) {
     const res = await call(host, 'PUT', `projects/${project}/topics/${topic}`, {})
-    if (res.status !== 200 && res.status !== 409) throw new Error(`Pub/Sub emulator: creating topic ${topic} answered ${res.status} ${JSON.stringify(res.json)}`)
+    if (res.status !== 200 && res.status !== 409)
+      throw new Error(`Pub/Sub emulator: creating topic ${topic} answered ${res.status} ${JSON.stringify(res.json)}`)
   }
   for (const s of setup.subscriptions) {
     const path = `projects/${project}/subscriptions/${s.name}`
@@ -77,7 +81,12 @@ export async function createTopicsAndSubscriptions(setup: PubSubSetup): Promise<
 }
 
 /** Pulls (and acks) up to `max` messages of a pull subscription: decoded data and attributes. */
-export async function pullMessages(host: string, project: string, subscription: string, max = 100): Promise<Array<{ data: string; attributes: Record<string, string> }>> {
+export async function pullMessages(
+  host: string,
+  project: string,
+  subscription: string,
+  max = 100,
+): Promise<Array<{ data: string; attributes: Record<string, string> }>> {
   const path = `projects/${project}/subscriptions/${subscription}`
   const res = await call(host, 'POST', `${path}:pull`, { maxMessages: max, returnImmediately: true })
   if (res.status !== 200) throw new Error(`pull ${subscription} answered ${res.status} ${JSON.stringify(res.json)}`)

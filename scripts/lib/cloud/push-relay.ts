@@ -68,7 +68,12 @@ export async function startPushRelay(routes: RelayRoute[], issuer: OidcIssuer, i
       return
     }
     try {
-      const answer = await fetch(route.target, { method: 'POST', headers, body: new Uint8Array(body), signal: AbortSignal.timeout(route.ackDeadlineSeconds * 1000) })
+      const answer = await fetch(route.target, {
+        method: 'POST',
+        headers,
+        body: new Uint8Array(body),
+        signal: AbortSignal.timeout(route.ackDeadlineSeconds * 1000),
+      })
       const text = await answer.text()
       log({ ...base, status: answer.status, ms: Date.now() - started })
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' })

@@ -15,12 +15,21 @@ export interface SecretManagerStandIn {
   close(): Promise<void>
 }
 
-export function createSecretManagerStandIn(options: { project: string; store: SecretStore; iam: Iam; log?: (line: Record<string, unknown>) => void }): SecretManagerStandIn {
+export function createSecretManagerStandIn(options: {
+  project: string
+  store: SecretStore
+  iam: Iam
+  log?: (line: Record<string, unknown>) => void
+}): SecretManagerStandIn {
   const { project, store, iam } = options
   const listeners: Listener[] = []
   const denied = (res: ServerResponse, account: string, permission: string, resource: string) => {
     options.log?.({ denied: permission, resource, account })
-    sendGoogleError(res, 'PERMISSION_DENIED', `Permission '${permission}' denied for resource '${resource}' (or it may not exist) [caller ${account}; start:cloud checks the IAM grants in infra/]`)
+    sendGoogleError(
+      res,
+      'PERMISSION_DENIED',
+      `Permission '${permission}' denied for resource '${resource}' (or it may not exist) [caller ${account}; start:cloud checks the IAM grants in infra/]`,
+    )
   }
 
   const handle = (account: string) => async (req: import('node:http').IncomingMessage, res: ServerResponse) => {
@@ -30,7 +39,8 @@ export function createSecretManagerStandIn(options: { project: string; store: Se
     if ((m = /^\/v1\/projects\/([^/]+)\/secrets\/([^/:]+)\/versions\/([^/:]+):access$/.exec(path)) && req.method === 'GET') {
       const [, p, secret, v] = m as unknown as [string, string, string, string]
       const resource = `projects/${p}/secrets/${secret}/versions/${v}`
-      if (p !== project || !iam.allows(account, 'secretmanager.versions.access', `secret:${secret}`)) return denied(res, account, 'secretmanager.versions.access', resource)
+      if (p !== project || !iam.allows(account, 'secretmanager.versions.access', `secret:${secret}`))
+        return denied(res, account, 'secretmanager.versions.access', resource)
       if (!store.has(secret)) return sendGoogleError(res, 'NOT_FOUND', `Secret [${resource}] not found.`)
       const found = store.version(secret, v === 'latest' ? 'latest' : Number(v))
       if (!found) return sendGoogleError(res, 'NOT_FOUND', `Secret Version [${resource}] not found.`)
@@ -43,7 +53,8 @@ export function createSecretManagerStandIn(options: { project: string; store: Se
     if ((m = /^\/v1\/projects\/([^/]+)\/secrets\/([^/:]+):addVersion$/.exec(path)) && req.method === 'POST') {
       const [, p, secret] = m as unknown as [string, string, string]
       const resource = `projects/${p}/secrets/${secret}`
-      if (p !== project || !iam.allows(account, 'secretmanager.versions.add', `secret:${secret}`)) return denied(res, account, 'secretmanager.versions.add', resource)
+      if (p !== project || !iam.allows(account, 'secretmanager.versions.add', `secret:${secret}`))
+        return denied(res, account, 'secretmanager.versions.add', resource)
       if (!store.has(secret)) return sendGoogleError(res, 'NOT_FOUND', `Secret [${resource}] not found.`)
       const body = await readJson(req)
       const data = (body.payload as { data?: string } | undefined)?.data
@@ -55,7 +66,8 @@ export function createSecretManagerStandIn(options: { project: string; store: Se
     if ((m = /^\/v1\/projects\/([^/]+)\/secrets\/([^/:]+)$/.exec(path)) && req.method === 'GET') {
       const [, p, secret] = m as unknown as [string, string, string]
       const resource = `projects/${p}/secrets/${secret}`
-      if (p !== project || !iam.allows(account, 'secretmanager.secrets.get', `secret:${secret}`)) return denied(res, account, 'secretmanager.secrets.get', resource)
+      if (p !== project || !iam.allows(account, 'secretmanager.secrets.get', `secret:${secret}`))
+        return denied(res, account, 'secretmanager.secrets.get', resource)
       if (!store.has(secret)) return sendGoogleError(res, 'NOT_FOUND', `Secret [${resource}] not found.`)
       return sendJson(res, 200, { name: resource, replication: { automatic: {} } })
     }
@@ -63,7 +75,8 @@ export function createSecretManagerStandIn(options: { project: string; store: Se
       const [, p] = m as unknown as [string, string]
       const secret = url.searchParams.get('secretId') ?? ''
       // secrets are Terraform's: creating one needs secretmanager.secrets.create on the project
-      if (p !== project || !iam.allows(account, 'secretmanager.secrets.create', 'project')) return denied(res, account, 'secretmanager.secrets.create', `projects/${p}`)
+      if (p !== project || !iam.allows(account, 'secretmanager.secrets.create', 'project'))
+        return denied(res, account, 'secretmanager.secrets.create', `projects/${p}`)
       if (store.has(secret)) return sendGoogleError(res, 'ALREADY_EXISTS', `Secret [projects/${p}/secrets/${secret}] already exists.`)
       return sendGoogleError(res, 'FAILED_PRECONDITION', `start:cloud serves only the secrets infra/ declares; ${secret} is not one`)
     }

@@ -56,7 +56,10 @@ export function openSecretStore(file: string, declared: string[], runOverrides: 
   for (const secret of declared) {
     if (data[secret]?.length) continue
     const generate = GENERATORS[secret]
-    if (!generate) throw new Error(`secret ${secret} is declared in infra/ but start:cloud does not know how to generate its first version (scripts/lib/cloud/secret-store.ts)`)
+    if (!generate)
+      throw new Error(
+        `secret ${secret} is declared in infra/ but start:cloud does not know how to generate its first version (scripts/lib/cloud/secret-store.ts)`,
+      )
     data = { ...data, [secret]: [{ data: generate(), createTime: new Date().toISOString() }] }
     changed = true
   }

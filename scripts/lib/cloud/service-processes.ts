@@ -29,7 +29,9 @@ function imageEntryPoint(root: string, service: string): string {
   const cmd = /^CMD\s+\[\s*"node"\s*,\s*"main\.mjs"\s*\]\s*$/m.test(dockerfile)
   const entry = /printf\s+'import\s+"\.\/([^"]*%s[^"]*)"\\n'\s+"\$\{SERVICE\}"\s*>\s*\/app\/main\.mjs/.exec(dockerfile)
   if (!cmd || !entry) {
-    throw new Error('Dockerfile: start:cloud expects CMD ["node", "main.mjs"] with main.mjs importing services/<SERVICE>/…; it cannot tell what the image runs now (scripts/lib/cloud/service-processes.ts)')
+    throw new Error(
+      'Dockerfile: start:cloud expects CMD ["node", "main.mjs"] with main.mjs importing services/<SERVICE>/…; it cannot tell what the image runs now (scripts/lib/cloud/service-processes.ts)',
+    )
   }
   const script = entry[1]!.replace('%s', service)
   if (!existsSync(join(root, script))) throw new Error(`Dockerfile: the image of ${service} runs ${script}, which does not exist`)
@@ -109,7 +111,9 @@ export async function waitHealthy(p: ServiceProcess, timeoutMs: number, abort?: 
     abort?.throwIfAborted()
     if (gone) {
       const { code, signal } = await p.exited
-      throw new Error(`${p.name} exited with ${signal ? `signal ${signal}` : `code ${code}`} before it answered /healthz:\n${whyItStopped(p.logFile)}\n(full log: ${p.logFile})`)
+      throw new Error(
+        `${p.name} exited with ${signal ? `signal ${signal}` : `code ${code}`} before it answered /healthz:\n${whyItStopped(p.logFile)}\n(full log: ${p.logFile})`,
+      )
     }
     try {
       const res = await fetch(`http://127.0.0.1:${p.port}/healthz`, { signal: AbortSignal.timeout(2000) })

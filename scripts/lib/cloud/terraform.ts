@@ -43,7 +43,9 @@ interface ParsedModule {
 
 async function parseModule(dir: string): Promise<ParsedModule> {
   const out: ParsedModule = { dir, locals: new Map(), variables: new Map(), resources: {}, data: {}, ephemeral: {} }
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.tf')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.tf'))
+    .sort()) {
     const json = (await parse(file, readFileSync(join(dir, file), 'utf8'))) as Record<string, unknown>
     for (const [kind, value] of Object.entries(json)) {
       if (kind === 'locals') {
@@ -202,7 +204,13 @@ export async function loadTerraform(dir: string, inputs: TerraformInputs): Promi
   }
 
   /** One block body's attribute as a value (`each` set for for_each instances). */
-  function instanceAttrs(kind: string, type: string, name: string, body: Record<string, Raw>, each: { key: HclValue; value: HclValue } | undefined, label: string): LazyObject {
+  function instanceAttrs(
+    kind: string,
+    type: string,
+    body: Record<string, Raw>,
+    each: { key: HclValue; value: HclValue } | undefined,
+    label: string,
+  ): LazyObject {
     const obj: LazyObject = new LazyObject(label, (attr) => {
       const fake = computed(type, attr, (a) => obj.get(a), kind === 'data' ? '' : project(), inputs.projectNumber)
       if (fake !== undefined) return fake
@@ -234,14 +242,14 @@ export async function loadTerraform(dir: string, inputs: TerraformInputs): Promi
     const label = `${kind === 'resource' ? '' : `${kind}.`}${type}.${name}`
     return memo(`${kind}:${type}.${name}`, () => {
       if (Object.hasOwn(body, 'count')) throw new HclError(`${label}: count is not supported (use for_each)`)
-      if (!Object.hasOwn(body, 'for_each')) return instanceAttrs(kind, type, name, body, undefined, label)
+      if (!Object.hasOwn(body, 'for_each')) return instanceAttrs(kind, type, body, undefined, label)
       const collection = raw(body.for_each, undefined, `${label}.for_each`)
       const out: Record<string, HclValue> = {}
       for (const [k, v] of iterate(collection, `${label}.for_each`)) {
         // for_each over a set: key and value are the element; over a map: the key and its value
         const key = Array.isArray(collection) ? v : k
         if (typeof key !== 'string') throw new HclError(`${label}.for_each: keys must be strings`)
-        out[key] = instanceAttrs(kind, type, name, body, { key, value: v }, `${label}[${JSON.stringify(key)}]`)
+        out[key] = instanceAttrs(kind, type, body, { key, value: v }, `${label}[${JSON.stringify(key)}]`)
       }
       return out
     })

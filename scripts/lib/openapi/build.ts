@@ -27,7 +27,10 @@ interface OpenApiDoc {
 }
 
 /** the hosts of the interface and the service that serves each (the worker and dispatcher serve only Google) */
-const HOSTS: ReadonlyArray<[Host, ServiceDefinition]> = [['portal', portalApi], ['edge', edgeIngest]]
+const HOSTS: ReadonlyArray<[Host, ServiceDefinition]> = [
+  ['portal', portalApi],
+  ['edge', edgeIngest],
+]
 
 /**
  * The OpenAPI 3.1.0 description of the whole interface, generated from the route schemas of the
@@ -54,7 +57,10 @@ export async function buildOpenApiDocument(): Promise<object> {
     },
   }
   const dir = mkdtempSync(join(tmpdir(), 'lsv-openapi-'))
-  const deps = await createPlatformDeps(loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded' }), pino({ level: 'silent' }))
+  const deps = await createPlatformDeps(
+    loadConfig({ NODE_ENV: 'test', DATA_DIR: dir, STORE_BACKEND: 'embedded', QUEUE_BACKEND: 'embedded' }),
+    pino({ level: 'silent' }),
+  )
   const hostOf = new Map<string, Host>()
   const apps: App[] = []
   try {

@@ -6,8 +6,13 @@
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) that receiver libraries read.
  */
 
-const header = (name: string, description: string, schema: Record<string, unknown> = { type: 'string' }) =>
-  ({ name, in: 'header', required: true, description, schema })
+const header = (name: string, description: string, schema: Record<string, unknown> = { type: 'string' }) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema,
+})
 
 export function outboundWebhooks(): Record<string, unknown> {
   return {
@@ -17,14 +22,17 @@ export function outboundWebhooks(): Record<string, unknown> {
         tags: ['outbound webhook'],
         summary: '`visitor.identified` (v2, opt-in per integration through `payload_version`)',
         description:
-          'Sent by POST to the customer endpoint of an integration whose `payload_version` selects v2 when a visitor is identified. Status 200 acknowledges the delivery; anything else is retried (docs/webhooks.md). '
-          + 'The request carries no credential: the receiver authenticates it by verifying the signature (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<exact body bytes>` with the integration\'s signing secret, Standard Webhooks).',
+          'Sent by POST to the customer endpoint of an integration whose `payload_version` selects v2 when a visitor is identified. Status 200 acknowledges the delivery; anything else is retried (docs/webhooks.md). ' +
+          "The request carries no credential: the receiver authenticates it by verifying the signature (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<exact body bytes>` with the integration's signing secret, Standard Webhooks).",
         // no credential scheme: authenticity comes from the signature headers below
         security: [],
         parameters: [
           header('webhook-id', 'Standard Webhooks message id; equal to the body `id` (the visit-event id), the same on every retry'),
           header('webhook-timestamp', 'Standard Webhooks timestamp: Unix seconds when this attempt was signed', { type: 'string', pattern: '^[0-9]+$' }),
-          header('webhook-signature', 'Standard Webhooks signature: `v1,<base64 HMAC-SHA256>`, several space-separated during a secret rotation', { type: 'string', pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$' }),
+          header('webhook-signature', 'Standard Webhooks signature: `v1,<base64 HMAC-SHA256>`, several space-separated during a secret rotation', {
+            type: 'string',
+            pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$',
+          }),
           header('X-Service-Signature', 'signature over the exact body bytes; the same value as `webhook-signature`'),
           header('X-Service-Idempotency-Key', 'equal to the body `id` (the visit-event id)'),
         ],

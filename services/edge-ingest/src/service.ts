@@ -3,4 +3,9 @@ import type { ServiceDefinition } from '@lsv/shared/platform/serve.ts'
 /** edge-ingest as the composition root runs it (server.ts, the local stack, the OpenAPI generator). */
 // the app (fastify, routes, schemas) is loaded when built: a background thread of the local
 // stack and the process itself load their modules at the same time instead of one after the other
-export const edgeIngest: ServiceDefinition = { name: 'edge-ingest', defaultPort: 8080, localPortVariable: 'EDGE_PORT', build: async (deps, options) => (await import('./app.ts')).buildApp(deps, options) }
+export const edgeIngest: ServiceDefinition = {
+  name: 'edge-ingest',
+  defaultPort: 8080,
+  localPortVariable: 'EDGE_PORT',
+  build: async (deps, options) => (await import('./app.ts')).buildApp(deps, options),
+}

@@ -6,7 +6,12 @@ import { registerBatchPushRoutes } from './routes/batches-push.ts'
 
 /** Upsert worker: Pub/Sub push endpoint for contact batches (production); health. */
 export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): Promise<App> {
-  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 12 * 1024 * 1024, gcpProject: deps.config.gcpProject, readiness: serviceReadiness(deps, ['tenants', 'contacts', 'queue']) })
+  const app = buildBaseApp({
+    logger: deps.logger,
+    bodyLimit: 12 * 1024 * 1024,
+    gcpProject: deps.config.gcpProject,
+    readiness: serviceReadiness(deps, ['tenants', 'contacts', 'queue']),
+  })
   await options.beforeRoutes?.(app)
   registerBatchPushRoutes(app, deps)
   return app

@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import { type HandlerResult, type QueueMessage } from '@lsv/shared/ports/queue.ts'
+import type { HandlerResult, QueueMessage } from '@lsv/shared/ports/queue.ts'
 import { deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
@@ -54,15 +54,14 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     }
   }
 
-  const given = [
-    ...result.unstorable.map((k) => ({ k, reason: 'record too large to store' })),
-    ...result.failed.map((f) => ({ k: f.index, reason: f.error })),
-  ]
+  const given = [...result.unstorable.map((k) => ({ k, reason: 'record too large to store' })), ...result.failed.map((f) => ({ k: f.index, reason: f.error }))]
   if (given.length > 0) {
     const records = given.map((g) => batch.records[g.k]!)
     const indexes = given.map((g) => batch.indexes[g.k]!)
-    log.error({ records: given.length, indexes: indexes.slice(0, 20), reasons: [...new Set(given.map((g) => g.reason))].slice(0, 5) },
-      'batch records can never be stored: dead-lettered')
+    log.error(
+      { records: given.length, indexes: indexes.slice(0, 20), reasons: [...new Set(given.map((g) => g.reason))].slice(0, 5) },
+      'batch records can never be stored: dead-lettered',
+    )
     await deps.queue.publish(DEAD_LETTER_TOPIC, deadLetterBody(batch.shape, records), {
       ...batchAttributes(batch, indexes),
       'x-dead-letter-reason': given[0]!.reason.slice(0, 200),
@@ -72,10 +71,15 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
   }
 
   await publishChangeRows(deps, result.changed, batch.receivedAt)
-  log.info({
-    records: result.records, upserted: result.upserted, withoutAnchor: result.withoutAnchor,
-    changed: result.changed.length, deadLettered: given.length,
-  }, 'batch upserted')
+  log.info(
+    {
+      records: result.records,
+      upserted: result.upserted,
+      withoutAnchor: result.withoutAnchor,
+      changed: result.changed.length,
+      deadLettered: given.length,
+    },
+    'batch upserted',
+  )
   return 'ack'
 }
-

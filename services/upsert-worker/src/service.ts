@@ -8,6 +8,9 @@ export const upsertWorker: ServiceDefinition = {
   // the app (fastify, routes, schemas) and the background are loaded when needed, where they
   // run: the local stack starts its background threads first, and they load their modules while
   // the main thread loads the apps
-  name: 'upsert-worker', defaultPort: 8082, localPortVariable: 'UPSERT_WORKER_PORT', build: async (deps, options) => (await import('./app.ts')).buildApp(deps, options),
+  name: 'upsert-worker',
+  defaultPort: 8082,
+  localPortVariable: 'UPSERT_WORKER_PORT',
+  build: async (deps, options) => (await import('./app.ts')).buildApp(deps, options),
   backgroundModule: new URL('./background.ts', import.meta.url).href,
 }

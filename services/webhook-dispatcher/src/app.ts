@@ -7,7 +7,12 @@ import { registerVisitPushRoutes } from './routes/visits-push.ts'
 
 /** Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint. */
 export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): Promise<App> {
-  const app = buildBaseApp({ logger: deps.logger, bodyLimit: 1024 * 1024, gcpProject: deps.config.gcpProject, readiness: serviceReadiness(deps, ['tenants', 'queue']) })
+  const app = buildBaseApp({
+    logger: deps.logger,
+    bodyLimit: 1024 * 1024,
+    gcpProject: deps.config.gcpProject,
+    readiness: serviceReadiness(deps, ['tenants', 'queue']),
+  })
   await options.beforeRoutes?.(app)
   registerTaskRoutes(app, deps)
   registerVisitPushRoutes(app, deps)

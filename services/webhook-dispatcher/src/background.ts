@@ -17,9 +17,11 @@ export async function background(deps: PlatformDeps, plan: BackgroundPlan): Prom
   const started: Background[] = []
   if (plan.taskRunner) {
     const handler = createDeliveryTaskHandler(deps)
-    started.push(await deps.tasks.start(async (payload) => {
-      await handler(payload)
-    }))
+    started.push(
+      await deps.tasks.start(async (payload) => {
+        await handler(payload)
+      }),
+    )
   }
   if (plan.pull.includes('visit-events')) {
     started.push(await deps.queue.subscribe('visit-events', createVisitMessageHandler(deps), { maxInFlight: VISIT_MAX_IN_FLIGHT }))

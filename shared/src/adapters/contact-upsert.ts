@@ -42,8 +42,11 @@ export const errorText = (err: unknown): string => (err instanceof Error ? err.m
  * its own input; the following inputs see the state before it.
  */
 export function applyGroup(
-  accountId: string, group: DocGroup, existing: ContactRecord | null,
-  inputs: readonly ContactUpsertInput[], merge: MergeFn,
+  accountId: string,
+  group: DocGroup,
+  existing: ContactRecord | null,
+  inputs: readonly ContactUpsertInput[],
+  merge: MergeFn,
 ): AppliedGroup {
   let current = existing
   let changed = false

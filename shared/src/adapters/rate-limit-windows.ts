@@ -42,8 +42,12 @@ export class ExhaustionMemo {
  * now exhausted.
  */
 export function decide(
-  admitted: boolean, counts: readonly number[], slots: readonly WindowSlot[], memoKeys: readonly string[],
-  memo: ExhaustionMemo, nowMs: number,
+  admitted: boolean,
+  counts: readonly number[],
+  slots: readonly WindowSlot[],
+  memoKeys: readonly string[],
+  memo: ExhaustionMemo,
+  nowMs: number,
 ): RateLimitDecision {
   let refusedBy = -1
   for (let i = 0; i < slots.length; i++) {

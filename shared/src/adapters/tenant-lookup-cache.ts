@@ -5,13 +5,31 @@ import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups
 const DEFAULT_MAX_ENTRIES = 20_000
 
 const WRITES = [
-  'createAccount', 'updateAccount', 'createConnection', 'updateConnection', 'createApiKey', 'updateApiKey',
-  'putLocation', 'updateLocation', 'createCustomField', 'createIntegration', 'updateIntegration', 'deleteAccountData',
+  'createAccount',
+  'updateAccount',
+  'createConnection',
+  'updateConnection',
+  'createApiKey',
+  'updateApiKey',
+  'putLocation',
+  'updateLocation',
+  'createCustomField',
+  'createIntegration',
+  'updateIntegration',
+  'deleteAccountData',
 ] as const satisfies ReadonlyArray<keyof TenantStore>
 
 const LOOKUPS = [
-  'getAccount', 'getAccountByPublicId', 'getApiKeyByHash', 'getConnection', 'listConnections',
-  'getLocation', 'findLocationByTokenHash', 'listCustomFields', 'getIntegration', 'listIntegrations',
+  'getAccount',
+  'getAccountByPublicId',
+  'getApiKeyByHash',
+  'getConnection',
+  'listConnections',
+  'getLocation',
+  'findLocationByTokenHash',
+  'listCustomFields',
+  'getIntegration',
+  'listIntegrations',
 ] as const satisfies ReadonlyArray<keyof TenantLookups>
 
 /** every write of the port is listed (a new write method must clear the cache: the compiler says so) */
@@ -68,19 +86,22 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
     const shared = loading.get(key)
     if (shared) return shared as Promise<T>
     const started = generation
-    const promise = load().then((value) => {
-      if (generation === started) {
-        loading.delete(key)
-        if (value !== null) {
-          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-          entries.set(key, deepFreeze(value))
+    const promise = load().then(
+      (value) => {
+        if (generation === started) {
+          loading.delete(key)
+          if (value !== null) {
+            if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
+            entries.set(key, deepFreeze(value))
+          }
         }
-      }
-      return value
-    }, (err: unknown) => {
-      if (generation === started) loading.delete(key)
-      throw err
-    })
+        return value
+      },
+      (err: unknown) => {
+        if (generation === started) loading.delete(key)
+        throw err
+      },
+    )
     loading.set(key, promise)
     return promise
   }

@@ -107,10 +107,16 @@ export function port(env: Env, name: PortVariable, fallback: number): number {
 }
 
 const BACKEND_VARIABLE = {
-  store: 'STORE_BACKEND', queue: 'QUEUE_BACKEND', tasks: 'TASKS_BACKEND', secrets: 'SECRETS_BACKEND',
+  store: 'STORE_BACKEND',
+  queue: 'QUEUE_BACKEND',
+  tasks: 'TASKS_BACKEND',
+  secrets: 'SECRETS_BACKEND',
 } as const satisfies Record<Backend, keyof Environment>
 const PRODUCTION_BACKEND = {
-  store: 'firestore', queue: 'pubsub', tasks: 'cloudtasks', secrets: 'secretmanager',
+  store: 'firestore',
+  queue: 'pubsub',
+  tasks: 'cloudtasks',
+  secrets: 'secretmanager',
 } as const satisfies Record<Backend, string>
 
 /** The host of a host:port or of a URL, for the loopback check. */
@@ -125,7 +131,10 @@ function hostOf(value: string): string {
  */
 function checkLocalWiring(v: Environment, production: boolean): void {
   if (v.LOCAL_WIRING && v.K_SERVICE) {
-    throw new ConfigError('LOCAL_WIRING', `must not be set on Cloud Run (K_SERVICE is "${v.K_SERVICE}"): it is for running the deployed shape on this machine only`)
+    throw new ConfigError(
+      'LOCAL_WIRING',
+      `must not be set on Cloud Run (K_SERVICE is "${v.K_SERVICE}"): it is for running the deployed shape on this machine only`,
+    )
   }
   for (const name of LOCAL_WIRING_VARIABLES) {
     const value = v[name]
@@ -155,7 +164,7 @@ function pair(env: Env, a: keyof Environment, b: keyof Environment): void {
 
 /** What each public origin is written into, for the production message. */
 const PUBLIC_ORIGIN_USE = {
-  PORTAL_BASE_URL: 'links, sign-in URLs and a Contact\'s `links`',
+  PORTAL_BASE_URL: "links, sign-in URLs and a Contact's `links`",
   EDGE_BASE_URL_TEMPLATE: 'account and connection views (edge_base_url, webhook_url)',
 } as const
 
@@ -188,7 +197,10 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
       if (selected[backend] !== PRODUCTION_BACKEND[backend]) {
         const variable = BACKEND_VARIABLE[backend]
         const how = env[variable] ? `is "${env[variable]}"` : 'is not set (the default is embedded)'
-        throw new ConfigError(variable, `${how}: the embedded adapters are for local development only; ${who} needs ${variable}=${PRODUCTION_BACKEND[backend]} in production`)
+        throw new ConfigError(
+          variable,
+          `${how}: the embedded adapters are for local development only; ${who} needs ${variable}=${PRODUCTION_BACKEND[backend]} in production`,
+        )
       }
     }
   }
@@ -200,12 +212,16 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
   }
   const store: StoreSelection = selected.store === 'firestore' ? { storeBackend: 'firestore', gcpProject: projectFor() } : { storeBackend: 'embedded' }
   const queue: QueueSelection = selected.queue === 'pubsub' ? { queueBackend: 'pubsub', gcpProject: projectFor() } : { queueBackend: 'embedded' }
-  const secrets: SecretsSelection = selected.secrets === 'secretmanager' ? { secretsBackend: 'secretmanager', gcpProject: projectFor() } : { secretsBackend: 'embedded' }
+  const secrets: SecretsSelection =
+    selected.secrets === 'secretmanager' ? { secretsBackend: 'secretmanager', gcpProject: projectFor() } : { secretsBackend: 'embedded' }
   if (selected.tasks === 'cloudtasks') projectFor()
   if (production) {
     for (const name of needs.publicOrigins) {
       if (v[name] === undefined) {
-        throw new ConfigError(name, `is required in production: ${who} writes it into ${PUBLIC_ORIGIN_USE[name]}, and the local default (localhost) would hand out an address nobody can reach`)
+        throw new ConfigError(
+          name,
+          `is required in production: ${who} writes it into ${PUBLIC_ORIGIN_USE[name]}, and the local default (localhost) would hand out an address nobody can reach`,
+        )
       }
     }
   }

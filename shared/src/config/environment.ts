@@ -65,9 +65,8 @@ function oneOf<const V extends string[]>(values: readonly [...V], doc: Doc) {
 }
 
 function bool(doc: Doc) {
-  return Type.Decode(
-    Type.String({ pattern: anyCase([...TRUE_WORDS, ...FALSE_WORDS]), ...annotations('true or false', doc) }),
-    (raw) => TRUE_WORDS.includes(raw.toLowerCase()),
+  return Type.Decode(Type.String({ pattern: anyCase([...TRUE_WORDS, ...FALSE_WORDS]), ...annotations('true or false', doc) }), (raw) =>
+    TRUE_WORDS.includes(raw.toLowerCase()),
   )
 }
 
@@ -95,11 +94,17 @@ function hostPort(doc: Doc) {
 }
 
 function port(doc: Doc) {
-  return Type.Decode(Type.Refine(Type.String({ pattern: '^[0-9]{1,5}$', ...annotations('a TCP port 0..65535', doc) }), (raw) => Number(raw) <= 65535), Number)
+  return Type.Decode(
+    Type.Refine(Type.String({ pattern: '^[0-9]{1,5}$', ...annotations('a TCP port 0..65535', doc) }), (raw) => Number(raw) <= 65535),
+    Number,
+  )
 }
 
 function positiveNumber(doc: Doc) {
-  return Type.Decode(Type.Refine(Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', ...annotations('a positive number', doc) }), (raw) => Number(raw) > 0), Number)
+  return Type.Decode(
+    Type.Refine(Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', ...annotations('a positive number', doc) }), (raw) => Number(raw) > 0),
+    Number,
+  )
 }
 
 function instant(doc: Doc) {
@@ -121,124 +126,231 @@ const using = servicesWhere
 /** Every variable, in the order of the README table. */
 export const ENVIRONMENT = Type.Object({
   NODE_ENV: oneOf(['development', 'production', 'test'], {
-    readers: ALL, default: 'development',
-    description: '`production`: each backend a service uses must be the Google one, the identities of its internal routes and its public origins must be set, local-only variables are refused',
+    readers: ALL,
+    default: 'development',
+    description:
+      '`production`: each backend a service uses must be the Google one, the identities of its internal routes and its public origins must be set, local-only variables are refused',
   }),
-  LOG_LEVEL: Type.Optional(oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
-    readers: ALL, defaultText: '`info` (`silent` under `NODE_ENV=test`)',
-    description: 'pino level; JSON lines in Cloud Logging\'s shape, pretty on a terminal',
-  })),
+  LOG_LEVEL: Type.Optional(
+    oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+      readers: ALL,
+      defaultText: '`info` (`silent` under `NODE_ENV=test`)',
+      description: "pino level; JSON lines in Cloud Logging's shape, pretty on a terminal",
+    }),
+  ),
   DATA_DIR: text('a folder', { readers: ALL, default: '.data', description: 'folder of the embedded adapters (SQLite database, secrets files)' }),
-  STORE_BACKEND: Type.Optional(oneOf(['embedded', 'firestore'], {
-    readers: using((n) => n.backends.includes('store')), defaultText: '`embedded` (`firestore` when `FIRESTORE_EMULATOR_HOST` is set)',
-    description: 'contact and tenant stores, rate limits, portal sessions',
-  })),
-  QUEUE_BACKEND: Type.Optional(oneOf(['embedded', 'pubsub'], {
-    readers: using((n) => n.backends.includes('queue')), defaultText: '`embedded` (`pubsub` when `PUBSUB_EMULATOR_HOST` is set)',
-    description: 'message queue (contact batches, visit events, contact changes)',
-  })),
+  STORE_BACKEND: Type.Optional(
+    oneOf(['embedded', 'firestore'], {
+      readers: using((n) => n.backends.includes('store')),
+      defaultText: '`embedded` (`firestore` when `FIRESTORE_EMULATOR_HOST` is set)',
+      description: 'contact and tenant stores, rate limits, portal sessions',
+    }),
+  ),
+  QUEUE_BACKEND: Type.Optional(
+    oneOf(['embedded', 'pubsub'], {
+      readers: using((n) => n.backends.includes('queue')),
+      defaultText: '`embedded` (`pubsub` when `PUBSUB_EMULATOR_HOST` is set)',
+      description: 'message queue (contact batches, visit events, contact changes)',
+    }),
+  ),
   TASKS_BACKEND: oneOf(['embedded', 'cloudtasks'], {
-    readers: using((n) => n.backends.includes('tasks')), default: 'embedded',
+    readers: using((n) => n.backends.includes('tasks')),
+    default: 'embedded',
     description: 'webhook delivery scheduler; `cloudtasks` needs `DISPATCHER_URL` and `TASKS_SERVICE_ACCOUNT`',
   }),
   SECRETS_BACKEND: oneOf(['embedded', 'secretmanager'], {
-    readers: using((n) => n.backends.includes('secrets')), default: 'embedded',
-    description: 'where `link-signing-keys`, `operator-token` and `key-pepper` are kept: files in `DATA_DIR/secrets` (created on first use), or Secret Manager (provisioned by Terraform)',
+    readers: using((n) => n.backends.includes('secrets')),
+    default: 'embedded',
+    description:
+      'where `link-signing-keys`, `operator-token` and `key-pepper` are kept: files in `DATA_DIR/secrets` (created on first use), or Secret Manager (provisioned by Terraform)',
   }),
-  GOOGLE_CLOUD_PROJECT: Type.Optional(text('a Google Cloud project id', {
-    readers: ALL, description: 'required when any Google Cloud backend is selected',
-  }, '^[a-z][a-z0-9-]{4,29}$')),
-  GOOGLE_CLOUD_REGION: text('a Google Cloud region', {
-    readers: using((n) => n.backends.includes('tasks')), default: 'europe-west1', description: 'Cloud Tasks location',
-  }, '^[a-z]+-[a-z]+\\d+$'),
-  EDGE_DOMAIN: text('a domain name', {
-    readers: ['edge-ingest'], default: 'edge.localhost',
-    description: 'tenants call `<public_id>.<EDGE_DOMAIN>`; the edge finds the account from the Host',
-  }, '^[a-z0-9.-]+$'),
-  EDGE_BASE_URL_TEMPLATE: Type.Optional(origin({
-    readers: using((n) => n.publicOrigins.includes('EDGE_BASE_URL_TEMPLATE')), defaultText: '`http://{public_id}.<EDGE_DOMAIN>:<EDGE_PORT>`; required in production',
-    description: 'absolute edge origin of an account (`{public_id}` replaced) in account and connection views and webhook URLs',
-  })),
-  PORTAL_BASE_URL: Type.Optional(origin({
-    readers: using((n) => n.publicOrigins.includes('PORTAL_BASE_URL')), defaultText: '`http://localhost:<PORTAL_PORT>`; required in production',
-    description: 'absolute portal origin in links, sign-in URLs and a Contact\'s `links`',
-  })),
-  OPERATOR_TOKEN: Type.Optional(text('a token', {
-    readers: using((n) => n.envSecrets.includes('OPERATOR_TOKEN')), defaultText: 'from the secrets backend (`operator-token`, generated on first use when file-backed)',
-    description: 'management API bearer token; in Cloud Run from Secret Manager `operator-token`',
-  })),
-  KEY_PEPPER: Type.Optional(text('a secret', {
-    readers: using((n) => n.envSecrets.includes('KEY_PEPPER')), defaultText: 'from the secrets backend (`key-pepper`, generated on first use when file-backed)',
-    description: 'HMAC key of API key and source token hashes; in Cloud Run from Secret Manager `key-pepper`',
-  })),
-  PARTNERCRM_TOKEN_CUTOVER: Type.Optional(instant({
-    readers: ['edge-ingest', 'portal-api'], defaultText: 'unset (token-less calls accepted, flagged)',
-    description: 'instant after which token-less partner CRM calls answer 401',
-  })),
-  WEBHOOK_ENDPOINT_RATE: positiveNumber({
-    readers: using((n) => n.createsTasks), default: '100',
-    description: 'deliveries per second to one webhook endpoint (its task queue\'s rate; at most 500 with Cloud Tasks); Terraform `var.webhook_endpoint_rate`',
-  }),
-  TRUSTED_PROXY_HOPS: Type.Decode(Type.String({
-    pattern: '^(?:[0-9]|10)$',
-    ...annotations('an integer 0..10', {
-      readers: ['edge-ingest', 'portal-api'], default: '0',
-      description: 'proxies in front of the service whose `X-Forwarded-For` entries are believed (0: the socket\'s peer is the client; behind the load balancer and Cloud Run: 2)',
+  GOOGLE_CLOUD_PROJECT: Type.Optional(
+    text(
+      'a Google Cloud project id',
+      {
+        readers: ALL,
+        description: 'required when any Google Cloud backend is selected',
+      },
+      '^[a-z][a-z0-9-]{4,29}$',
+    ),
+  ),
+  GOOGLE_CLOUD_REGION: text(
+    'a Google Cloud region',
+    {
+      readers: using((n) => n.backends.includes('tasks')),
+      default: 'europe-west1',
+      description: 'Cloud Tasks location',
+    },
+    '^[a-z]+-[a-z]+\\d+$',
+  ),
+  EDGE_DOMAIN: text(
+    'a domain name',
+    {
+      readers: ['edge-ingest'],
+      default: 'edge.localhost',
+      description: 'tenants call `<public_id>.<EDGE_DOMAIN>`; the edge finds the account from the Host',
+    },
+    '^[a-z0-9.-]+$',
+  ),
+  EDGE_BASE_URL_TEMPLATE: Type.Optional(
+    origin({
+      readers: using((n) => n.publicOrigins.includes('EDGE_BASE_URL_TEMPLATE')),
+      defaultText: '`http://{public_id}.<EDGE_DOMAIN>:<EDGE_PORT>`; required in production',
+      description: 'absolute edge origin of an account (`{public_id}` replaced) in account and connection views and webhook URLs',
     }),
-  }), Number),
-  PUSH_AUDIENCE: Type.Optional(text('an audience (the service\'s Cloud Run URL)', {
-    readers: using((n) => n.pushRoutes), defaultText: 'unset: loopback callers only; required in production',
-    description: '`/pubsub/*` accept only an ID token with this `aud` (and `PUSH_SERVICE_ACCOUNT`\'s email)',
-  })),
-  PUSH_SERVICE_ACCOUNT: Type.Optional(text('an email address', {
-    readers: using((n) => n.pushRoutes), defaultText: 'unset: loopback callers only; required in production',
-    description: 'the service account whose ID tokens Pub/Sub push presents on `/pubsub/*`',
-  }, EMAIL)),
-  DISPATCHER_URL: Type.Optional(origin({
-    readers: using((n) => n.taskRoute || n.createsTasks), defaultText: 'unset: loopback callers only; required in production',
-    description: 'webhook-dispatcher origin: tasks target `DISPATCHER_URL/tasks/deliver` with it as the OIDC audience, which `/tasks/deliver` checks',
-  })),
-  TASKS_SERVICE_ACCOUNT: Type.Optional(text('an email address', {
-    readers: using((n) => n.taskRoute || n.createsTasks), defaultText: 'unset: loopback callers only; required in production',
-    description: 'the identity of the ID token each task carries (and the only one `/tasks/deliver` accepts)',
-  }, EMAIL)),
+  ),
+  PORTAL_BASE_URL: Type.Optional(
+    origin({
+      readers: using((n) => n.publicOrigins.includes('PORTAL_BASE_URL')),
+      defaultText: '`http://localhost:<PORTAL_PORT>`; required in production',
+      description: "absolute portal origin in links, sign-in URLs and a Contact's `links`",
+    }),
+  ),
+  OPERATOR_TOKEN: Type.Optional(
+    text('a token', {
+      readers: using((n) => n.envSecrets.includes('OPERATOR_TOKEN')),
+      defaultText: 'from the secrets backend (`operator-token`, generated on first use when file-backed)',
+      description: 'management API bearer token; in Cloud Run from Secret Manager `operator-token`',
+    }),
+  ),
+  KEY_PEPPER: Type.Optional(
+    text('a secret', {
+      readers: using((n) => n.envSecrets.includes('KEY_PEPPER')),
+      defaultText: 'from the secrets backend (`key-pepper`, generated on first use when file-backed)',
+      description: 'HMAC key of API key and source token hashes; in Cloud Run from Secret Manager `key-pepper`',
+    }),
+  ),
+  PARTNERCRM_TOKEN_CUTOVER: Type.Optional(
+    instant({
+      readers: ['edge-ingest', 'portal-api'],
+      defaultText: 'unset (token-less calls accepted, flagged)',
+      description: 'instant after which token-less partner CRM calls answer 401',
+    }),
+  ),
+  WEBHOOK_ENDPOINT_RATE: positiveNumber({
+    readers: using((n) => n.createsTasks),
+    default: '100',
+    description: "deliveries per second to one webhook endpoint (its task queue's rate; at most 500 with Cloud Tasks); Terraform `var.webhook_endpoint_rate`",
+  }),
+  TRUSTED_PROXY_HOPS: Type.Decode(
+    Type.String({
+      pattern: '^(?:[0-9]|10)$',
+      ...annotations('an integer 0..10', {
+        readers: ['edge-ingest', 'portal-api'],
+        default: '0',
+        description:
+          "proxies in front of the service whose `X-Forwarded-For` entries are believed (0: the socket's peer is the client; behind the load balancer and Cloud Run: 2)",
+      }),
+    }),
+    Number,
+  ),
+  PUSH_AUDIENCE: Type.Optional(
+    text("an audience (the service's Cloud Run URL)", {
+      readers: using((n) => n.pushRoutes),
+      defaultText: 'unset: loopback callers only; required in production',
+      description: "`/pubsub/*` accept only an ID token with this `aud` (and `PUSH_SERVICE_ACCOUNT`'s email)",
+    }),
+  ),
+  PUSH_SERVICE_ACCOUNT: Type.Optional(
+    text(
+      'an email address',
+      {
+        readers: using((n) => n.pushRoutes),
+        defaultText: 'unset: loopback callers only; required in production',
+        description: 'the service account whose ID tokens Pub/Sub push presents on `/pubsub/*`',
+      },
+      EMAIL,
+    ),
+  ),
+  DISPATCHER_URL: Type.Optional(
+    origin({
+      readers: using((n) => n.taskRoute || n.createsTasks),
+      defaultText: 'unset: loopback callers only; required in production',
+      description: 'webhook-dispatcher origin: tasks target `DISPATCHER_URL/tasks/deliver` with it as the OIDC audience, which `/tasks/deliver` checks',
+    }),
+  ),
+  TASKS_SERVICE_ACCOUNT: Type.Optional(
+    text(
+      'an email address',
+      {
+        readers: using((n) => n.taskRoute || n.createsTasks),
+        defaultText: 'unset: loopback callers only; required in production',
+        description: 'the identity of the ID token each task carries (and the only one `/tasks/deliver` accepts)',
+      },
+      EMAIL,
+    ),
+  ),
   LOCAL_WIRING: bool({
-    readers: ALL, default: 'false',
+    readers: ALL,
+    default: 'false',
     description: 'allows the *local* variables in production, loopback only (the deployed shape on this machine, `npm run start:cloud`)',
   }),
-  K_SERVICE: Type.Optional(text('a Cloud Run service name', {
-    readers: ALL, defaultText: 'set by Cloud Run',
-    description: 'never set by hand: `LOCAL_WIRING` is refused where it is set',
-  })),
+  K_SERVICE: Type.Optional(
+    text('a Cloud Run service name', {
+      readers: ALL,
+      defaultText: 'set by Cloud Run',
+      description: 'never set by hand: `LOCAL_WIRING` is refused where it is set',
+    }),
+  ),
   ALLOW_LOOPBACK_WEBHOOKS: bool({
-    readers: ['portal-api', 'webhook-dispatcher'], default: 'false', defaultText: '`false` (`true` under `npm start`)', localOnly: true,
+    readers: ['portal-api', 'webhook-dispatcher'],
+    default: 'false',
+    defaultText: '`false` (`true` under `npm start`)',
+    localOnly: true,
     description: 'accept and deliver to webhook receivers on loopback (never private or link-local ranges)',
   }),
   FIRESTORE_EMULATOR_HOST: Type.Optional(hostPort({ readers: ALL, localOnly: true, description: 'the Firestore emulator' })),
   PUBSUB_EMULATOR_HOST: Type.Optional(hostPort({ readers: ALL, localOnly: true, description: 'the Pub/Sub emulator' })),
-  CLOUD_TASKS_EMULATOR_HOST: Type.Optional(hostPort({
-    readers: using((n) => n.backends.includes('tasks')), localOnly: true, description: 'a stand-in speaking Cloud Tasks REST v2 over HTTP',
-  })),
-  SECRET_MANAGER_EMULATOR_HOST: Type.Optional(hostPort({
-    readers: using((n) => n.backends.includes('secrets')), localOnly: true, description: 'a stand-in speaking Secret Manager REST v1 over HTTP',
-  })),
-  OIDC_ISSUER: Type.Optional(exactUrl({
-    readers: using((n) => n.pushRoutes || n.taskRoute), defaultText: 'Google', localOnly: true,
-    description: 'verify internal-route tokens against this issuer (with `OIDC_JWKS_URL`) instead of Google\'s',
-  })),
-  OIDC_JWKS_URL: Type.Optional(exactUrl({
-    readers: using((n) => n.pushRoutes || n.taskRoute), defaultText: 'Google', localOnly: true,
-    description: 'the key set of `OIDC_ISSUER`',
-  })),
-  PUBSUB_NAME_PREFIX: Type.Optional(text('a name prefix', {
-    readers: ALL, defaultText: 'none',
-    description: 'prefix of every topic and subscription name (tests sharing one emulator)',
-  }, '^[A-Za-z0-9._~+%-]+$')),
-  PORT: Type.Optional(port({ readers: ALL, defaultText: 'the service\'s local port (8080–8083)', description: 'listen port of one service (`server.ts`)' })),
-  EDGE_PORT: port({ readers: LOCAL_STACK, default: '8080', description: 'edge-ingest\'s port in the local stack (and in `EDGE_BASE_URL_TEMPLATE`\'s local default)' }),
-  PORTAL_PORT: port({ readers: LOCAL_STACK, default: '8081', description: 'portal-api\'s port in the local stack (and in `PORTAL_BASE_URL`\'s local default)' }),
-  UPSERT_WORKER_PORT: port({ readers: LOCAL_STACK, default: '8082', description: 'upsert-worker\'s port in the local stack' }),
-  WEBHOOK_DISPATCHER_PORT: port({ readers: LOCAL_STACK, default: '8083', description: 'webhook-dispatcher\'s port in the local stack' }),
+  CLOUD_TASKS_EMULATOR_HOST: Type.Optional(
+    hostPort({
+      readers: using((n) => n.backends.includes('tasks')),
+      localOnly: true,
+      description: 'a stand-in speaking Cloud Tasks REST v2 over HTTP',
+    }),
+  ),
+  SECRET_MANAGER_EMULATOR_HOST: Type.Optional(
+    hostPort({
+      readers: using((n) => n.backends.includes('secrets')),
+      localOnly: true,
+      description: 'a stand-in speaking Secret Manager REST v1 over HTTP',
+    }),
+  ),
+  OIDC_ISSUER: Type.Optional(
+    exactUrl({
+      readers: using((n) => n.pushRoutes || n.taskRoute),
+      defaultText: 'Google',
+      localOnly: true,
+      description: "verify internal-route tokens against this issuer (with `OIDC_JWKS_URL`) instead of Google's",
+    }),
+  ),
+  OIDC_JWKS_URL: Type.Optional(
+    exactUrl({
+      readers: using((n) => n.pushRoutes || n.taskRoute),
+      defaultText: 'Google',
+      localOnly: true,
+      description: 'the key set of `OIDC_ISSUER`',
+    }),
+  ),
+  PUBSUB_NAME_PREFIX: Type.Optional(
+    text(
+      'a name prefix',
+      {
+        readers: ALL,
+        defaultText: 'none',
+        description: 'prefix of every topic and subscription name (tests sharing one emulator)',
+      },
+      '^[A-Za-z0-9._~+%-]+$',
+    ),
+  ),
+  PORT: Type.Optional(port({ readers: ALL, defaultText: "the service's local port (8080–8083)", description: 'listen port of one service (`server.ts`)' })),
+  EDGE_PORT: port({
+    readers: LOCAL_STACK,
+    default: '8080',
+    description: "edge-ingest's port in the local stack (and in `EDGE_BASE_URL_TEMPLATE`'s local default)",
+  }),
+  PORTAL_PORT: port({ readers: LOCAL_STACK, default: '8081', description: "portal-api's port in the local stack (and in `PORTAL_BASE_URL`'s local default)" }),
+  UPSERT_WORKER_PORT: port({ readers: LOCAL_STACK, default: '8082', description: "upsert-worker's port in the local stack" }),
+  WEBHOOK_DISPATCHER_PORT: port({ readers: LOCAL_STACK, default: '8083', description: "webhook-dispatcher's port in the local stack" }),
 })
 
 export type Environment = StaticDecode<typeof ENVIRONMENT>

@@ -30,11 +30,22 @@ export interface ServiceNeeds {
 
 export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
   // pushes and visits: tenants and rate limits in the store, batches and visits to the queue, key hashes
-  'edge-ingest': { backends: ['store', 'queue', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: false, envSecrets: ['KEY_PEPPER'], publicOrigins: [] },
+  'edge-ingest': {
+    backends: ['store', 'queue', 'secrets'],
+    pushRoutes: false,
+    taskRoute: false,
+    createsTasks: false,
+    envSecrets: ['KEY_PEPPER'],
+    publicOrigins: [],
+  },
   // management API (operator token, key hashes), link minting (link-signing-keys), delivery replay (tasks);
   // portal links and contact `links` (PORTAL_BASE_URL), edge URLs in account and connection views
   'portal-api': {
-    backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: false, taskRoute: false, createsTasks: true, envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+    backends: ['store', 'queue', 'tasks', 'secrets'],
+    pushRoutes: false,
+    taskRoute: false,
+    createsTasks: true,
+    envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
     publicOrigins: ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
   },
   // contact batches by push; publishes change rows; reads no secret
@@ -42,7 +53,11 @@ export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
   // visit events by push, resolves link tokens (link-signing-keys), schedules and runs deliveries;
   // the Contact in visitor.identified carries `links` on PORTAL_BASE_URL
   'webhook-dispatcher': {
-    backends: ['store', 'queue', 'tasks', 'secrets'], pushRoutes: true, taskRoute: true, createsTasks: true, envSecrets: [],
+    backends: ['store', 'queue', 'tasks', 'secrets'],
+    pushRoutes: true,
+    taskRoute: true,
+    createsTasks: true,
+    envSecrets: [],
     publicOrigins: ['PORTAL_BASE_URL'],
   },
 }

@@ -29,7 +29,9 @@ const Timestamp = Type.String({ format: 'date-time' })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const TierValue = IntegerEnum(TIERS)
 const PermittedTiers = Type.Array(TierValue, {
-  minItems: 1, maxItems: 3, uniqueItems: true,
+  minItems: 1,
+  maxItems: 3,
+  uniqueItems: true,
   description: 'tiers the tenant may enable; tier 1 (custom fields) is always present and must be listed',
 })
 const ScopeValue = StringEnum(ALL_SCOPES)
@@ -37,7 +39,10 @@ const ScopeValue = StringEnum(ALL_SCOPES)
 export const FieldMapping = Type.Object(
   {
     from: Type.String({ minLength: 1, maxLength: 128, description: 'inbound record key, matched case-insensitively after normalization' }),
-    to: Type.String({ pattern: MAPPING_TARGET_PATTERN, description: '`email`, `first_name`, `last_name`, `company`, `title`, `external_id` or `custom_fields.<key>` of a defined custom field' }),
+    to: Type.String({
+      pattern: MAPPING_TARGET_PATTERN,
+      description: '`email`, `first_name`, `last_name`, `company`, `title`, `external_id` or `custom_fields.<key>` of a defined custom field',
+    }),
   },
   { title: 'FieldMapping', additionalProperties: false },
 )
@@ -90,7 +95,7 @@ export const Account = Type.Object(
     api_access: Type.Boolean(),
     permitted_tiers: Type.Array(TierValue),
     authorized_domains: Type.Array(Type.String()),
-    edge_base_url: Type.String({ description: 'the account\'s edge origin (`{edge_base_url}`)' }),
+    edge_base_url: Type.String({ description: "the account's edge origin (`{edge_base_url}`)" }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -102,7 +107,12 @@ export const Account = Type.Object(
 export const CreateConnectionBody = Type.Object(
   {
     type: StringEnum(CONNECTION_TYPES),
-    source: Type.Optional(Type.String({ pattern: SOURCE_SLUG_PATTERN, description: 'the `source` of the (source, external_id) anchor; default: the type; always `partnercrm` for that type' })),
+    source: Type.Optional(
+      Type.String({
+        pattern: SOURCE_SLUG_PATTERN,
+        description: 'the `source` of the (source, external_id) anchor; default: the type; always `partnercrm` for that type',
+      }),
+    ),
     name: Type.Optional(Name),
     field_mappings: Type.Optional(FieldMappings),
   },
@@ -114,9 +124,12 @@ export const UpdateConnectionBody = Type.Object(
     active: Type.Optional(Type.Boolean()),
     field_mappings: Type.Optional(FieldMappings),
     name: Type.Optional(Nullable(Name)),
-    require_token: Type.Optional(Type.Boolean({
-      description: 'type `partnercrm` only: true cuts this connection over to the tokenized URL (a call without a token answers 401 from now on, before PARTNERCRM_TOKEN_CUTOVER); false accepts token-less calls again until that date',
-    })),
+    require_token: Type.Optional(
+      Type.Boolean({
+        description:
+          'type `partnercrm` only: true cuts this connection over to the tokenized URL (a call without a token answers 401 from now on, before PARTNERCRM_TOKEN_CUTOVER); false accepts token-less calls again until that date',
+      }),
+    ),
   },
   { title: 'UpdateConnectionBody', additionalProperties: false },
 )
@@ -158,10 +171,14 @@ export const CreateKeyBody = Type.Object(
 
 export const RotateBody = Type.Object(
   {
-    grace_seconds: Type.Optional(Type.Integer({
-      minimum: 0, maximum: MAX_GRACE_SECONDS, default: DEFAULT_ROTATION_GRACE_SECONDS,
-      description: 'how long the previous key or token keeps working',
-    })),
+    grace_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_SECONDS,
+        default: DEFAULT_ROTATION_GRACE_SECONDS,
+        description: 'how long the previous key or token keeps working',
+      }),
+    ),
   },
   { title: 'RotateBody', additionalProperties: false },
 )
@@ -213,7 +230,14 @@ export const RotatedToken = Type.Object(
 // ---- partner CRM locations ------------------------------------------------------------------
 
 export const AddLocationBody = Type.Object(
-  { location_id: Type.String({ minLength: 1, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', description: 'the partner CRM location id (printable ASCII, no spaces)' }) },
+  {
+    location_id: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[\\x21-\\x7e]+$',
+      description: 'the partner CRM location id (printable ASCII, no spaces)',
+    }),
+  },
   { title: 'AddLocationBody', additionalProperties: false },
 )
 
@@ -221,7 +245,7 @@ export const CreatedLocation = Type.Object(
   {
     location_id: Type.String(),
     token: Type.String({ description: 'the location token (`lst_…`), shown once' }),
-    webhook_url: Type.String({ format: 'uri', description: 'the partner CRM webhook of the account\'s edge host' }),
+    webhook_url: Type.String({ format: 'uri', description: "the partner CRM webhook of the account's edge host" }),
     active: Type.Boolean(),
     created_at: Timestamp,
   },
@@ -276,10 +300,7 @@ export const CustomField = Type.Object(
   { title: 'CustomFieldDefinition', additionalProperties: false },
 )
 
-export const CustomFieldList = Type.Object(
-  { data: Type.Array(CustomField) },
-  { title: 'CustomFieldDefinitionList', additionalProperties: false },
-)
+export const CustomFieldList = Type.Object({ data: Type.Array(CustomField) }, { title: 'CustomFieldDefinitionList', additionalProperties: false })
 
 // ---- integrations ---------------------------------------------------------------------------
 
@@ -290,10 +311,12 @@ export const CreateIntegrationBody = Type.Object(
   {
     url: IntegrationUrl,
     payload_version: PayloadVersion,
-    tiers: Type.Optional(Type.Object(
-      { contact_handles: Type.Optional(Type.Boolean({ default: false })), sensitive_traits: Type.Optional(Type.Boolean({ default: false })) },
-      { additionalProperties: false },
-    )),
+    tiers: Type.Optional(
+      Type.Object(
+        { contact_handles: Type.Optional(Type.Boolean({ default: false })), sensitive_traits: Type.Optional(Type.Boolean({ default: false })) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { title: 'CreateIntegrationBody', additionalProperties: false },
 )
@@ -302,10 +325,12 @@ export const UpdateIntegrationBody = Type.Object(
   {
     url: Type.Optional(IntegrationUrl),
     payload_version: Type.Optional(PayloadVersion),
-    tiers: Type.Optional(Type.Object(
-      { contact_handles: Type.Optional(Type.Boolean()), sensitive_traits: Type.Optional(Type.Boolean()) },
-      { additionalProperties: false, description: 'members given replace the current values; others are kept' },
-    )),
+    tiers: Type.Optional(
+      Type.Object(
+        { contact_handles: Type.Optional(Type.Boolean()), sensitive_traits: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false, description: 'members given replace the current values; others are kept' },
+      ),
+    ),
     active: Type.Optional(Type.Boolean({ description: 'true re-enables an integration the platform disabled' })),
   },
   { title: 'UpdateIntegrationBody', additionalProperties: false },
@@ -329,15 +354,9 @@ export const CreatedIntegration = Type.Object(
   { title: 'CreatedIntegration', additionalProperties: false },
 )
 
-export const IntegrationList = Type.Object(
-  { data: Type.Array(Integration) },
-  { title: 'ManagedIntegrationList', additionalProperties: false },
-)
+export const IntegrationList = Type.Object({ data: Type.Array(Integration) }, { title: 'ManagedIntegrationList', additionalProperties: false })
 
-export const ConnectionList = Type.Object(
-  { data: Type.Array(Connection) },
-  { title: 'ManagedConnectionList', additionalProperties: false },
-)
+export const ConnectionList = Type.Object({ data: Type.Array(Connection) }, { title: 'ManagedConnectionList', additionalProperties: false })
 
 export type CreateAccountBody = Static<typeof CreateAccountBody>
 export type UpdateAccountBody = Static<typeof UpdateAccountBody>

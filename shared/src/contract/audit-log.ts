@@ -23,7 +23,7 @@ export const AuditEntry = Type.Object(
   {
     id: Type.String({ pattern: AUDIT_ENTRY_ID_PATTERN, description: 'time-ordered: milliseconds (13 digits), then 16 random hex digits' }),
     at: Type.String({ format: 'date-time' }),
-    actor: Type.String({ description: 'who: `portal session <first 12 hex digits of the session record\'s hash>`' }),
+    actor: Type.String({ description: "who: `portal session <first 12 hex digits of the session record's hash>`" }),
     action: Type.String({ description: 'what, e.g. `api_key.create`, `connection.mappings`, `domains.set`' }),
     target: Type.Record(Type.String(), Type.String(), { description: 'the ids acted on' }),
     details: Type.Record(Type.String(), Type.Union([AuditValue, Type.Array(AuditValue)]), { description: 'further facts; never a secret' }),

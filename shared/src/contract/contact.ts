@@ -123,22 +123,26 @@ export const CustomField = Type.Object(
  * TypeBox's static type of an object without properties ignores that keyword, hence the type
  * given here, which says the same as the schema.
  */
-export const ContactMissing = Type.Unsafe<Record<string, MissingReason>>(Type.Object(
-  {},
-  {
-    title: 'ContactMissing',
-    description: 'keys of the caller\'s key set K that carry no value, each with one of the five closed reasons',
-    additionalProperties: MissingReasonSchema,
-  },
-))
+export const ContactMissing = Type.Unsafe<Record<string, MissingReason>>(
+  Type.Object(
+    {},
+    {
+      title: 'ContactMissing',
+      description: "keys of the caller's key set K that carry no value, each with one of the five closed reasons",
+      additionalProperties: MissingReasonSchema,
+    },
+  ),
+)
 
 export const ContactProvenance = Type.Object(
   {
     first_seen_at: opt(Type.String({ format: 'date-time', description: 'when the person was first resolved for the tenant' })),
     last_seen_at: opt(Type.String({ format: 'date-time', description: 'refreshed on every provider upsert' })),
-    name_source: opt(Type.Union([StringEnum(NAME_SOURCES), Type.Null()], {
-      description: 'class of writer that last set the name columns (form > manual > enrichment > provider; null ranks as provider)',
-    })),
+    name_source: opt(
+      Type.Union([StringEnum(NAME_SOURCES), Type.Null()], {
+        description: 'class of writer that last set the name columns (form > manual > enrichment > provider; null ranks as provider)',
+      }),
+    ),
     resolved_by: opt(Type.String({ description: 'insert-only resolution stamp, masked to a tier label' })),
   },
   { title: 'ContactProvenance' },

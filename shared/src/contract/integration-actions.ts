@@ -9,10 +9,14 @@ import { Nullable } from './common.ts'
 
 export const RotateSecretBody = Type.Object(
   {
-    grace_seconds: Type.Optional(Type.Integer({
-      minimum: 0, maximum: MAX_GRACE_SECONDS, default: DEFAULT_ROTATION_GRACE_SECONDS,
-      description: 'how long the previous secret keeps signing too (both signatures are sent); 0 ends it at once',
-    })),
+    grace_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_GRACE_SECONDS,
+        default: DEFAULT_ROTATION_GRACE_SECONDS,
+        description: 'how long the previous secret keeps signing too (both signatures are sent); 0 ends it at once',
+      }),
+    ),
   },
   { title: 'RotateSigningSecretBody', additionalProperties: false },
 )
@@ -31,7 +35,7 @@ export const TestEventSent = Type.Object(
   {
     ok: Type.Literal(true),
     delivery_id: Type.String(),
-    event_id: Type.String({ description: 'starts with `evt_test_`; the body\'s `classification` is `test`' }),
+    event_id: Type.String({ description: "starts with `evt_test_`; the body's `classification` is `test`" }),
     status: Type.String(),
   },
   { title: 'TestEventSent', additionalProperties: false },

@@ -7,7 +7,12 @@ export const LINK_TYPES = ['opaque', 'signed'] as const
 export type LinkType = (typeof LINK_TYPES)[number]
 export const MAX_LINK_EXP_SECONDS = 31_536_000
 
-const ContactIdField = Type.String({ format: 'uuid', minLength: 1, maxLength: 128, description: 'names the contact; takes precedence over `source`/`externalId`' })
+const ContactIdField = Type.String({
+  format: 'uuid',
+  minLength: 1,
+  maxLength: 128,
+  description: 'names the contact; takes precedence over `source`/`externalId`',
+})
 const SourceField = Type.String({ minLength: 1, maxLength: 64, description: 'used with `externalId`' })
 const ExternalIdField = Type.String({ minLength: 1, maxLength: 256, description: 'used with `source`' })
 
@@ -29,12 +34,14 @@ export const MintLinkBody = Type.Object(
   },
   {
     title: 'MintLinkBody',
-    allOf: [{
-      anyOf: [
-        { type: 'object', required: ['contactId'], properties: { contactId: ContactIdField } },
-        { type: 'object', required: ['source', 'externalId'], properties: { source: SourceField, externalId: ExternalIdField } },
-      ],
-    }],
+    allOf: [
+      {
+        anyOf: [
+          { type: 'object', required: ['contactId'], properties: { contactId: ContactIdField } },
+          { type: 'object', required: ['source', 'externalId'], properties: { source: SourceField, externalId: ExternalIdField } },
+        ],
+      },
+    ],
   },
 )
 

@@ -34,10 +34,12 @@ export const BatchMessageAttributes = Type.Object(
     received_at: Instant('when the edge accepted the batch: the event time of every write in it'),
     batch_id: NonEmpty('record i is written with origin `<batch_id>:<i>`, so a redelivery is a no-op'),
     location_id: Type.Optional(NonEmpty('partner CRM only: the location the call came for')),
-    indexes: Type.Optional(Type.String({
-      pattern: '^(0|[1-9][0-9]*)(,(0|[1-9][0-9]*))*$',
-      description: 'dead letters only: the original positions of the records the body still holds',
-    })),
+    indexes: Type.Optional(
+      Type.String({
+        pattern: '^(0|[1-9][0-9]*)(,(0|[1-9][0-9]*))*$',
+        description: 'dead letters only: the original positions of the records the body still holds',
+      }),
+    ),
   },
   { title: 'BatchMessageAttributes' },
 )
@@ -67,7 +69,8 @@ const NullableInstant = Nullable(Instant())
  * through (docs/deploy.md, "BigQuery: how rows get in"). At most 2^53 - 1: a JSON number keeps
  * every digit up to there (the year 2255).
  */
-const EpochMicros = () => Type.Integer({ title: 'EpochMicros', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'microseconds since 1970-01-01T00:00:00Z' })
+const EpochMicros = () =>
+  Type.Integer({ title: 'EpochMicros', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'microseconds since 1970-01-01T00:00:00Z' })
 const NullableEpochMicros = Nullable(EpochMicros())
 
 /**
@@ -99,18 +102,11 @@ export const ChangeRow = Type.Object(
     first_seen_at: NullableEpochMicros,
     last_seen_at: NullableEpochMicros,
     updated_at: NullableEpochMicros,
-    emails: Type.Array(Type.Object(
-      { value: NullableText, kind: NullableText, verified: Nullable(Type.Boolean()) },
-      { additionalProperties: false },
-    )),
-    phones: Type.Array(Type.Object(
-      { value: NullableText, kind: NullableText, dnc: Nullable(Type.Boolean()), dnc_known: Type.Boolean() },
-      { additionalProperties: false },
-    )),
-    traits: Type.Array(Type.Object(
-      { key: NullableText, label: NullableText, value: NullableText, group: Type.String() },
-      { additionalProperties: false },
-    )),
+    emails: Type.Array(Type.Object({ value: NullableText, kind: NullableText, verified: Nullable(Type.Boolean()) }, { additionalProperties: false })),
+    phones: Type.Array(
+      Type.Object({ value: NullableText, kind: NullableText, dnc: Nullable(Type.Boolean()), dnc_known: Type.Boolean() }, { additionalProperties: false }),
+    ),
+    traits: Type.Array(Type.Object({ key: NullableText, label: NullableText, value: NullableText, group: Type.String() }, { additionalProperties: false })),
     custom_fields: Type.String({ description: 'JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted' }),
   },
   { title: 'ChangeRow', additionalProperties: false },

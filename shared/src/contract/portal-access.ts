@@ -9,12 +9,14 @@ import { LINK_TTL_DEFAULT_SECONDS, LINK_TTL_MAX_SECONDS, LINK_TTL_MIN_SECONDS } 
 /** `POST /api/v1/admin/accounts/{accountId}/portal-links` body (may be empty). */
 export const PortalLinkBody = Type.Object(
   {
-    ttl_seconds: Type.Optional(Type.Integer({
-      minimum: LINK_TTL_MIN_SECONDS,
-      maximum: LINK_TTL_MAX_SECONDS,
-      default: LINK_TTL_DEFAULT_SECONDS,
-      description: 'how long the link works, in seconds (60..3600, default 900)',
-    })),
+    ttl_seconds: Type.Optional(
+      Type.Integer({
+        minimum: LINK_TTL_MIN_SECONDS,
+        maximum: LINK_TTL_MAX_SECONDS,
+        default: LINK_TTL_DEFAULT_SECONDS,
+        description: 'how long the link works, in seconds (60..3600, default 900)',
+      }),
+    ),
   },
   { title: 'PortalLinkBody', additionalProperties: false },
 )

@@ -12,12 +12,11 @@ export const InboundContactRecord = Type.Object(
   {
     title: 'InboundContactRecord',
     additionalProperties: true,
-    description: 'arbitrary keys, matched against the connection\'s field mappings; unmapped keys are dropped, null values ignored',
+    description: "arbitrary keys, matched against the connection's field mappings; unmapped keys are dropped, null values ignored",
   },
 )
 
-const pushBodyDescription =
-  `at most ${MAX_CONTACTS_PER_PUSH} records (more answers 413 \`too many contacts\`); body at most ${MAX_PUSH_BODY_BYTES} bytes (413 \`payload too large\`)`
+const pushBodyDescription = `at most ${MAX_CONTACTS_PER_PUSH} records (more answers 413 \`too many contacts\`); body at most ${MAX_PUSH_BODY_BYTES} bytes (413 \`payload too large\`)`
 
 /**
  * The published shape with the contract's `maxItems` (documentation only; never route validation:
@@ -46,10 +45,11 @@ export const PushAccepted = Type.Object(
  */
 export const EventsPushBody = Type.Object(
   {
-    events: Type.Array(
-      Type.Object({ resolution: InboundContactRecord }, { additionalProperties: true }),
-      { minItems: 1, maxItems: MAX_CONTACTS_PER_PUSH, description: 'each `resolution` is one inbound contact record' },
-    ),
+    events: Type.Array(Type.Object({ resolution: InboundContactRecord }, { additionalProperties: true }), {
+      minItems: 1,
+      maxItems: MAX_CONTACTS_PER_PUSH,
+      description: 'each `resolution` is one inbound contact record',
+    }),
   },
   { title: 'EventsPushBody', description: 'deprecated nested shape; origin fallbacks only' },
 )

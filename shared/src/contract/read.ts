@@ -12,7 +12,8 @@ export const INCLUDE_TIER_VALUES = ['contact_handles', 'sensitive_traits'] as co
 export const IncludeParam = Type.String({
   title: 'IncludeParam',
   maxLength: 200,
-  description: 'comma list of gated tiers: `contact_handles`, `sensitive_traits`. Anything else, `custom_fields` included (tier 1 is always present), answers 400',
+  description:
+    'comma list of gated tiers: `contact_handles`, `sensitive_traits`. Anything else, `custom_fields` included (tier 1 is always present), answers 400',
   examples: ['contact_handles', 'contact_handles,sensitive_traits'],
 })
 

@@ -3,8 +3,18 @@ import { CONTRACT_VERSION } from './version.ts'
 import { sortKeysDeep } from './canonical-json.ts'
 import { MissingReasonSchema } from './common.ts'
 import {
-  Contact, ContactCompany, ContactHandles, ContactIdentity, ContactLinks, ContactLocation, ContactMissing, ContactProvenance,
-  CustomField, EmailHandle, PhoneHandle, Trait,
+  Contact,
+  ContactCompany,
+  ContactHandles,
+  ContactIdentity,
+  ContactLinks,
+  ContactLocation,
+  ContactMissing,
+  ContactProvenance,
+  CustomField,
+  EmailHandle,
+  PhoneHandle,
+  Trait,
 } from './contact.ts'
 import { ContactList } from './contact-list.ts'
 import { FieldPolicy, MissingReasonCounts } from './field-policy.ts'
@@ -30,9 +40,24 @@ export type ContractDefName = (typeof CONTRACT_DEF_NAMES)[number]
  * is nested inside another, the document carries `{"$ref": "#/$defs/<title>"}` instead.
  */
 const NAMED_SCHEMAS: readonly TSchema[] = [
-  Contact, ContactList, FieldPolicy, WebhookEventV2,
-  ContactIdentity, ContactCompany, ContactLocation, ContactHandles, EmailHandle, PhoneHandle, Trait, CustomField,
-  ContactMissing, MissingReasonSchema, ContactProvenance, ContactLinks, MissingReasonCounts, WebhookVisit,
+  Contact,
+  ContactList,
+  FieldPolicy,
+  WebhookEventV2,
+  ContactIdentity,
+  ContactCompany,
+  ContactLocation,
+  ContactHandles,
+  EmailHandle,
+  PhoneHandle,
+  Trait,
+  CustomField,
+  ContactMissing,
+  MissingReasonSchema,
+  ContactProvenance,
+  ContactLinks,
+  MissingReasonCounts,
+  WebhookVisit,
 ]
 
 function titleOf(schema: unknown): string | null {
@@ -75,8 +100,7 @@ export function buildContractSchemaDocument(): ContractSchemaDocument {
     $schema: CONTRACT_SCHEMA_DIALECT,
     $id: CONTRACT_SCHEMA_ID,
     title: CONTRACT_SCHEMA_TITLE,
-    description:
-      'Declares Contact, ContactList, FieldPolicy and WebhookEventV2 (under $defs) and the nested definitions they reference.',
+    description: 'Declares Contact, ContactList, FieldPolicy and WebhookEventV2 (under $defs) and the nested definitions they reference.',
     'x-service-contract-version': CONTRACT_VERSION,
     $defs: defs,
   })

@@ -62,23 +62,53 @@ const ResolutionTrait = Type.Object(
 export const VisitResolution = Type.Object(
   {
     subject_type: Type.Optional(StringEnum(SUBJECT_TYPES)),
-    identity: Type.Optional(Type.Object({
-      first_name: Type.Optional(NullableString), last_name: Type.Optional(NullableString), full_name: Type.Optional(NullableString),
-      title: Type.Optional(NullableString), seniority: Type.Optional(NullableString), network_url: Type.Optional(NullableString),
-    }, { additionalProperties: false })),
-    company: Type.Optional(Type.Object({
-      name: Type.Optional(NullableString), domain: Type.Optional(NullableString), website: Type.Optional(NullableString),
-      industry: Type.Optional(NullableString), employee_count: Type.Optional(NullableString), est_revenue: Type.Optional(NullableString),
-      network_url: Type.Optional(NullableString),
-    }, { additionalProperties: false })),
-    location: Type.Optional(Type.Object({
-      city: Type.Optional(NullableString), state: Type.Optional(NullableString), postal_code: Type.Optional(NullableString),
-    }, { additionalProperties: false })),
-    handles: Type.Optional(Type.Object({
-      business_email: Type.Optional(NullableString),
-      emails: Type.Optional(Type.Array(ResolutionEmail, { maxItems: 50 })),
-      phones: Type.Optional(Type.Array(ResolutionPhone, { maxItems: 50 })),
-    }, { additionalProperties: false })),
+    identity: Type.Optional(
+      Type.Object(
+        {
+          first_name: Type.Optional(NullableString),
+          last_name: Type.Optional(NullableString),
+          full_name: Type.Optional(NullableString),
+          title: Type.Optional(NullableString),
+          seniority: Type.Optional(NullableString),
+          network_url: Type.Optional(NullableString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    company: Type.Optional(
+      Type.Object(
+        {
+          name: Type.Optional(NullableString),
+          domain: Type.Optional(NullableString),
+          website: Type.Optional(NullableString),
+          industry: Type.Optional(NullableString),
+          employee_count: Type.Optional(NullableString),
+          est_revenue: Type.Optional(NullableString),
+          network_url: Type.Optional(NullableString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    location: Type.Optional(
+      Type.Object(
+        {
+          city: Type.Optional(NullableString),
+          state: Type.Optional(NullableString),
+          postal_code: Type.Optional(NullableString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    handles: Type.Optional(
+      Type.Object(
+        {
+          business_email: Type.Optional(NullableString),
+          emails: Type.Optional(Type.Array(ResolutionEmail, { maxItems: 50 })),
+          phones: Type.Optional(Type.Array(ResolutionPhone, { maxItems: 50 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     traits: Type.Optional(Type.Array(ResolutionTrait, { maxItems: 200 })),
     resolved_by: Type.String({ minLength: 1, maxLength: 128 }),
   },

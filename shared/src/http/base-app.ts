@@ -41,8 +41,11 @@ export interface BaseAppOptions {
 }
 
 export type App = FastifyInstance<
-  import('node:http').Server, import('node:http').IncomingMessage, import('node:http').ServerResponse,
-  FastifyBaseLogger, TypeBoxTypeProvider
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
 >
 
 /**
@@ -132,13 +135,22 @@ export function buildBaseApp(options: BaseAppOptions): App {
   // liveness: the event loop answers. Readiness: from state kept by `readiness` (no check runs
   // for the request, so neither hangs on a dependency); checking starts once the app listens
   const readiness = options.readiness ?? createReadiness({})
-  app.addHook('onListen', async () => { await readiness.start() })
-  app.addHook('preClose', async () => { readiness.drain() })
-  app.addHook('onClose', async () => { readiness.stop() })
+  app.addHook('onListen', async () => {
+    await readiness.start()
+  })
+  app.addHook('preClose', async () => {
+    readiness.drain()
+  })
+  app.addHook('onClose', async () => {
+    readiness.stop()
+  })
   app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }))
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     const { ready, reasons } = readiness.report()
-    return reply.code(ready ? 200 : 503).type('application/json').send(JSON.stringify(ready ? { ok: true } : { ok: false, reasons }))
+    return reply
+      .code(ready ? 200 : 503)
+      .type('application/json')
+      .send(JSON.stringify(ready ? { ok: true } : { ok: false, reasons }))
   })
   return app
 }

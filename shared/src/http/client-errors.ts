@@ -21,18 +21,24 @@ const handled = new WeakSet<Socket>()
 
 export function clientErrorCode(err: { code?: string }): ErrorCode {
   switch (err.code) {
-    case 'ERR_HTTP_REQUEST_TIMEOUT': return 'request_timeout'
-    case 'HPE_HEADER_OVERFLOW': return 'headers_too_large'
-    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW': return 'payload_too_large'
-    default: return 'bad_request'
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 'request_timeout'
+    case 'HPE_HEADER_OVERFLOW':
+      return 'headers_too_large'
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 'payload_too_large'
+    default:
+      return 'bad_request'
   }
 }
 
 export function clientErrorResponse(code: ErrorCode): string {
   const { status, message } = ERROR_CODES[code]
   const body = JSON.stringify({ ok: false, error: message })
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\n`
-    + `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\nConnection: close\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  )
 }
 
 export function handleClientError(log: FastifyBaseLogger, err: Error & { code?: string }, socket: Socket): void {

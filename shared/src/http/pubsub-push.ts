@@ -56,20 +56,24 @@ export function decodePushEnvelope(body: unknown): QueueMessage {
  * lands here), 401 when the caller is not the subscription's identity (checked before the body).
  */
 export function registerPushEndpoint(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
-  app.post(path, {
-    schema: { hide: true },
-    bodyLimit: PUSH_BODY_LIMIT,
-    onRequest: async (request) => checkInternalCaller(request, options.callers),
-  }, async (request, reply) => {
-    const message = decodePushEnvelope(request.body)
-    let result: 'ack' | 'nack'
-    try {
-      result = (await handler(message)) === 'ack' ? 'ack' : 'nack'
-    } catch (err) {
-      request.log.error({ err, messageId: message.id }, 'push message handler failed')
-      result = 'nack'
-    }
-    if (result === 'nack') throw new AppError('temporarily_unavailable')
-    return reply.code(204).send()
-  })
+  app.post(
+    path,
+    {
+      schema: { hide: true },
+      bodyLimit: PUSH_BODY_LIMIT,
+      onRequest: async (request) => checkInternalCaller(request, options.callers),
+    },
+    async (request, reply) => {
+      const message = decodePushEnvelope(request.body)
+      let result: 'ack' | 'nack'
+      try {
+        result = (await handler(message)) === 'ack' ? 'ack' : 'nack'
+      } catch (err) {
+        request.log.error({ err, messageId: message.id }, 'push message handler failed')
+        result = 'nack'
+      }
+      if (result === 'nack') throw new AppError('temporarily_unavailable')
+      return reply.code(204).send()
+    },
+  )
 }

@@ -23,5 +23,7 @@ export const SourceIdParams = Type.Object({
 export const WildcardParams = Type.Object({ '*': Type.String() })
 
 export const TokenQuery = Type.Object({
-  token: Type.Optional(Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token` (the header wins when both are present)' })),
+  token: Type.Optional(
+    Type.String({ description: 'source token, only for senders that cannot set `x-webhook-token` (the header wins when both are present)' }),
+  ),
 })

@@ -67,7 +67,9 @@ export function createReadiness(checks: Record<string, Check>, options: Readines
     })().finally(() => running.delete(name))
     running.set(name, done)
     let timeout: NodeJS.Timeout | undefined
-    const limit = new Promise<typeof TIMED_OUT>((resolve) => { timeout = setTimeout(() => resolve(TIMED_OUT), timeoutMs) })
+    const limit = new Promise<typeof TIMED_OUT>((resolve) => {
+      timeout = setTimeout(() => resolve(TIMED_OUT), timeoutMs)
+    })
     return Promise.race([done, limit]).then((result) => {
       clearTimeout(timeout)
       if (result === TIMED_OUT) failing.add(name)
@@ -77,7 +79,9 @@ export function createReadiness(checks: Record<string, Check>, options: Readines
   const refresh = (): Promise<void> => {
     round ??= Promise.all(Object.entries(checks).map(([name, check]) => checkOne(name, check)))
       .then(() => undefined)
-      .finally(() => { round = null })
+      .finally(() => {
+        round = null
+      })
     return round
   }
 
@@ -126,6 +130,10 @@ export function dependencyChecks(deps: Pick<PlatformDeps, 'tenants' | 'contacts'
 }
 
 /** The readiness of a service that needs `needs` (its app.ts hands it to buildBaseApp). */
-export function serviceReadiness(deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue'>, needs: readonly Dependency[], options: ReadinessOptions = {}): Readiness {
+export function serviceReadiness(
+  deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue'>,
+  needs: readonly Dependency[],
+  options: ReadinessOptions = {},
+): Readiness {
   return createReadiness(dependencyChecks(deps, needs), options)
 }

@@ -11,7 +11,12 @@ import { traceMixin } from './trace-scope.ts'
  * on an interactive terminal.
  */
 const SEVERITY: Record<string, string> = {
-  trace: 'DEBUG', debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR', fatal: 'CRITICAL',
+  trace: 'DEBUG',
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARNING',
+  error: 'ERROR',
+  fatal: 'CRITICAL',
 }
 
 /** fastify's request serializer, minus anything a caller can use to smuggle a credential into a log line */

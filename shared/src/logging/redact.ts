@@ -10,13 +10,31 @@
 export const REDACTED = '[redacted]'
 
 export const CREDENTIAL_HEADERS = [
-  'authorization', 'proxy-authorization', 'x-serverless-authorization', 'x-api-key', 'x-webhook-token',
-  'cookie', 'set-cookie',
+  'authorization',
+  'proxy-authorization',
+  'x-serverless-authorization',
+  'x-api-key',
+  'x-webhook-token',
+  'cookie',
+  'set-cookie',
 ] as const
 
 const CREDENTIAL_QUERY_NAMES = new Set([
-  'token', 'access_token', 'id_token', 'refresh_token', 'api_key', 'apikey', 'key', 'x-api-key',
-  'secret', 'client_secret', 'password', 'signature', 'sig', 'code', 'lsv',
+  'token',
+  'access_token',
+  'id_token',
+  'refresh_token',
+  'api_key',
+  'apikey',
+  'key',
+  'x-api-key',
+  'secret',
+  'client_secret',
+  'password',
+  'signature',
+  'sig',
+  'code',
+  'lsv',
 ])
 
 /** pino `redact` paths for the credential headers wherever a logged object carries headers. */

@@ -19,8 +19,7 @@ const CLOUD_TRACE = /^([0-9a-fA-F]{32})(?:\/(\d{1,20}))?(?:;o=([01]))?$/
 const ZERO_TRACE = /^0+$/
 const MAX_SPAN = (1n << 64n) - 1n
 
-const one = (value: string | string[] | undefined): string | undefined =>
-  Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value
+const one = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value)
 
 export function parseTraceparent(header: string | undefined): TraceContext | null {
   const m = header === undefined ? null : TRACEPARENT.exec(header.trim().toLowerCase())

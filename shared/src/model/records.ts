@@ -22,8 +22,19 @@ export type Scope = (typeof ALL_SCOPES)[number]
 
 /** The thirteen-value custom field type vocabulary (contract 2.1, CustomField.type). */
 export const CUSTOM_FIELD_TYPES = [
-  'boolean', 'date', 'email', 'file', 'large_text', 'multi_select', 'number',
-  'phone', 'select', 'signature', 'text', 'textbox_list', 'url',
+  'boolean',
+  'date',
+  'email',
+  'file',
+  'large_text',
+  'multi_select',
+  'number',
+  'phone',
+  'select',
+  'signature',
+  'text',
+  'textbox_list',
+  'url',
 ] as const
 export type CustomFieldType = (typeof CUSTOM_FIELD_TYPES)[number]
 

@@ -44,11 +44,7 @@ export interface ThreadHealth {
 }
 
 /** thread → host */
-export type ThreadMessage =
-  | { kind: 'started' }
-  | { kind: 'failed'; message: string }
-  | { kind: 'health'; health: ThreadHealth }
-  | { kind: 'closed' }
+export type ThreadMessage = { kind: 'started' } | { kind: 'failed'; message: string } | { kind: 'health'; health: ThreadHealth } | { kind: 'closed' }
 
 /** host → thread */
 export type HostMessage = { kind: 'close' }
@@ -85,13 +81,21 @@ export function startBackgroundThread(data: ThreadData, options: BackgroundThrea
         closed ??= (async () => {
           if (state === 'gone') return
           state = 'closing'
-          const drained = new Promise<void>((done) => { onClosed = done })
+          const drained = new Promise<void>((done) => {
+            onClosed = done
+          })
           worker.postMessage({ kind: 'close' } satisfies HostMessage)
           let timer: NodeJS.Timeout | undefined
-          const timedOut = new Promise<'timeout'>((done) => { timer = setTimeout(() => done('timeout'), timeoutMs) })
+          const timedOut = new Promise<'timeout'>((done) => {
+            timer = setTimeout(() => done('timeout'), timeoutMs)
+          })
           const result = await Promise.race([drained, timedOut])
           clearTimeout(timer)
-          if (result === 'timeout') logger.warn({ thread: data.service, ms: Math.round(timeoutMs) }, 'background thread did not drain in time: terminated (its messages come back when their leases run out)')
+          if (result === 'timeout')
+            logger.warn(
+              { thread: data.service, ms: Math.round(timeoutMs) },
+              'background thread did not drain in time: terminated (its messages come back when their leases run out)',
+            )
           // drained: consumers and adapters are closed; nothing of the thread is needed any more
           await worker.terminate()
         })()

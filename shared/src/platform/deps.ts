@@ -87,7 +87,10 @@ export async function createSecretsAdapter(config: PlatformConfig): Promise<{ se
  * threads, platform/serve.ts).
  */
 export async function createPlatformDeps(
-  config: PlatformConfig, logger: Logger, overrides: DepsOverrides = {}, embeddedDb: EmbeddedDbOptions = {},
+  config: PlatformConfig,
+  logger: Logger,
+  overrides: DepsOverrides = {},
+  embeddedDb: EmbeddedDbOptions = {},
 ): Promise<PlatformDeps> {
   const clock = overrides.clock ?? systemClock
   // before any Google client exists: stand-ins need no credential lookup (metadata-detection.ts)
@@ -207,13 +210,39 @@ export async function createPlatformDeps(
 
   let closed = false
   const deps: PlatformDeps = {
-    config, logger, clock, contacts, tenants, tenantLookups, deliveries, claims, linkTokens, portalAccess, auditLog, rateLimiter, queue, tasks, secrets,
+    config,
+    logger,
+    clock,
+    contacts,
+    tenants,
+    tenantLookups,
+    deliveries,
+    claims,
+    linkTokens,
+    portalAccess,
+    auditLog,
+    rateLimiter,
+    queue,
+    tasks,
+    secrets,
     webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
     async close() {
       if (closed) return
       closed = true
       // order: stop producers/consumers first, then stores
-      for (const c of [deps.tasks, deps.queue, deps.rateLimiter, deps.contacts, deps.linkTokens, deps.tenants, deps.deliveries, deps.claims, deps.portalAccess, deps.auditLog, deps.secrets]) {
+      for (const c of [
+        deps.tasks,
+        deps.queue,
+        deps.rateLimiter,
+        deps.contacts,
+        deps.linkTokens,
+        deps.tenants,
+        deps.deliveries,
+        deps.claims,
+        deps.portalAccess,
+        deps.auditLog,
+        deps.secrets,
+      ]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
       for (const c of closers) await c().catch(() => {})

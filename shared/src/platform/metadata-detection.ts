@@ -12,7 +12,9 @@ import type { PlatformConfig } from '../config/config.ts'
  * server is where the credentials come from. Production never has stand-ins (loadConfig refuses
  * them there), so this only ever applies to local tools, the local stack and tests.
  */
-export function googleApisInUse(config: Pick<PlatformConfig, 'storeBackend' | 'queueBackend' | 'tasksBackend' | 'secretsBackend' | 'emulatorHosts'>): Array<string | null> {
+export function googleApisInUse(
+  config: Pick<PlatformConfig, 'storeBackend' | 'queueBackend' | 'tasksBackend' | 'secretsBackend' | 'emulatorHosts'>,
+): Array<string | null> {
   const used: Array<string | null> = []
   if (config.storeBackend === 'firestore') used.push(config.emulatorHosts.firestore)
   if (config.queueBackend === 'pubsub') used.push(config.emulatorHosts.pubsub)
@@ -21,9 +23,7 @@ export function googleApisInUse(config: Pick<PlatformConfig, 'storeBackend' | 'q
   return used
 }
 
-export function skipMetadataServerForStandIns(
-  config: Parameters<typeof googleApisInUse>[0], env: Record<string, string | undefined> = process.env,
-): void {
+export function skipMetadataServerForStandIns(config: Parameters<typeof googleApisInUse>[0], env: Record<string, string | undefined> = process.env): void {
   if (env.METADATA_SERVER_DETECTION !== undefined && env.METADATA_SERVER_DETECTION !== '') return
   const used = googleApisInUse(config)
   if (used.length > 0 && used.every((host) => host !== null)) env.METADATA_SERVER_DETECTION = 'none'

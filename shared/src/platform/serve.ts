@@ -143,9 +143,18 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
       const plan = plans.get(def.name)!
       if (!plan.thread || isIdle(plan)) continue
       if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
-      const thread = startBackgroundThread({
-        module: def.backgroundModule, service: def.name, config: { ...config, service: def.name }, plan, loggerName: name, tty: process.stdout.isTTY === true, writeGate: writeGate!,
-      }, { logger, onStopped: threadStopped })
+      const thread = startBackgroundThread(
+        {
+          module: def.backgroundModule,
+          service: def.name,
+          config: { ...config, service: def.name },
+          plan,
+          loggerName: name,
+          tty: process.stdout.isTTY === true,
+          writeGate: writeGate!,
+        },
+        { logger, onStopped: threadStopped },
+      )
       thread.catch(() => {}) // awaited below, before anything listens
       threads.set(def.name, thread)
     }

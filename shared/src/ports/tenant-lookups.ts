@@ -11,8 +11,16 @@ import type { TenantStore } from './tenant-store.ts'
  */
 export type TenantLookups = Pick<
   TenantStore,
-  | 'getAccount' | 'getAccountByPublicId' | 'getApiKeyByHash' | 'getConnection' | 'listConnections'
-  | 'getLocation' | 'findLocationByTokenHash' | 'listCustomFields' | 'getIntegration' | 'listIntegrations'
+  | 'getAccount'
+  | 'getAccountByPublicId'
+  | 'getApiKeyByHash'
+  | 'getConnection'
+  | 'listConnections'
+  | 'getLocation'
+  | 'findLocationByTokenHash'
+  | 'listCustomFields'
+  | 'getIntegration'
+  | 'listIntegrations'
 >
 
 /**

@@ -1,8 +1,4 @@
-import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
-  IntegrationRecord, LocationRecord,
-} from '../model/records.ts'
-
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../model/records.ts'
 
 export type Patch<T> = Partial<Omit<T, 'id' | 'account_id' | 'created_at'>>
 

@@ -14,10 +14,25 @@ const T0 = '2026-01-01T00:00:00.000Z'
 
 function emptyRecord(accountId: string, input: ContactUpsertInput): ContactRecord {
   return {
-    id: contactIdFor(accountId, input.source, input.external_id), account_id: accountId, source: input.source,
-    external_id: input.external_id, subject_type: input.patch.subject_type ?? 'contact', identity: {}, company: {},
-    location: {}, business_email: null, emails: [], phones: [], traits: [], custom_fields: {}, name_source: null,
-    resolved_by: input.resolved_by ?? null, first_seen_at: input.at, last_seen_at: input.at, updated_at: input.at, versions: {},
+    id: contactIdFor(accountId, input.source, input.external_id),
+    account_id: accountId,
+    source: input.source,
+    external_id: input.external_id,
+    subject_type: input.patch.subject_type ?? 'contact',
+    identity: {},
+    company: {},
+    location: {},
+    business_email: null,
+    emails: [],
+    phones: [],
+    traits: [],
+    custom_fields: {},
+    name_source: null,
+    resolved_by: input.resolved_by ?? null,
+    first_seen_at: input.at,
+    last_seen_at: input.at,
+    updated_at: input.at,
+    versions: {},
   }
 }
 
@@ -32,8 +47,8 @@ const testMerge: MergeFn = (existing, input, accountId) => {
   const seen = `origin.${input.origin}`
   if (existing?.versions[seen]) return null
   const base = existing ?? emptyRecord(accountId, input)
-  const seq = (base.custom_fields['seq']?.value as string[] | undefined) ?? []
-  const count = (base.custom_fields['count']?.value as number | undefined) ?? 0
+  const seq = (base.custom_fields.seq?.value as string[] | undefined) ?? []
+  const count = (base.custom_fields.count?.value as number | undefined) ?? 0
   return {
     ...base,
     identity: { ...base.identity, ...input.patch.identity },
@@ -54,8 +69,8 @@ function input(externalId: string, origin: string, overrides: Partial<ContactUps
   return { source: 'crm', external_id: externalId, writer: 'provider', at: T0, origin, patch: {}, ...overrides }
 }
 
-const seqOf = (r: ContactRecord | null) => r?.custom_fields['seq']?.value
-const countOf = (r: ContactRecord | null) => r?.custom_fields['count']?.value
+const seqOf = (r: ContactRecord | null) => r?.custom_fields.seq?.value
+const countOf = (r: ContactRecord | null) => r?.custom_fields.count?.value
 
 export function contactStoreConformance(open: () => Promise<ContactStoreHarness>): void {
   let h: ContactStoreHarness
@@ -93,7 +108,10 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
 
     const stored = await store.get(acc, id)
     expect(stored).toMatchObject({
-      id, account_id: acc, source: 'crm', external_id: 'e1',
+      id,
+      account_id: acc,
+      source: 'crm',
+      external_id: 'e1',
       identity: { first_name: 'Ada', last_name: 'Lovelace' },
       versions: { 'origin.m1': T0, 'origin.m2': T0 },
     })
@@ -106,14 +124,15 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
 
   it('applies several inputs for one document in batch order and reports each', async () => {
     const acc = newAccount()
-    const out = await store.upsertBatch(acc, [
-      input('e1', 'a'), input('e2', 'x'), input('e1', 'b'), input('e1', 'a'), input('e1', 'c'),
-    ], testMerge)
+    const out = await store.upsertBatch(acc, [input('e1', 'a'), input('e2', 'x'), input('e1', 'b'), input('e1', 'a'), input('e1', 'c')], testMerge)
     const id1 = contactIdFor(acc, 'crm', 'e1')
     const id2 = contactIdFor(acc, 'crm', 'e2')
     expect(out).toEqual([
-      { contactId: id1, result: 'created' }, { contactId: id2, result: 'created' }, { contactId: id1, result: 'updated' },
-      { contactId: id1, result: 'unchanged' }, { contactId: id1, result: 'updated' },
+      { contactId: id1, result: 'created' },
+      { contactId: id2, result: 'created' },
+      { contactId: id1, result: 'updated' },
+      { contactId: id1, result: 'unchanged' },
+      { contactId: id1, result: 'updated' },
     ])
     expect(seqOf(await store.get(acc, id1))).toEqual(['a', 'b', 'c'])
     expect(seqOf(await store.get(acc, id2))).toEqual(['x'])
@@ -180,11 +199,12 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
   it('merges into existing documents that follow a chunk of new ones (no blind overwrite)', async () => {
     const acc = newAccount()
     // existing documents, found only in the second chunk of the batch below
-    await store.upsertBatch(acc, Array.from({ length: 30 }, (_, i) => input(`late${i}`, `seed${i}`)), testMerge)
-    const batch = [
-      ...Array.from({ length: 500 }, (_, i) => input(`fresh${i}`, `f${i}`)),
-      ...Array.from({ length: 40 }, (_, i) => input(`late${i}`, `l${i}`)),
-    ]
+    await store.upsertBatch(
+      acc,
+      Array.from({ length: 30 }, (_, i) => input(`late${i}`, `seed${i}`)),
+      testMerge,
+    )
+    const batch = [...Array.from({ length: 500 }, (_, i) => input(`fresh${i}`, `f${i}`)), ...Array.from({ length: 40 }, (_, i) => input(`late${i}`, `l${i}`))]
     const out = await store.upsertBatch(acc, batch, testMerge)
     expect(out.filter((o) => o.result === 'created')).toHaveLength(510)
     expect(out.filter((o) => o.result === 'updated')).toHaveLength(30)
@@ -203,10 +223,11 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
     expect(await store.findByNetworkUrl(acc, url)).toBeNull()
     expect(await store.findByBusinessEmail(acc, email)).toBeNull()
 
-    await store.upsertBatch(acc, [
-      input('a1', 'm', { patch: { identity: { network_url: url } } }),
-      input('a2', 'm', { patch: { business_email: email } }),
-    ], testMerge)
+    await store.upsertBatch(
+      acc,
+      [input('a1', 'm', { patch: { identity: { network_url: url } } }), input('a2', 'm', { patch: { business_email: email } })],
+      testMerge,
+    )
     expect((await store.findByNetworkUrl(acc, url))?.external_id).toBe('a1')
     expect((await store.findByBusinessEmail(acc, email))?.external_id).toBe('a2')
     expect((await store.findByBusinessEmail(acc, email.toUpperCase()))?.external_id).toBe('a2')
@@ -216,7 +237,11 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
 
   it('lists by contact id ascending in keyset pages', async () => {
     const acc = newAccount()
-    await store.upsertBatch(acc, Array.from({ length: 7 }, (_, i) => input(`p${i}`, 'm')), testMerge)
+    await store.upsertBatch(
+      acc,
+      Array.from({ length: 7 }, (_, i) => input(`p${i}`, 'm')),
+      testMerge,
+    )
     const ids = Array.from({ length: 7 }, (_, i) => contactIdFor(acc, 'crm', `p${i}`)).sort()
     const seen: string[] = []
     let after: string | undefined

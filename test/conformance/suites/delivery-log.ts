@@ -45,7 +45,11 @@ export function deliveryLogConformance(open: () => Promise<TwoInstances<Delivery
     for (const d of [rows[3]!, rows[0]!, rows[5]!, rows[2]!, rows[1]!, rows[4]!]) await log.put(d)
     await log.put(delivery(a, other, { created_at: at(3) }))
 
-    const done = { ...rows[0]!, status: 'succeeded' as const, attempts: [{ attempt: 1, at: at(1), status_code: 200, error: null, latency_ms: 12, response_excerpt: 'ok' }] }
+    const done = {
+      ...rows[0]!,
+      status: 'succeeded' as const,
+      attempts: [{ attempt: 1, at: at(1), status_code: 200, error: null, latency_ms: 12, response_excerpt: 'ok' }],
+    }
     await log.put(done)
     rows[0] = done
     expect(await log.get(done.id)).toEqual(done)
@@ -72,7 +76,12 @@ export function deliveryLogConformance(open: () => Promise<TwoInstances<Delivery
     const d = delivery(newAccount(), `int-${randomSuffix()}`)
     await harness.store.put(d)
     expect(await harness.other.get(d.id)).toEqual(d)
-    const retried = { ...d, status: 'retrying' as const, next_attempt_at: at(60), attempts: [{ attempt: 1, at: at(0), status_code: 500, error: null, latency_ms: 3, response_excerpt: null }] }
+    const retried = {
+      ...d,
+      status: 'retrying' as const,
+      next_attempt_at: at(60),
+      attempts: [{ attempt: 1, at: at(0), status_code: 500, error: null, latency_ms: 3, response_excerpt: null }],
+    }
     await harness.other.put(retried)
     expect(await harness.store.list(d.integration_id, { limit: 5 })).toEqual([retried])
   })

@@ -17,7 +17,12 @@ export function linkTokenStoreConformance(open: () => Promise<TwoInstances<LinkT
     accounts.push(id)
     return id
   }
-  const token = (acc: string, hash = randomSuffix(32)): LinkTokenRecord => ({ hash, account_id: acc, contact_id: contactIdFor(acc, 'crm', 'e1'), created_at: T0 })
+  const token = (acc: string, hash = randomSuffix(32)): LinkTokenRecord => ({
+    hash,
+    account_id: acc,
+    contact_id: contactIdFor(acc, 'crm', 'e1'),
+    created_at: T0,
+  })
 
   beforeAll(async () => {
     harness = await open()

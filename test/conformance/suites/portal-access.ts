@@ -114,7 +114,7 @@ export function portalAccessConformance(open: () => Promise<PortalAccessHarness>
     await expect(h.store.deleteSession(s1.hash)).resolves.toBeUndefined()
   })
 
-  it("ends every session of one account and voids its unused links; other accounts keep theirs", async () => {
+  it('ends every session of one account and voids its unused links; other accounts keep theirs', async () => {
     const a = account()
     const b = account()
     const sessions = []
@@ -144,10 +144,7 @@ export function portalAccessConformance(open: () => Promise<PortalAccessHarness>
     const a = account()
     const links = await Promise.all(Array.from({ length: 6 }, () => link(a)))
     const attempts = links.map((l, i) => ({ l, s: session(20 + i), store: i % 2 === 0 ? h.store : h.other }))
-    await Promise.all([
-      ...attempts.map(({ l, s, store }) => store.redeemLink(l.token_hash, s)),
-      h.other.endAccountSessions(a),
-    ])
+    await Promise.all([...attempts.map(({ l, s, store }) => store.redeemLink(l.token_hash, s)), h.other.endAccountSessions(a)])
     for (const { l, s } of attempts) {
       expect(await h.store.getSession(s.hash)).toBeNull()
       expect(await h.store.redeemLink(l.token_hash, session(40))).toBeNull()

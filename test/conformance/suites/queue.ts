@@ -140,10 +140,14 @@ export function queueConformance(makeHarness: () => Promise<QueueHarness>): void
     const h = await harness()
     await h.queue.publish(TOPIC, Buffer.from('poison'), { account_id: 'acc-dl' })
     const attempts: number[] = []
-    const sub = await h.queue.subscribe(TOPIC, async (m) => {
-      attempts.push(m.deliveryAttempt)
-      return 'nack'
-    }, { maxDeliveryAttempts: 3 })
+    const sub = await h.queue.subscribe(
+      TOPIC,
+      async (m) => {
+        attempts.push(m.deliveryAttempt)
+        return 'nack'
+      },
+      { maxDeliveryAttempts: 3 },
+    )
     const dead = await waitFor(async () => {
       const letters = await h.deadLetters(TOPIC)
       return letters.length > 0 ? letters : undefined
@@ -162,15 +166,19 @@ export function queueConformance(makeHarness: () => Promise<QueueHarness>): void
     for (const p of payloads) await queue.publish(TOPIC, Buffer.from(p))
     const thrownFor = new Set<string>()
     const acked = new Set<string>()
-    const sub = await queue.subscribe(TOPIC, async (m) => {
-      const p = m.data.toString()
-      if (!thrownFor.has(p)) {
-        thrownFor.add(p)
-        throw new Error('handler crashed')
-      }
-      acked.add(p)
-      return 'ack'
-    }, { maxDeliveryAttempts: 10 })
+    const sub = await queue.subscribe(
+      TOPIC,
+      async (m) => {
+        const p = m.data.toString()
+        if (!thrownFor.has(p)) {
+          thrownFor.add(p)
+          throw new Error('handler crashed')
+        }
+        acked.add(p)
+        return 'ack'
+      },
+      { maxDeliveryAttempts: 10 },
+    )
     await waitFor(() => acked.size === payloads.length, 'all messages acked')
     await sub.close()
     expect([...acked].sort()).toEqual(payloads)
@@ -182,14 +190,18 @@ export function queueConformance(makeHarness: () => Promise<QueueHarness>): void
     let running = 0
     let peak = 0
     const done = new Set<string>()
-    const sub = await queue.subscribe(TOPIC, async (m) => {
-      running++
-      peak = Math.max(peak, running)
-      await sleep(50)
-      running--
-      done.add(m.data.toString())
-      return 'ack'
-    }, { maxInFlight: 2 })
+    const sub = await queue.subscribe(
+      TOPIC,
+      async (m) => {
+        running++
+        peak = Math.max(peak, running)
+        await sleep(50)
+        running--
+        done.add(m.data.toString())
+        return 'ack'
+      },
+      { maxInFlight: 2 },
+    )
     await waitFor(() => done.size === 6, 'all handled')
     await sub.close()
     expect(peak).toBeGreaterThanOrEqual(1)

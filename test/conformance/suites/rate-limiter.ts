@@ -88,9 +88,7 @@ export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>):
   it('admits at most the limit under concurrent calls from two instances', async () => {
     const k = key()
     const windows = [minute(10), hour(100)]
-    const decisions = await Promise.all(
-      Array.from({ length: 24 }, (_, i) => (i % 2 ? h.other : h.limiter).consume(k, windows, sec(18_000 + (i % 5)))),
-    )
+    const decisions = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? h.other : h.limiter).consume(k, windows, sec(18_000 + (i % 5)))))
     expect(decisions.filter((d) => d.allowed)).toHaveLength(10)
     for (const d of decisions) if (!d.allowed) expect(d.window.name).toBe('short')
     // the refused ones did not count in the hour: 10 more are admitted next minute
@@ -113,7 +111,13 @@ export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>):
     const a = key()
     const b = key()
     const expireAt = sec(30_000)
-    await h.limiter.addCounts([{ key: a, by: 2 }, { key: b, by: 1 }], expireAt)
+    await h.limiter.addCounts(
+      [
+        { key: a, by: 2 },
+        { key: b, by: 1 },
+      ],
+      expireAt,
+    )
     await h.other.addCounts([{ key: a, by: 3 }], expireAt)
     expect(await h.limiter.readCounts([a, b, key()], sec(25_000))).toEqual([5, 1, 0])
     expect(await h.other.readCounts([b, a], sec(25_000))).toEqual([1, 5])

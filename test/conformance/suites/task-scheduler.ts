@@ -127,7 +127,7 @@ export function taskSchedulerConformance(makeHarness: () => Promise<TaskSchedule
     const first = scheduler.runDue(handler)
     await waitFor(() => releases.length === 2, 'two dispatches')
     expect(await scheduler.runDue(handler)).toBe(0) // both slots busy
-    releases.splice(0).forEach((r) => r())
+    for (const r of releases.splice(0)) r()
     expect(await first).toBe(2)
     expect(peak).toBe(2)
   })

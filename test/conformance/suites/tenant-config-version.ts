@@ -54,7 +54,14 @@ export function tenantConfigVersionConformance(open: () => Promise<TwoInstances<
   }
 
   const WRITES: Array<[string, (t: Awaited<ReturnType<typeof tenant>>) => Promise<unknown>]> = [
-    ['createAccount', async () => { const a = account(); created.push(a.id); await store.createAccount(a) }],
+    [
+      'createAccount',
+      async () => {
+        const a = account()
+        created.push(a.id)
+        await store.createAccount(a)
+      },
+    ],
     ['updateAccount', (t) => store.updateAccount(t.a.id, { active: false })],
     ['createConnection', (t) => store.createConnection(connection(t.a.id))],
     ['updateConnection', (t) => store.updateConnection(t.c.id, { active: false })],

@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, DeliveryRecord,
-  IntegrationRecord, LocationRecord,
+  AccountRecord,
+  ApiKeyRecord,
+  ConnectionRecord,
+  CustomFieldDefinition,
+  DeliveryRecord,
+  IntegrationRecord,
+  LocationRecord,
 } from '@lsv/shared/model/records.ts'
-import { type TenantStore } from '@lsv/shared/ports/tenant-store.ts'
+import type { TenantStore } from '@lsv/shared/ports/tenant-store.ts'
 import { DuplicateError } from '@lsv/shared/errors/duplicate-error.ts'
 import { randomSuffix } from '../../helpers/embedded.ts'
 
@@ -19,27 +24,58 @@ const at = (seconds: number) => new Date(Date.parse(T0) + seconds * 1000).toISOS
 export function account(overrides: Partial<AccountRecord> = {}): AccountRecord {
   const id = overrides.id ?? `acc-${randomSuffix()}`
   return {
-    id, public_id: `p${randomSuffix()}`, name: 'Acme', active: true, api_access: true,
-    permitted_tiers: [1, 2], authorized_domains: ['acme.example'], created_at: T0, updated_at: T0, ...overrides,
+    id,
+    public_id: `p${randomSuffix()}`,
+    name: 'Acme',
+    active: true,
+    api_access: true,
+    permitted_tiers: [1, 2],
+    authorized_domains: ['acme.example'],
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
   }
 }
 export function connection(accountId: string, overrides: Partial<ConnectionRecord> = {}): ConnectionRecord {
   return {
-    id: `con-${randomSuffix()}`, account_id: accountId, type: 'webhook', source: 'forms', name: null, active: true,
-    field_mappings: [{ from: 'mail', to: 'email' }], token_hashes: [{ hash: 'h1', expires_at: null }],
-    created_at: T0, updated_at: T0, ...overrides,
+    id: `con-${randomSuffix()}`,
+    account_id: accountId,
+    type: 'webhook',
+    source: 'forms',
+    name: null,
+    active: true,
+    field_mappings: [{ from: 'mail', to: 'email' }],
+    token_hashes: [{ hash: 'h1', expires_at: null }],
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
   }
 }
 export function apiKey(accountId: string, connectionId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
-    id: `key-${randomSuffix()}`, account_id: accountId, connection_id: connectionId, hash: `hash-${randomSuffix(16)}`,
-    prefix: 'lsk_ab12', scopes: ['contacts:write'], name: null, expires_at: null, revoked_at: null, created_at: T0, ...overrides,
+    id: `key-${randomSuffix()}`,
+    account_id: accountId,
+    connection_id: connectionId,
+    hash: `hash-${randomSuffix(16)}`,
+    prefix: 'lsk_ab12',
+    scopes: ['contacts:write'],
+    name: null,
+    expires_at: null,
+    revoked_at: null,
+    created_at: T0,
+    ...overrides,
   }
 }
 export function location(accountId: string, overrides: Partial<LocationRecord> = {}): LocationRecord {
   return {
-    account_id: accountId, connection_id: 'con-x', location_id: `loc/${randomSuffix()}`,
-    token_hashes: [{ hash: 'lh', expires_at: null }], active: true, created_at: T0, updated_at: T0, ...overrides,
+    account_id: accountId,
+    connection_id: 'con-x',
+    location_id: `loc/${randomSuffix()}`,
+    token_hashes: [{ hash: 'lh', expires_at: null }],
+    active: true,
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
   }
 }
 export function customField(accountId: string, overrides: Partial<CustomFieldDefinition> = {}): CustomFieldDefinition {
@@ -47,21 +83,41 @@ export function customField(accountId: string, overrides: Partial<CustomFieldDef
 }
 export function integration(accountId: string, overrides: Partial<IntegrationRecord> = {}): IntegrationRecord {
   return {
-    id: `int-${randomSuffix()}`, account_id: accountId, url: 'https://hooks.example/x', payload_version: 2,
-    tiers: { contact_handles: true, sensitive_traits: false }, active: true, disabled_reason: null,
-    signing_secrets: [{ secret: 'whsec_AAAA', created_at: T0, expires_at: null }], created_at: T0, updated_at: T0, ...overrides,
+    id: `int-${randomSuffix()}`,
+    account_id: accountId,
+    url: 'https://hooks.example/x',
+    payload_version: 2,
+    tiers: { contact_handles: true, sensitive_traits: false },
+    active: true,
+    disabled_reason: null,
+    signing_secrets: [{ secret: 'whsec_AAAA', created_at: T0, expires_at: null }],
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
   }
 }
 export function delivery(accountId: string, integrationId: string, overrides: Partial<DeliveryRecord> = {}): DeliveryRecord {
   const id = overrides.id ?? `del-${randomSuffix()}`
   return {
-    id, account_id: accountId, integration_id: integrationId, event_id: `evt-${randomSuffix()}`, status: 'pending',
-    attempts: [], body: '{"id":"x"}', next_attempt_at: null, created_at: T0, updated_at: T0, ...overrides,
+    id,
+    account_id: accountId,
+    integration_id: integrationId,
+    event_id: `evt-${randomSuffix()}`,
+    status: 'pending',
+    attempts: [],
+    body: '{"id":"x"}',
+    next_attempt_at: null,
+    created_at: T0,
+    updated_at: T0,
+    ...overrides,
   }
 }
 
 async function expectDuplicate(promise: Promise<unknown>, what: string): Promise<void> {
-  const err = await promise.then(() => null, (e: unknown) => e)
+  const err = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  )
   expect(err).toBeInstanceOf(DuplicateError)
   expect((err as Error).message).toBe(`duplicate ${what}`)
 }
@@ -202,7 +258,12 @@ export function tenantStoreConformance(open: () => Promise<TenantStoreHarness>):
     const b = await newAccount()
     const current = `lh-${randomSuffix(16)}`
     const previous = `lh-${randomSuffix(16)}`
-    const l = location(a.id, { token_hashes: [{ hash: current, expires_at: null }, { hash: previous, expires_at: at(9) }] })
+    const l = location(a.id, {
+      token_hashes: [
+        { hash: current, expires_at: null },
+        { hash: previous, expires_at: at(9) },
+      ],
+    })
     await store.putLocation(l)
     await store.putLocation(location(a.id))
     expect(await store.findLocationByTokenHash(a.id, current)).toEqual(l)

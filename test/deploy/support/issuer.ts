@@ -36,18 +36,24 @@ export async function startLocalIssuer(): Promise<LocalIssuer> {
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`
-  const sign = (key: CryptoKey) => async (email: string, audience: string, claims: JWTPayload = {}) => {
-    const now = Math.floor(Date.now() / 1000)
-    return new SignJWT({ email, email_verified: true, sub: `sub-${email}`, iss: origin, aud: audience, iat: now, exp: now + 3600, ...claims })
-      .setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' })
-      .sign(key)
-  }
+  const sign =
+    (key: CryptoKey) =>
+    async (email: string, audience: string, claims: JWTPayload = {}) => {
+      const now = Math.floor(Date.now() / 1000)
+      return new SignJWT({ email, email_verified: true, sub: `sub-${email}`, iss: origin, aud: audience, iat: now, exp: now + 3600, ...claims })
+        .setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'JWT' })
+        .sign(key)
+    }
   return {
     issuer: origin,
     jwksUrl: `${origin}/jwks`,
     token: sign(real.privateKey),
     forge: sign(other.privateKey),
     fetches: () => fetches,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }

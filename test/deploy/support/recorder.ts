@@ -46,7 +46,11 @@ export async function startRecorder(answer: (req: RecordedRequest) => Reply = ()
   return {
     hostPort: `127.0.0.1:${port}`,
     requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 

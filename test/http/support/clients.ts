@@ -25,15 +25,21 @@ export interface Target {
 
 export async function nodeHttpPost(target: Target, body: Buffer): Promise<ClientResult> {
   return new Promise((resolve) => {
-    const req = request({
-      host: '127.0.0.1', port: target.port, path: target.path, method: 'POST',
-      headers: { ...target.headers, host: target.host, 'content-length': String(body.length) },
-    }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }))
-      res.on('error', (err) => resolve({ error: `response: ${(err as NodeJS.ErrnoException).code ?? err.message}` }))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: target.path,
+        method: 'POST',
+        headers: { ...target.headers, host: target.host, 'content-length': String(body.length) },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }))
+        res.on('error', (err) => resolve({ error: `response: ${(err as NodeJS.ErrnoException).code ?? err.message}` }))
+      },
+    )
     req.on('error', (err) => resolve({ error: (err as NodeJS.ErrnoException).code ?? err.message }))
     req.end(body)
   })
@@ -50,7 +56,10 @@ const loopback = new Agent({
 export async function fetchPost(target: Target, body: Buffer): Promise<ClientResult> {
   try {
     const res = await fetch(`http://${target.host}:${target.port}${target.path}`, {
-      method: 'POST', headers: target.headers, body, dispatcher: loopback,
+      method: 'POST',
+      headers: target.headers,
+      body,
+      dispatcher: loopback,
     })
     return { status: res.status, text: await res.text() }
   } catch (err) {
@@ -68,8 +77,12 @@ function run(cmd: string, args: string[], stdin?: string): Promise<{ code: numbe
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString() })
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString() })
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString()
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString()
+    })
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
     child.stdin.end(stdin ?? '')
@@ -81,7 +94,14 @@ export async function curlPost(target: Target, bodyFile: string): Promise<Client
   const headers = Object.entries({ ...target.headers, host: target.host }).flatMap(([k, v]) => ['-H', `${k}: ${v}`])
   const marker = '\n--status:'
   const { code, stdout, stderr } = await run('curl', [
-    '-sS', '-X', 'POST', ...headers, '--data-binary', `@${bodyFile}`, '-w', `${marker}%{http_code}`,
+    '-sS',
+    '-X',
+    'POST',
+    ...headers,
+    '--data-binary',
+    `@${bodyFile}`,
+    '-w',
+    `${marker}%{http_code}`,
     `http://127.0.0.1:${target.port}${target.path}`,
   ])
   const at = stdout.lastIndexOf(marker)
@@ -108,9 +128,13 @@ print(json.dumps(out))
 
 /** Python's urllib: one process sends every request in order (each on its own connection, as urllib does). */
 export async function urllibPosts(jobs: Array<{ target: Target; bodyFile: string }>): Promise<ClientResult[]> {
-  const input = JSON.stringify(jobs.map(({ target, bodyFile }) => ({
-    url: `http://127.0.0.1:${target.port}${target.path}`, file: bodyFile, headers: { ...target.headers, Host: target.host },
-  })))
+  const input = JSON.stringify(
+    jobs.map(({ target, bodyFile }) => ({
+      url: `http://127.0.0.1:${target.port}${target.path}`,
+      file: bodyFile,
+      headers: { ...target.headers, Host: target.host },
+    })),
+  )
   const { code, stdout, stderr } = await run('python3', ['-c', URLLIB], input)
   if (code !== 0) throw new Error(`python3 failed (${code}): ${stderr}`)
   return JSON.parse(stdout) as ClientResult[]

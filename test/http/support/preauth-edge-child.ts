@@ -46,7 +46,11 @@ process.on('message', async (message: { type: string }) => {
   } else if (message.type === 'report') {
     rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
     send({
-      type: 'report', baseline, rssPeak, budgetPeak: budget.peak, budgetInUse: budget.inUse,
+      type: 'report',
+      baseline,
+      rssPeak,
+      budgetPeak: budget.peak,
+      budgetInUse: budget.inUse,
     })
   } else if (message.type === 'close') {
     clearInterval(sampler)

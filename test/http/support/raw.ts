@@ -25,17 +25,20 @@ export async function rawConnect(port: number): Promise<RawConnection> {
   const chunks: Buffer[] = []
   let reset = false
   socket.on('data', (d: Buffer) => chunks.push(d))
-  socket.on('error', (err: NodeJS.ErrnoException) => { if (err.code === 'ECONNRESET' || err.code === 'EPIPE') reset = true })
+  socket.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') reset = true
+  })
   const received = () => Buffer.concat(chunks).toString('latin1')
   const closed = new Promise<{ text: string; reset: boolean }>((resolve) => socket.once('close', () => resolve({ text: received(), reset })))
   return {
     socket,
     received,
     closed,
-    write: (data) => new Promise<void>((resolve) => {
-      if (socket.destroyed) return resolve()
-      socket.write(data, () => resolve())
-    }),
+    write: (data) =>
+      new Promise<void>((resolve) => {
+        if (socket.destroyed) return resolve()
+        socket.write(data, () => resolve())
+      }),
     async drip(data, everyMs) {
       for (const byte of Buffer.from(data, 'latin1')) {
         if (socket.destroyed || socket.writableEnded) return
@@ -56,7 +59,11 @@ export function firstResponse(text: string): { status: number; headers: Record<s
   const length = Number(headers['content-length'] ?? 0)
   const raw = text.slice(end + 4, end + 4 + length)
   let body: unknown = raw
-  try { body = JSON.parse(raw) } catch { /* not JSON */ }
+  try {
+    body = JSON.parse(raw)
+  } catch {
+    /* not JSON */
+  }
   return { status, headers, body }
 }
 

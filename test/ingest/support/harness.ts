@@ -7,7 +7,7 @@ import { expect } from 'vitest'
 import { createTestDeps, type TestDepsOptions } from '../../helpers/deps.ts'
 import { createTestTenant, type StoredTenant } from '../../helpers/tenant.ts'
 
-export interface Published extends QueueMessage {
+interface Published extends QueueMessage {
   topic: Topic
 }
 
@@ -25,7 +25,9 @@ export function recordingQueue() {
       published.push({ topic, id, data, attributes, deliveryAttempt: 1, publishedAt: new Date().toISOString() })
       return id
     },
-    async subscribe() { return { close: async () => {} } },
+    async subscribe() {
+      return { close: async () => {} }
+    },
     async close() {},
   }
   return {
@@ -55,7 +57,10 @@ export async function createHarness(options: TestDepsOptions = {}): Promise<Harn
   const edge = await buildEdge(deps)
   const portal = await buildPortal(deps)
   return {
-    deps, edge, portal, q,
+    deps,
+    edge,
+    portal,
+    q,
     async close() {
       await edge.close()
       await portal.close()
@@ -84,7 +89,9 @@ export async function createIngestFixture(options: TestDepsOptions = {}): Promis
   const t = await createTestTenant(h.deps)
   const other = await createTestTenant(h.deps)
   return {
-    h, t, other,
+    h,
+    t,
+    other,
     async close() {
       await t.cleanup()
       await other.cleanup()

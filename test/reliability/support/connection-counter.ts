@@ -24,9 +24,10 @@ export async function startConnectionCounter(port = 0): Promise<{ port: number; 
     port: (server.address() as AddressInfo).port,
     count: () => targets.length,
     targets,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy()
+        server.close(() => resolve())
+      }),
   }
 }

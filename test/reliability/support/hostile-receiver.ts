@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 
 export type Behaviour = (req: IncomingMessage, res: ServerResponse, stats: ReceiverStats) => void
 
-export interface ReceiverStats {
+interface ReceiverStats {
   requests: number
   /** response body bytes the server managed to write before the client went away */
   bytesWritten: number
@@ -17,7 +17,9 @@ export async function startHostileReceiver(behaviour: Behaviour) {
   const timers = new Set<NodeJS.Timeout>()
   const server = createServer((req, res) => {
     stats.requests++
-    res.on('close', () => { if (!res.writableFinished) stats.closedByClient++ })
+    res.on('close', () => {
+      if (!res.writableFinished) stats.closedByClient++
+    })
     req.resume()
     req.on('end', () => behaviour(req, res, stats))
   })
@@ -30,17 +32,23 @@ export async function startHostileReceiver(behaviour: Behaviour) {
     every(ms: number, fn: () => void) {
       const t = setInterval(fn, ms)
       timers.add(t)
-      return () => { clearInterval(t); timers.delete(t) }
+      return () => {
+        clearInterval(t)
+        timers.delete(t)
+      }
     },
-    close: () => new Promise<void>((resolve) => {
-      for (const t of timers) clearInterval(t)
-      server.closeAllConnections()
-      server.close(() => resolve())
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearInterval(t)
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }
 
-export const HANG: Behaviour = () => { /* never answers */ }
+export const HANG: Behaviour = () => {
+  /* never answers */
+}
 
 /** Writes `chunk` as long as the socket accepts it, counting bytes, until the client leaves. */
 export function endlessBody(chunk: Buffer): Behaviour {

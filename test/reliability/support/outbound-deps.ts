@@ -11,13 +11,17 @@ import { tempDataDir, randomSuffix } from '../../helpers/embedded.ts'
 import { ACCOUNT_ONLY, createTestTenant } from '../../helpers/tenant.ts'
 
 /** A task scheduler that only records what was enqueued: the test runs each task by hand. */
-export function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequest[] } {
+function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequest[] } {
   const enqueued: TaskRequest[] = []
   return {
     enqueued,
     async ensureQueue() {},
-    async enqueue(task) { enqueued.push(task) },
-    async start() { return { close: async () => {} } },
+    async enqueue(task) {
+      enqueued.push(task)
+    },
+    async start() {
+      return { close: async () => {} }
+    },
     async close() {},
   }
 }
@@ -62,6 +66,12 @@ export async function createPendingDelivery(deps: PlatformDeps, url: string) {
   const { account, integration } = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url } })
   const now = new Date(deps.clock.now()).toISOString()
   const eventId = `evt_${randomSuffix(8)}`
-  const delivery = await createDelivery(deps, { accountId: account.id, integrationId: integration.id, eventId, body: JSON.stringify({ id: eventId, event: 'visitor.identified' }), now })
+  const delivery = await createDelivery(deps, {
+    accountId: account.id,
+    integrationId: integration.id,
+    eventId,
+    body: JSON.stringify({ id: eventId, event: 'visitor.identified' }),
+    now,
+  })
   return { account, integration, delivery }
 }

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
 export { freePort } from '../../../scripts/lib/emulators.ts'
 
-export const NODE = new URL('../../../node_modules/.bin/node', import.meta.url).pathname
-export const REPO = new URL('../../../', import.meta.url).pathname
+const NODE = new URL('../../../node_modules/.bin/node', import.meta.url).pathname
+const REPO = new URL('../../../', import.meta.url).pathname
 
 export interface Spawned {
   child: ChildProcess
@@ -21,22 +21,34 @@ export function startNode(script: string, env: Record<string, string>): Spawned 
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
-  child.stdout!.on('data', (d: Buffer) => { out = (out + d.toString()).slice(-20_000) })
-  child.stderr!.on('data', (d: Buffer) => { out = (out + d.toString()).slice(-20_000) })
+  child.stdout!.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000)
+  })
+  child.stderr!.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000)
+  })
   let at: number | null = null
-  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => { at = Date.now(); resolve(code ?? signal ?? -1) }))
+  const exited = new Promise<number | string>((resolve) =>
+    child.on('exit', (code, signal) => {
+      at = Date.now()
+      resolve(code ?? signal ?? -1)
+    }),
+  )
   return { child, output: () => out, exited, exitedAt: () => at }
 }
 
 /** GET `http://127.0.0.1:<port><path>` with a Host header; status or null on connection failure. */
-export function httpGet(port: number, path: string, host?: string): Promise<number | null> {
+function httpGet(port: number, path: string, host?: string): Promise<number | null> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers: host ? { host } : {}, timeout: 2000 }, (res) => {
       res.resume()
       res.on('end', () => resolve(res.statusCode ?? null))
     })
     req.on('error', () => resolve(null))
-    req.on('timeout', () => { req.destroy(); resolve(null) })
+    req.on('timeout', () => {
+      req.destroy()
+      resolve(null)
+    })
     req.end()
   })
 }
@@ -56,5 +68,9 @@ export async function waitHealthy(p: Spawned, ports: number[], timeoutMs = 60_00
 
 /** Sends SIGKILL (or another signal) to the process only (never by name). */
 export function signal(p: Spawned, sig: NodeJS.Signals): void {
-  try { p.child.kill(sig) } catch { /* already gone */ }
+  try {
+    p.child.kill(sig)
+  } catch {
+    /* already gone */
+  }
 }

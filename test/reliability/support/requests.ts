@@ -4,7 +4,12 @@ import type { TenantSpec } from '../../helpers/tenant.ts'
 
 /** What `app.inject` needs from a fastify app (kept structural so no service import is required here). */
 export interface Injectable {
-  inject(opts: { method: string; url: string; headers?: Record<string, string>; payload?: unknown }): Promise<{ statusCode: number; headers: Record<string, unknown>; body: string; json(): any }>
+  inject(opts: {
+    method: string
+    url: string
+    headers?: Record<string, string>
+    payload?: unknown
+  }): Promise<{ statusCode: number; headers: Record<string, unknown>; body: string; json(): any }>
   close(): Promise<unknown>
 }
 

@@ -2,14 +2,19 @@ import { readDemoCredentials as readStackCredentials, type DemoCredentials } fro
 import { descendantsOf } from '../../../scripts/lib/process-tree.ts'
 import { freePort, startNode, waitHealthy, type Spawned } from './processes.ts'
 
-export interface StackPorts { edge: number; portal: number; worker: number; dispatcher: number }
+export interface StackPorts {
+  edge: number
+  portal: number
+  worker: number
+  dispatcher: number
+}
 
 /** The local stack (scripts/start-local.ts) on DATA_DIR with free ports. */
 export async function allocatePorts(): Promise<StackPorts> {
   return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
 }
 
-export function stackEnv(dataDir: string, ports: StackPorts): Record<string, string> {
+function stackEnv(dataDir: string, ports: StackPorts): Record<string, string> {
   return {
     DATA_DIR: dataDir,
     EDGE_PORT: String(ports.edge),
@@ -32,7 +37,11 @@ export async function startStack(dataDir: string, ports: StackPorts): Promise<Sp
 export async function killStack(p: Spawned): Promise<void> {
   const pids = [p.child.pid!, ...descendantsOf(p.child.pid!)]
   for (const pid of pids) {
-    try { process.kill(pid, 'SIGKILL') } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
   }
   await p.exited
 }
@@ -41,8 +50,20 @@ export async function killStack(p: Spawned): Promise<void> {
 export async function stopStack(p: Spawned, graceMs = 15_000): Promise<void> {
   if (p.exitedAt() !== null) return
   const pids = [p.child.pid!, ...descendantsOf(p.child.pid!)]
-  try { process.kill(p.child.pid!, 'SIGTERM') } catch { /* gone */ }
-  const timer = setTimeout(() => { for (const pid of pids) { try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } } }, graceMs)
+  try {
+    process.kill(p.child.pid!, 'SIGTERM')
+  } catch {
+    /* gone */
+  }
+  const timer = setTimeout(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }
+  }, graceMs)
   await p.exited
   clearTimeout(timer)
 }

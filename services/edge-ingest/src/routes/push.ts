@@ -12,7 +12,11 @@ import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
 import {
-  authenticatePartnerCrm, authenticateSource, identifyPartnerCrmToken, refuseTokenlessEarly, type PartnerCrmCaller,
+  authenticatePartnerCrm,
+  authenticateSource,
+  identifyPartnerCrmToken,
+  refuseTokenlessEarly,
+  type PartnerCrmCaller,
 } from '@lsv/shared/domain/ingest/auth.ts'
 import { presentedSourceToken } from '@lsv/shared/domain/auth/verify-source-token.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
@@ -89,84 +93,99 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     return payload
   }
 
-  app.post('/v1/contacts', {
-    validatorCompiler: documentationOnly,
-    schema: {
-      operationId: 'pushContacts',
-      tags: ['contacts'],
-      summary: 'Push a batch of contacts (queued, upserted asynchronously)',
-      description: `Requires scope \`contacts:write\`. Idempotent per account on (source, external_id). ${LIMITS} per API key. \`accepted\` counts the records that carry an \`external_id\`; records without one are not stored.`,
-      security: SECURITY.apiKey,
-      body: ContactsPushBodyDocumented,
-      response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+  app.post(
+    '/v1/contacts',
+    {
+      validatorCompiler: documentationOnly,
+      schema: {
+        operationId: 'pushContacts',
+        tags: ['contacts'],
+        summary: 'Push a batch of contacts (queued, upserted asynchronously)',
+        description: `Requires scope \`contacts:write\`. Idempotent per account on (source, external_id). ${LIMITS} per API key. \`accepted\` counts the records that carry an \`external_id\`; records without one are not stored.`,
+        security: SECURITY.apiKey,
+        body: ContactsPushBodyDocumented,
+        response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+      },
+      onRequest: async (request) => {
+        try {
+          const account = await resolveAccount(request)
+          const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
+          await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
+          callers.set(request, { account, connection: auth.connection })
+        } catch (err) {
+          throw retryable(err)
+        }
+      },
     },
-    onRequest: async (request) => {
-      try {
-        const account = await resolveAccount(request)
-        const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
-        await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
-        callers.set(request, { account, connection: auth.connection })
-      } catch (err) {
-        throw retryable(err)
-      }
-    },
-  }, async (request, reply) => {
-    const caller = callers.get(request)
-    if (!caller?.connection) throw new AppError('unauthorized')
-    return send202(reply, await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
-  })
-
-  app.post('/v1/contacts/partnercrm', {
-    validatorCompiler: documentationOnly,
-    schema: {
-      operationId: 'pushHighLevelContact',
-      tags: ['contacts'],
-      summary: 'Partner CRM contact webhook (queued, upserted asynchronously)',
-      description: 'The native webhook of the partner CRM platform. The subdomain selects the account; the body\'s location must be an active location of its partner CRM connection. The token is compared against the location\'s stored hash. Until the tokenized-URL cutover a call without any token is accepted (and flagged); after it, 401. '
-        + 'A missing connection or location answers exactly like an unknown subdomain (404). Body cap 8388608 bytes. Rate limit: 120 per 60 s and 50,000 per 24 h per location.',
-      security: SECURITY.partnerCrm,
-      querystring: TokenQuery,
-      body: PartnerCrmContactBody,
-      response: { 202: PushAccepted, ...errorResponses(400, 401, 404, 413, 429, 503) },
-    },
-    onRequest: async (request) => {
-      try {
-        const account = await resolveAccount(request)
-        const ctx = withRequestLog(deps, request)
-        const token = presentedSourceToken(request.headers, request.query)
-        let identified: PartnerCrmCaller | null = null
-        if (token === null) await refuseTokenlessEarly(ctx, account)
-        else identified = await identifyPartnerCrmToken(ctx, account, token)
-        callers.set(request, { account, identified })
-      } catch (err) {
-        throw retryable(err)
-      }
-    },
-    preParsing: async (request, reply, payload) => {
+    async (request, reply) => {
       const caller = callers.get(request)
-      if (!caller || caller.identified) return payload
-      return budgeted(request, reply, payload, caller.account.id)
+      if (!caller?.connection) throw new AppError('unauthorized')
+      return send202(
+        reply,
+        await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+      )
     },
-  }, async (request, reply) => {
-    const caller = callers.get(request)
-    if (!caller) throw new AppError('not_found')
-    const body = request.body
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_payload')
-    const record = body as Record<string, unknown>
-    const ctx = withRequestLog(deps, request)
-    let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
-    try {
-      auth = await authenticatePartnerCrm(ctx, caller.account, partnerCrmLocationId(record), request.headers, request.query, caller.identified ?? null)
-    } catch (err) {
-      throw retryable(err)
-    }
-    const locationId = auth.location.location_id
-    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
-    const accountId = caller.account.id
-    await consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId })
-      .catch((err: unknown) => { throw retryable(err) })
-    return send202(reply, await acceptPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
-  })
+  )
+
+  app.post(
+    '/v1/contacts/partnercrm',
+    {
+      validatorCompiler: documentationOnly,
+      schema: {
+        operationId: 'pushHighLevelContact',
+        tags: ['contacts'],
+        summary: 'Partner CRM contact webhook (queued, upserted asynchronously)',
+        description:
+          "The native webhook of the partner CRM platform. The subdomain selects the account; the body's location must be an active location of its partner CRM connection. The token is compared against the location's stored hash. Until the tokenized-URL cutover a call without any token is accepted (and flagged); after it, 401. " +
+          'A missing connection or location answers exactly like an unknown subdomain (404). Body cap 8388608 bytes. Rate limit: 120 per 60 s and 50,000 per 24 h per location.',
+        security: SECURITY.partnerCrm,
+        querystring: TokenQuery,
+        body: PartnerCrmContactBody,
+        response: { 202: PushAccepted, ...errorResponses(400, 401, 404, 413, 429, 503) },
+      },
+      onRequest: async (request) => {
+        try {
+          const account = await resolveAccount(request)
+          const ctx = withRequestLog(deps, request)
+          const token = presentedSourceToken(request.headers, request.query)
+          let identified: PartnerCrmCaller | null = null
+          if (token === null) await refuseTokenlessEarly(ctx, account)
+          else identified = await identifyPartnerCrmToken(ctx, account, token)
+          callers.set(request, { account, identified })
+        } catch (err) {
+          throw retryable(err)
+        }
+      },
+      preParsing: async (request, reply, payload) => {
+        const caller = callers.get(request)
+        if (!caller || caller.identified) return payload
+        return budgeted(request, reply, payload, caller.account.id)
+      },
+    },
+    async (request, reply) => {
+      const caller = callers.get(request)
+      if (!caller) throw new AppError('not_found')
+      const body = request.body
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_payload')
+      const record = body as Record<string, unknown>
+      const ctx = withRequestLog(deps, request)
+      let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
+      try {
+        auth = await authenticatePartnerCrm(ctx, caller.account, partnerCrmLocationId(record), request.headers, request.query, caller.identified ?? null)
+      } catch (err) {
+        throw retryable(err)
+      }
+      const locationId = auth.location.location_id
+      if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
+      const accountId = caller.account.id
+      await consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId }).catch(
+        (err: unknown) => {
+          throw retryable(err)
+        },
+      )
+      return send202(reply, await acceptPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
+    },
+  )
 
   /** onRequest of both source routes, for the source id the path names */
   const authenticateBySource = async (request: FastifyRequest, sourceId: string): Promise<void> => {
@@ -184,28 +203,39 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)
     if (!caller?.connection) throw new AppError('unauthorized')
-    return send202(reply, await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }))
+    return send202(
+      reply,
+      await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+    )
   }
-  app.post('/v1/contacts/:sourceId', {
-    validatorCompiler: documentationOnly,
-    onRequest: (request) => authenticateBySource(request, request.params.sourceId),
-    schema: {
-      operationId: 'pushContactsBySource',
-      tags: ['contacts'],
-      summary: 'Per-source inbound webhook (queued, upserted asynchronously)',
-      description: `For automation platforms and custom scripts. The per-source token (header \`x-webhook-token\`, else query \`token\`) is compared in constant time against the stored hash; each record is mapped through this source's field mappings. ${LIMITS} per source.`,
-      security: SECURITY.sourceToken,
-      params: SourceIdParams,
-      querystring: TokenQuery,
-      body: ContactsPushBodyDocumented,
-      response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+  app.post(
+    '/v1/contacts/:sourceId',
+    {
+      validatorCompiler: documentationOnly,
+      onRequest: (request) => authenticateBySource(request, request.params.sourceId),
+      schema: {
+        operationId: 'pushContactsBySource',
+        tags: ['contacts'],
+        summary: 'Per-source inbound webhook (queued, upserted asynchronously)',
+        description: `For automation platforms and custom scripts. The per-source token (header \`x-webhook-token\`, else query \`token\`) is compared in constant time against the stored hash; each record is mapped through this source's field mappings. ${LIMITS} per source.`,
+        security: SECURITY.sourceToken,
+        params: SourceIdParams,
+        querystring: TokenQuery,
+        body: ContactsPushBodyDocumented,
+        response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
+      },
     },
-  }, bySourceHandler)
+    bySourceHandler,
+  )
   // the router refuses a parameter over 100 characters with its own 414; a source id that long
   // (or with a slash) is simply unknown: the same operation answers it, 401 like any unknown id
-  app.post('/v1/contacts/*', {
-    validatorCompiler: documentationOnly,
-    onRequest: (request) => authenticateBySource(request, request.params['*']),
-    schema: { hide: true, params: WildcardParams },
-  }, bySourceHandler)
+  app.post(
+    '/v1/contacts/*',
+    {
+      validatorCompiler: documentationOnly,
+      onRequest: (request) => authenticateBySource(request, request.params['*']),
+      schema: { hide: true, params: WildcardParams },
+    },
+    bySourceHandler,
+  )
 }

@@ -12,11 +12,14 @@ export function registerPortalAssets(app: App): void {
   for (const asset of ASSETS) {
     const body = readFileSync(new URL(`./assets/${asset.file}`, import.meta.url), 'utf8')
     app.get(asset.path, { schema: { hide: true } }, async (_request, reply) =>
-      reply.headers({
-        'content-type': asset.type,
-        // public files, the same for every tenant; short caching so a deployment shows soon
-        'cache-control': 'public, max-age=300',
-        'x-content-type-options': 'nosniff',
-      }).send(body))
+      reply
+        .headers({
+          'content-type': asset.type,
+          // public files, the same for every tenant; short caching so a deployment shows soon
+          'cache-control': 'public, max-age=300',
+          'x-content-type-options': 'nosniff',
+        })
+        .send(body),
+    )
   }
 }

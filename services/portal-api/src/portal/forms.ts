@@ -28,8 +28,10 @@ export function registerFormParser(scope: App): void {
 }
 
 const isFormFields = (body: unknown): body is FormFields =>
-  typeof body === 'object' && body !== null && !Array.isArray(body)
-  && Object.values(body).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((s) => typeof s === 'string')))
+  typeof body === 'object' &&
+  body !== null &&
+  !Array.isArray(body) &&
+  Object.values(body).every((v) => typeof v === 'string' || (Array.isArray(v) && v.every((s) => typeof s === 'string')))
 
 /** The form a request carries (what registerFormParser makes), or undefined for no body or any other. */
 export function formOf(body: unknown): FormFields | undefined {
@@ -44,11 +46,10 @@ export function listOf(fields: FormFields | undefined, name: string): string[] {
 }
 
 /** The one value of a field (the last one when sent several times), or '' when absent. */
-export function valueOf(fields: FormFields | undefined, name: string): string {
+export function fieldValue(fields: FormFields | undefined, name: string): string {
   const all = listOf(fields, name)
   return all.length ? all[all.length - 1]! : ''
 }
-
 
 /** Messages per field (a JSON pointer such as `/key`, or '' for the form as a whole). */
 export type FieldErrors = Record<string, string>
@@ -67,9 +68,10 @@ export function checkForm<S extends TSchema>(schema: S, value: unknown): { ok: t
   if (Value.Check(schema, value)) return { ok: true, value }
   const errors: FieldErrors = {}
   for (const e of Value.Errors(schema, value)) {
-    const path = e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
-      ? `/${(e.params as { requiredProperties: string[] }).requiredProperties[0]}`
-      : e.instancePath
+    const path =
+      e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
+        ? `/${(e.params as { requiredProperties: string[] }).requiredProperties[0]}`
+        : e.instancePath
     errors[path] ??= e.message
   }
   return { ok: false, errors }

@@ -41,11 +41,23 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (isAppError(error) && error.status === 404) return notFound(request, reply)
       if (error.validation || (isAppError(error) && error.status === 400)) {
-        return sendFrameError(request, reply, 400, 'Not understood', html`<p>The form was not complete or not valid: ${error.message}. Nothing was changed.</p>`)
+        return sendFrameError(
+          request,
+          reply,
+          400,
+          'Not understood',
+          html`<p>The form was not complete or not valid: ${error.message}. Nothing was changed.</p>`,
+        )
       }
       if (error.statusCode === 413) return sendFrameError(request, reply, 413, 'Too large', html`<p>What was sent is too large. Nothing was changed.</p>`)
       request.log.error({ err: error }, 'portal screen failed')
-      return sendFrameError(request, reply, 500, 'Something went wrong', html`<p>The portal could not complete this. Try again; if it persists, tell your operator.</p>`)
+      return sendFrameError(
+        request,
+        reply,
+        500,
+        'Something went wrong',
+        html`<p>The portal could not complete this. Try again; if it persists, tell your operator.</p>`,
+      )
     })
     for (const register of SCREENS) register(scope, deps)
   })

@@ -81,7 +81,10 @@ ${body}
 
 /** Sends a screen with the portal's headers (no caching, no referrer, the policy above). */
 export function sendScreen(reply: FastifyReply, status: number, frame: Frame, title: string, body: SafeHtml): FastifyReply {
-  return noStore(reply, SCREEN_CSP).code(status).type('text/html; charset=utf-8').send(screen(frame, title, body))
+  return noStore(reply, SCREEN_CSP)
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(screen(frame, title, body))
 }
 
 /** A page outside the frame (no session, not found without an account): plain, same headers. */

@@ -41,9 +41,14 @@ export function requirePortalSession(deps: PlatformDeps): preHandlerAsyncHookHan
   return async function requirePortalSessionHook(request: FastifyRequest, reply: FastifyReply) {
     const safe = request.method === 'GET' || request.method === 'HEAD'
     if (!safe && !isSameOrigin(deps.config.portalBaseUrl, request.headers)) {
-      return sendPlain(reply, 403, 'Not allowed', html`
+      return sendPlain(
+        reply,
+        403,
+        'Not allowed',
+        html`
 <p>This form can only be sent from the portal itself. Nothing was changed.</p>
-<p><a href="${SIGNED_OUT_PATH}">Portal home</a></p>`)
+<p><a href="${SIGNED_OUT_PATH}">Portal home</a></p>`,
+      )
     }
     const session = await portalSessionOf(deps, request)
     if (!session) {

@@ -18,7 +18,16 @@ export function errorOf(errors: FieldErrors | null | undefined, path: string): s
 }
 
 /** A labelled text input with its hint and error. */
-export function textField(o: { label: string; name: string; value?: string; hint?: string; error?: string | null; type?: string; required?: boolean; id?: string }): SafeHtml {
+export function textField(o: {
+  label: string
+  name: string
+  value?: string
+  hint?: string
+  error?: string | null
+  type?: string
+  required?: boolean
+  id?: string
+}): SafeHtml {
   const id = o.id ?? uid(o.name)
   const describedBy = [o.hint ? `${id}-hint` : '', o.error ? `${id}-error` : ''].filter(Boolean).join(' ')
   return html`<label for="${id}">${o.label}</label>

@@ -46,41 +46,49 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
     return auth
   }
 
-  app.get('/api/v1/contacts/:id', {
-    onRequest: authenticated,
-    schema: {
-      operationId: 'getContact',
-      tags: ['read contract'],
-      summary: 'Read one contact',
-      security: SECURITY.apiKey,
-      params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
-      querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
-      response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
+  app.get(
+    '/api/v1/contacts/:id',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'getContact',
+        tags: ['read contract'],
+        summary: 'Read one contact',
+        security: SECURITY.apiKey,
+        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
+        response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
+      },
     },
-  }, async (request) => {
-    const auth = readerOf(request)
-    const { id } = request.params
-    const { include } = request.query
-    return readContact(deps, auth.account.id, id, include)
-  })
+    async (request) => {
+      const auth = readerOf(request)
+      const { id } = request.params
+      const { include } = request.query
+      return readContact(deps, auth.account.id, id, include)
+    },
+  )
 
-  app.get('/api/v1/contacts', {
-    onRequest: authenticated,
-    schema: {
-      operationId: 'listContacts',
-      tags: ['read contract'],
-      summary: 'List contacts (keyset pages)',
-      security: SECURITY.apiKey,
-      querystring: Type.Object({
-        include: Type.Optional(IncludeQuery),
-        cursor: Type.Optional(Type.String({ maxLength: 400, description: 'opaque `next_cursor` of the previous page' })),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
-      }),
-      response: { 200: ContactList, ...errorResponses(400, 401, 403, 429, 503) },
+  app.get(
+    '/api/v1/contacts',
+    {
+      onRequest: authenticated,
+      schema: {
+        operationId: 'listContacts',
+        tags: ['read contract'],
+        summary: 'List contacts (keyset pages)',
+        security: SECURITY.apiKey,
+        querystring: Type.Object({
+          include: Type.Optional(IncludeQuery),
+          cursor: Type.Optional(Type.String({ maxLength: 400, description: 'opaque `next_cursor` of the previous page' })),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+        }),
+        response: { 200: ContactList, ...errorResponses(400, 401, 403, 429, 503) },
+      },
     },
-  }, async (request) => {
-    const auth = readerOf(request)
-    const q = request.query
-    return readContactList(deps, auth.account.id, { include: q.include, cursor: q.cursor, limit: q.limit ?? 25 })
-  })
+    async (request) => {
+      const auth = readerOf(request)
+      const q = request.query
+      return readContactList(deps, auth.account.id, { include: q.include, cursor: q.cursor, limit: q.limit ?? 25 })
+    },
+  )
 }

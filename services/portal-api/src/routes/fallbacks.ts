@@ -25,8 +25,9 @@ import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.
 export const DEPRECATION_HEADER = '@1788480000'
 
 const connections = new WeakMap<FastifyRequest, ConnectionRecord>()
-const FALLBACK_NOTE = 'Deprecated origin fallback (contract 4.6): every answer carries a `Deprecation` header. Also accepts the nested `{events:[{resolution:{…}}]}` shape (each `resolution` is one record). '
-  + 'When the durable queue is unavailable the batch is upserted synchronously and the answer is 200 `{ok, accepted, queued: false, upserted, failed}` instead of 202; 503 only when that fails too.'
+const FALLBACK_NOTE =
+  'Deprecated origin fallback (contract 4.6): every answer carries a `Deprecation` header. Also accepts the nested `{events:[{resolution:{…}}]}` shape (each `resolution` is one record). ' +
+  'When the durable queue is unavailable the batch is upserted synchronously and the answer is 200 `{ok, accepted, queued: false, upserted, failed}` instead of 202; 503 only when that fails too.'
 
 function deprecate(reply: FastifyReply): void {
   reply.header('deprecation', DEPRECATION_HEADER)
@@ -51,41 +52,53 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   }
   app.addHook('onClose', async () => activity.close())
 
-  app.post('/api/contacts', {
-    validatorCompiler: documentationOnly,
-    schema: {
-      operationId: 'pushContactsFallback',
-      tags: ['contacts'],
-      summary: 'Deprecated origin fallback of POST /v1/contacts',
-      description: `${FALLBACK_NOTE} Requires scope \`contacts:write\`. Rate limit shared with POST /v1/contacts (per API key).`,
-      deprecated: true,
-      security: SECURITY.apiKey,
-      body: FallbackPushBody,
-      response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 403, 413, 429, 503) },
+  app.post(
+    '/api/contacts',
+    {
+      validatorCompiler: documentationOnly,
+      schema: {
+        operationId: 'pushContactsFallback',
+        tags: ['contacts'],
+        summary: 'Deprecated origin fallback of POST /v1/contacts',
+        description: `${FALLBACK_NOTE} Requires scope \`contacts:write\`. Rate limit shared with POST /v1/contacts (per API key).`,
+        deprecated: true,
+        security: SECURITY.apiKey,
+        body: FallbackPushBody,
+        response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 403, 413, 429, 503) },
+      },
+      onResponse: countAnswer,
+      onRequest: async (request, reply) => {
+        deprecate(reply)
+        try {
+          // contract 4.6 rule 1: a same-origin portal session in place of a key; a present key decides
+          const session = await portalSessionOf(deps, request)
+          if (session) accountOf.set(request, session.account.id)
+          const auth = session
+            ? await portalPushCaller(deps, session)
+            : await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' }).then((a) => ({
+                connection: a.connection,
+                quota: { kind: 'key', keyId: a.key.id } as const,
+              }))
+          accountOf.set(request, auth.connection.account_id)
+          await consumePushQuota(deps, auth.quota)
+          connections.set(request, auth.connection)
+        } catch (err) {
+          throw retryable(err)
+        }
+      },
     },
-    onResponse: countAnswer,
-    onRequest: async (request, reply) => {
-      deprecate(reply)
-      try {
-        // contract 4.6 rule 1: a same-origin portal session in place of a key; a present key decides
-        const session = await portalSessionOf(deps, request)
-        if (session) accountOf.set(request, session.account.id)
-        const auth = session
-          ? await portalPushCaller(deps, session)
-          : await authenticateApiKey(deps, request.headers, { scope: 'contacts:write' }).then((a) => ({ connection: a.connection, quota: { kind: 'key', keyId: a.key.id } as const }))
-        accountOf.set(request, auth.connection.account_id)
-        await consumePushQuota(deps, auth.quota)
-        connections.set(request, auth.connection)
-      } catch (err) {
-        throw retryable(err)
-      }
+    async (request, reply) => {
+      const connection = connections.get(request)
+      if (!connection) throw new AppError('unauthorized')
+      const result = await acceptPushOrUpsert(withRequestLog(deps, request), {
+        shape: fallbackShapeOf(request.body),
+        connection,
+        raw: request.rawBody!,
+        body: request.body,
+      })
+      return reply.code(result.status).send(result.body)
     },
-  }, async (request, reply) => {
-    const connection = connections.get(request)
-    if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert(withRequestLog(deps, request), { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
-    return reply.code(result.status).send(result.body)
-  })
+  )
 
   /** onRequest of both source routes, for the source id the path names */
   const authenticateBySource = async (request: FastifyRequest, reply: FastifyReply, sourceId: string): Promise<void> => {
@@ -101,31 +114,44 @@ export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const connection = connections.get(request)
     if (!connection) throw new AppError('unauthorized')
-    const result = await acceptPushOrUpsert(withRequestLog(deps, request), { shape: fallbackShapeOf(request.body), connection, raw: request.rawBody!, body: request.body })
+    const result = await acceptPushOrUpsert(withRequestLog(deps, request), {
+      shape: fallbackShapeOf(request.body),
+      connection,
+      raw: request.rawBody!,
+      body: request.body,
+    })
     return reply.code(result.status).send(result.body)
   }
-  app.post('/api/contacts/webhook/:sourceId', {
-    validatorCompiler: documentationOnly,
-    onResponse: countAnswer,
-    onRequest: (request, reply) => authenticateBySource(request, reply, request.params.sourceId),
-    schema: {
-      operationId: 'pushContactsBySourceFallback',
-      tags: ['contacts'],
-      summary: 'Deprecated origin fallback of POST /v1/contacts/{sourceId}',
-      description: `${FALLBACK_NOTE} No rate limit.`,
-      deprecated: true,
-      security: SECURITY.sourceToken,
-      params: SourceIdParams,
-      querystring: TokenQuery,
-      body: FallbackPushBody,
-      response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 413, 503) },
+  app.post(
+    '/api/contacts/webhook/:sourceId',
+    {
+      validatorCompiler: documentationOnly,
+      onResponse: countAnswer,
+      onRequest: (request, reply) => authenticateBySource(request, reply, request.params.sourceId),
+      schema: {
+        operationId: 'pushContactsBySourceFallback',
+        tags: ['contacts'],
+        summary: 'Deprecated origin fallback of POST /v1/contacts/{sourceId}',
+        description: `${FALLBACK_NOTE} No rate limit.`,
+        deprecated: true,
+        security: SECURITY.sourceToken,
+        params: SourceIdParams,
+        querystring: TokenQuery,
+        body: FallbackPushBody,
+        response: { 200: PushUpsertedSync, 202: PushAccepted, ...errorResponses(400, 401, 413, 503) },
+      },
     },
-  }, bySourceHandler)
+    bySourceHandler,
+  )
   // a source id over the router's 100-character parameter limit is unknown: 401, not the router's 414
-  app.post('/api/contacts/webhook/*', {
-    validatorCompiler: documentationOnly,
-    onResponse: countAnswer,
-    onRequest: (request, reply) => authenticateBySource(request, reply, request.params['*']),
-    schema: { hide: true, params: WildcardParams },
-  }, bySourceHandler)
+  app.post(
+    '/api/contacts/webhook/*',
+    {
+      validatorCompiler: documentationOnly,
+      onResponse: countAnswer,
+      onRequest: (request, reply) => authenticateBySource(request, reply, request.params['*']),
+      schema: { hide: true, params: WildcardParams },
+    },
+    bySourceHandler,
+  )
 }

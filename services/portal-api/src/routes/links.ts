@@ -23,31 +23,35 @@ const callerAccount = new WeakMap<FastifyRequest, AccountRecord>()
  * `issues`), destination (400), contact (404), signing keys (503), token write (500 `mint failed`).
  */
 export function registerLinkRoutes(app: App, deps: PlatformDeps): void {
-  app.post('/api/contacts/links', {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'mintContactLink',
-      tags: ['links'],
-      summary: 'Mint a token and a tagged link for one contact',
-      description: 'Requires scope `contacts:links:write` (not granted by default). Rate limit: 120 per minute per customer (fixed window).',
-      security: SECURITY.apiKey,
-      body: MintLinkBody,
-      response: { 200: MintLinkResponse, ...errorResponsesWithIssues(400, 401, 403, 404, 429, 500, 503) },
+  app.post(
+    '/api/contacts/links',
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'mintContactLink',
+        tags: ['links'],
+        summary: 'Mint a token and a tagged link for one contact',
+        description: 'Requires scope `contacts:links:write` (not granted by default). Rate limit: 120 per minute per customer (fixed window).',
+        security: SECURITY.apiKey,
+        body: MintLinkBody,
+        response: { 200: MintLinkResponse, ...errorResponsesWithIssues(400, 401, 403, 404, 429, 500, 503) },
+      },
+      onRequest: async (request) => {
+        try {
+          // a same-origin portal session in place of a key (docs/portal.md); a present key decides
+          const account =
+            (await portalSessionOf(deps, request))?.account ?? (await authenticateApiKey(deps, request.headers, { scope: 'contacts:links:write' })).account
+          await consumeLinkMintQuota(deps, account.id)
+          callerAccount.set(request, account)
+        } catch (err) {
+          throw isAppError(err) ? err : new AppError('mint_failed', { cause: err })
+        }
+      },
     },
-    onRequest: async (request) => {
-      try {
-        // a same-origin portal session in place of a key (docs/portal.md); a present key decides
-        const account = (await portalSessionOf(deps, request))?.account
-          ?? (await authenticateApiKey(deps, request.headers, { scope: 'contacts:links:write' })).account
-        await consumeLinkMintQuota(deps, account.id)
-        callerAccount.set(request, account)
-      } catch (err) {
-        throw isAppError(err) ? err : new AppError('mint_failed', { cause: err })
-      }
+    async (request) => {
+      const account = callerAccount.get(request)
+      if (!account) throw new AppError('unauthorized')
+      return mintContactLink(deps, account, request.body)
     },
-  }, async (request) => {
-    const account = callerAccount.get(request)
-    if (!account) throw new AppError('unauthorized')
-    return mintContactLink(deps, account, request.body)
-  })
+  )
 }

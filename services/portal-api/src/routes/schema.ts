@@ -44,45 +44,53 @@ export function registerSchemaRoutes(app: App, _deps: PlatformDeps): void {
   // type, and the contract names the media type exactly.
   const schemaBytes = Buffer.from(canonicalJson(buildContractSchemaDocument()), 'utf8')
 
-  app.get('/api/v1/schema', {
-    schema: {
-      operationId: 'getContractSchema',
-      tags: ['contract'],
-      summary: 'The contract as a JSON Schema 2020-12 document',
-      description: 'Needs no authentication; performs no tenant resolution and no database read. Always answers 200.',
-      security: SECURITY.none,
-      response: {
-        200: {
-          description: 'the contract schema document',
-          headers: { [CONTRACT_HEADER]: { type: 'string', description: 'the dated contract version', example: CONTRACT_VERSION } },
-          content: { [SCHEMA_MEDIA_TYPE]: { schema: SchemaDocumentShape } },
+  app.get(
+    '/api/v1/schema',
+    {
+      schema: {
+        operationId: 'getContractSchema',
+        tags: ['contract'],
+        summary: 'The contract as a JSON Schema 2020-12 document',
+        description: 'Needs no authentication; performs no tenant resolution and no database read. Always answers 200.',
+        security: SECURITY.none,
+        response: {
+          200: {
+            description: 'the contract schema document',
+            headers: { [CONTRACT_HEADER]: { type: 'string', description: 'the dated contract version', example: CONTRACT_VERSION } },
+            content: { [SCHEMA_MEDIA_TYPE]: { schema: SchemaDocumentShape } },
+          },
         },
       },
     },
-  }, async (_request, reply) => {
-    return reply.code(200).header(CONTRACT_HEADER, CONTRACT_VERSION).type(SCHEMA_MEDIA_TYPE).send(schemaBytes)
-  })
+    async (_request, reply) => {
+      return reply.code(200).header(CONTRACT_HEADER, CONTRACT_VERSION).type(SCHEMA_MEDIA_TYPE).send(schemaBytes)
+    },
+  )
 
   let openApiBytes: Promise<Buffer> | null = null
-  app.get('/api/v1/openapi.json', {
-    schema: {
-      operationId: 'getOpenApiDocument',
-      tags: ['contract'],
-      summary: 'The OpenAPI 3.1.0 description of the interface',
-      security: SECURITY.none,
-      response: {
-        // the committed file's bytes are sent as they are; the schema describes the document they hold
-        200: { description: OPENAPI_DOCUMENT, content: { 'application/json': { schema: OpenApiDocumentShape } } },
-        ...errorResponses(500),
+  app.get(
+    '/api/v1/openapi.json',
+    {
+      schema: {
+        operationId: 'getOpenApiDocument',
+        tags: ['contract'],
+        summary: 'The OpenAPI 3.1.0 description of the interface',
+        security: SECURITY.none,
+        response: {
+          // the committed file's bytes are sent as they are; the schema describes the document they hold
+          200: { description: OPENAPI_DOCUMENT, content: { 'application/json': { schema: OpenApiDocumentShape } } },
+          ...errorResponses(500),
+        },
       },
     },
-  }, async (_request, reply) => {
-    // Read once; a failed read is not cached, so a later request can succeed.
-    openApiBytes ??= readFile(OPENAPI_FILE).catch((cause: unknown) => {
-      openApiBytes = null
-      throw new AppError('internal', { cause })
-    })
-    const bytes = await openApiBytes
-    return reply.code(200).type('application/json; charset=utf-8').send(bytes)
-  })
+    async (_request, reply) => {
+      // Read once; a failed read is not cached, so a later request can succeed.
+      openApiBytes ??= readFile(OPENAPI_FILE).catch((cause: unknown) => {
+        openApiBytes = null
+        throw new AppError('internal', { cause })
+      })
+      const bytes = await openApiBytes
+      return reply.code(200).type('application/json; charset=utf-8').send(bytes)
+    },
+  )
 }

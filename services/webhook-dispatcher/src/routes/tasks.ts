@@ -24,18 +24,22 @@ export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
-    scope.post('/tasks/deliver', {
-      schema: {
-        operationId: 'runDeliveryTask',
-        tags: ['internal'],
-        summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
-        hide: true,
-        response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
+    scope.post(
+      '/tasks/deliver',
+      {
+        schema: {
+          operationId: 'runDeliveryTask',
+          tags: ['internal'],
+          summary: 'Run one webhook delivery attempt (Cloud Tasks target)',
+          hide: true,
+          response: { 200: Type.Object({ ok: Type.Literal(true), outcome: Type.String() }), ...errorResponses(401, 500) },
+        },
+        onRequest: async (request) => checkInternalCaller(request, callers),
       },
-      onRequest: async (request) => checkInternalCaller(request, callers),
-    }, async (request) => {
-      const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
-      return { ok: true as const, outcome }
-    })
+      async (request) => {
+        const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
+        return { ok: true as const, outcome }
+      },
+    )
   })
 }

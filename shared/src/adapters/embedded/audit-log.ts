@@ -8,11 +8,24 @@ CREATE TABLE IF NOT EXISTS audit_log (
   target TEXT NOT NULL, details TEXT NOT NULL, PRIMARY KEY (account_id, id)) WITHOUT ROWID;
 `
 
-interface Row { account_id: string; id: string; at: string; actor: string; action: string; target: string; details: string }
+interface Row {
+  account_id: string
+  id: string
+  at: string
+  actor: string
+  action: string
+  target: string
+  details: string
+}
 
 const fromRow = (r: Row): AuditEntry => ({
-  id: r.id, account_id: r.account_id, at: r.at, actor: r.actor, action: r.action,
-  target: JSON.parse(r.target) as AuditEntry['target'], details: JSON.parse(r.details) as AuditEntry['details'],
+  id: r.id,
+  account_id: r.account_id,
+  at: r.at,
+  actor: r.actor,
+  action: r.action,
+  target: JSON.parse(r.target) as AuditEntry['target'],
+  details: JSON.parse(r.details) as AuditEntry['details'],
 })
 
 export function createEmbeddedAuditLogStore(edb: EmbeddedDb): AuditLogStore {

@@ -75,7 +75,9 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
                 outcomes = failWrites(outcomes, errorText(err))
               }
             }
-            group.indexes.forEach((index, k) => { results[index] = outcomes[k]! })
+            group.indexes.forEach((index, k) => {
+              results[index] = outcomes[k]!
+            })
             done += group.indexes.length
             // a writer of another thread waits for the lock (the local stack's consumer thread
             // and its main thread, write-gate.ts): commit the chunk so far, go on after it

@@ -128,7 +128,8 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   let closing: Promise<void> = Promise.resolve()
   const gate = gateTurns(options.writeGate)
   // a background thread's connection: the main thread's connection owns checkpoints and vacuum
-  const maintenance = options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, mode === 'wal', db, options)
+  const maintenance =
+    options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, mode === 'wal', db, options)
   const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
   function stats(): ReturnType<EmbeddedDb['stats']> {
     const av = pragma('auto_vacuum')
@@ -157,15 +158,26 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   function syncWal(): Promise<void> {
     if (closed) return Promise.reject(new Error('database closed'))
     if (!running) {
-      running = syncOnce().finally(() => { running = null })
+      running = syncOnce().finally(() => {
+        running = null
+      })
       return running
     }
     // a sync already under way may have started before the caller's commit: queue one more
-    queued ??= running.catch(() => {}).then(() => { queued = null; return syncWal() })
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = null
+        return syncWal()
+      })
     return queued
   }
 
-  interface GroupedWrite { fn: () => unknown; resolve: (value: unknown) => void; reject: (err: unknown) => void }
+  interface GroupedWrite {
+    fn: () => unknown
+    resolve: (value: unknown) => void
+    reject: (err: unknown) => void
+  }
   let grouped: GroupedWrite[] = []
   function flushGrouped(): void {
     const batch = grouped
@@ -181,7 +193,11 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
       transaction(() => {
         for (const w of batch) {
           // a failing statement is undone by SQLite on its own; the transaction goes on
-          try { results.set(w, w.fn()) } catch (err) { failed.set(w, err) }
+          try {
+            results.set(w, w.fn())
+          } catch (err) {
+            failed.set(w, err)
+          }
         }
       })
     } catch (err) {

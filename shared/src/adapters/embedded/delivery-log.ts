@@ -36,17 +36,20 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
   db.exec(SCHEMA)
   const putBody = db.prepare(
     // no write at all when the stored body is the same (every attempt after the first)
-    `INSERT INTO tenant_delivery_bodies (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body WHERE body IS NOT excluded.body`)
+    `INSERT INTO tenant_delivery_bodies (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body WHERE body IS NOT excluded.body`,
+  )
   const putRecord = db.prepare(
     // an update in place: the indexed columns of a delivery never change after its creation
     `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (id) DO UPDATE SET data = excluded.data`)
+     ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
+  )
   const select = `SELECT d.data AS data, b.body AS body FROM tenant_deliveries d LEFT JOIN tenant_delivery_bodies b ON b.id = d.id`
   const getOne = db.prepare(`${select} WHERE d.id = ?`)
   const firstPage = db.prepare(`${select} WHERE d.integration_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
   const cursorOf = db.prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
   const nextPage = db.prepare(
-    `${select} WHERE d.integration_id = ? AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
+    `${select} WHERE d.integration_id = ? AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+  )
   const deleteBodies = db.prepare(`DELETE FROM tenant_delivery_bodies WHERE id IN (SELECT id FROM tenant_deliveries WHERE account_id = ?)`)
   const deleteRecords = db.prepare(`DELETE FROM tenant_deliveries WHERE account_id = ?`)
 

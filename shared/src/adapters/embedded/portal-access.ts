@@ -58,7 +58,12 @@ export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessSt
         maybePrune(Date.parse(link.created_at))
         run(
           `INSERT INTO portal_links (${LINK_COLUMNS}, expire_at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
-          link.token_hash, link.account_id, link.created_at, link.expires_at, link.used_at, Date.parse(link.expires_at),
+          link.token_hash,
+          link.account_id,
+          link.created_at,
+          link.expires_at,
+          link.used_at,
+          Date.parse(link.expires_at),
         )
       })
     },
@@ -74,15 +79,26 @@ export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessSt
         // the condition is in the UPDATE itself: whatever ran before, only one statement can claim the link
         const claimed = run(
           'UPDATE portal_links SET used_at = ? WHERE token_hash = ? AND used_at IS NULL AND expire_at_ms > ?',
-          session.at, tokenHash, Date.parse(session.at),
+          session.at,
+          tokenHash,
+          Date.parse(session.at),
         )
         if (Number(claimed.changes) !== 1) return null
         const record: PortalSessionRecord = {
-          hash: session.hash, account_id: link.account_id, created_at: session.at, last_used_at: session.at, expires_at: session.expires_at,
+          hash: session.hash,
+          account_id: link.account_id,
+          created_at: session.at,
+          last_used_at: session.at,
+          expires_at: session.expires_at,
         }
         run(
           `INSERT INTO portal_sessions (${SESSION_COLUMNS}, expire_at_ms) VALUES (?, ?, ?, ?, ?, ?)`,
-          record.hash, record.account_id, record.created_at, record.last_used_at, record.expires_at, Date.parse(record.expires_at),
+          record.hash,
+          record.account_id,
+          record.created_at,
+          record.last_used_at,
+          record.expires_at,
+          Date.parse(record.expires_at),
         )
         return record
       })

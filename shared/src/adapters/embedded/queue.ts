@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../../model/clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from './db.ts'
 import { nextSlice } from '../../lib/slices.ts'
-import { type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription } from '../../ports/queue.ts'
+import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
 
 export interface EmbeddedQueueOptions {
@@ -68,7 +68,9 @@ const wakeups = new EventEmitter().setMaxListeners(0)
 const wakeKey = (path: string, topic: string) => `${path}\u0000${topic}`
 const otherThreads = new BroadcastChannel('lsv-embedded-queue-wakeups')
 otherThreads.unref()
-otherThreads.onmessage = (event) => { wakeups.emit(String((event as { data: unknown }).data)) }
+otherThreads.onmessage = (event) => {
+  wakeups.emit(String((event as { data: unknown }).data))
+}
 const wake = (key: string) => {
   wakeups.emit(key)
   otherThreads.postMessage(key)
@@ -109,31 +111,35 @@ const MESSAGES_INDEXES = `
  */
 function migrate(edb: EmbeddedDb, declared: readonly string[], now: number, retentionMs: number): number {
   const { db } = edb
-  return retryWhileBusy(() => edb.transaction(() => {
-    db.exec(`CREATE TABLE IF NOT EXISTS queue_subscriptions (
+  return retryWhileBusy(
+    () =>
+      edb.transaction(() => {
+        db.exec(`CREATE TABLE IF NOT EXISTS queue_subscriptions (
       topic TEXT PRIMARY KEY, declared INTEGER NOT NULL, active_at INTEGER NOT NULL) WITHOUT ROWID`)
-    const declare = db.prepare(`INSERT INTO queue_subscriptions (topic, declared, active_at) VALUES (?, 1, ?)
+        const declare = db.prepare(`INSERT INTO queue_subscriptions (topic, declared, active_at) VALUES (?, 1, ?)
       ON CONFLICT (topic) DO UPDATE SET declared = 1`)
-    for (const topic of declared) declare.run(topic, now)
+        for (const topic of declared) declare.run(topic, now)
 
-    const columns = (db.prepare('PRAGMA table_info(queue_messages)').all() as Array<{ name: string }>).map((c) => c.name)
-    if (columns.length > 0 && !columns.includes('expire_at')) {
-      const before = (db.prepare('SELECT count(*) AS n FROM queue_messages').get() as { n: number }).n
-      db.exec(MESSAGES_TABLE.replace('queue_messages', 'queue_messages_kept'))
-      db.prepare(`INSERT INTO queue_messages_kept
+        const columns = (db.prepare('PRAGMA table_info(queue_messages)').all() as Array<{ name: string }>).map((c) => c.name)
+        if (columns.length > 0 && !columns.includes('expire_at')) {
+          const before = (db.prepare('SELECT count(*) AS n FROM queue_messages').get() as { n: number }).n
+          db.exec(MESSAGES_TABLE.replace('queue_messages', 'queue_messages_kept'))
+          db.prepare(`INSERT INTO queue_messages_kept
           (seq, id, topic, data, attributes, published_at, visible_at, delivery_count, lease_token, expire_at)
         SELECT seq, id, topic, data, attributes, published_at, visible_at, delivery_count, lease_token, ?
         FROM queue_messages WHERE topic IN (SELECT topic FROM queue_subscriptions)`).run(now + retentionMs)
-      const kept = (db.prepare('SELECT count(*) AS n FROM queue_messages_kept').get() as { n: number }).n
-      db.exec('DROP TABLE queue_messages')
-      db.exec('ALTER TABLE queue_messages_kept RENAME TO queue_messages')
-      db.exec(MESSAGES_INDEXES)
-      return before - kept
-    }
-    db.exec(MESSAGES_TABLE)
-    db.exec(MESSAGES_INDEXES)
-    return 0
-  }), 120_000)
+          const kept = (db.prepare('SELECT count(*) AS n FROM queue_messages_kept').get() as { n: number }).n
+          db.exec('DROP TABLE queue_messages')
+          db.exec('ALTER TABLE queue_messages_kept RENAME TO queue_messages')
+          db.exec(MESSAGES_INDEXES)
+          return before - kept
+        }
+        db.exec(MESSAGES_TABLE)
+        db.exec(MESSAGES_INDEXES)
+        return 0
+      }),
+    120_000,
+  )
 }
 
 /**
@@ -175,20 +181,14 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   const selectDue = db.prepare(
     'SELECT seq, id, data, attributes, published_at, delivery_count FROM queue_messages WHERE topic = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?',
   )
-  const lease = db.prepare(
-    'UPDATE queue_messages SET delivery_count = delivery_count + 1, visible_at = ?, lease_token = ? WHERE seq = ?',
-  )
+  const lease = db.prepare('UPDATE queue_messages SET delivery_count = delivery_count + 1, visible_at = ?, lease_token = ? WHERE seq = ?')
   const renew = db.prepare('UPDATE queue_messages SET visible_at = ? WHERE seq = ? AND lease_token = ?')
   const remove = db.prepare('DELETE FROM queue_messages WHERE seq = ?')
-  const release = db.prepare(
-    'UPDATE queue_messages SET visible_at = ?, lease_token = NULL WHERE seq = ? AND lease_token = ?',
-  )
+  const release = db.prepare('UPDATE queue_messages SET visible_at = ?, lease_token = NULL WHERE seq = ? AND lease_token = ?')
   const moveToDeadLetter = db.prepare(
     'UPDATE queue_messages SET topic = ?, visible_at = ?, lease_token = NULL, expire_at = ? WHERE seq = ? AND lease_token = ?',
   )
-  const selectDead = db.prepare(
-    'SELECT id, data, attributes, published_at, delivery_count FROM queue_messages WHERE topic = ? ORDER BY seq',
-  )
+  const selectDead = db.prepare('SELECT id, data, attributes, published_at, delivery_count FROM queue_messages WHERE topic = ? ORDER BY seq')
   // expired and not held by a live lease (a handler still working on it finishes first)
   const deleteExpired = db.prepare(`DELETE FROM queue_messages WHERE seq IN (
     SELECT seq FROM queue_messages WHERE expire_at <= ?1 AND (lease_token IS NULL OR visible_at <= ?1) LIMIT ${SWEEP_BATCH})
@@ -277,7 +277,9 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
     return removed
   }
   function sweep(): Promise<number> {
-    sweeping ??= sweepOnce().finally(() => { sweeping = null })
+    sweeping ??= sweepOnce().finally(() => {
+      sweeping = null
+    })
     return sweeping
   }
   const sweepTimer = setInterval(() => {
@@ -285,9 +287,12 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   }, options.sweepIntervalMs ?? 60_000)
   sweepTimer.unref()
   // the first sweep soon after start: a folder that sat unused for a week has expired messages
-  const firstSweep = setTimeout(() => {
-    sweep().catch((err: unknown) => logger.warn({ err }, 'queue sweep failed'))
-  }, Math.min(1000, options.sweepIntervalMs ?? 1000))
+  const firstSweep = setTimeout(
+    () => {
+      sweep().catch((err: unknown) => logger.warn({ err }, 'queue sweep failed'))
+    },
+    Math.min(1000, options.sweepIntervalMs ?? 1000),
+  )
   firstSweep.unref()
 
   const syncing = new Set<Promise<void>>()
@@ -298,7 +303,8 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       const now = clock.now()
       // publishes (and other hot writes) of one event-loop turn share a commit
       const { changes } = await edb.groupCommit(() =>
-        insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now, now + retentionMs, topic))
+        insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now, now + retentionMs, topic),
+      )
       // no subscription: nothing was kept, so there is nothing to wait for (Pub/Sub accepts and drops it too)
       if (Number(changes) === 0) return id
       wake(wakeKey(edb.path, topic))
@@ -330,10 +336,12 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       const run = async (row: MessageRow, token: string) => {
         // the heartbeat: keep the lease while the handler works, so a long batch is not
         // redelivered mid-way, while a consumer that died loses it within one lease
-        const renewal = setInterval(() => {
-          edb.groupCommit(() => renew.run(clock.now() + leaseMs, row.seq, token))
-            .catch((err: unknown) => logger.warn({ err, topic }, 'lease renewal failed'))
-        }, Math.max(10, Math.floor(leaseMs / 3)))
+        const renewal = setInterval(
+          () => {
+            edb.groupCommit(() => renew.run(clock.now() + leaseMs, row.seq, token)).catch((err: unknown) => logger.warn({ err, topic }, 'lease renewal failed'))
+          },
+          Math.max(10, Math.floor(leaseMs / 3)),
+        )
         let result: 'ack' | 'nack'
         try {
           result = (await handler(toMessage(row))) === 'ack' ? 'ack' : 'nack'

@@ -22,9 +22,7 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
   const { db } = edb
   db.exec(SCHEMA)
   const read = db.prepare('SELECT count FROM rate_counters WHERE slot = ?')
-  const write = db.prepare(
-    'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1',
-  )
+  const write = db.prepare('INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1')
   const prune = db.prepare('DELETE FROM rate_counters WHERE expire_at_ms <= ?')
   const readLive = db.prepare('SELECT count FROM rate_counters WHERE slot = ? AND expire_at_ms > ?')
   const add = db.prepare(
@@ -57,7 +55,7 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
         }
         const current = slotIds.map((id) => Number((read.get(id) as { count: number } | undefined)?.count ?? 0))
         if (current.some((c, i) => c >= slots[i]!.window.limit)) return { admitted: false, counts: current }
-        slotIds.forEach((id, i) => write.run(id, slots[i]!.endMs))
+        for (const [i, id] of slotIds.entries()) write.run(id, slots[i]!.endMs)
         return { admitted: true, counts: current.map((c) => c + 1) }
       })
       return decide(admitted, counts, slots, memoKeys, memo, nowMs)

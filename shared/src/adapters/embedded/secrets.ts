@@ -80,12 +80,14 @@ export function createEmbeddedSecrets(dataDir: string): EmbeddedSecrets {
     async addVersion(name, value) {
       checkName(name)
       const previous = writing.get(name) ?? Promise.resolve()
-      const next = previous.catch(() => {}).then(async () => {
-        const file = (await load(name)) ?? { name, versions: [] }
-        const version = (file.versions.at(-1)?.version ?? 0) + 1
-        file.versions.push({ version, value, created_at: new Date().toISOString() })
-        await writeAtomically(name, file)
-      })
+      const next = previous
+        .catch(() => {})
+        .then(async () => {
+          const file = (await load(name)) ?? { name, versions: [] }
+          const version = (file.versions.at(-1)?.version ?? 0) + 1
+          file.versions.push({ version, value, created_at: new Date().toISOString() })
+          await writeAtomically(name, file)
+        })
       writing.set(name, next)
       await next
     },

@@ -95,10 +95,8 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     SELECT queue, name, payload, dispatch_count FROM task_tasks
     WHERE queue = ? AND done_at IS NULL AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
     ORDER BY run_at, rowid LIMIT ?`)
-  const leaseTask = db.prepare(
-    'UPDATE task_tasks SET dispatch_count = dispatch_count + 1, lease_until = ? WHERE queue = ? AND name = ?',
-  )
-  const finishTask = db.prepare('UPDATE task_tasks SET done_at = ?, lease_until = NULL, payload = x\'\' WHERE queue = ? AND name = ?')
+  const leaseTask = db.prepare('UPDATE task_tasks SET dispatch_count = dispatch_count + 1, lease_until = ? WHERE queue = ? AND name = ?')
+  const finishTask = db.prepare("UPDATE task_tasks SET done_at = ?, lease_until = NULL, payload = x'' WHERE queue = ? AND name = ?")
   const retryTask = db.prepare('UPDATE task_tasks SET run_at = ?, lease_until = NULL WHERE queue = ? AND name = ?')
   const purgeTombstones = db.prepare('DELETE FROM task_tasks WHERE done_at IS NOT NULL AND done_at < ?')
 
@@ -167,7 +165,9 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       throw err
     }
   }
-  const flushFinished = () => { if (finished.length > 0) withFinished(() => undefined) }
+  const flushFinished = () => {
+    if (finished.length > 0) withFinished(() => undefined)
+  }
 
   /** Claims and starts the due tasks the rates allow; returns their promises. */
   function tick(handler: TaskHandler): Array<Promise<void>> {

@@ -15,9 +15,7 @@ export const EMBEDDED_TENANT_VERSION_BOUND_MS = 10
  * transaction sees every commit made before it started, by any connection, so the version it
  * returns covers every write committed before then. `now` is a monotonic clock in ms.
  */
-export function createEmbeddedTenantConfigVersion(
-  edb: EmbeddedDb, options: { boundMs?: number; now?: () => number } = {},
-): TenantConfigVersion {
+export function createEmbeddedTenantConfigVersion(edb: EmbeddedDb, options: { boundMs?: number; now?: () => number } = {}): TenantConfigVersion {
   const boundMs = options.boundMs ?? EMBEDDED_TENANT_VERSION_BOUND_MS
   const now = options.now ?? (() => performance.now())
   // the tenant store creates the table with its triggers; this reader may be built first

@@ -1,9 +1,6 @@
 import type { EmbeddedDb } from './db.ts'
-import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
-  IntegrationRecord, LocationRecord,
-} from '../../model/records.ts'
-import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
+import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { jsonStatements } from './statements.ts'
@@ -41,20 +38,26 @@ CREATE INDEX IF NOT EXISTS tenant_integrations_account ON tenant_integrations (a
  */
 export const TENANT_CONFIG_VERSION_TABLE = 'tenant_config_version'
 const VERSIONED_TABLES = [
-  'tenant_accounts', 'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields', 'tenant_integrations',
+  'tenant_accounts',
+  'tenant_connections',
+  'tenant_api_keys',
+  'tenant_locations',
+  'tenant_custom_fields',
+  'tenant_integrations',
 ] as const
 const VERSION_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ${TENANT_CONFIG_VERSION_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-${VERSIONED_TABLES.flatMap((table) => ['INSERT', 'UPDATE', 'DELETE'].map((event) => `
+${VERSIONED_TABLES.flatMap((table) =>
+  ['INSERT', 'UPDATE', 'DELETE'].map(
+    (event) => `
 CREATE TRIGGER IF NOT EXISTS ${table}_${event.toLowerCase()}_bumps_version AFTER ${event} ON ${table} BEGIN
   INSERT INTO ${TENANT_CONFIG_VERSION_TABLE} (id, version) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET version = version + 1;
-END;`)).join('')}
+END;`,
+  ),
+).join('')}
 `
 
-const ACCOUNT_TABLES = [
-  'tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields',
-  'tenant_integrations', 'tenant_accounts',
-] as const
+const ACCOUNT_TABLES = ['tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields', 'tenant_integrations', 'tenant_accounts'] as const
 
 export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
   const { db } = edb
@@ -157,7 +160,8 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async findLocationByTokenHash(accountId, hash) {
       return one<LocationRecord>(
         `SELECT data FROM tenant_locations WHERE account_id = ? AND EXISTS (SELECT 1 FROM json_each(data, '$.token_hashes') WHERE json_extract(value, '$.hash') = ?) LIMIT 1`,
-        accountId, hash,
+        accountId,
+        hash,
       )
     },
     async updateLocation(accountId, locationId, patch) {

@@ -95,7 +95,9 @@ export function gateTurns(gate: WriteGate | undefined): GateTurns {
       yieldRequested: () => Atomics.load(cells, WANT) > 0 && performance.now() - heldSince >= MIN_HOLD_MS,
     }
   }
-  const want = () => { Atomics.add(cells, WANT, 1) }
+  const want = () => {
+    Atomics.add(cells, WANT, 1)
+  }
   const done = () => {
     Atomics.sub(cells, WANT, 1)
     Atomics.notify(cells, WANT)

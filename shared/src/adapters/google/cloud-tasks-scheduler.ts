@@ -58,14 +58,16 @@ export interface CloudTasksSchedulerOptions {
  */
 const QUEUE_RETRY_CONFIG = { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } }
 
-
 /**
  * A Cloud Tasks queue id for a queue key: ids allow only [A-Za-z0-9-] and 100 characters, so a
  * key that does not fit is cleaned and suffixed with a hash of the original (stays unique).
  */
 export function cloudTasksQueueId(queue: string): string {
   if (/^[A-Za-z0-9-]{1,100}$/.test(queue)) return queue
-  const cleaned = queue.replace(/[^A-Za-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80)
+  const cleaned = queue
+    .replace(/[^A-Za-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 80)
   const hash = createHash('sha256').update(queue).digest('hex').slice(0, 16)
   return cleaned ? `${cleaned}-${hash}` : `q-${hash}`
 }

@@ -89,9 +89,7 @@ interface DocState {
   ref: DocumentReference
 }
 
-export function createFirestoreContactStore(
-  firestore: Firestore, options: { bulkWriterThrottling?: boolean } = {},
-): ContactStore {
+export function createFirestoreContactStore(firestore: Firestore, options: { bulkWriterThrottling?: boolean } = {}): ContactStore {
   const throttling = options.bulkWriterThrottling ?? true
   /** created on the first batch, shared by every batch (each awaits its own writes), closed with the store */
   let sharedWriter: BulkWriter | null = null
@@ -111,8 +109,14 @@ export function createFirestoreContactStore(
    * precondition failed (to be retried). Wrapped in an object so the inner promise is not awaited.
    */
   async function readAndEnqueue(
-    accountId: string, docs: DocState[], inputs: readonly ContactUpsertInput[], merge: MergeFn,
-    writer: BulkWriter, results: UpsertOutcome[], lastAttempt: boolean, blind = false,
+    accountId: string,
+    docs: DocState[],
+    inputs: readonly ContactUpsertInput[],
+    merge: MergeFn,
+    writer: BulkWriter,
+    results: UpsertOutcome[],
+    lastAttempt: boolean,
+    blind = false,
   ): Promise<{ settled: Promise<DocState[]>; existing: number }> {
     // blind: no read, every document is created (a `create` precondition) as if new; one that
     // exists after all fails with ALREADY_EXISTS and takes the read-merge-update retry
@@ -125,20 +129,25 @@ export function createFirestoreContactStore(
       const existing = snap?.exists ? (snap.data() as ContactRecord) : null
       if (existing) existingCount++
       const { next, outcomes } = applyGroup(accountId, doc.group, existing, inputs, merge)
-      const settle = (list: UpsertOutcome[]) => doc.group.indexes.forEach((index, k) => { results[index] = list[k]! })
+      const settle = (list: UpsertOutcome[]) =>
+        doc.group.indexes.forEach((index, k) => {
+          results[index] = list[k]!
+        })
       settle(outcomes)
       if (!next) continue
       const op = existing
         ? writer.update(doc.ref, updateData(next, existing as unknown as Record<string, unknown>), { lastUpdateTime: snap!.updateTime as Timestamp })
         : writer.create(doc.ref, withoutUndefined(next))
-      writes.push(op.then(
-        () => null,
-        (err: unknown) => {
-          if (isConflict(err) && !lastAttempt) return doc
-          settle(failWrites(outcomes, isConflict(err) ? `concurrent updates: gave up after ${MAX_ATTEMPTS} attempts` : errorText(err)))
-          return null
-        },
-      ))
+      writes.push(
+        op.then(
+          () => null,
+          (err: unknown) => {
+            if (isConflict(err) && !lastAttempt) return doc
+            settle(failWrites(outcomes, isConflict(err) ? `concurrent updates: gave up after ${MAX_ATTEMPTS} attempts` : errorText(err)))
+            return null
+          },
+        ),
+      )
     }
     // partial batches are only sent on flush (it does not wait for later enqueues)
     writer.flush().catch(() => {})
@@ -152,8 +161,7 @@ export function createFirestoreContactStore(
       const collection = contacts(accountId)
       const groups = groupByDocument(accountId, inputs)
       const writer = writerOf()
-      const attempt = (docs: DocState[], n: number, blind = false) =>
-        readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS, blind)
+      const attempt = (docs: DocState[], n: number, blind = false) => readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS, blind)
       let done = 0
       const chunkTasks: Array<Promise<void>> = []
       const reading: Array<Promise<unknown>> = []
@@ -169,16 +177,18 @@ export function createFirestoreContactStore(
           // chunk's writes (and retries) run on while later chunks are read
           const firstAttempt = attempt(docs, 1, blind)
           reading.push(firstAttempt)
-          chunkTasks.push((async () => {
-            let conflicted = await (await firstAttempt).settled
-            if (conflicted.length > 0) blind = false
-            for (let n = 2; conflicted.length > 0; n++) {
-              await retryWait(n - 1)
-              conflicted = await (await attempt(conflicted, n)).settled
-            }
-            done += records
-            opts.onProgress?.(done)
-          })())
+          chunkTasks.push(
+            (async () => {
+              let conflicted = await (await firstAttempt).settled
+              if (conflicted.length > 0) blind = false
+              for (let n = 2; conflicted.length > 0; n++) {
+                await retryWait(n - 1)
+                conflicted = await (await attempt(conflicted, n)).settled
+              }
+              done += records
+              opts.onProgress?.(done)
+            })(),
+          )
           if (start === 0) blind = (await firstAttempt).existing === 0
           if (reading.length >= READ_AHEAD) await reading.shift()
         }
@@ -195,7 +205,9 @@ export function createFirestoreContactStore(
       return snap.exists ? (snap.data() as ContactRecord) : null
     },
     async getByAnchor(accountId, source, externalId) {
-      const snap = await contacts(accountId).doc(contactIdFor(accountId, source, externalId)).get()
+      const snap = await contacts(accountId)
+        .doc(contactIdFor(accountId, source, externalId))
+        .get()
       return snap.exists ? (snap.data() as ContactRecord) : null
     },
     findByNetworkUrl: (accountId, networkUrl) => first(accountId, 'identity.network_url', networkUrl),

@@ -26,11 +26,7 @@ export function createFirestoreDeliveryLog(firestore: Firestore): DeliveryLog {
     },
     async list(integrationId, { before, limit }) {
       // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC)
-      let query = deliveries
-        .where('integration_id', '==', integrationId)
-        .orderBy('created_at', 'desc')
-        .orderBy(FieldPath.documentId(), 'desc')
-        .limit(limit)
+      let query = deliveries.where('integration_id', '==', integrationId).orderBy('created_at', 'desc').orderBy(FieldPath.documentId(), 'desc').limit(limit)
       if (before !== undefined) {
         const cursor = await deliveries.doc(before).get()
         // an unknown cursor (expired or foreign) ends the listing rather than restarting it

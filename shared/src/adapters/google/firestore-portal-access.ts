@@ -56,7 +56,11 @@ export function createFirestorePortalAccessStore(firestore: Firestore): PortalAc
       const link = withoutTtl<PortalLinkRecord>(snap.data()!)
       if (link.used_at !== null || Date.parse(session.at) >= Date.parse(link.expires_at)) return null
       const record: PortalSessionRecord = {
-        hash: session.hash, account_id: link.account_id, created_at: session.at, last_used_at: session.at, expires_at: session.expires_at,
+        hash: session.hash,
+        account_id: link.account_id,
+        created_at: session.at,
+        last_used_at: session.at,
+        expires_at: session.expires_at,
       }
       const batch = firestore.batch()
       batch.update(ref, { used_at: session.at }, { lastUpdateTime: snap.updateTime! })

@@ -71,7 +71,14 @@ export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
         })
         try {
           await batch.commit()
-          return decide(true, current.map((c) => c + 1), slots, memoKeys, memo, nowMs)
+          return decide(
+            true,
+            current.map((c) => c + 1),
+            slots,
+            memoKeys,
+            memo,
+            nowMs,
+          )
         } catch (err) {
           if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err
           await retryWait(attempt)

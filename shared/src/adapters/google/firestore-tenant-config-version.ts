@@ -26,9 +26,7 @@ export const bumpVersion = () => ({ version: FieldValue.increment(1) })
  * waiting; an idle one reads nothing, and its first lookups go to the store until a read
  * returns. `now` is a monotonic clock in ms.
  */
-export function createFirestoreTenantConfigVersion(
-  firestore: Firestore, options: { boundMs?: number; now?: () => number } = {},
-): TenantConfigVersion {
+export function createFirestoreTenantConfigVersion(firestore: Firestore, options: { boundMs?: number; now?: () => number } = {}): TenantConfigVersion {
   const boundMs = options.boundMs ?? FIRESTORE_TENANT_VERSION_BOUND_MS
   const now = options.now ?? (() => performance.now())
   const ref = tenantConfigVersionRef(firestore)
@@ -40,17 +38,23 @@ export function createFirestoreTenantConfigVersion(
     // one read at a time, unless the one under way is too old to confirm anything any more
     if (reading !== null && started - reading <= boundMs) return
     reading = started
-    ref.get().then((snap) => {
-      // a slower earlier read must not replace what a later one confirmed
-      if (started > readAt) {
-        version = snap.exists ? Number(snap.get('version') ?? 0) : 0
-        readAt = started
-      }
-    }, () => {
-      // unconfirmed: lookups go to the store until a read succeeds
-    }).finally(() => {
-      if (reading === started) reading = null
-    })
+    ref
+      .get()
+      .then(
+        (snap) => {
+          // a slower earlier read must not replace what a later one confirmed
+          if (started > readAt) {
+            version = snap.exists ? Number(snap.get('version') ?? 0) : 0
+            readAt = started
+          }
+        },
+        () => {
+          // unconfirmed: lookups go to the store until a read succeeds
+        },
+      )
+      .finally(() => {
+        if (reading === started) reading = null
+      })
   }
 
   return {

@@ -1,10 +1,7 @@
 import { FieldPath } from '@google-cloud/firestore'
 import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
-import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition,
-  IntegrationRecord, LocationRecord,
-} from '../../model/records.ts'
-import { type Patch, type TenantStore } from '../../ports/tenant-store.ts'
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
+import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
@@ -23,14 +20,13 @@ import { bumpVersion, tenantConfigVersionRef } from './firestore-tenant-config-v
  * Every write also increments `tenant_config_version/current` in its own batch or transaction (the
  * version the instances' lookup caches poll: firestore-tenant-config-version.ts).
  */
-const ACCOUNT_COLLECTIONS = [
-  'connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations',
-  'account_public_ids',
-] as const
+const ACCOUNT_COLLECTIONS = ['connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'account_public_ids'] as const
 
 const pairId = (a: string, b: string) => `${encodeURIComponent(a)}:${encodeURIComponent(b)}`
-const byCreatedThen = <T extends { created_at: string }>(tie: (r: T) => string) => (x: T, y: T) =>
-  x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
+const byCreatedThen =
+  <T extends { created_at: string }>(tie: (r: T) => string) =>
+  (x: T, y: T) =>
+    x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
 
 /**
  * A location document also holds `token_hash_index`, the bare hashes of `token_hashes`: Firestore

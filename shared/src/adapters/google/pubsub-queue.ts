@@ -1,6 +1,6 @@
 import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '@google-cloud/pubsub'
 import type { Logger } from 'pino'
-import { type MessageHandler, type Queue, type QueueMessage, type SubscribeOptions, type Subscription } from '../../ports/queue.ts'
+import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
 

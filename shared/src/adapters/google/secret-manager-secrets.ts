@@ -16,7 +16,6 @@ export interface SecretManagerOptions {
   clock?: Clock
 }
 
-
 /**
  * Secrets in Google Secret Manager; `get` reads the `latest` version. With
  * SECRET_MANAGER_EMULATOR_HOST the real client speaks REST over HTTP to a local stand-in

@@ -10,7 +10,13 @@ export const EXCERPT_BYTES = 1024
  * whole exchange is bounded by 15 s, and at most 64 KiB of the answer is read: a receiver that
  * streams a large or endless body cannot hold the dispatcher.
  */
-export async function postOnce(dispatcher: Dispatcher, url: string, body: Buffer, headers: Record<string, string>, now: () => number = Date.now): Promise<SendResult> {
+export async function postOnce(
+  dispatcher: Dispatcher,
+  url: string,
+  body: Buffer,
+  headers: Record<string, string>,
+  now: () => number = Date.now,
+): Promise<SendResult> {
   const started = now()
   const signal = AbortSignal.timeout(SEND_TIMEOUT_MS)
   try {
@@ -48,9 +54,12 @@ export async function postOnce(dispatcher: Dispatcher, url: string, body: Buffer
   } catch (err) {
     const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } }
     const code = e.cause?.code ?? e.code
-    const msg = code === 'ERR_DESTINATION_NOT_ALLOWED' || e.cause?.code === 'ERR_DESTINATION_NOT_ALLOWED'
-      ? 'destination address not allowed'
-      : signal.aborted ? 'timeout' : (code ?? 'request failed')
+    const msg =
+      code === 'ERR_DESTINATION_NOT_ALLOWED' || e.cause?.code === 'ERR_DESTINATION_NOT_ALLOWED'
+        ? 'destination address not allowed'
+        : signal.aborted
+          ? 'timeout'
+          : (code ?? 'request failed')
     return { statusCode: null, error: msg, latencyMs: now() - started, excerpt: null, retryAfter: undefined }
   }
 }

@@ -21,7 +21,7 @@ export type PushOutcome = (typeof PUSH_STATUSES)[number] | 'other'
 /** Why records were dead-lettered (services/upsert-worker/src/handle-batch.ts). */
 export const DEAD_LETTER_REASONS = {
   unreadable: 'A whole batch could not be read (format version, attributes or body), so none of its records could be stored; counted as one per batch.',
-  too_large: 'The record is larger than a contact document may be once stored (the store\'s size limit).',
+  too_large: "The record is larger than a contact document may be once stored (the store's size limit).",
   store_failed: 'Storing the record failed on three deliveries of its batch (the store refused the write each time).',
 } as const
 export type DeadLetterReason = keyof typeof DEAD_LETTER_REASONS
@@ -54,7 +54,11 @@ export interface PushDay {
 }
 
 /** Pushes per day by answer status, newest day first; statuses never seen in the period are left out. */
-export async function readPushActivity(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock'>, accountId: string, days?: number): Promise<{ days: PushDay[]; statuses: string[] }> {
+export async function readPushActivity(
+  deps: Pick<PlatformDeps, 'rateLimiter' | 'clock'>,
+  accountId: string,
+  days?: number,
+): Promise<{ days: PushDay[]; statuses: string[] }> {
   const nowMs = deps.clock.now()
   const dayList = lastDays(nowMs, days)
   const outcomes: PushOutcome[] = [...PUSH_STATUSES, 'other']
@@ -78,11 +82,17 @@ export async function readPushActivity(deps: Pick<PlatformDeps, 'rateLimiter' | 
 }
 
 /** Records dead-lettered per day and reason, newest day first; only days with any. */
-export async function readDeadLetterActivity(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock'>, accountId: string): Promise<Array<{ day: string; reason: DeadLetterReason; records: number }>> {
+export async function readDeadLetterActivity(
+  deps: Pick<PlatformDeps, 'rateLimiter' | 'clock'>,
+  accountId: string,
+): Promise<Array<{ day: string; reason: DeadLetterReason; records: number }>> {
   const nowMs = deps.clock.now()
   const reasons = Object.keys(DEAD_LETTER_REASONS) as DeadLetterReason[]
   const dayList = lastDays(nowMs)
-  const counts = await deps.rateLimiter.readCounts(dayList.flatMap((d) => reasons.map((r) => deadLetterCountKey(accountId, d, r))), nowMs)
+  const counts = await deps.rateLimiter.readCounts(
+    dayList.flatMap((d) => reasons.map((r) => deadLetterCountKey(accountId, d, r))),
+    nowMs,
+  )
   return dayList.flatMap((day, i) => reasons.map((reason, j) => ({ day, reason, records: counts[i * reasons.length + j]! }))).filter((r) => r.records > 0)
 }
 
@@ -90,7 +100,12 @@ export async function readDeadLetterActivity(deps: Pick<PlatformDeps, 'rateLimit
  * Counts records dead-lettered now (the worker calls it beside the publish). Awaited by the
  * worker, which is off any client's path; a failure is logged, never fails the batch.
  */
-export async function countDeadLetters(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>, accountId: string | undefined, reason: DeadLetterReason, records: number): Promise<void> {
+export async function countDeadLetters(
+  deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>,
+  accountId: string | undefined,
+  reason: DeadLetterReason,
+  records: number,
+): Promise<void> {
   if (!accountId || records <= 0) return
   const day = dayOf(deps.clock.now())
   try {

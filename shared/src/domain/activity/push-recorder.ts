@@ -28,7 +28,10 @@ export class PushActivityRecorder {
     if (entry) entry.by++
     else this.#pending.set(key, { key, by: 1, expireAtMs: expiryOf(day) })
     if (!this.#timer) {
-      this.#timer = setTimeout(() => { this.#timer = null; void this.flush() }, FLUSH_EVERY_MS)
+      this.#timer = setTimeout(() => {
+        this.#timer = null
+        void this.flush()
+      }, FLUSH_EVERY_MS)
       this.#timer.unref()
     }
   }

@@ -57,11 +57,7 @@ export function isKeyUsable(key: ApiKeyRecord, nowMs: number): boolean {
  * plan feature, is 403 `forbidden`. `account`: the tenant the caller already resolved (the edge's
  * subdomain) — the key must belong to it, and it is not read again.
  */
-export async function authenticateApiKey(
-  deps: AuthDeps,
-  headers: Headers,
-  options: { scope: Scope; account?: AccountRecord },
-): Promise<ApiKeyAuth> {
+export async function authenticateApiKey(deps: AuthDeps, headers: Headers, options: { scope: Scope; account?: AccountRecord }): Promise<ApiKeyAuth> {
   const presented = presentedApiKey(headers)
   if (presented === null) throw new AppError('unauthorized')
   const pepper = await getKeyPepper(deps)

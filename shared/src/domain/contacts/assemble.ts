@@ -1,12 +1,29 @@
 import { CONTRACT_VERSION } from '../../contract/version.ts'
 import type {
-  CustomField, EmittedContact, EmittedContactHandles, EmittedContactProvenance, EmittedEmailHandle, EmittedPhoneHandle, EmittedTrait,
+  CustomField,
+  EmittedContact,
+  EmittedContactHandles,
+  EmittedContactProvenance,
+  EmittedEmailHandle,
+  EmittedPhoneHandle,
+  EmittedTrait,
 } from '../../contract/contact.ts'
 import type { FieldPolicy } from '../../contract/field-policy.ts'
 import type { ContactRecord, CustomFieldDefinition, Tier } from '../../model/records.ts'
 import {
-  BUSINESS_EMAIL_KEY, COMPANY_MEMBERS, EMAILS_KEY, IDENTITY_MEMBERS, LOCATION_MEMBERS, PHONES_KEY, TRAITS_KEY,
-  customFieldKey, emailKey, phoneKey, sortedDefinitions, traitKeys, type MissingReason,
+  BUSINESS_EMAIL_KEY,
+  COMPANY_MEMBERS,
+  EMAILS_KEY,
+  IDENTITY_MEMBERS,
+  LOCATION_MEMBERS,
+  PHONES_KEY,
+  TRAITS_KEY,
+  customFieldKey,
+  emailKey,
+  phoneKey,
+  sortedDefinitions,
+  traitKeys,
+  type MissingReason,
 } from './key-set.ts'
 import { fieldPolicyOf } from './field-policy.ts'
 
@@ -94,9 +111,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
   // every handle array is emitted, empty when the tier is off (contract 2.1)
   const emails: EmittedEmailHandle[] = []
   const phones: EmittedPhoneHandle[] = []
-  const handles: EmittedContactHandles = hasValue(record.business_email)
-    ? { business_email: record.business_email, emails, phones }
-    : { emails, phones }
+  const handles: EmittedContactHandles = hasValue(record.business_email) ? { business_email: record.business_email, emails, phones } : { emails, phones }
   if (handles.business_email !== undefined) included++
   else missing[BUSINESS_EMAIL_KEY] = absentReason
 
@@ -155,7 +170,7 @@ export function assembleContact(record: ContactRecord, caller: ContactCaller): A
         type: d.type,
         value: stored.value,
         source: stored.source,
-        enriched_at: stored.source === 'ai_enrichment' ? stored.enriched_at ?? null : null,
+        enriched_at: stored.source === 'ai_enrichment' ? (stored.enriched_at ?? null) : null,
       })
       included++
     } else {

@@ -12,12 +12,10 @@ export interface AccountContactContext {
  * `reads`: the cached lookups when serving traffic, the store itself for a management action.
  */
 export async function loadAccountContactContext(
-  reads: Pick<TenantLookups, 'listCustomFields' | 'listConnections'>, account: Pick<AccountRecord, 'id'>,
+  reads: Pick<TenantLookups, 'listCustomFields' | 'listConnections'>,
+  account: Pick<AccountRecord, 'id'>,
 ): Promise<AccountContactContext> {
-  const [definitions, connections] = await Promise.all([
-    reads.listCustomFields(account.id),
-    reads.listConnections(account.id),
-  ])
+  const [definitions, connections] = await Promise.all([reads.listCustomFields(account.id), reads.listConnections(account.id)])
   const mapped = new Set<string>()
   for (const c of connections) {
     for (const m of c.field_mappings ?? []) {

@@ -76,9 +76,7 @@ function writeField(record: ContactRecord, path: string, version: string, apply:
   apply()
 }
 
-function mergeGroup<K extends 'identity' | 'company' | 'location'>(
-  record: ContactRecord, group: K, values: ContactPatch[K], w: Writer,
-): void {
+function mergeGroup<K extends 'identity' | 'company' | 'location'>(record: ContactRecord, group: K, values: ContactPatch[K], w: Writer): void {
   if (!values) return
   for (const [field, value] of Object.entries(values)) {
     if (value === null || value === undefined) continue
@@ -110,20 +108,36 @@ export function mergeContact(existing: ContactRecord | null, input: ContactUpser
   const v = fieldVersion(w)
   const p = input.patch
 
-  if (p.subject_type) writeField(record, 'subject_type', v, () => { record.subject_type = p.subject_type! })
+  if (p.subject_type)
+    writeField(record, 'subject_type', v, () => {
+      record.subject_type = p.subject_type!
+    })
   mergeGroup(record, 'identity', p.identity, w)
   mergeGroup(record, 'company', p.company, w)
   mergeGroup(record, 'location', p.location, w)
   if (p.business_email) {
     const email = p.business_email.trim().toLowerCase()
-    writeField(record, 'business_email', v, () => { record.business_email = email })
+    writeField(record, 'business_email', v, () => {
+      record.business_email = email
+    })
   }
-  if (p.emails) writeField(record, 'emails', v, () => { record.emails = structuredClone(p.emails!) })
-  if (p.phones) writeField(record, 'phones', v, () => { record.phones = structuredClone(p.phones!) })
-  if (p.traits) writeField(record, 'traits', v, () => { record.traits = structuredClone(p.traits!) })
+  if (p.emails)
+    writeField(record, 'emails', v, () => {
+      record.emails = structuredClone(p.emails!)
+    })
+  if (p.phones)
+    writeField(record, 'phones', v, () => {
+      record.phones = structuredClone(p.phones!)
+    })
+  if (p.traits)
+    writeField(record, 'traits', v, () => {
+      record.traits = structuredClone(p.traits!)
+    })
   for (const [key, field] of Object.entries(p.custom_fields ?? {})) {
     if (field.value === null || field.value === undefined) continue
-    writeField(record, `custom_fields.${key}`, v, () => { record.custom_fields[key] = structuredClone(field) })
+    writeField(record, `custom_fields.${key}`, v, () => {
+      record.custom_fields[key] = structuredClone(field)
+    })
   }
   if (input.resolved_by) {
     // insert-only: the earliest write carrying a resolver keeps it, whatever the arrival order

@@ -35,7 +35,10 @@ export async function acceptPush(deps: PushDeps, input: PushInput): Promise<Push
  * the answer 503. Change rows of a synchronous upsert are published best effort (the queue just
  * refused a publish); a missing one is logged.
  */
-export async function acceptPushOrUpsert(deps: PushDeps, input: PushInput): Promise<{ status: 202; body: PushAccepted } | { status: 200; body: PushUpsertedSync }> {
+export async function acceptPushOrUpsert(
+  deps: PushDeps,
+  input: PushInput,
+): Promise<{ status: 202; body: PushAccepted } | { status: 200; body: PushUpsertedSync }> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
   const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId)
@@ -50,7 +53,8 @@ export async function acceptPushOrUpsert(deps: PushDeps, input: PushInput): Prom
       throw err
     })
     await publishChangeRows(deps, result.changed, pending.meta.receivedAt).catch((cause: unknown) =>
-      deps.logger.error({ err: cause, batchId: pending.meta.batchId, contacts: result.changed.length }, 'change rows of a synchronous upsert not published'))
+      deps.logger.error({ err: cause, batchId: pending.meta.batchId, contacts: result.changed.length }, 'change rows of a synchronous upsert not published'),
+    )
     const failed = result.failed.length + result.unstorable.length
     return { status: 200, body: { ok: true, accepted, queued: false, upserted: result.upserted - result.failed.length, failed } }
   }

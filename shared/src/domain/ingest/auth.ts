@@ -11,8 +11,16 @@ type AuthDeps = Pick<PlatformDeps, 'config' | 'secrets' | 'tenantLookups' | 'clo
 
 /** stands in for an unknown connection so the token check costs the same either way */
 const NO_CONNECTION: ConnectionRecord = {
-  id: '', account_id: '', type: 'webhook', source: '', name: null, active: false, field_mappings: [],
-  token_hashes: [{ hash: '0'.repeat(64), expires_at: null }], created_at: '', updated_at: '',
+  id: '',
+  account_id: '',
+  type: 'webhook',
+  source: '',
+  name: null,
+  active: false,
+  field_mappings: [],
+  token_hashes: [{ hash: '0'.repeat(64), expires_at: null }],
+  created_at: '',
+  updated_at: '',
 }
 
 /**
@@ -23,7 +31,11 @@ const NO_CONNECTION: ConnectionRecord = {
  * already holds (the edge's subdomain), not read again when the source is one of its own.
  */
 export async function authenticateSource(
-  deps: AuthDeps, sourceId: string, headers: Headers, query: unknown, resolved?: AccountRecord,
+  deps: AuthDeps,
+  sourceId: string,
+  headers: Headers,
+  query: unknown,
+  resolved?: AccountRecord,
 ): Promise<{ connection: ConnectionRecord; account: AccountRecord }> {
   const token = presentedSourceToken(headers, query)
   // ids are short; anything else is unknown without a lookup
@@ -94,7 +106,11 @@ export async function refuseTokenlessEarly(deps: AuthDeps, account: AccountRecor
  * the same location (no second lookup), otherwise the body's location decides as usual.
  */
 export async function authenticatePartnerCrm(
-  deps: AuthDeps, account: AccountRecord, locationId: string | null, headers: Headers, query: unknown,
+  deps: AuthDeps,
+  account: AccountRecord,
+  locationId: string | null,
+  headers: Headers,
+  query: unknown,
   identified: PartnerCrmCaller | null = null,
 ): Promise<PartnerCrmCaller & { tokenless: boolean }> {
   if (locationId === null || locationId.length > 256) throw new AppError('not_found')
@@ -106,8 +122,10 @@ export async function authenticatePartnerCrm(
   const token = presentedSourceToken(headers, query)
   if (token === null) {
     if (tokenRequired(deps, connection)) throw new AppError('unauthorized')
-    deps.logger.warn({ accountId: account.id, locationId, connectionId: connection.id, flag: 'partnercrm_tokenless' },
-      'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)')
+    deps.logger.warn(
+      { accountId: account.id, locationId, connectionId: connection.id, flag: 'partnercrm_tokenless' },
+      'partner CRM webhook call without a token accepted (before the tokenized-URL cutover)',
+    )
     return { connection, location, tokenless: true }
   }
   if (!(await verifyLocationToken(deps, location, token))) throw new AppError('unauthorized')

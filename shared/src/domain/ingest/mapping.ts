@@ -1,6 +1,4 @@
-import type {
-  ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField,
-} from '../../model/records.ts'
+import type { ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField } from '../../model/records.ts'
 
 /**
  * Field mapping of one inbound contact record (contract 2.5; docs/ingestion.md).
@@ -372,7 +370,12 @@ export function previewMapping(
     const value = record[key]
     const candidates = byFrom.get(normalized) ?? []
     const base = { key, normalized, targets: [] as string[] }
-    if (candidates.length === 0) return { ...base, dropped: mappings.length > 0 || shape === 'partnercrm' ? 'no mapping names this key' : 'not one of the six fallback fields (the connection has no mappings)' }
+    if (candidates.length === 0)
+      return {
+        ...base,
+        dropped:
+          mappings.length > 0 || shape === 'partnercrm' ? 'no mapping names this key' : 'not one of the six fallback fields (the connection has no mappings)',
+      }
     if (value === null || value === undefined) return { ...base, dropped: 'the value is null' }
     if (seen.has(normalized)) return { ...base, dropped: 'an earlier key with the same normalized name already gave the value' }
     seen.add(normalized)

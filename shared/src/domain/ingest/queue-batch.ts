@@ -26,14 +26,21 @@ export interface PendingBatch {
 }
 
 export function pendingBatch(
-  deps: Pick<PlatformDeps, 'clock'>, shape: BatchShape, connection: ConnectionRecord, raw: Buffer, records: InboundRecord[],
+  deps: Pick<PlatformDeps, 'clock'>,
+  shape: BatchShape,
+  connection: ConnectionRecord,
+  raw: Buffer,
+  records: InboundRecord[],
   locationId?: string,
 ): PendingBatch {
   const meta = newBatchMeta({
-    shape, accountId: connection.account_id, connectionId: connection.id,
+    shape,
+    accountId: connection.account_id,
+    connectionId: connection.id,
     // contract 4.5: a partner CRM contact id is an external_id of source `partnercrm`
     source: shape === 'partnercrm' ? 'partnercrm' : connection.source,
-    receivedAt: isoAt(deps.clock), ...(locationId !== undefined ? { locationId } : {}),
+    receivedAt: isoAt(deps.clock),
+    ...(locationId !== undefined ? { locationId } : {}),
   })
   return { meta, records, raw }
 }

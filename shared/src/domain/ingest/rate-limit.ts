@@ -26,10 +26,14 @@ export type PushQuotaSubject =
 
 export function pushQuotaKey(subject: PushQuotaSubject): string {
   switch (subject.kind) {
-    case 'key': return `push:key:${subject.keyId}`
-    case 'source': return `push:source:${subject.connectionId}`
-    case 'location': return `push:location:${subject.accountId}:${subject.locationId}`
-    case 'location-tokenless': return `push:location-tokenless:${subject.accountId}:${subject.locationId}`
+    case 'key':
+      return `push:key:${subject.keyId}`
+    case 'source':
+      return `push:source:${subject.connectionId}`
+    case 'location':
+      return `push:location:${subject.accountId}:${subject.locationId}`
+    case 'location-tokenless':
+      return `push:location-tokenless:${subject.accountId}:${subject.locationId}`
   }
 }
 

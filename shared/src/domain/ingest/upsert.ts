@@ -56,14 +56,16 @@ export interface BatchUpsertOptions {
 
 /** The upsert inputs of a batch, with the positions of the records that produced them. */
 export async function buildUpsertInputs(
-  deps: Pick<PlatformDeps, 'tenantLookups'>, batch: DecodedBatch, logger?: DomainLogger,
+  deps: Pick<PlatformDeps, 'tenantLookups'>,
+  batch: DecodedBatch,
+  logger?: DomainLogger,
 ): Promise<{ inputs: ContactUpsertInput[]; positions: number[]; withoutAnchor: number; unstorable: number[] }> {
   const [connection, definitions] = await Promise.all([
     deps.tenantLookups.getConnection(batch.connectionId),
     deps.tenantLookups.listCustomFields(batch.accountId),
   ])
   if (!connection) logger?.warn({ connectionId: batch.connectionId, batchId: batch.batchId }, 'connection of a queued batch is gone: fallback extraction')
-  const own = connection?.account_id === batch.accountId ? connection.field_mappings ?? [] : []
+  const own = connection?.account_id === batch.accountId ? (connection.field_mappings ?? []) : []
   const mapper = createRecordMapper(batch.shape === 'partnercrm' ? partnerCrmMappings(own) : own, definitions)
   const inputs: ContactUpsertInput[] = []
   const positions: number[] = []
@@ -103,7 +105,9 @@ function carriesOrigin(record: ContactRecord, origins: ReadonlySet<string>): boo
 }
 
 export async function upsertBatchRecords(
-  deps: Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'logger'>, batch: DecodedBatch, options: BatchUpsertOptions = {},
+  deps: Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'logger'>,
+  batch: DecodedBatch,
+  options: BatchUpsertOptions = {},
 ): Promise<BatchUpsertResult> {
   const { inputs, positions, withoutAnchor, unstorable } = await buildUpsertInputs(deps, batch, deps.logger)
   // the record each document ends up as: the last non-null merge of its group wins
@@ -116,9 +120,7 @@ export async function upsertBatchRecords(
     merged.set(canonical.id, canonical)
     return canonical
   }
-  const outcomes = inputs.length > 0
-    ? await deps.contacts.upsertBatch(batch.accountId, inputs, capture, { onProgress: options.onProgress })
-    : []
+  const outcomes = inputs.length > 0 ? await deps.contacts.upsertBatch(batch.accountId, inputs, capture, { onProgress: options.onProgress }) : []
   const changedIds = new Set<string>()
   const unchanged = new Map<string, Set<string>>()
   const failed: BatchUpsertResult['failed'] = []
@@ -136,7 +138,9 @@ export async function upsertBatchRecords(
   for (let i = 0; i < recheck.length; i += RECHECK_READS_IN_FLIGHT) {
     const slice = recheck.slice(i, i + RECHECK_READS_IN_FLIGHT)
     const stored = await Promise.all(slice.map(([id]) => deps.contacts.get(batch.accountId, id)))
-    stored.forEach((r, k) => { if (r && carriesOrigin(r, slice[k]![1])) changed.push(r) })
+    stored.forEach((r, k) => {
+      if (r && carriesOrigin(r, slice[k]![1])) changed.push(r)
+    })
   }
   return { records: batch.records.length, upserted: inputs.length, withoutAnchor, unstorable, failed, changed, outcomes }
 }
@@ -150,10 +154,12 @@ export async function publishChangeRows(deps: Pick<PlatformDeps, 'queue'>, recor
   // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
   // transaction; Pub/Sub batches each slice
   for (let i = 0; i < records.length; i += CHANGE_ROWS_PER_SLICE) {
-    await Promise.all(records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) => {
-      const row = toChangeRow(r, at)
-      return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
-    }))
+    await Promise.all(
+      records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) => {
+        const row = toChangeRow(r, at)
+        return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
+      }),
+    )
     if (i + CHANGE_ROWS_PER_SLICE < records.length) await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }

@@ -19,6 +19,7 @@ import { isPublicSuffix } from './public-suffix.ts'
  */
 
 /** backslash, any whitespace (ASCII or Unicode), C0 controls and DEL */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this pattern refuses
 const FORBIDDEN_CHARACTERS = /[\\\s\u0000-\u001f\u007f]/u
 const ABSOLUTE_HTTP = /^https?:\/\//i
 /** dot-separated labels of letters, digits, `-`, `_`; one trailing dot allowed here (refused as unauthorized) */

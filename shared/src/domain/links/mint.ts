@@ -49,9 +49,7 @@ export async function mintContactLink(deps: PlatformDeps, account: AccountRecord
     const destination = checkDestination(body.destinationUrl, account.authorized_domains)
     const contact = await findContact(deps, account.id, body)
     const type: LinkType = body.type ?? 'opaque'
-    const token = type === 'signed'
-      ? await mintSigned(deps, account.id, contact.id, body.expSeconds)
-      : await mintOpaque(deps, account.id, contact.id)
+    const token = type === 'signed' ? await mintSigned(deps, account.id, contact.id, body.expSeconds) : await mintOpaque(deps, account.id, contact.id)
     return { ok: true, contactId: contact.id, type, token, link: tagLink(destination, token) }
   } catch (err) {
     if (isAppError(err)) throw err

@@ -28,7 +28,11 @@ export async function mintPortalLink(deps: PortalDeps, accountId: string, ttlSec
   const now = deps.clock.now()
   const expiresAt = new Date(now + ttlSeconds * 1000).toISOString()
   await deps.portalAccess.createLink({
-    token_hash: hashPortalSecret(token), account_id: account.id, created_at: new Date(now).toISOString(), expires_at: expiresAt, used_at: null,
+    token_hash: hashPortalSecret(token),
+    account_id: account.id,
+    created_at: new Date(now).toISOString(),
+    expires_at: expiresAt,
+    used_at: null,
   })
   // base64url needs no escaping in a query
   return { url: `${deps.config.portalBaseUrl.replace(/\/+$/, '')}${SIGN_IN_PATH}?token=${token}`, expires_at: expiresAt }

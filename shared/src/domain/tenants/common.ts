@@ -45,7 +45,9 @@ export async function requireConnection(
   const connection = await deps.tenants.getConnection(connectionId)
   if (!connection || connection.account_id !== accountId) throw new AppError('not_found')
   if (type !== undefined && connection.type !== type) {
-    throw invalidPayload(issue('/', 'connection_type', `${operation ?? 'this operation'} requires a connection of type ${type} (this one is ${connection.type})`))
+    throw invalidPayload(
+      issue('/', 'connection_type', `${operation ?? 'this operation'} requires a connection of type ${type} (this one is ${connection.type})`),
+    )
   }
   return connection
 }

@@ -1,7 +1,5 @@
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
-import type {
-  ConnectionView, CreateConnectionBody, CreatedConnection, UpdateConnectionBody,
-} from '../../contract/admin.ts'
+import type { ConnectionView, CreateConnectionBody, CreatedConnection, UpdateConnectionBody } from '../../contract/admin.ts'
 import { getKeyPepper } from '../secrets/platform-secrets.ts'
 import { generateSourceToken, hashSecret } from '../auth/hashing.ts'
 import { prefixedId } from '../../model/ids.ts'
@@ -25,9 +23,11 @@ const CUSTOM_PREFIX = 'custom_fields.'
 export function validateFieldMappings(mappings: readonly FieldMapping[]): FieldMapping[] {
   const issues: ValidationIssue[] = []
   mappings.forEach((m, i) => {
-    if (normalizeKey(m.from) === '') issues.push(issue(`/field_mappings/${i}/from`, 'no_key', 'must contain a letter or a digit (keys are compared by letters and digits only)'))
+    if (normalizeKey(m.from) === '')
+      issues.push(issue(`/field_mappings/${i}/from`, 'no_key', 'must contain a letter or a digit (keys are compared by letters and digits only)'))
     if (m.to.startsWith(CUSTOM_PREFIX)) {
-      if (!CUSTOM_KEY.test(m.to.slice(CUSTOM_PREFIX.length))) issues.push(issue(`/field_mappings/${i}/to`, 'pattern', 'custom field keys match ^[a-z][a-z0-9_]{0,63}$'))
+      if (!CUSTOM_KEY.test(m.to.slice(CUSTOM_PREFIX.length)))
+        issues.push(issue(`/field_mappings/${i}/to`, 'pattern', 'custom field keys match ^[a-z][a-z0-9_]{0,63}$'))
     } else if (!FIXED_TARGETS.has(m.to)) {
       issues.push(issue(`/field_mappings/${i}/to`, 'enum', 'must be email, first_name, last_name, company, title, external_id or custom_fields.<key>'))
     }

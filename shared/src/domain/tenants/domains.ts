@@ -5,7 +5,8 @@ import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from '
 
 /** Why an entry cannot be stored, as the `message` of its issue (docs/management-api.md). */
 export const NOT_A_DOMAIN = 'must be a domain name with at least two labels (no scheme, port, path, wildcard or IP address)'
-export const PUBLIC_SUFFIX = 'is a public suffix (Public Suffix List, private section included): it would authorize every site under it; name your own domain, such as example.co.uk'
+export const PUBLIC_SUFFIX =
+  'is a public suffix (Public Suffix List, private section included): it would authorize every site under it; name your own domain, such as example.co.uk'
 
 /**
  * One authorized domain as stored: lower-case, no trailing dot, IDN as punycode (what WHATWG

@@ -23,8 +23,10 @@ function checkedUrl(deps: TenantDeps, raw: string): string {
 /** A tier can be enabled only when the account's plan permits it (tier 2: handles, tier 3: traits). */
 function checkTiers(account: AccountRecord, tiers: Tiers): void {
   const issues: ValidationIssue[] = []
-  if (tiers.contact_handles && !account.permitted_tiers.includes(2)) issues.push(issue('/tiers/contact_handles', 'tier_not_permitted', 'tier 2 is not permitted for this account'))
-  if (tiers.sensitive_traits && !account.permitted_tiers.includes(3)) issues.push(issue('/tiers/sensitive_traits', 'tier_not_permitted', 'tier 3 is not permitted for this account'))
+  if (tiers.contact_handles && !account.permitted_tiers.includes(2))
+    issues.push(issue('/tiers/contact_handles', 'tier_not_permitted', 'tier 2 is not permitted for this account'))
+  if (tiers.sensitive_traits && !account.permitted_tiers.includes(3))
+    issues.push(issue('/tiers/sensitive_traits', 'tier_not_permitted', 'tier 3 is not permitted for this account'))
   if (issues.length > 0) throw invalidPayload(...issues)
 }
 

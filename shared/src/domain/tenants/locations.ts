@@ -58,14 +58,23 @@ export async function removeLocation(deps: TenantDeps, accountId: string, connec
  * keeps working for `grace_seconds` (default one day), like a webhook source token. Only an
  * active location of this connection has a token to rotate (otherwise 404).
  */
-export async function rotateLocationToken(deps: TenantDeps, accountId: string, connectionId: string, locationId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<RotatedLocationToken> {
+export async function rotateLocationToken(
+  deps: TenantDeps,
+  accountId: string,
+  connectionId: string,
+  locationId: string,
+  graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<RotatedLocationToken> {
   const account = await requireAccount(deps, accountId)
   await requireConnection(deps, accountId, connectionId, 'partnercrm', 'rotating a location token')
   const location = await deps.tenants.getLocation(accountId, locationId)
   if (!location || location.connection_id !== connectionId || !location.active) throw new AppError('not_found')
   const token = generateSourceToken()
   const { hashes, previousExpiresAt } = rotatedHashes(
-    location.token_hashes, hashSecret(await getKeyPepper(deps), token), deps.clock.now(), isoAfter(deps, graceSeconds),
+    location.token_hashes,
+    hashSecret(await getKeyPepper(deps), token),
+    deps.clock.now(),
+    isoAfter(deps, graceSeconds),
   )
   const updated = await deps.tenants.updateLocation(accountId, locationId, { token_hashes: hashes, updated_at: nowIso(deps) })
   if (!updated) throw new AppError('not_found')

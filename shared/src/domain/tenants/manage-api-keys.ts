@@ -71,7 +71,13 @@ export async function issueApiKey(deps: TenantDeps, accountId: string, connectio
  * keeps working for `grace_seconds` (default one day) so callers can switch without downtime.
  * A key that no longer works (revoked or expired) is not rotated: 409 `conflict`, issue a new one.
  */
-export async function rotateApiKey(deps: TenantDeps, accountId: string, connectionId: string, keyId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<RotatedApiKey> {
+export async function rotateApiKey(
+  deps: TenantDeps,
+  accountId: string,
+  connectionId: string,
+  keyId: string,
+  graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<RotatedApiKey> {
   const old = await requireKey(deps, accountId, connectionId, keyId)
   if (!isKeyUsable(old, deps.clock.now())) throw new AppError('conflict')
   const { key, record } = await storeNewKey(deps, {

@@ -11,7 +11,12 @@ import { sourceWebhookUrl } from './views.ts'
  * The hash list after a rotation: the new hash (valid until replaced), the hashes still valid
  * until at most now + grace, and nothing already expired (so the list stays short).
  */
-export function rotatedHashes(current: readonly HashedSecret[], newHash: string, nowMs: number, graceEndIso: string): { hashes: HashedSecret[]; previousExpiresAt: string | null } {
+export function rotatedHashes(
+  current: readonly HashedSecret[],
+  newHash: string,
+  nowMs: number,
+  graceEndIso: string,
+): { hashes: HashedSecret[]; previousExpiresAt: string | null } {
   const graceEnd = Date.parse(graceEndIso)
   const kept: HashedSecret[] = []
   let previousExpiresAt: string | null = null
@@ -29,12 +34,20 @@ export function rotatedHashes(current: readonly HashedSecret[], newHash: string,
  * `POST …/connections/{connectionId}/token/rotate` (webhook connections only): a new source token,
  * shown once; the previous one keeps working for `grace_seconds` (default one day, 0: at once).
  */
-export async function rotateSourceToken(deps: TenantDeps, accountId: string, connectionId: string, graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<RotatedToken> {
+export async function rotateSourceToken(
+  deps: TenantDeps,
+  accountId: string,
+  connectionId: string,
+  graceSeconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<RotatedToken> {
   const account = await requireAccount(deps, accountId)
   const connection = await requireConnection(deps, accountId, connectionId, 'webhook', 'rotating the source token')
   const token = generateSourceToken()
   const { hashes, previousExpiresAt } = rotatedHashes(
-    connection.token_hashes, hashSecret(await getKeyPepper(deps), token), deps.clock.now(), isoAfter(deps, graceSeconds),
+    connection.token_hashes,
+    hashSecret(await getKeyPepper(deps), token),
+    deps.clock.now(),
+    isoAfter(deps, graceSeconds),
   )
   const updated = await deps.tenants.updateConnection(connection.id, { token_hashes: hashes, updated_at: nowIso(deps) })
   if (!updated) throw new AppError('not_found')

@@ -1,11 +1,7 @@
 import type { PlatformConfig } from '../../config/config.ts'
 import { edgeBaseUrlFor } from '../../config/config.ts'
-import type {
-  AccountView, ApiKeyView, ConnectionView, CustomFieldView, IntegrationView,
-} from '../../contract/admin.ts'
-import type {
-  AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord,
-} from '../../model/records.ts'
+import type { AccountView, ApiKeyView, ConnectionView, CustomFieldView, IntegrationView } from '../../contract/admin.ts'
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord } from '../../model/records.ts'
 
 /**
  * Record -> wire shape. Views never carry a hash or a secret: the only places a key, token or

@@ -46,7 +46,9 @@ export function futureEventTimeIssues(event: Pick<VisitEvent, 'visit' | 'emitted
  * the members replaced, for the log.
  */
 export function boundEventTimes(event: VisitEvent, nowMs: number, publishedAt: string): { event: VisitEvent; adjusted: TimeMember[] } {
-  const late = eventTimes(event).filter(([, value]) => isTooLate(value, nowMs)).map(([member]) => member)
+  const late = eventTimes(event)
+    .filter(([, value]) => isTooLate(value, nowMs))
+    .map(([member]) => member)
   if (late.length === 0) return { event, adjusted: [] }
   const published = Date.parse(publishedAt)
   const replacement = Number.isNaN(published) || published > nowMs + MAX_EVENT_TIME_SKEW_MS ? new Date(nowMs).toISOString() : new Date(published).toISOString()

@@ -9,7 +9,12 @@ function hashed(prefix: string, value: string): string {
 }
 
 function normalizeNetworkUrl(url: string): string {
-  return url.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/^www\./, '').replace(/\/+$/, '')
+  return url
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/^www\./, '')
+    .replace(/\/+$/, '')
 }
 
 /** Stable external id of a person known only from provider data: the same person maps to the same id. */
@@ -54,4 +59,3 @@ export function patchFromResolution(resolution: VisitResolution, existing: Conta
   if (resolution.traits) patch.traits = resolution.traits.map((t) => ({ key: t.key, label: t.label ?? null, value: t.value, group: t.group }))
   return patch
 }
-

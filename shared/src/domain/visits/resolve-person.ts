@@ -8,9 +8,7 @@ import { resolveLinkToken } from '../links/resolve.ts'
 /** Source of persons first created from provider data. */
 export const RESOLUTION_SOURCE = 'resolution'
 
-export type PersonResolution =
-  | { ok: true; contact: ContactRecord; via: 'contact_id' | 'lsv' | 'resolution' }
-  | { ok: false; reason: string }
+export type PersonResolution = { ok: true; contact: ContactRecord; via: 'contact_id' | 'lsv' | 'resolution' } | { ok: false; reason: string }
 
 /** Event time of a visit: when it was seen, else when it was emitted, else when it was queued. */
 export function visitTime(event: VisitEvent, publishedAt: string): string {

@@ -45,9 +45,18 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
    */
   const logAttempt = (outcome: AttemptOutcome, fields: { statusCode: number | null; error: string | null; latencyMs: number; nextAttemptAt?: string }) => {
     const line = {
-      event: 'webhook_delivery', outcome, deliveryId: delivery.id, integrationId: delivery.integration_id, accountId: delivery.account_id,
-      eventId: delivery.event_id, attempt: job.attempt, maxAttempts: MAX_ATTEMPTS, statusCode: fields.statusCode, error: fields.error,
-      latencyMs: fields.latencyMs, ...(fields.nextAttemptAt ? { nextAttemptAt: fields.nextAttemptAt } : {}),
+      event: 'webhook_delivery',
+      outcome,
+      deliveryId: delivery.id,
+      integrationId: delivery.integration_id,
+      accountId: delivery.account_id,
+      eventId: delivery.event_id,
+      attempt: job.attempt,
+      maxAttempts: MAX_ATTEMPTS,
+      statusCode: fields.statusCode,
+      error: fields.error,
+      latencyMs: fields.latencyMs,
+      ...(fields.nextAttemptAt ? { nextAttemptAt: fields.nextAttemptAt } : {}),
     }
     if (outcome === 'succeeded') deps.logger.info(line, 'webhook delivered')
     else if (outcome === 'retrying') deps.logger.warn(line, 'webhook delivery failed: retry scheduled')

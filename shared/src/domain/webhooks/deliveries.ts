@@ -47,7 +47,12 @@ export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: s
   return name
 }
 
-export async function enqueueAttempt(deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } }, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
+export async function enqueueAttempt(
+  deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } },
+  delivery: DeliveryRecord,
+  job: Omit<DeliveryJob, 'v' | 'delivery_id'>,
+  at?: Date,
+): Promise<void> {
   const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id, endpointQueueRate(deps.config))
   const payload: DeliveryJob = { v: DELIVERY_JOB_VERSION, delivery_id: delivery.id, ...job }
   await deps.tasks.enqueue({

@@ -38,8 +38,7 @@ const entryOf = ({ body: _b, account_id: _a, integration_id: _i, ...entry }: Del
 function keepOf(filter: DeliveryLogFilter): ((row: DeliveryRecord) => boolean) | null {
   const { status, kind } = filter
   if (status === undefined && kind === undefined) return null
-  return (row) => (status === undefined || row.status === status)
-    && (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test'))
+  return (row) => (status === undefined || row.status === status) && (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test'))
 }
 
 /**
@@ -76,14 +75,23 @@ export async function listDeliveryLog(
       scanned++
       lastSeen = row.id
       if (keep !== null && !keep(row)) continue
-      if (page.length === options.limit) { hasMore = true; break }
+      if (page.length === options.limit) {
+        hasMore = true
+        break
+      }
       page.push(row)
     }
     if (hasMore) break
     if (!more) break
     before = taken[taken.length - 1]!.id
-    if (keep === null) { hasMore = page.length === options.limit; break }
-    if (scanned >= FILTER_SCAN_LIMIT) { hasMore = true; break }
+    if (keep === null) {
+      hasMore = page.length === options.limit
+      break
+    }
+    if (scanned >= FILTER_SCAN_LIMIT) {
+      hasMore = true
+      break
+    }
   }
   // the cursor continues after the last row returned, or after the last row scanned when filtering stopped early
   const cursorId = hasMore ? (page.length === options.limit ? page[page.length - 1]!.id : lastSeen) : undefined

@@ -5,16 +5,7 @@
  * together; a `Retry-After` answer can only push the next attempt later, never earlier, and
  * is capped at the longest step.
  */
-export const RETRY_ANCHORS_MS: readonly number[] = [
-  0,
-  5_000,
-  5 * 60_000,
-  30 * 60_000,
-  2 * 3_600_000,
-  5 * 3_600_000,
-  10 * 3_600_000,
-  10 * 3_600_000,
-]
+export const RETRY_ANCHORS_MS: readonly number[] = [0, 5_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 5 * 3_600_000, 10 * 3_600_000, 10 * 3_600_000]
 
 export const MAX_ATTEMPTS = RETRY_ANCHORS_MS.length
 export const JITTER = 0.2

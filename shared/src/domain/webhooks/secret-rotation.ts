@@ -42,13 +42,23 @@ export interface RotatedSecret {
 }
 
 /** `POST …/integrations/{integrationId}/secret/rotate`: the new secret is in this answer only. */
-export async function rotateSigningSecret(deps: TenantDeps, accountId: string, integrationId: string, graceSeconds = DEFAULT_SECRET_GRACE_SECONDS): Promise<RotatedSecret> {
+export async function rotateSigningSecret(
+  deps: TenantDeps,
+  accountId: string,
+  integrationId: string,
+  graceSeconds = DEFAULT_SECRET_GRACE_SECONDS,
+): Promise<RotatedSecret> {
   const integration = await requireIntegration(deps, accountId, integrationId)
   const fresh = generateSigningSecret()
   const secrets = rotatedSecrets(integration.signing_secrets, deps.clock.now(), graceSeconds, fresh)
   const updated = await deps.tenants.updateIntegration(integrationId, { signing_secrets: secrets, updated_at: nowIso(deps) })
   if (!updated) throw new AppError('not_found')
-  const previous = secrets.slice(1).map((s) => s.expires_at!).sort().at(-1) ?? null
+  const previous =
+    secrets
+      .slice(1)
+      .map((s) => s.expires_at!)
+      .sort()
+      .at(-1) ?? null
   return { id: integrationId, signing_secret: fresh, previous_expires_at: previous }
 }
 
@@ -56,7 +66,11 @@ export async function rotateSigningSecret(deps: TenantDeps, accountId: string, i
  * The current signing secret, for the portal's "reveal" (a signed-in tenant owns it; the
  * management API shows it on create and rotate only). The caller records the reveal in the audit log.
  */
-export async function currentSigningSecret(deps: TenantDeps, accountId: string, integrationId: string): Promise<{ secret: string; created_at: string; previous_expires_at: string | null }> {
+export async function currentSigningSecret(
+  deps: TenantDeps,
+  accountId: string,
+  integrationId: string,
+): Promise<{ secret: string; created_at: string; previous_expires_at: string | null }> {
   const integration = await requireIntegration(deps, accountId, integrationId)
   const nowMs = deps.clock.now()
   const current = integration.signing_secrets.find((s) => s.expires_at === null) ?? integration.signing_secrets[0]

@@ -33,21 +33,25 @@ export async function sendTestEvent(
   if (!integration.active || integration.payload_version !== 2) throw new AppError('conflict')
   const now = new Date(deps.clock.now()).toISOString()
   const eventId = `${TEST_EVENT_ID_PREFIX}${randomBytes(12).toString('base64url')}`
-  const record = mergeContact(null, {
-    source: TEST_SOURCE,
-    external_id: eventId,
-    writer: 'provider',
-    at: now,
-    origin: `${eventId}:0`,
-    resolved_by: 'person',
-    patch: {
-      subject_type: 'person_profile',
-      identity: { first_name: 'Ada', last_name: 'Example', full_name: 'Ada Example', title: 'Head of Testing' },
-      company: { name: 'Example Inc', domain: 'example.com', website: 'https://example.com' },
-      business_email: 'ada@example.com',
-      emails: [{ value: 'ada@example.com', kind: 'business', verified: true }],
+  const record = mergeContact(
+    null,
+    {
+      source: TEST_SOURCE,
+      external_id: eventId,
+      writer: 'provider',
+      at: now,
+      origin: `${eventId}:0`,
+      resolved_by: 'person',
+      patch: {
+        subject_type: 'person_profile',
+        identity: { first_name: 'Ada', last_name: 'Example', full_name: 'Ada Example', title: 'Head of Testing' },
+        company: { name: 'Example Inc', domain: 'example.com', website: 'https://example.com' },
+        business_email: 'ada@example.com',
+        emails: [{ value: 'ada@example.com', kind: 'business', verified: true }],
+      },
     },
-  }, accountId)
+    accountId,
+  )
   if (!record) throw new Error('the test contact could not be built')
   record.id = contactIdFor(accountId, TEST_SOURCE, eventId)
   const context = await loadAccountContactContext(deps.tenants, account)
@@ -61,8 +65,18 @@ export async function sendTestEvent(
     resolvedByLabel: 'person',
   })
   const body = buildWebhookEventV2({
-    event: { id: eventId, account_id: accountId, tier: 'person', emitted_at: now, classification: TEST_CLASSIFICATION, visit: { captured_url: 'https://example.com/pricing', seen_at: now } },
-    subject, fieldPolicy, isRepeat: false, emittedAt: now,
+    event: {
+      id: eventId,
+      account_id: accountId,
+      tier: 'person',
+      emitted_at: now,
+      classification: TEST_CLASSIFICATION,
+      visit: { captured_url: 'https://example.com/pricing', seen_at: now },
+    },
+    subject,
+    fieldPolicy,
+    isRepeat: false,
+    emittedAt: now,
   })
   return createDelivery(deps, { accountId, integrationId, eventId, body: JSON.stringify(body), now })
 }

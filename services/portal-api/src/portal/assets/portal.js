@@ -1,6 +1,5 @@
 // The portal's one script (served at /portal/assets/portal.js; the CSP allows no inline script).
 // Progressive enhancement only: every screen works without it.
-'use strict'
 
 // Copy buttons: <button type="button" class="copy" data-copy-target="ID" hidden>Copy</button>
 // copies the text of the element with that id. Hidden until this script shows it, so a page
@@ -49,7 +48,10 @@ function enableReplacingForms(root) {
       const res = await fetch(target, { method: 'POST', body, credentials: 'same-origin' })
       const doc = new DOMParser().parseFromString(await res.text(), 'text/html')
       const there = doc.getElementById(id)
-      if (!there) { form.submit(); return }
+      if (!there) {
+        form.submit()
+        return
+      }
       here.replaceWith(there)
       enableCopyButtons(there)
       there.setAttribute('tabindex', '-1')

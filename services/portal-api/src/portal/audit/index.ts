@@ -13,7 +13,9 @@ const PAGE_SIZE = 50
 const AuditQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: '^\\d{13}-[0-9a-f]{16}$' })) })
 
 function describe(values: Record<string, unknown>): string {
-  return Object.entries(values).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`).join('; ')
+  return Object.entries(values)
+    .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+    .join('; ')
 }
 
 function row(e: AuditEntry) {
@@ -27,13 +29,23 @@ export function registerAuditScreen(scope: App, deps: PlatformDeps): void {
     const { account } = sessionOf(request)
     const { before } = request.query
     const page = await listAudit(deps, account.id, before === undefined ? { limit: PAGE_SIZE } : { before, limit: PAGE_SIZE })
-    return sendScreen(reply, 200, { account, current: AUDIT_PATH }, 'Audit log', html`
+    return sendScreen(
+      reply,
+      200,
+      { account, current: AUDIT_PATH },
+      'Audit log',
+      html`
 <p class="hint">Every change made in the portal: who (the portal session), what, when. Secrets are never written here.</p>
-${page.data.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
-<tbody>${page.data.map(row)}</tbody></table></div>` : html`<p>${before === undefined ? 'Nothing changed in the portal yet.' : 'No older entries.'}</p>`}
+${
+  page.data.length
+    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
+<tbody>${page.data.map(row)}</tbody></table></div>`
+    : html`<p>${before === undefined ? 'Nothing changed in the portal yet.' : 'No older entries.'}</p>`
+}
 <nav class="pager" aria-label="Audit log pages">
 ${before !== undefined ? html`<a href="${AUDIT_PATH}">Newest</a>` : ''}
 ${page.next_before ? html`<a href="${AUDIT_PATH}?before=${page.next_before}">Older</a>` : ''}
-</nav>`)
+</nav>`,
+    )
   })
 }

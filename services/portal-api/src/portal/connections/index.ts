@@ -12,7 +12,7 @@ import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { FieldMapping } from '@lsv/shared/model/records.ts'
 import type { SafeHtml } from '../../routes/portal/html.ts'
-import { checkAgainst, checkForm, fieldErrorsOf, listOf, valueOf, type FieldErrors, type FormFields } from '../forms.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, listOf, fieldValue, type FieldErrors, type FormFields } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
@@ -26,7 +26,7 @@ const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()) })
 
 /** A form's integer field: the number, or the text itself (so the schema's message names it). */
 function integerOf(fields: FormFields, name: string): number | string | undefined {
-  const v = valueOf(fields, name).trim()
+  const v = fieldValue(fields, name).trim()
   if (v === '') return undefined
   return /^\d+$/.test(v) ? Number(v) : v
 }
@@ -63,31 +63,55 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const { account } = sessionOf(request)
     const c = await getConnection(deps, account.id, connectionId)
     const ctx = await ctxOf(account.id)
-    return sendScreen(reply, status, { account, current: CONNECTIONS_PATH, flash }, c.name ?? `Connection ${c.id}`, detailView(c, {
-      keys: ctx.keys.filter((k) => k.connection_id === c.id),
-      locations: ctx.locations.filter((l) => l.connection_id === c.id),
-      definitions: ctx.definitions,
-      partnerCrmUrl: partnerCrmWebhookUrl(deps.config, account),
-    }, state))
+    return sendScreen(
+      reply,
+      status,
+      { account, current: CONNECTIONS_PATH, flash },
+      c.name ?? `Connection ${c.id}`,
+      detailView(
+        c,
+        {
+          keys: ctx.keys.filter((k) => k.connection_id === c.id),
+          locations: ctx.locations.filter((l) => l.connection_id === c.id),
+          definitions: ctx.definitions,
+          partnerCrmUrl: partnerCrmWebhookUrl(deps.config, account),
+        },
+        state,
+      ),
+    )
   }
 
-  const audit = (request: FastifyRequest, action: string, target: Record<string, string>, details: Record<string, string | number | boolean | null | string[]> = {}) => {
+  const audit = (
+    request: FastifyRequest,
+    action: string,
+    target: Record<string, string>,
+    details: Record<string, string | number | boolean | null | string[]> = {},
+  ) => {
     const s = sessionOf(request)
     return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
   }
 
-  const list = async (request: FastifyRequest, reply: FastifyReply, status: number, errors: FieldErrors | null, created: SafeHtml | null, values: Record<string, string> = {}, flash: string | null = null) => {
+  const list = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    errors: FieldErrors | null,
+    created: SafeHtml | null,
+    values: Record<string, string> = {},
+    flash: string | null = null,
+  ) => {
     const { account } = sessionOf(request)
     const { data } = await listConnections(deps, account.id)
     return sendScreen(reply, status, { account, current: CONNECTIONS_PATH, flash }, 'Inbound connections', listView(data, errors, created, values))
   }
 
   scope.get(CONNECTIONS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
-    list(request, reply, 200, null, null, {}, flashText(request.query.flash)))
+    list(request, reply, 200, null, null, {}, flashText(request.query.flash)),
+  )
 
   scope.post(CONNECTIONS_PATH, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const values = { type: valueOf(request.body, 'type'), name: valueOf(request.body, 'name').trim(), source: valueOf(request.body, 'source').trim() }
+    const values = { type: fieldValue(request.body, 'type'), name: fieldValue(request.body, 'name').trim(), source: fieldValue(request.body, 'source').trim() }
     const body = { type: values.type, ...(values.name ? { name: values.name } : {}), ...(values.source ? { source: values.source } : {}) }
     const checked = checkForm(CreateConnectionBody, body)
     if (!checked.ok) return list(request, reply, 400, checked.errors, null, values)
@@ -100,20 +124,28 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     await audit(request, 'connection.create', { connection_id: created.id }, { type: created.type, source: created.source })
     if (created.token) {
       // a webhook source's token: shown once, here
-      return detail(request, reply, created.id, { secret: secretOnce('Source token', created.token, 'copy it now: it is not shown again.') }, 201, 'Connection created.')
+      return detail(
+        request,
+        reply,
+        created.id,
+        { secret: secretOnce('Source token', created.token, 'copy it now: it is not shown again.') },
+        201,
+        'Connection created.',
+      )
     }
     return redirectTo(reply, connectionPath(created.id), 'connection-created')
   })
 
   scope.get(`${CONNECTIONS_PATH}/:connectionId`, { schema: { hide: true, params: ConnectionParams, querystring: FlashQuery } }, async (request, reply) =>
-    detail(request, reply, request.params.connectionId, {}, 200, flashText(request.query.flash)))
+    detail(request, reply, request.params.connectionId, {}, 200, flashText(request.query.flash)),
+  )
 
   // ---- API keys ----
   scope.post(`${CONNECTIONS_PATH}/:connectionId/keys`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { connectionId } = request.params
     const scopes = listOf(request.body, 'scopes')
-    const name = valueOf(request.body, 'name').trim()
+    const name = fieldValue(request.body, 'name').trim()
     const body = { scopes, ...(name ? { name } : {}) }
     const checked = checkForm(CreateKeyBody, body)
     if (!checked.ok) return detail(request, reply, connectionId, { errors: { keys: checked.errors } }, 400)
@@ -140,8 +172,19 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { keys: fieldErrorsOf(err) } }, 400)
     }
-    await audit(request, 'api_key.rotate', { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id }, { previous_until: rotated.previous.revoked_at })
-    return detail(request, reply, connectionId, { secret: secretOnce('New API key', rotated.key, `copy it now: it is not shown again. The old key works until ${rotated.previous.revoked_at}.`) }, 201)
+    await audit(
+      request,
+      'api_key.rotate',
+      { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id },
+      { previous_until: rotated.previous.revoked_at },
+    )
+    return detail(
+      request,
+      reply,
+      connectionId,
+      { secret: secretOnce('New API key', rotated.key, `copy it now: it is not shown again. The old key works until ${rotated.previous.revoked_at}.`) },
+      201,
+    )
   })
 
   scope.post(`${CONNECTIONS_PATH}/:connectionId/keys/:keyId/revoke`, { schema: { hide: true, params: KeyParams, body: FormBody } }, async (request, reply) => {
@@ -169,14 +212,26 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       return detail(request, reply, connectionId, { errors: { token: fieldErrorsOf(err) } }, 400)
     }
     await audit(request, 'source_token.rotate', { connection_id: connectionId }, { previous_until: rotated.previous_expires_at })
-    return detail(request, reply, connectionId, { secret: secretOnce('New source token', rotated.token, `copy it now: it is not shown again. The old token works until ${rotated.previous_expires_at ?? 'now'}.`) }, 201)
+    return detail(
+      request,
+      reply,
+      connectionId,
+      {
+        secret: secretOnce(
+          'New source token',
+          rotated.token,
+          `copy it now: it is not shown again. The old token works until ${rotated.previous_expires_at ?? 'now'}.`,
+        ),
+      },
+      201,
+    )
   })
 
   // ---- partner CRM locations and the cutover ----
   scope.post(`${CONNECTIONS_PATH}/:connectionId/locations`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { connectionId } = request.params
-    const locationId = valueOf(request.body, 'location_id')
+    const locationId = fieldValue(request.body, 'location_id')
     let created
     try {
       created = await addLocation(deps, account.id, connectionId, locationId)
@@ -185,50 +240,81 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     }
     await audit(request, 'location.add', { connection_id: connectionId, location_id: locationId })
     const url = `${created.webhook_url}?token=${encodeURIComponent(created.token)}`
-    return detail(request, reply, connectionId, { secret: secretOnce(`Tokenized URL of location ${locationId}`, url, 'give it to the partner CRM now: the token is not shown again.') }, 201)
+    return detail(
+      request,
+      reply,
+      connectionId,
+      { secret: secretOnce(`Tokenized URL of location ${locationId}`, url, 'give it to the partner CRM now: the token is not shown again.') },
+      201,
+    )
   })
 
-  scope.post(`${CONNECTIONS_PATH}/:connectionId/locations/:locationId/rotate`, { schema: { hide: true, params: LocationParams, body: FormBody } }, async (request, reply) => {
-    const { account } = sessionOf(request)
-    const { connectionId, locationId } = request.params
-    const grace = integerOf(request.body, 'grace_seconds')
-    const invalid = checkAgainst(RotateBody, grace === undefined ? {} : { grace_seconds: grace })
-    if (invalid) return detail(request, reply, connectionId, { errors: { locations: { '': `Grace: ${Object.values(invalid)[0]}` } } }, 400)
-    const rotated = await rotateLocationToken(deps, account.id, connectionId, locationId, grace as number | undefined)
-    await audit(request, 'location.rotate_token', { connection_id: connectionId, location_id: locationId }, { previous_until: rotated.previous_expires_at })
-    const url = `${rotated.webhook_url}?token=${encodeURIComponent(rotated.token)}`
-    return detail(request, reply, connectionId, { secret: secretOnce(`New tokenized URL of location ${locationId}`, url, `the old token works until ${rotated.previous_expires_at ?? 'now'}; this one is not shown again.`) }, 201)
-  })
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/locations/:locationId/rotate`,
+    { schema: { hide: true, params: LocationParams, body: FormBody } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId, locationId } = request.params
+      const grace = integerOf(request.body, 'grace_seconds')
+      const invalid = checkAgainst(RotateBody, grace === undefined ? {} : { grace_seconds: grace })
+      if (invalid) return detail(request, reply, connectionId, { errors: { locations: { '': `Grace: ${Object.values(invalid)[0]}` } } }, 400)
+      const rotated = await rotateLocationToken(deps, account.id, connectionId, locationId, grace as number | undefined)
+      await audit(request, 'location.rotate_token', { connection_id: connectionId, location_id: locationId }, { previous_until: rotated.previous_expires_at })
+      const url = `${rotated.webhook_url}?token=${encodeURIComponent(rotated.token)}`
+      return detail(
+        request,
+        reply,
+        connectionId,
+        {
+          secret: secretOnce(
+            `New tokenized URL of location ${locationId}`,
+            url,
+            `the old token works until ${rotated.previous_expires_at ?? 'now'}; this one is not shown again.`,
+          ),
+        },
+        201,
+      )
+    },
+  )
 
-  scope.post(`${CONNECTIONS_PATH}/:connectionId/locations/:locationId/remove`, { schema: { hide: true, params: LocationParams, body: Type.Optional(FormBody) } }, async (request, reply) => {
-    const { account } = sessionOf(request)
-    const { connectionId, locationId } = request.params
-    await removeLocation(deps, account.id, connectionId, locationId)
-    await audit(request, 'location.remove', { connection_id: connectionId, location_id: locationId })
-    return redirectTo(reply, connectionPath(connectionId), 'location-removed')
-  })
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/locations/:locationId/remove`,
+    { schema: { hide: true, params: LocationParams, body: Type.Optional(FormBody) } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId, locationId } = request.params
+      await removeLocation(deps, account.id, connectionId, locationId)
+      await audit(request, 'location.remove', { connection_id: connectionId, location_id: locationId })
+      return redirectTo(reply, connectionPath(connectionId), 'location-removed')
+    },
+  )
 
-  scope.post(`${CONNECTIONS_PATH}/:connectionId/require-token`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
-    const { account } = sessionOf(request)
-    const { connectionId } = request.params
-    const value = valueOf(request.body, 'require_token')
-    if (value !== 'true' && value !== 'false') return detail(request, reply, connectionId, { errors: { locations: { '': 'require_token must be true or false' } } }, 400)
-    try {
-      await updateConnection(deps, account.id, connectionId, { require_token: value === 'true' })
-    } catch (err) {
-      return detail(request, reply, connectionId, { errors: { locations: fieldErrorsOf(err) } }, 400)
-    }
-    await audit(request, 'connection.require_token', { connection_id: connectionId }, { required: value === 'true' })
-    return redirectTo(reply, connectionPath(connectionId), value === 'true' ? 'require-token-on' : 'require-token-off')
-  })
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/require-token`,
+    { schema: { hide: true, params: ConnectionParams, body: FormBody } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId } = request.params
+      const value = fieldValue(request.body, 'require_token')
+      if (value !== 'true' && value !== 'false')
+        return detail(request, reply, connectionId, { errors: { locations: { '': 'require_token must be true or false' } } }, 400)
+      try {
+        await updateConnection(deps, account.id, connectionId, { require_token: value === 'true' })
+      } catch (err) {
+        return detail(request, reply, connectionId, { errors: { locations: fieldErrorsOf(err) } }, 400)
+      }
+      await audit(request, 'connection.require_token', { connection_id: connectionId }, { required: value === 'true' })
+      return redirectTo(reply, connectionPath(connectionId), value === 'true' ? 'require-token-on' : 'require-token-off')
+    },
+  )
 
   // ---- field mappings and their preview ----
   scope.post(`${CONNECTIONS_PATH}/:connectionId/mappings`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { connectionId } = request.params
-    if (valueOf(request.body, 'action') === 'preview') return preview(request, reply, connectionId, request.body)
+    if (fieldValue(request.body, 'action') === 'preview') return preview(request, reply, connectionId, request.body)
     const rows = rowsOf(request.body)
-    const sample = valueOf(request.body, 'sample')
+    const sample = fieldValue(request.body, 'sample')
     const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
     if (invalid) return detail(request, reply, connectionId, { rows, sample, errors: { mappings: invalid } }, 400)
     try {
@@ -245,7 +331,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const { account } = sessionOf(request)
     const c = await getConnection(deps, account.id, connectionId)
     const rows = rowsOf(fields)
-    const sample = valueOf(fields, 'sample')
+    const sample = fieldValue(fields, 'sample')
     let record: unknown
     try {
       record = JSON.parse(sample)
@@ -260,7 +346,6 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
   }
 
   scope.post(`${CONNECTIONS_PATH}/:connectionId/preview`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) =>
-    preview(request, reply, request.params.connectionId, request.body))
+    preview(request, reply, request.params.connectionId, request.body),
+  )
 }
-
-

@@ -13,17 +13,23 @@ const TYPE_LABEL: Record<string, string> = { api: 'API (keys)', webhook: 'Webhoo
 
 /** The list of connections and the form to create one. */
 export function listView(connections: ConnectionView[], errors: FieldErrors | null, created: SafeHtml | null, values: Record<string, string> = {}): SafeHtml {
-  const rows = connections.map((c) => html`<tr>
+  const rows = connections.map(
+    (c) => html`<tr>
 <td><a href="${connectionPath(c.id)}">${c.name ?? c.id}</a></td><td>${TYPE_LABEL[c.type] ?? c.type}</td><td><code>${c.source}</code></td>
-<td>${c.active ? 'active' : 'inactive'}</td><td><code>${c.id}</code></td></tr>`)
+<td>${c.active ? 'active' : 'inactive'}</td><td><code>${c.id}</code></td></tr>`,
+  )
   return html`
 ${created ?? ''}
 <section aria-labelledby="list-h">
 <h2 id="list-h">Connections</h2>
-${connections.length === 0 ? html`<p>No connections yet. Create one below.</p>` : html`<div class="table-wrap"><table>
+${
+  connections.length === 0
+    ? html`<p>No connections yet. Create one below.</p>`
+    : html`<div class="table-wrap"><table>
 <caption class="hint">Where contacts come in: API pushes with keys, webhook sources with a token, partner CRM locations.</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Source</th><th scope="col">State</th><th scope="col">Id</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`}
+<tbody>${rows}</tbody></table></div>`
+}
 </section>
 <section aria-labelledby="new-h">
 <h2 id="new-h">New connection</h2>
@@ -58,13 +64,19 @@ function graceField(value: number = DEFAULT_ROTATION_GRACE_SECONDS): SafeHtml {
 
 function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined): SafeHtml {
   const base = connectionPath(c.id)
-  const rows = keys.map((k) => html`<tr>
+  const rows = keys.map(
+    (k) => html`<tr>
 <td><code>${k.prefix}…</code></td><td>${k.name ?? '—'}</td><td>${k.scopes.join(', ')}</td><td>${when(k.created_at)}</td>
 <td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : k.expires_at ? html`until ${when(k.expires_at)}` : 'active'}</td>
-<td>${k.revoked_at ? '' : html`<div class="actions">
+<td>${
+      k.revoked_at
+        ? ''
+        : html`<div class="actions">
 <form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/rotate">${graceField()}<button type="submit">Rotate</button></form>
 <form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke">${graceField(0)}<button type="submit" class="danger">Revoke</button></form>
-</div>`}</td></tr>`)
+</div>`
+    }</td></tr>`,
+  )
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${keys.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
@@ -96,12 +108,18 @@ ${graceField()}<button type="submit">Rotate token</button>
 
 function locationsSection(c: ConnectionView, locations: LocationRecord[], webhookUrl: string, errors: FieldErrors | null | undefined): SafeHtml {
   const base = connectionPath(c.id)
-  const rows = locations.map((l) => html`<tr>
+  const rows = locations.map(
+    (l) => html`<tr>
 <td><code>${l.location_id}</code></td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
-<td>${l.active ? html`<div class="actions">
+<td>${
+      l.active
+        ? html`<div class="actions">
 <form method="post" action="${base}/locations/${encodeURIComponent(l.location_id)}/rotate">${graceField()}<button type="submit">Rotate token</button></form>
 <form method="post" action="${base}/locations/${encodeURIComponent(l.location_id)}/remove"><button type="submit" class="danger">Remove</button></form>
-</div>` : ''}</td></tr>`)
+</div>`
+        : ''
+    }</td></tr>`,
+  )
   return html`<section aria-labelledby="loc-h">
 <h2 id="loc-h">Partner CRM locations</h2>
 <form method="post" action="${base}/require-token" class="card">
@@ -123,7 +141,10 @@ ${textField({ label: 'Location id', name: 'location_id', required: true, error: 
 function targetOptions(selected: string, definitions: CustomFieldDefinition[]): SafeHtml[] {
   const all = [...CORE_TARGETS, ...definitions.map((d) => `custom_fields.${d.key}`)]
   if (selected && !all.includes(selected)) all.push(selected)
-  return [html`<option value=""${selected === '' ? html` selected` : ''}>—</option>`, ...all.map((t) => html`<option value="${t}"${t === selected ? html` selected` : ''}>${t}</option>`)]
+  return [
+    html`<option value=""${selected === '' ? html` selected` : ''}>—</option>`,
+    ...all.map((t) => html`<option value="${t}"${t === selected ? html` selected` : ''}>${t}</option>`),
+  ]
 }
 
 function previewView(p: MappingPreview): SafeHtml {

@@ -11,8 +11,19 @@ import { sessionOf } from '../session.ts'
 const ACTIVITY_PATH = '/portal/activity'
 
 const STATUS_TEXT: Record<string, string> = {
-  200: '200 stored at once', 202: '202 accepted', 400: '400 invalid', 401: '401 unauthorized', 403: '403 forbidden', 404: '404 not found', 408: '408 timeout',
-  413: '413 too large', 415: '415 media type', 429: '429 rate limited', 431: '431 headers too large', 503: '503 unavailable', other: 'other',
+  200: '200 stored at once',
+  202: '202 accepted',
+  400: '400 invalid',
+  401: '401 unauthorized',
+  403: '403 forbidden',
+  404: '404 not found',
+  408: '408 timeout',
+  413: '413 too large',
+  415: '415 media type',
+  429: '429 rate limited',
+  431: '431 headers too large',
+  503: '503 unavailable',
+  other: 'other',
 }
 
 interface WindowRow {
@@ -30,7 +41,9 @@ interface WindowRow {
 async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<WindowRow[]> {
   const nowMs = deps.clock.now()
   const [connections, keys, locations] = await Promise.all([
-    deps.tenants.listConnections(account.id), deps.tenants.listApiKeys(account.id), deps.tenants.listLocations(account.id),
+    deps.tenants.listConnections(account.id),
+    deps.tenants.listApiKeys(account.id),
+    deps.tenants.listLocations(account.id),
   ])
   const subjects: Array<{ kind: string; label: string; subject: PushQuotaSubject }> = []
   for (const k of keys) {
@@ -39,7 +52,8 @@ async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<W
     subjects.push({ kind: 'API key', label: `${k.name ?? 'unnamed'} (${k.prefix}…)`, subject: { kind: 'key', keyId: k.id } })
   }
   for (const c of connections) {
-    if (c.type === 'webhook' && c.active) subjects.push({ kind: 'Source', label: `${c.name ?? c.source} (${c.id})`, subject: { kind: 'source', connectionId: c.id } })
+    if (c.type === 'webhook' && c.active)
+      subjects.push({ kind: 'Source', label: `${c.name ?? c.source} (${c.id})`, subject: { kind: 'source', connectionId: c.id } })
   }
   if (connections.some((c) => c.type === 'api' && c.active)) {
     subjects.push({ kind: 'Portal sessions', label: 'same-origin pushes to /api/contacts', subject: portalSessionQuota(account.id) })
@@ -47,16 +61,27 @@ async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<W
   for (const l of locations) {
     if (!l.active) continue
     subjects.push({ kind: 'Location', label: l.location_id, subject: { kind: 'location', accountId: account.id, locationId: l.location_id } })
-    subjects.push({ kind: 'Location without token', label: l.location_id, subject: { kind: 'location-tokenless', accountId: account.id, locationId: l.location_id } })
+    subjects.push({
+      kind: 'Location without token',
+      label: l.location_id,
+      subject: { kind: 'location-tokenless', accountId: account.id, locationId: l.location_id },
+    })
   }
-  return Promise.all(subjects.map(async (s) => {
-    const used = await deps.rateLimiter.peek(pushQuotaKey(s.subject), PUSH_WINDOWS, nowMs)
-    return {
-      kind: s.kind,
-      label: s.label,
-      counts: PUSH_WINDOWS.map((w, i) => ({ name: w.seconds === 60 ? '60 s' : '24 h', used: used[i]!, limit: w.limit, resetsAt: new Date(slotOf(w, nowMs).endMs).toISOString() })),
-    }
-  }))
+  return Promise.all(
+    subjects.map(async (s) => {
+      const used = await deps.rateLimiter.peek(pushQuotaKey(s.subject), PUSH_WINDOWS, nowMs)
+      return {
+        kind: s.kind,
+        label: s.label,
+        counts: PUSH_WINDOWS.map((w, i) => ({
+          name: w.seconds === 60 ? '60 s' : '24 h',
+          used: used[i]!,
+          limit: w.limit,
+          resetsAt: new Date(slotOf(w, nowMs).endMs).toISOString(),
+        })),
+      }
+    }),
+  )
 }
 
 function pushTable(days: PushDay[], statuses: string[]): SafeHtml {
@@ -90,16 +115,18 @@ function windowTable(rows: WindowRow[]): SafeHtml {
 export function registerActivityScreens(scope: App, deps: PlatformDeps): void {
   scope.get(ACTIVITY_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const [pushes, dead, windows] = await Promise.all([
-      readPushActivity(deps, account.id),
-      readDeadLetterActivity(deps, account.id),
-      windowRows(deps, account),
-    ])
-    return sendScreen(reply, 200, { account, current: ACTIVITY_PATH }, 'Activity', html`
+    const [pushes, dead, windows] = await Promise.all([readPushActivity(deps, account.id), readDeadLetterActivity(deps, account.id), windowRows(deps, account)])
+    return sendScreen(
+      reply,
+      200,
+      { account, current: ACTIVITY_PATH },
+      'Activity',
+      html`
 <section aria-labelledby="pushes-h"><h2 id="pushes-h">Pushes per day</h2>${pushTable(pushes.days, pushes.statuses)}</section>
 <section aria-labelledby="dead-h"><h2 id="dead-h">Dead-lettered records</h2>
 <p class="hint">Records accepted by the edge that could not be stored. They are kept on the dead-letter topic; your operator can inspect and replay them.</p>
 ${deadTable(dead)}</section>
-<section aria-labelledby="windows-h"><h2 id="windows-h">Rate-limit windows now</h2>${windowTable(windows)}</section>`)
+<section aria-labelledby="windows-h"><h2 id="windows-h">Rate-limit windows now</h2>${windowTable(windows)}</section>`,
+    )
   })
 }

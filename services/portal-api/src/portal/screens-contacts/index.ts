@@ -9,7 +9,7 @@ import type { LinkType } from '@lsv/shared/contract/links.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
-import { formOf, valueOf } from '../forms.ts'
+import { formOf, fieldValue } from '../forms.ts'
 import { contactListBody, contactPageBody, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
 
 /** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
@@ -44,16 +44,22 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
       if (email === '' && (source === '' || externalId === '')) {
         lookupMessage = 'Give an email, or both a source and an external id.'
       } else {
-        const found = email !== ''
-          ? await deps.contacts.findByBusinessEmail(account.id, email.toLowerCase())
-          : await deps.contacts.getByAnchor(account.id, source, externalId)
+        const found =
+          email !== ''
+            ? await deps.contacts.findByBusinessEmail(account.id, email.toLowerCase())
+            : await deps.contacts.getByAnchor(account.id, source, externalId)
         if (found && found.account_id === account.id) return reply.redirect(`/contacts/${encodeURIComponent(found.id)}`, 303)
         lookupMessage = email !== '' ? `No contact with the business email ${email}.` : `No contact with source ${source} and external id ${externalId}.`
       }
     }
     const list = await readContactList(deps, account.id, { include: undefined, cursor: q.cursor, limit: PAGE })
-    return sendScreen(reply, 200, { account, current: CONTACTS_PATH, error: lookupMessage }, 'Contacts',
-      contactListBody(list, { email, source, externalId, first: q.cursor === undefined }))
+    return sendScreen(
+      reply,
+      200,
+      { account, current: CONTACTS_PATH, error: lookupMessage },
+      'Contacts',
+      contactListBody(list, { email, source, externalId, first: q.cursor === undefined }),
+    )
   })
 
   scope.get('/contacts/:contactId', { schema: { hide: true, params: ContactParams } }, async (request, reply) => {
@@ -68,8 +74,8 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
     const { account } = session
     const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
     const fields = formOf(request.body)
-    const destinationUrl = valueOf(fields, 'destination_url').trim()
-    const type: LinkType = valueOf(fields, 'type') === 'signed' ? 'signed' : 'opaque'
+    const destinationUrl = fieldValue(fields, 'destination_url').trim()
+    const type: LinkType = fieldValue(fields, 'type') === 'signed' ? 'signed' : 'opaque'
     let result: MintResult
     try {
       await consumeLinkMintQuota(deps, account.id)
@@ -80,14 +86,19 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
       if (!isAppError(err) || err.status >= 500) throw err
       result = { ok: false, error: mintErrorText(err), destinationUrl, type }
     }
-    return sendScreen(reply, result.ok ? 200 : 400, { account, current: CONTACTS_PATH, flash: result.ok ? 'Tracked link created.' : null }, contactTitle(contact),
-      contactPageBody(contact, account, result))
+    return sendScreen(
+      reply,
+      result.ok ? 200 : 400,
+      { account, current: CONTACTS_PATH, flash: result.ok ? 'Tracked link created.' : null },
+      contactTitle(contact),
+      contactPageBody(contact, account, result),
+    )
   })
 }
 
 function contactTitle(contact: ContactView): string {
   const name = nameOf(contact)
-  return name !== '—' ? name : contact.handles.business_email ?? `Contact ${contact.id}`
+  return name !== '—' ? name : (contact.handles.business_email ?? `Contact ${contact.id}`)
 }
 
 /** The read contract's 404 (`contact not found`) is the screens' 404 page. */

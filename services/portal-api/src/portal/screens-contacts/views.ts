@@ -19,16 +19,17 @@ const MISSING_REASON_TEXT: Record<string, string> = {
   no_source: 'No source: the sources that wrote this person sent no value for it.',
 }
 
-export const nameOf = (c: ContactView) =>
-  c.identity.full_name ?? ([c.identity.first_name, c.identity.last_name].filter(Boolean).join(' ') || '—')
+export const nameOf = (c: ContactView) => c.identity.full_name ?? ([c.identity.first_name, c.identity.last_name].filter(Boolean).join(' ') || '—')
 
 export function contactListBody(list: ContactListView, lookup: { email: string; source: string; externalId: string; first: boolean }): SafeHtml {
-  const rows = list.data.map((c) => html`<tr>
+  const rows = list.data.map(
+    (c) => html`<tr>
 <td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
 <td>${c.handles.business_email ?? '—'}</td>
 <td>${c.company.name ?? '—'}</td>
 <td>${c.provenance.last_seen_at.slice(0, 19).replace('T', ' ')}</td>
-</tr>`)
+</tr>`,
+  )
   return html`
 <section aria-labelledby="lookup-h">
 <h2 id="lookup-h">Find a contact</h2>
@@ -45,13 +46,15 @@ export function contactListBody(list: ContactListView, lookup: { email: string; 
 </section>
 <section aria-labelledby="list-h">
 <h2 id="list-h">All contacts</h2>
-${list.data.length === 0
+${
+  list.data.length === 0
     ? html`<p>No contacts ${lookup.first ? 'yet. Push some through an inbound connection.' : 'on this page.'}</p>`
     : html`<div class="table-wrap"><table>
 <caption class="hint">Ordered by contact id; 25 per page.</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen (UTC)</th></tr></thead>
 <tbody>${rows}</tbody>
-</table></div>`}
+</table></div>`
+}
 <nav class="pager" aria-label="Contact pages">
 ${lookup.first ? '' : html`<a href="${CONTACTS_PATH}">First page</a>`}
 ${list.next_cursor ? html`<a href="${CONTACTS_PATH}?cursor=${encodeURIComponent(list.next_cursor)}" rel="next">Next page</a>` : ''}
@@ -87,17 +90,25 @@ ${contact.traits.length ? html`<h3>Traits</h3><dl class="kv">${contact.traits.ma
 </section>
 <section aria-labelledby="cf-h">
 <h2 id="cf-h">Custom fields</h2>
-${contact.custom_fields.length === 0 ? html`<p>No custom field has a value.</p>` : html`<div class="table-wrap"><table>
+${
+  contact.custom_fields.length === 0
+    ? html`<p>No custom field has a value.</p>`
+    : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Provenance</th></tr></thead>
-<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : JSON.stringify(f.value) ?? ''}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
-</table></div>`}
+<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : (JSON.stringify(f.value) ?? '')}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
+</table></div>`
+}
 </section>
 <section aria-labelledby="missing-h">
 <h2 id="missing-h">Missing data, and why</h2>
-${missing.length === 0 ? html`<p>Nothing is missing: every key this contact can have has a value.</p>` : html`<div class="table-wrap"><table>
+${
+  missing.length === 0
+    ? html`<p>Nothing is missing: every key this contact can have has a value.</p>`
+    : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Key</th><th scope="col">Reason</th></tr></thead>
 <tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${MISSING_REASON_TEXT[reason] ?? ''}</td></tr>`)}</tbody>
-</table></div>`}
+</table></div>`
+}
 </section>
 <section aria-labelledby="prov-h">
 <h2 id="prov-h">Provenance</h2>

@@ -12,8 +12,18 @@ import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { flashText } from '../flash.ts'
 import { actorOf, sessionOf } from '../session.ts'
-import { formOf, valueOf, type FormFields } from '../forms.ts'
-import { DELIVERY_KINDS, DELIVERY_STATUSES, detailBody, listBody, WEBHOOKS_PATH, webhookPath, type LogFilter, type FormState, type ShownSecret } from './views.ts'
+import { formOf, fieldValue, type FormFields } from '../forms.ts'
+import {
+  DELIVERY_KINDS,
+  DELIVERY_STATUSES,
+  detailBody,
+  listBody,
+  WEBHOOKS_PATH,
+  webhookPath,
+  type LogFilter,
+  type FormState,
+  type ShownSecret,
+} from './views.ts'
 
 const PAGE = 20
 const GRACE_CHOICES = new Set([0, 3600, 86_400, 604_800])
@@ -33,10 +43,10 @@ const NO_FILTER: LogFilter = { status: undefined, kind: undefined, eventId: unde
 
 /** The form's fields as the management API's body (the same domain function validates them). */
 function integrationForm(fields: FormFields | undefined): { state: Omit<FormState, 'error'>; body: CreateIntegrationBody } {
-  const url = valueOf(fields, 'url').trim()
-  const payloadVersion = valueOf(fields, 'payload_version') === '1' ? '1' : '2'
-  const contactHandles = valueOf(fields, 'contact_handles') === 'on'
-  const sensitiveTraits = valueOf(fields, 'sensitive_traits') === 'on'
+  const url = fieldValue(fields, 'url').trim()
+  const payloadVersion = fieldValue(fields, 'payload_version') === '1' ? '1' : '2'
+  const contactHandles = fieldValue(fields, 'contact_handles') === 'on'
+  const sensitiveTraits = fieldValue(fields, 'sensitive_traits') === 'on'
   return {
     state: { url, payloadVersion, contactHandles, sensitiveTraits },
     body: { url, payload_version: payloadVersion === '1' ? 1 : 2, tiers: { contact_handles: contactHandles, sensitive_traits: sensitiveTraits } },
@@ -67,42 +77,76 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     return recordAudit(deps, { account_id: session.account.id, actor: actorOf(session), action, target: { integration_id: integrationId }, details })
   }
 
-  const showList = async (request: FastifyRequest, reply: FastifyReply, status: number, extra: { created?: Parameters<typeof listBody>[2]; form?: FormState; flash?: string | null } = {}) => {
+  const showList = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    extra: { created?: Parameters<typeof listBody>[2]; form?: FormState; flash?: string | null } = {},
+  ) => {
     const { account } = sessionOf(request)
     const { data } = await listIntegrations(deps, account.id)
-    return sendScreen(reply, status, { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.form ? 'The webhook was not added.' : null }, 'Webhooks',
-      listBody(account, data, extra.created ?? null, extra.form ?? null))
+    return sendScreen(
+      reply,
+      status,
+      { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.form ? 'The webhook was not added.' : null },
+      'Webhooks',
+      listBody(account, data, extra.created ?? null, extra.form ?? null),
+    )
   }
 
   const showDetail = async (
-    request: FastifyRequest, reply: FastifyReply, integrationId: string, status: number,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    integrationId: string,
+    status: number,
     extra: { shown?: ShownSecret; form?: FormState; flash?: string | null; error?: string | null; filter?: LogFilter } = {},
   ) => {
     const { account } = sessionOf(request)
     const integration = await getIntegration(deps, account.id, integrationId)
     const filter = extra.filter ?? NO_FILTER
-    const log = await listDeliveryLog(deps, account.id, integrationId, { cursor: filter.cursor, limit: PAGE, status: filter.status, kind: filter.kind, eventId: filter.eventId })
-    return sendScreen(reply, status, { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
-      `Webhook ${integration.url}`, detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null))
+    const log = await listDeliveryLog(deps, account.id, integrationId, {
+      cursor: filter.cursor,
+      limit: PAGE,
+      status: filter.status,
+      kind: filter.kind,
+      eventId: filter.eventId,
+    })
+    return sendScreen(
+      reply,
+      status,
+      { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
+      `Webhook ${integration.url}`,
+      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null),
+    )
   }
 
   scope.get(WEBHOOKS_PATH, { schema: { hide: true, querystring: ListQuery } }, async (request, reply) =>
-    showList(request, reply, 200, { flash: flashText(request.query.flash) }))
+    showList(request, reply, 200, { flash: flashText(request.query.flash) }),
+  )
 
   scope.post(WEBHOOKS_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { state, body } = integrationForm(formOf(request.body))
     let created
     try {
-      if (state.url.length === 0 || state.url.length > 2048) throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
+      if (state.url.length === 0 || state.url.length > 2048)
+        throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
       created = await createIntegration(deps, account.id, body)
     } catch (err) {
       return showList(request, reply, 400, { form: { ...state, error: refusal(err) } })
     }
-    await audit(request, 'integration.created', created.id, { host: hostOf(created.url), payload_version: created.payload_version, contact_handles: created.tiers.contact_handles, sensitive_traits: created.tiers.sensitive_traits })
+    await audit(request, 'integration.created', created.id, {
+      host: hostOf(created.url),
+      payload_version: created.payload_version,
+      contact_handles: created.tiers.contact_handles,
+      sensitive_traits: created.tiers.sensitive_traits,
+    })
     const { signing_secret: secret, ...integration } = created
     // the secret is on this answer only (a redirect would have to carry it in the URL)
-    return showList(request, reply, 201, { created: { integration, secret: { secret, why: 'created', previousExpiresAt: null } }, flash: flashText('integration-created') })
+    return showList(request, reply, 201, {
+      created: { integration, secret: { secret, why: 'created', previousExpiresAt: null } },
+      flash: flashText('integration-created'),
+    })
   })
 
   scope.get(`${WEBHOOKS_PATH}/:integrationId`, { schema: { hide: true, params: IntegrationParams, querystring: DetailQuery } }, async (request, reply) => {
@@ -123,11 +167,18 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { integrationId } = request.params
     const fields = formOf(request.body)
     const { state, body } = integrationForm(fields)
-    const update: UpdateIntegrationBody = { ...body, active: valueOf(fields, 'active') === 'on' }
+    const update: UpdateIntegrationBody = { ...body, active: fieldValue(fields, 'active') === 'on' }
     try {
-      if (state.url.length === 0 || state.url.length > 2048) throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
+      if (state.url.length === 0 || state.url.length > 2048)
+        throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
       const updated = await updateIntegration(deps, account.id, integrationId, update)
-      await audit(request, 'integration.updated', integrationId, { host: hostOf(updated.url), payload_version: updated.payload_version, contact_handles: updated.tiers.contact_handles, sensitive_traits: updated.tiers.sensitive_traits, active: updated.active })
+      await audit(request, 'integration.updated', integrationId, {
+        host: hostOf(updated.url),
+        payload_version: updated.payload_version,
+        contact_handles: updated.tiers.contact_handles,
+        sensitive_traits: updated.tiers.sensitive_traits,
+        active: updated.active,
+      })
     } catch (err) {
       if (isAppError(err) && err.status === 404) throw err
       return showDetail(request, reply, integrationId, 400, { form: { ...state, error: refusal(err) } })
@@ -149,18 +200,23 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { integrationId } = request.params
     const current = await currentSigningSecret(deps, account.id, integrationId)
     await audit(request, 'integration.secret_revealed', integrationId)
-    return showDetail(request, reply, integrationId, 200, { shown: { secret: current.secret, why: 'revealed', previousExpiresAt: current.previous_expires_at } })
+    return showDetail(request, reply, integrationId, 200, {
+      shown: { secret: current.secret, why: 'revealed', previousExpiresAt: current.previous_expires_at },
+    })
   })
 
   scope.post(`${WEBHOOKS_PATH}/:integrationId/secret/rotate`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
-    const raw = valueOf(formOf(request.body), 'grace_seconds')
+    const raw = fieldValue(formOf(request.body), 'grace_seconds')
     const grace = raw === '' ? DEFAULT_SECRET_GRACE_SECONDS : Number(raw)
     if (!GRACE_CHOICES.has(grace)) throw new AppError('invalid_payload')
     const rotated = await rotateSigningSecret(deps, account.id, integrationId, grace)
     await audit(request, 'integration.secret_rotated', integrationId, { grace_seconds: grace })
-    return showDetail(request, reply, integrationId, 200, { shown: { secret: rotated.signing_secret, why: 'rotated', previousExpiresAt: rotated.previous_expires_at }, flash: 'Signing secret rotated.' })
+    return showDetail(request, reply, integrationId, 200, {
+      shown: { secret: rotated.signing_secret, why: 'rotated', previousExpiresAt: rotated.previous_expires_at },
+      flash: 'Signing secret rotated.',
+    })
   })
 
   scope.post(`${WEBHOOKS_PATH}/:integrationId/test`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
@@ -170,7 +226,8 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       delivery = await sendTestEvent(deps, account.id, integrationId)
     } catch (err) {
-      if (isAppError(err) && err.status === 409) return showDetail(request, reply, integrationId, 409, { error: 'Only an active version 2 webhook receives test events.' })
+      if (isAppError(err) && err.status === 409)
+        return showDetail(request, reply, integrationId, 409, { error: 'Only an active version 2 webhook receives test events.' })
       throw err
     }
     await audit(request, 'integration.test_event_sent', integrationId, { delivery_id: delivery.id, event_id: delivery.event_id })
@@ -183,7 +240,8 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       await replayDeliveryFor(deps, account.id, integrationId, deliveryId)
     } catch (err) {
-      if (isAppError(err) && err.status === 409) return showDetail(request, reply, integrationId, 409, { error: 'This webhook is disabled: re-enable it before replaying.' })
+      if (isAppError(err) && err.status === 409)
+        return showDetail(request, reply, integrationId, 409, { error: 'This webhook is disabled: re-enable it before replaying.' })
       throw err
     }
     await audit(request, 'delivery.replayed', integrationId, { delivery_id: deliveryId })

@@ -31,11 +31,9 @@ function filterQuery(f: LogFilter): string {
 
 /** The filters in words, for an empty result. */
 function filterWords(f: LogFilter): string {
-  return [
-    f.eventId ? `for event ${f.eventId}` : null,
-    f.status ? `with status ${f.status}` : null,
-    f.kind ? `among ${f.kind} events` : null,
-  ].filter(Boolean).join(', ')
+  return [f.eventId ? `for event ${f.eventId}` : null, f.status ? `with status ${f.status}` : null, f.kind ? `among ${f.kind} events` : null]
+    .filter(Boolean)
+    .join(', ')
 }
 
 /** A secret shown on this answer only (after create, reveal or rotate); never in a URL. */
@@ -98,9 +96,12 @@ function versionSelect(id: string, value: string): SafeHtml {
 }
 
 function secretBox(shown: ShownSecret): SafeHtml {
-  const lead = shown.why === 'created' ? 'The signing secret of the new webhook. It is shown here now; you can reveal it again on the webhook\'s page.'
-    : shown.why === 'rotated' ? 'The new signing secret. Every delivery is signed with it from now on.'
-      : 'The current signing secret.'
+  const lead =
+    shown.why === 'created'
+      ? "The signing secret of the new webhook. It is shown here now; you can reveal it again on the webhook's page."
+      : shown.why === 'rotated'
+        ? 'The new signing secret. Every delivery is signed with it from now on.'
+        : 'The current signing secret.'
   return html`<div class="secret" role="status" id="secret-box">
 <p>${lead}</p>
 <p><code id="signing-secret">${shown.secret}</code> <button type="button" class="copy" data-copy-target="signing-secret" hidden>Copy</button></p>
@@ -108,22 +109,37 @@ ${shown.previousExpiresAt ? html`<p>The previous secret also signs every deliver
 </div>`
 }
 
-export function listBody(account: AccountRecord, integrations: IntegrationView[], created: { integration: IntegrationView; secret: ShownSecret } | null, form: FormState | null): SafeHtml {
-  const rows = integrations.map((i) => html`<tr>
+export function listBody(
+  account: AccountRecord,
+  integrations: IntegrationView[],
+  created: { integration: IntegrationView; secret: ShownSecret } | null,
+  form: FormState | null,
+): SafeHtml {
+  const rows = integrations.map(
+    (i) => html`<tr>
 <td><a href="${webhookPath(i.id)}">${i.url}</a></td>
 <td>${i.payload_version}</td>
 <td>${i.active ? 'active' : html`<strong>disabled</strong>${i.disabled_reason ? html` (${i.disabled_reason})` : ''}`}</td>
 <td>${['1', i.tiers.contact_handles ? '2' : null, i.tiers.sensitive_traits ? '3' : null].filter(Boolean).join(', ')}</td>
-</tr>`)
+</tr>`,
+  )
   return html`
-${created ? html`<section aria-labelledby="created-h"><h2 id="created-h">Webhook created</h2>
-<p><a href="${webhookPath(created.integration.id)}">${created.integration.url}</a></p>${secretBox(created.secret)}</section>` : ''}
+${
+  created
+    ? html`<section aria-labelledby="created-h"><h2 id="created-h">Webhook created</h2>
+<p><a href="${webhookPath(created.integration.id)}">${created.integration.url}</a></p>${secretBox(created.secret)}</section>`
+    : ''
+}
 <section aria-labelledby="list-h">
 <h2 id="list-h">Webhooks</h2>
 <p>Each webhook receives <code>visitor.identified</code> events, signed as <a href="https://www.standardwebhooks.com">Standard Webhooks</a>.</p>
-${integrations.length === 0 ? html`<p>No webhook yet.</p>` : html`<div class="table-wrap"><table>
+${
+  integrations.length === 0
+    ? html`<p>No webhook yet.</p>`
+    : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">URL</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Tiers</th></tr></thead>
-<tbody>${rows}</tbody></table></div>`}
+<tbody>${rows}</tbody></table></div>`
+}
 </section>
 <section aria-labelledby="new-h">
 <h2 id="new-h">Add a webhook</h2>
@@ -170,10 +186,14 @@ export function detailBody(
   const words = filterWords(filter)
   return html`
 <p class="hint">Webhook <code>${i.id}</code> · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
-${i.active ? '' : html`<div class="error-summary" role="alert" id="disabled">
+${
+  i.active
+    ? ''
+    : html`<div class="error-summary" role="alert" id="disabled">
 <p><strong>This webhook is disabled</strong>${i.disabled_reason ? html`: ${i.disabled_reason === 'endpoint answered 410' ? 'your endpoint answered 410 Gone, which tells us to stop sending' : i.disabled_reason}` : ' (by you)'}. Nothing is delivered while it is disabled.</p>
 <form method="post" action="${base}/enable"><button type="submit">Re-enable</button></form>
-</div>`}
+</div>`
+}
 <section aria-labelledby="edit-h">
 <h2 id="edit-h">Settings</h2>
 <form method="post" action="${base}" class="card">
@@ -221,10 +241,14 @@ ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks re
 <button type="submit">Filter</button>
 </form>
 <p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook).</p>
-${log.data.length === 0 ? html`<p>No deliveries${words ? ` ${words}` : ''}.</p>` : html`<div class="table-wrap"><table>
+${
+  log.data.length === 0
+    ? html`<p>No deliveries${words ? ` ${words}` : ''}.</p>`
+    : html`<div class="table-wrap"><table>
 <caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
 <thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th></tr></thead>
-<tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`}
+<tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`
+}
 <nav class="pager" aria-label="Delivery log pages">
 ${filter.cursor ? html`<a href="${base}?${query}#deliveries">Newest</a>` : ''}
 ${log.next_cursor ? html`<a href="${base}?${query}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}

@@ -8,7 +8,7 @@ import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/
 import { CUSTOM_FIELD_TYPES } from '@lsv/shared/model/records.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { html } from '../../routes/portal/html.ts'
-import { checkAgainst, checkForm, fieldErrorsOf, valueOf, type FieldErrors } from '../forms.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
@@ -25,7 +25,11 @@ interface SettingsState {
 }
 
 /** One domain a line: blank lines ignored. */
-const linesOf = (text: string) => text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '')
+const linesOf = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
 
 /**
  * Screen 4, Settings (docs/portal.md): authorized domains and custom field definitions, through
@@ -38,10 +42,17 @@ export function registerSettingsScreen(scope: App, deps: PlatformDeps): void {
     const { data: fields } = await listCustomFields(deps, account.id)
     const lines = s.domainsText !== undefined ? linesOf(s.domainsText) : domains
     // the domain's issues name a line by its index (/domains/i)
-    const domainIssues = Object.entries(s.domainErrors ?? {}).filter(([p]) => p.startsWith('/domains/')).map(([p, m]) => `line ${Number(p.split('/')[2]) + 1} (${lines[Number(p.split('/')[2])] ?? ''}): ${m}`)
+    const domainIssues = Object.entries(s.domainErrors ?? {})
+      .filter(([p]) => p.startsWith('/domains/'))
+      .map(([p, m]) => `line ${Number(p.split('/')[2]) + 1} (${lines[Number(p.split('/')[2])] ?? ''}): ${m}`)
     const whole = s.domainErrors?.['/domains'] ?? s.domainErrors?.[''] ?? null
     const v = s.fieldValues ?? {}
-    return sendScreen(reply, status, { account, current: SETTINGS_PATH, flash }, 'Settings', html`
+    return sendScreen(
+      reply,
+      status,
+      { account, current: SETTINGS_PATH, flash },
+      'Settings',
+      html`
 <section aria-labelledby="dom-h">
 <h2 id="dom-h">Authorized domains</h2>
 <p class="hint" id="domains-hint">Sites on these domains (and their subdomains) may use your account's tracking. One domain a line, such as <code>example.com</code>.</p>
@@ -55,8 +66,12 @@ ${domainIssues.length ? html`<ul class="field-error" id="domains-issues">${domai
 </section>
 <section aria-labelledby="cf-h">
 <h2 id="cf-h">Custom fields</h2>
-${fields.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Label</th><th scope="col">Type</th><th scope="col">Created</th></tr></thead>
-<tbody>${fields.map((f) => html`<tr><td><code>${f.key}</code></td><td>${f.label}</td><td>${f.type}</td><td>${when(f.created_at)}</td></tr>`)}</tbody></table></div>` : html`<p>No custom fields yet.</p>`}
+${
+  fields.length
+    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Label</th><th scope="col">Type</th><th scope="col">Created</th></tr></thead>
+<tbody>${fields.map((f) => html`<tr><td><code>${f.key}</code></td><td>${f.label}</td><td>${f.type}</td><td>${when(f.created_at)}</td></tr>`)}</tbody></table></div>`
+    : html`<p>No custom fields yet.</p>`
+}
 <p class="hint">A field mapping to <code>custom_fields.&lt;key&gt;</code> fills a custom field; define it here first.</p>
 <h3>New custom field</h3>
 <form method="post" action="${SETTINGS_PATH}/custom-fields">
@@ -68,20 +83,27 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
 <select id="cf-type" name="type">${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}"${(v.type ?? 'text') === t ? html` selected` : ''}>${t}</option>`)}</select>
 <p><button type="submit">Create custom field</button></p>
 </form>
-</section>`)
+</section>`,
+    )
   }
 
-  const audit = (request: FastifyRequest, action: string, target: Record<string, string>, details: Record<string, string | number | boolean | null | string[]> = {}) => {
+  const audit = (
+    request: FastifyRequest,
+    action: string,
+    target: Record<string, string>,
+    details: Record<string, string | number | boolean | null | string[]> = {},
+  ) => {
     const s = sessionOf(request)
     return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
   }
 
   scope.get(SETTINGS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
-    render(request, reply, 200, {}, flashText(request.query.flash)))
+    render(request, reply, 200, {}, flashText(request.query.flash)),
+  )
 
   scope.post(`${SETTINGS_PATH}/domains`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const text = valueOf(request.body, 'domains')
+    const text = fieldValue(request.body, 'domains')
     const body = { domains: linesOf(text) }
     const invalid = checkAgainst(AuthorizedDomainsBody, body)
     if (invalid) return render(request, reply, 400, { domainsText: text, domainErrors: invalid })
@@ -97,7 +119,7 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
 
   scope.post(`${SETTINGS_PATH}/custom-fields`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const values = { key: valueOf(request.body, 'key').trim(), label: valueOf(request.body, 'label').trim(), type: valueOf(request.body, 'type') }
+    const values = { key: fieldValue(request.body, 'key').trim(), label: fieldValue(request.body, 'label').trim(), type: fieldValue(request.body, 'type') }
     const checked = checkForm(CreateCustomFieldBody, values)
     if (!checked.ok) return render(request, reply, 400, { fieldErrors: checked.errors, fieldValues: values })
     let created

@@ -9,34 +9,42 @@ import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/
 export function registerCustomFieldRoutes(app: App, deps: PlatformDeps): void {
   const path = '/api/v1/admin/accounts/:accountId/custom-fields'
 
-  app.post(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'createCustomField',
-      tags: ['management'],
-      summary: 'Define a custom field',
-      security: SECURITY.operator,
-      params: AccountParams,
-      body: CreateCustomFieldBody,
-      response: { 201: CustomField, ...errorResponsesWithIssues(400, 401, 404, 409) },
+  app.post(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'createCustomField',
+        tags: ['management'],
+        summary: 'Define a custom field',
+        security: SECURITY.operator,
+        params: AccountParams,
+        body: CreateCustomFieldBody,
+        response: { 201: CustomField, ...errorResponsesWithIssues(400, 401, 404, 409) },
+      },
     },
-  }, async (request, reply) => {
-    const { accountId } = request.params
-    return reply.code(201).send(await createCustomField(deps, accountId, request.body))
-  })
+    async (request, reply) => {
+      const { accountId } = request.params
+      return reply.code(201).send(await createCustomField(deps, accountId, request.body))
+    },
+  )
 
-  app.get(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'listCustomFields',
-      tags: ['management'],
-      summary: 'List the custom field definitions',
-      security: SECURITY.operator,
-      params: AccountParams,
-      response: { 200: CustomFieldList, ...errorResponsesWithIssues(400, 401, 404) },
+  app.get(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'listCustomFields',
+        tags: ['management'],
+        summary: 'List the custom field definitions',
+        security: SECURITY.operator,
+        params: AccountParams,
+        response: { 200: CustomFieldList, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId } = request.params
-    return listCustomFields(deps, accountId)
-  })
+    async (request) => {
+      const { accountId } = request.params
+      return listCustomFields(deps, accountId)
+    },
+  )
 }

@@ -9,34 +9,42 @@ import { getAuthorizedDomains, setAuthorizedDomains } from '@lsv/shared/domain/t
 export function registerDomainRoutes(app: App, deps: PlatformDeps): void {
   const path = '/api/v1/admin/accounts/:accountId/authorized-domains'
 
-  app.put(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'setAuthorizedDomains',
-      tags: ['management'],
-      summary: 'Replace the authorized domains (each authorizes itself and its subdomains)',
-      security: SECURITY.operator,
-      params: AccountParams,
-      body: AuthorizedDomainsBody,
-      response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
+  app.put(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'setAuthorizedDomains',
+        tags: ['management'],
+        summary: 'Replace the authorized domains (each authorizes itself and its subdomains)',
+        security: SECURITY.operator,
+        params: AccountParams,
+        body: AuthorizedDomainsBody,
+        response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId } = request.params
-    return setAuthorizedDomains(deps, accountId, request.body.domains)
-  })
+    async (request) => {
+      const { accountId } = request.params
+      return setAuthorizedDomains(deps, accountId, request.body.domains)
+    },
+  )
 
-  app.get(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'getAuthorizedDomains',
-      tags: ['management'],
-      summary: 'Read the authorized domains',
-      security: SECURITY.operator,
-      params: AccountParams,
-      response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
+  app.get(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'getAuthorizedDomains',
+        tags: ['management'],
+        summary: 'Read the authorized domains',
+        security: SECURITY.operator,
+        params: AccountParams,
+        response: { 200: AuthorizedDomains, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId } = request.params
-    return getAuthorizedDomains(deps, accountId)
-  })
+    async (request) => {
+      const { accountId } = request.params
+      return getAuthorizedDomains(deps, accountId)
+    },
+  )
 }

@@ -11,34 +11,42 @@ import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 export function registerIntegrationActionRoutes(app: App, deps: PlatformDeps): void {
   const path = '/api/v1/admin/accounts/:accountId/integrations/:integrationId'
 
-  app.post(`${path}/secret/rotate`, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'rotateIntegrationSecret',
-      tags: ['management'],
-      summary: 'Rotate the signing secret; the previous one keeps signing during the grace (the new secret is shown once)',
-      security: SECURITY.operator,
-      params: IntegrationParams,
-      body: RotateSecretBody,
-      response: { 201: RotatedSecret, ...errorResponsesWithIssues(400, 401, 404) },
+  app.post(
+    `${path}/secret/rotate`,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'rotateIntegrationSecret',
+        tags: ['management'],
+        summary: 'Rotate the signing secret; the previous one keeps signing during the grace (the new secret is shown once)',
+        security: SECURITY.operator,
+        params: IntegrationParams,
+        body: RotateSecretBody,
+        response: { 201: RotatedSecret, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request, reply) => {
-    const { accountId, integrationId } = request.params
-    return reply.code(201).send(await rotateSigningSecret(deps, accountId, integrationId, request.body.grace_seconds))
-  })
+    async (request, reply) => {
+      const { accountId, integrationId } = request.params
+      return reply.code(201).send(await rotateSigningSecret(deps, accountId, integrationId, request.body.grace_seconds))
+    },
+  )
 
-  app.post(`${path}/test-event`, {
-    schema: {
-      operationId: 'sendIntegrationTestEvent',
-      tags: ['management'],
-      summary: 'Send a test visitor.identified event (made-up person, id `evt_test_…`, classification `test`) through the normal signed delivery path',
-      security: SECURITY.operator,
-      params: IntegrationParams,
-      response: { 202: TestEventSent, ...errorResponses(401, 404, 409) },
+  app.post(
+    `${path}/test-event`,
+    {
+      schema: {
+        operationId: 'sendIntegrationTestEvent',
+        tags: ['management'],
+        summary: 'Send a test visitor.identified event (made-up person, id `evt_test_…`, classification `test`) through the normal signed delivery path',
+        security: SECURITY.operator,
+        params: IntegrationParams,
+        response: { 202: TestEventSent, ...errorResponses(401, 404, 409) },
+      },
     },
-  }, async (request, reply) => {
-    const { accountId, integrationId } = request.params
-    const delivery = await sendTestEvent(deps, accountId, integrationId)
-    return reply.code(202).send({ ok: true, delivery_id: delivery.id, event_id: delivery.event_id, status: delivery.status })
-  })
+    async (request, reply) => {
+      const { accountId, integrationId } = request.params
+      const delivery = await sendTestEvent(deps, accountId, integrationId)
+      return reply.code(202).send({ ok: true, delivery_id: delivery.id, event_id: delivery.event_id, status: delivery.status })
+    },
+  )
 }

@@ -3,7 +3,13 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import {
-  AccountParams, CreateIntegrationBody, CreatedIntegration, Integration, IntegrationList, IntegrationParams, UpdateIntegrationBody,
+  AccountParams,
+  CreateIntegrationBody,
+  CreatedIntegration,
+  Integration,
+  IntegrationList,
+  IntegrationParams,
+  UpdateIntegrationBody,
 } from '@lsv/shared/contract/admin.ts'
 import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 
@@ -11,65 +17,81 @@ import { createIntegration, getIntegration, listIntegrations, updateIntegration 
 export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
   const path = '/api/v1/admin/accounts/:accountId/integrations'
 
-  app.post(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'createIntegration',
-      tags: ['management'],
-      summary: 'Create an outbound integration (the signing secret is shown once)',
-      security: SECURITY.operator,
-      params: AccountParams,
-      body: CreateIntegrationBody,
-      response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404) },
+  app.post(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'createIntegration',
+        tags: ['management'],
+        summary: 'Create an outbound integration (the signing secret is shown once)',
+        security: SECURITY.operator,
+        params: AccountParams,
+        body: CreateIntegrationBody,
+        response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request, reply) => {
-    const { accountId } = request.params
-    return reply.code(201).send(await createIntegration(deps, accountId, request.body))
-  })
+    async (request, reply) => {
+      const { accountId } = request.params
+      return reply.code(201).send(await createIntegration(deps, accountId, request.body))
+    },
+  )
 
-  app.get(path, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'listIntegrations',
-      tags: ['management'],
-      summary: 'List the integrations of an account',
-      security: SECURITY.operator,
-      params: AccountParams,
-      response: { 200: IntegrationList, ...errorResponsesWithIssues(400, 401, 404) },
+  app.get(
+    path,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'listIntegrations',
+        tags: ['management'],
+        summary: 'List the integrations of an account',
+        security: SECURITY.operator,
+        params: AccountParams,
+        response: { 200: IntegrationList, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId } = request.params
-    return listIntegrations(deps, accountId)
-  })
+    async (request) => {
+      const { accountId } = request.params
+      return listIntegrations(deps, accountId)
+    },
+  )
 
-  app.get(`${path}/:integrationId`, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'getIntegration',
-      tags: ['management'],
-      summary: 'Read an integration (never its signing secret)',
-      security: SECURITY.operator,
-      params: IntegrationParams,
-      response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+  app.get(
+    `${path}/:integrationId`,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'getIntegration',
+        tags: ['management'],
+        summary: 'Read an integration (never its signing secret)',
+        security: SECURITY.operator,
+        params: IntegrationParams,
+        response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId, integrationId } = request.params
-    return getIntegration(deps, accountId, integrationId)
-  })
+    async (request) => {
+      const { accountId, integrationId } = request.params
+      return getIntegration(deps, accountId, integrationId)
+    },
+  )
 
-  app.patch(`${path}/:integrationId`, {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'updateIntegration',
-      tags: ['management'],
-      summary: 'Change an integration (url, payload version, tiers, active)',
-      security: SECURITY.operator,
-      params: IntegrationParams,
-      body: UpdateIntegrationBody,
-      response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+  app.patch(
+    `${path}/:integrationId`,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'updateIntegration',
+        tags: ['management'],
+        summary: 'Change an integration (url, payload version, tiers, active)',
+        security: SECURITY.operator,
+        params: IntegrationParams,
+        body: UpdateIntegrationBody,
+        response: { 200: Integration, ...errorResponsesWithIssues(400, 401, 404) },
+      },
     },
-  }, async (request) => {
-    const { accountId, integrationId } = request.params
-    return updateIntegration(deps, accountId, integrationId, request.body)
-  })
+    async (request) => {
+      const { accountId, integrationId } = request.params
+      return updateIntegration(deps, accountId, integrationId, request.body)
+    },
+  )
 }

@@ -16,45 +16,49 @@ import { futureEventTimeIssues } from '@lsv/shared/domain/visits/event-time.ts'
  * five minutes past the clock is a 400 (domain/visits/event-time.ts).
  */
 export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
-  app.post('/api/v1/admin/accounts/:accountId/visits', {
-    config: { validationIssues: true },
-    schema: {
-      operationId: 'injectVisitEvent',
-      tags: ['management'],
-      summary: 'Inject a visit event (as the identification pipeline does)',
-      security: [{ operatorToken: [] }],
-      params: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 128 }) }),
-      body: VisitEventInput,
-      response: {
-        202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
-        ...errorResponsesWithIssues(400, 401, 404, 503),
+  app.post(
+    '/api/v1/admin/accounts/:accountId/visits',
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'injectVisitEvent',
+        tags: ['management'],
+        summary: 'Inject a visit event (as the identification pipeline does)',
+        security: [{ operatorToken: [] }],
+        params: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 128 }) }),
+        body: VisitEventInput,
+        response: {
+          202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
+          ...errorResponsesWithIssues(400, 401, 404, 503),
+        },
       },
     },
-  }, async (request, reply) => {
-    await authenticateOperator(deps, request.headers.authorization)
-    const { accountId } = request.params
-    const input = request.body
-    if (input.account_id !== undefined && input.account_id !== accountId) {
-      throw new AppError('invalid_payload', { issues: [{ code: 'const', message: 'must equal the accountId of the path', path: '/account_id' }] })
-    }
-    let event
-    try {
-      event = validateVisitEvent({ ...input, account_id: accountId })
-    } catch (err) {
-      if (err instanceof InvalidVisitEvent) {
-        throw new AppError('invalid_payload', { issues: err.issues.map((m) => ({ code: 'invalid', message: m, path: '/' })) })
+    async (request, reply) => {
+      await authenticateOperator(deps, request.headers.authorization)
+      const { accountId } = request.params
+      const input = request.body
+      if (input.account_id !== undefined && input.account_id !== accountId) {
+        throw new AppError('invalid_payload', { issues: [{ code: 'const', message: 'must equal the accountId of the path', path: '/account_id' }] })
       }
-      throw err
-    }
-    // a time far past the clock would win every later merge: refused here, where the caller hears it
-    const lateTimes = futureEventTimeIssues(event, deps.clock.now())
-    if (lateTimes.length > 0) throw new AppError('invalid_payload', { issues: lateTimes })
-    if (!(await deps.tenants.getAccount(accountId))) throw new AppError('not_found')
-    try {
-      await publishVisitEvent(deps, event)
-    } catch (cause) {
-      throw new AppError('temporarily_unavailable', { cause })
-    }
-    return reply.code(202).send({ ok: true, id: event.id })
-  })
+      let event
+      try {
+        event = validateVisitEvent({ ...input, account_id: accountId })
+      } catch (err) {
+        if (err instanceof InvalidVisitEvent) {
+          throw new AppError('invalid_payload', { issues: err.issues.map((m) => ({ code: 'invalid', message: m, path: '/' })) })
+        }
+        throw err
+      }
+      // a time far past the clock would win every later merge: refused here, where the caller hears it
+      const lateTimes = futureEventTimeIssues(event, deps.clock.now())
+      if (lateTimes.length > 0) throw new AppError('invalid_payload', { issues: lateTimes })
+      if (!(await deps.tenants.getAccount(accountId))) throw new AppError('not_found')
+      try {
+        await publishVisitEvent(deps, event)
+      } catch (cause) {
+        throw new AppError('temporarily_unavailable', { cause })
+      }
+      return reply.code(202).send({ ok: true, id: event.id })
+    },
+  )
 }

@@ -31,17 +31,21 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
 
   // a link works once, before it expires (rules 1 and 2): 303 with the cookie, or the same 410
   // page for a used, expired, voided, unknown or malformed link (and no cookie)
-  app.get(SIGN_IN_PATH, {
-    // a HEAD (a link checker, a mail scanner) must not use up the link, nor receive the cookie
-    exposeHeadRoute: false,
-    attachValidation: true,
-    schema: { hide: true, querystring: SignInQuery },
-  }, async (request, reply) => {
-    const token = request.validationError ? undefined : request.query.token
-    const started = await redeemPortalLink(deps, token)
-    if (!started) return sendPage(reply, 410, ...linkExpiredPage())
-    return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
-  })
+  app.get(
+    SIGN_IN_PATH,
+    {
+      // a HEAD (a link checker, a mail scanner) must not use up the link, nor receive the cookie
+      exposeHeadRoute: false,
+      attachValidation: true,
+      schema: { hide: true, querystring: SignInQuery },
+    },
+    async (request, reply) => {
+      const token = request.validationError ? undefined : request.query.token
+      const started = await redeemPortalLink(deps, token)
+      if (!started) return sendPage(reply, 410, ...linkExpiredPage())
+      return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
+    },
+  )
 
   app.get(HOME_PATH, { schema: { hide: true } }, async (request, reply) => {
     const caller = await portalSessionOf(deps, request)

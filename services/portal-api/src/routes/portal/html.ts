@@ -53,13 +53,7 @@ const STYLE = [
 
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`
 
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src ${STYLE_HASH}`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ')
+const CONTENT_SECURITY_POLICY = ["default-src 'none'", `style-src ${STYLE_HASH}`, "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ')
 
 /** A whole page. */
 function page(title: string, body: SafeHtml): string {

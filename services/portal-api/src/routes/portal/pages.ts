@@ -9,29 +9,41 @@ export const SIGN_OUT_PATH = '/portal/sign-out'
 export const HOME_PATH = '/portal/'
 
 export function homePage(account: AccountRecord): Page {
-  return ['Portal', html`
+  return [
+    'Portal',
+    html`
 <h1>Portal</h1>
 <p>Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>
 <nav aria-label="Portal"><ul>${NAV.map((n) => html`<li><a href="${n.path}">${n.label}</a></li>`)}</ul></nav>
 <form method="post" action="${SIGN_OUT_PATH}">
 <button type="submit">Sign out</button>
-</form>`]
+</form>`,
+  ]
 }
 
 export function signedOutPage(): Page {
-  return ['Not signed in', html`
+  return [
+    'Not signed in',
+    html`
 <h1>Not signed in</h1>
-<p>You are not signed in to the portal. Sign in with a sign-in link; ask your operator for a new one.</p>`]
+<p>You are not signed in to the portal. Sign in with a sign-in link; ask your operator for a new one.</p>`,
+  ]
 }
 
 export function linkExpiredPage(): Page {
-  return ['Sign-in link expired', html`
+  return [
+    'Sign-in link expired',
+    html`
 <h1>This sign-in link has expired</h1>
-<p>A sign-in link works once, and only for a short time. Ask your operator for a new one.</p>`]
+<p>A sign-in link works once, and only for a short time. Ask your operator for a new one.</p>`,
+  ]
 }
 
 export function crossOriginPage(): Page {
-  return ['Not allowed', html`
+  return [
+    'Not allowed',
+    html`
 <h1>Not allowed</h1>
-<p>This form can only be sent from the portal itself. Nothing was changed.</p>`]
+<p>This form can only be sent from the portal itself. Nothing was changed.</p>`,
+  ]
 }
