@@ -120,7 +120,8 @@ describe('the ChangeRow schema and the contact_changes table', () => {
       const rows = columnsOf(JSON.parse(JSON.stringify(rowSchema)) as JsonSchema)
       const columns = tableColumns(table)
       expect(rows.map((r) => (r as unknown[])[0])).toEqual(columns.map((c) => (c as unknown[])[0]))
-      for (const [i, row] of rows.entries()) expect(fits(row as unknown[], columns[i] as unknown[]), `${JSON.stringify(row)} vs ${JSON.stringify(columns[i])}`).toBe(true)
+      for (const [i, row] of rows.entries())
+        expect(fits(row as unknown[], columns[i] as unknown[]), `${JSON.stringify(row)} vs ${JSON.stringify(columns[i])}`).toBe(true)
     })
   }
 
