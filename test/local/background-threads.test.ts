@@ -17,7 +17,6 @@
  *   still queue batches, stays ready.
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
@@ -25,59 +24,22 @@ import { DatabaseSync } from 'node:sqlite'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { readDemoCredentials, type DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
+import { spawnLocalStack, type LocalStackPorts, type LocalStackProcess } from './local-stack.ts'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const PROBE = join(import.meta.dirname, 'fixtures', 'thread-probe.ts')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-interface Ports {
-  edge: number
-  portal: number
-  worker: number
-  dispatcher: number
-}
-interface Stack {
-  child: ChildProcess
-  output(): string
-  exited: Promise<number | null>
-}
+type Stack = LocalStackProcess
+type Ports = LocalStackPorts
 
-const running = new Set<ChildProcess>()
 const dataDirs: Array<{ cleanup(): void }> = []
 afterAll(() => {
-  for (const child of running) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL')
   for (const d of dataDirs) d.cleanup()
 })
 
+/** the stack with the thread probe preloaded on every thread */
 function startStack(dir: string, ports: Ports, env: Record<string, string> = {}): Stack {
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      NODE_OPTIONS: `--import ${PROBE}`,
-      THREAD_PROBE_FILE: join(dir, 'thread-probe.jsonl'),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  running.add(child)
-  let output = ''
-  child.stdout!.on('data', (d) => (output += d))
-  child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      running.delete(child)
-      resolve(code)
-    }),
-  )
-  return { child, output: () => output, exited }
+  return spawnLocalStack(dir, ports, { NODE_OPTIONS: `--import ${PROBE}`, THREAD_PROBE_FILE: join(dir, 'thread-probe.jsonl'), ...env })
 }
 
 async function waitBanner(stack: Stack): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { promisify } from 'node:util'
@@ -11,60 +11,21 @@ import { Webhook } from 'standardwebhooks'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { contractValidator } from '../outbound/schema.ts'
+import { spawnLocalStack, type LocalStackPorts, type LocalStackProcess } from './local-stack.ts'
 
-const ROOT = join(import.meta.dirname, '..', '..')
 const run = promisify(execFile)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-interface Stack {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-}
+type Stack = LocalStackProcess
+type Ports = LocalStackPorts
 
-const running = new Set<ChildProcess>()
 const dataDirs: Array<{ cleanup(): void }> = []
-interface Ports {
-  edge: number
-  portal: number
-  worker: number
-  dispatcher: number
-}
-
 afterAll(() => {
-  // a failed assertion must not leave the stack behind: kill our own children, by pid
-  for (const child of running) if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL')
   for (const d of dataDirs) d.cleanup()
 })
 
 function startStack(data: { dir: string }, ports: Ports, extraEnv: Record<string, string>): Stack {
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
-    cwd: ROOT,
-    // a clean environment: no OPERATOR_TOKEN/KEY_PEPPER, so the stack's own local defaults apply
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: data.dir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      ...extraEnv,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  running.add(child)
-  let output = ''
-  child.stdout!.on('data', (d) => (output += d))
-  child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      running.delete(child)
-      resolve(code)
-    }),
-  )
-  return { child, output: () => output, exited }
+  return spawnLocalStack(data.dir, ports, extraEnv)
 }
 
 async function healthy(port: number): Promise<boolean> {
