@@ -1,9 +1,7 @@
 import pino from 'pino'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { loadConfig } from '@lsv/shared/config/config.ts'
-import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
-import { createEmbeddedTenantStore } from '@lsv/shared/adapters/embedded/tenant-store.ts'
-import { createEmbeddedDeliveryLog } from '@lsv/shared/adapters/embedded/delivery-log.ts'
+import { createPlatformDeps } from '@lsv/shared/platform/deps.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { TaskRequest, TaskScheduler } from '@lsv/shared/ports/task-scheduler.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
@@ -27,35 +25,24 @@ function createRecordingScheduler(): TaskScheduler & { enqueued: TaskRequest[] }
 }
 
 /**
- * The part of PlatformDeps the webhook delivery path uses (tenant store and delivery log on sqlite,
- * a recording scheduler, a manual clock), built directly so the outbound items do not depend on the other
- * adapters. `allowLoopbackWebhooks` is whatever the test says (false for SSRF).
+ * The deps the webhook delivery path runs on: the composition root's own (createPlatformDeps on a
+ * fresh embedded data folder: tenant store behind its lookup cache, delivery log, webhook sender),
+ * with a recording scheduler and a manual clock put in through its overrides, so the outbound
+ * items never run on a hand-assembled subset that drifts from what the services get.
+ * `allowLoopbackWebhooks` is whatever the test says (false for SSRF).
  */
 export async function createOutboundDeps(options: { allowLoopback: boolean }) {
   const data = tempDataDir('lsv-rel-outbound-')
-  const edb = openEmbeddedDb(data.dir)
-  const tenants = createEmbeddedTenantStore(edb)
-  const deliveries = createEmbeddedDeliveryLog(edb)
   const tasks = createRecordingScheduler()
   const clock = new ManualClock(Date.now())
   const config = { ...loadConfig({ NODE_ENV: 'test', DATA_DIR: data.dir, OPERATOR_TOKEN: 'x', KEY_PEPPER: 'x' }), allowLoopbackWebhooks: options.allowLoopback }
-  const deps = {
-    config,
-    logger: pino({ level: 'silent' }),
-    clock,
-    tenants,
-    deliveries,
-    tasks,
-    async close() {},
-  } as unknown as PlatformDeps
+  const deps = await createPlatformDeps(config, pino({ level: 'silent' }), { clock, tasks })
   return {
     deps,
     clock,
     tasks,
     async cleanup() {
-      await tenants.close().catch(() => {})
-      await deliveries.close().catch(() => {})
-      edb.close()
+      await deps.close().catch(() => {})
       data.cleanup()
     },
   }
