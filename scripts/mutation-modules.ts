@@ -85,4 +85,16 @@ export const MUTATION_MODULES: Record<string, MutationModule> = {
     ],
     tests: ['test/ingest/hostile.test.ts', 'test/ingest/body-limits.test.ts', 'test/ingest/mapping.test.ts'],
   },
+  // revocation through the tenant lookup cache: an answer from memory only while its version is
+  // confirmed within the bound (the embedded version source; the Firestore one needs the emulator,
+  // which mutation runs do not start)
+  revocation: {
+    mutate: ['shared/src/adapters/tenant-lookup-cache.ts', 'shared/src/adapters/embedded/tenant-config-version.ts'],
+    tests: [
+      'test/conformance/tenant-lookup-cache.test.ts',
+      'test/conformance/tenant-config-version.test.ts',
+      'test/embedded/tenant-config-version.test.ts',
+      'test/deactivation/revocation-bound.test.ts',
+    ],
+  },
 }

@@ -5,7 +5,7 @@ import { createTenantLookupCache } from '@lsv/shared/adapters/tenant-lookup-cach
 import type { TenantStore } from '@lsv/shared/ports/tenant-store.ts'
 import type { TenantConfigVersion } from '@lsv/shared/ports/tenant-lookups.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
-import { account, apiKey, connection, integration } from './suites/tenant-store.ts'
+import { account, apiKey, connection, integration, location } from './suites/tenant-store.ts'
 
 /**
  * The lookup cache in front of the tenant store (shared/src/adapters/tenant-lookup-cache.ts): what
@@ -161,6 +161,45 @@ describe('tenant lookup cache', () => {
     expect((await cache.lookups.getIntegration(i2.id))!.id).toBe(i2.id)
     expect((await cache.lookups.listIntegrations(a.id)).map((i) => i.id).sort()).toEqual([i1.id, i2.id].sort())
     expect(reads).toEqual(['getIntegration', 'getIntegration', 'listIntegrations'])
+  })
+
+  it('keeps the arguments of a lookup apart: (a, bc) is not (ab, c)', async () => {
+    // getLocation(accountId, locationId): if the key joined the arguments without a separator,
+    // one account's location would answer for another's
+    const { v } = await setUp()
+    const suffix = Math.random().toString(16).slice(2, 8)
+    const a1 = account({ id: `k-${suffix}` })
+    const a2 = account({ id: `k-${suffix}b` })
+    await store.createAccount(a1)
+    await store.createAccount(a2)
+    const l1 = location(a1.id, { location_id: 'bc' })
+    const l2 = location(a2.id, { location_id: 'c' })
+    await store.putLocation(l1)
+    await store.putLocation(l2)
+    const cache = createTenantLookupCache(store, v.version)
+    expect((await cache.lookups.getLocation(a1.id, 'bc'))!.account_id).toBe(a1.id)
+    expect((await cache.lookups.getLocation(a2.id, 'c'))!.account_id).toBe(a2.id)
+  })
+
+  it('does not keep a failed read: the next lookup reads again', async () => {
+    const { a, v } = await setUp()
+    let fail = true
+    const reads: string[] = []
+    const flaky = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'getAccount') return Reflect.get(target, prop, receiver)
+        return async (id: string) => {
+          reads.push(id)
+          if (fail) throw new Error('store unavailable')
+          return target.getAccount(id)
+        }
+      },
+    })
+    const cache = createTenantLookupCache(flaky, v.version)
+    await expect(cache.lookups.getAccount(a.id)).rejects.toThrow('store unavailable')
+    fail = false
+    expect((await cache.lookups.getAccount(a.id))!.id).toBe(a.id)
+    expect(reads).toEqual([a.id, a.id])
   })
 
   it('holds at most maxEntries records, dropping the oldest', async () => {
