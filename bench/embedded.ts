@@ -29,7 +29,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import http from 'node:http'
-import { freePort } from '../scripts/lib/emulators.ts'
+import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
 import { readDemoCredentials, type DemoCredentials } from '../scripts/lib/demo-tenant.ts'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -41,12 +41,7 @@ const BIG_RECORDS = Number(process.env.BENCH_BIG_RECORDS ?? 5000)
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
-interface Ports {
-  edge: number
-  portal: number
-  worker: number
-  dispatcher: number
-}
+type Ports = LocalStackPorts
 
 interface Stack {
   child: ChildProcess
@@ -60,14 +55,7 @@ function startStack(dir: string, ports: Ports, turns?: string): Stack {
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
     env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      ...localStackEnv(dir, ports),
       ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
       ...(turns ? { BENCH_TURNS_FILE: turns } : {}),
     },
@@ -98,10 +86,6 @@ async function stopStack(stack: Stack, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'
   await Promise.race([stack.exited, sleep(15_000)])
   if (stack.child.exitCode === null && stack.child.signalCode === null) stack.child.kill('SIGKILL')
   await stack.exited
-}
-
-async function freePorts(): Promise<Ports> {
-  return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
 }
 
 interface Tenant {
@@ -205,7 +189,7 @@ const fmtSample = (t0: number, s: DbSample, pushed: number) =>
 
 async function disk(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-disk-'))
-  const ports = await freePorts()
+  const ports = await freeLocalStackPorts()
   const stack = startStack(dir, ports)
   try {
     await waitBanner(stack)
@@ -360,7 +344,7 @@ const fmtTurns = (t: ReturnType<typeof turnCpu>) =>
 async function health(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-health-'))
   const turns = `${dir}.turns.jsonl`
-  const ports = await freePorts()
+  const ports = await freeLocalStackPorts()
   let stack = startStack(dir, ports, turns)
   try {
     await waitBanner(stack)
@@ -450,7 +434,7 @@ async function recovery(): Promise<void> {
     const figures: Record<string, number> = {}
     for (const mode of round % 2 === 0 ? ['control', 'crash'] : ['crash', 'control']) {
       const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-recovery-'))
-      const ports = await freePorts()
+      const ports = await freeLocalStackPorts()
       let stack = startStack(dir, ports)
       try {
         await waitBanner(stack)

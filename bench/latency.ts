@@ -46,7 +46,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { freePort } from '../scripts/lib/emulators.ts'
+import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
 import { killTree } from '../scripts/lib/process-tree.ts'
 import { readDemoCredentials, type DemoCredentials } from '../scripts/lib/demo-tenant.ts'
 import type { RelayLogLine } from '../scripts/lib/cloud/push-relay.ts'
@@ -115,12 +115,7 @@ function must(answer: Answer, what: string, status: number): Record<string, unkn
 // ---------------------------------------------------------------------------------------------
 // the stacks
 
-interface Ports {
-  edge: number
-  portal: number
-  worker: number
-  dispatcher: number
-}
+type Ports = LocalStackPorts
 
 interface Stack {
   name: 'embedded' | 'cloud'
@@ -131,10 +126,6 @@ interface Stack {
   /** start:cloud only: the push relay's log (when each Pub/Sub push reached it, how long the service took to answer) */
   relayLog?(): RelayLogLine[]
   stop(): Promise<void>
-}
-
-async function freePorts(): Promise<Ports> {
-  return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
 }
 
 function spawnStack(script: string, env: Record<string, string | undefined>): { child: ChildProcess; output(): string; exited: Promise<void> } {
@@ -170,16 +161,9 @@ async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: nu
 /** `npm start` on a fresh DATA_DIR, as bench/embedded.ts runs it. */
 async function startEmbedded(): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-latency-'))
-  const ports = await freePorts()
+  const ports = await freeLocalStackPorts()
   const run = spawnStack('scripts/start-local.ts', {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATA_DIR: dir,
-    LOG_LEVEL: 'warn',
-    EDGE_PORT: String(ports.edge),
-    PORTAL_PORT: String(ports.portal),
-    UPSERT_WORKER_PORT: String(ports.worker),
-    WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+    ...localStackEnv(dir, ports),
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   })
   const stop = async () => {
@@ -205,7 +189,7 @@ async function startCloud(): Promise<Stack> {
   const emulators: BenchEmulators = await benchEmulators(['firestore', 'pubsub'], project)
   if (emulators.started.length > 0) console.log(`[cloud] started ${emulators.started.join(', ')}`)
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-latency-cloud-'))
-  const ports = await freePorts()
+  const ports = await freeLocalStackPorts()
   let run: ReturnType<typeof spawnStack> | null = null
   const stop = async () => {
     if (run) await stopChild(run.child, run.exited, 40_000)

@@ -21,7 +21,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freeLocalStackPorts } from '../../scripts/lib/local-stack.ts'
 import { readDemoCredentials, type DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { spawnLocalStack, type LocalStackPorts, type LocalStackProcess } from './local-stack.ts'
@@ -54,10 +54,6 @@ async function exitCode(stack: Stack, withinMs: number): Promise<number | null |
   const code = await Promise.race([stack.exited, sleep(withinMs).then(() => 'timeout' as const)])
   if (code === 'timeout' && stack.child.pid) process.kill(stack.child.pid, 'SIGKILL')
   return code
-}
-
-async function freePorts(): Promise<Ports> {
-  return { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
 }
 
 function push(port: number, creds: DemoCredentials, records: number, tag: string): Promise<number | null> {
@@ -115,7 +111,7 @@ describe('npm start: background consumers on worker threads', () => {
   it("a batch is upserted by the upsert worker's thread, not the main thread; SIGTERM mid-batch drains the thread and exits 0", async () => {
     const data = tempDataDir('lsv-local-threads-')
     dataDirs.push(data)
-    const ports = await freePorts()
+    const ports = await freeLocalStackPorts()
     const stack = startStack(data.dir, ports)
     await waitBanner(stack)
     const creds = readDemoCredentials(data.dir)!
@@ -141,7 +137,7 @@ describe('npm start: background consumers on worker threads', () => {
   it("a crash of the upsert worker's thread stops the stack with exit 1; the next start applies the batch it held", async () => {
     const data = tempDataDir('lsv-local-crash-')
     dataDirs.push(data)
-    const ports = await freePorts()
+    const ports = await freeLocalStackPorts()
     const crashing = startStack(data.dir, ports, { THREAD_PROBE_CRASH: 'upsert-worker' })
     await waitBanner(crashing)
     const creds = readDemoCredentials(data.dir)!
@@ -167,7 +163,7 @@ describe('npm start: background consumers on worker threads', () => {
   it('/readyz says "queue" while a consumer thread cannot claim messages; /healthz stays 200', async () => {
     const data = tempDataDir('lsv-local-claims-')
     dataDirs.push(data)
-    const ports = await freePorts()
+    const ports = await freeLocalStackPorts()
     const stack = startStack(data.dir, ports, { THREAD_PROBE_FAIL_CLAIMS: 'upsert-worker' })
     await waitBanner(stack)
     const get = async (port: number, path: string) => {

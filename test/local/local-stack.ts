@@ -8,15 +8,11 @@
 import { afterAll } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
+import { localStackEnv, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
-export interface LocalStackPorts {
-  edge: number
-  portal: number
-  worker: number
-  dispatcher: number
-}
+export type { LocalStackPorts }
 
 export interface LocalStackProcess {
   child: ChildProcess
@@ -33,17 +29,7 @@ afterAll(() => {
 export function spawnLocalStack(dataDir: string, ports: LocalStackPorts, env: Record<string, string> = {}): LocalStackProcess {
   const child = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      ...env,
-    },
+    env: { ...localStackEnv(dataDir, ports), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.add(child)

@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { freePort } from '../../scripts/lib/emulators.ts'
+import { freeLocalStackPorts } from '../../scripts/lib/local-stack.ts'
 import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 import { Webhook } from 'standardwebhooks'
@@ -125,7 +126,7 @@ for (const variant of variants)
     const env = variant.env()
 
     it('starts the four services, creates the demo tenant, and the printed curl commands work', async () => {
-      ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
+      ports = await freeLocalStackPorts()
       const stack = startStack(data, ports, env)
       await waitReady(stack, ports)
       firstFile = readFileSync(join(data.dir, 'demo-credentials.json'), 'utf8')
