@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { CONTACT_CHANGES_SCHEMA_FILE } from '@lsv/shared/contract/generated-files.ts'
 import { CHANGE_ROW_BIGQUERY_SCHEMA, toChangeRow } from '@lsv/shared/domain/contacts/change-row.ts'
-import type { ContactRecord } from '@lsv/shared/model/records.ts'
+import { baseRecord } from '../outbound/records.ts'
 import { INFRA_DIR } from './hcl.ts'
 
 const STALE = 'is stale: run `npm run generate` and commit the result'
@@ -15,27 +15,7 @@ describe('BigQuery contact_changes schema', () => {
   })
 
   it('has exactly the columns of a change row, in order', () => {
-    const record: ContactRecord = {
-      id: 'c',
-      account_id: 'a',
-      source: 's',
-      external_id: 'e',
-      subject_type: 'contact',
-      identity: {},
-      company: {},
-      location: {},
-      business_email: null,
-      emails: [],
-      phones: [],
-      traits: [],
-      custom_fields: {},
-      name_source: null,
-      resolved_by: null,
-      first_seen_at: '2026-01-01T00:00:00.000Z',
-      last_seen_at: '2026-01-01T00:00:00.000Z',
-      updated_at: '2026-01-01T00:00:00.000Z',
-      versions: {},
-    }
+    const record = baseRecord()
     expect(CHANGE_ROW_BIGQUERY_SCHEMA.map((f) => f.name)).toEqual(Object.keys(toChangeRow(record, '2026-01-02T00:00:00.000Z')))
   })
 

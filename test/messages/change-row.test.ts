@@ -5,6 +5,7 @@ import { ChangeLoadRow, ChangeRow } from '@lsv/shared/contract/messages.ts'
 import { messageCheck } from '@lsv/shared/contract/message-check.ts'
 import { epochMicros, toChangeRow, toLoadRow } from '@lsv/shared/domain/contacts/change-row.ts'
 import type { ContactRecord } from '@lsv/shared/model/records.ts'
+import { baseRecord } from '../outbound/records.ts'
 
 /**
  * The ChangeRow and ChangeLoadRow schemas (contract/messages.ts) against the table they feed: the
@@ -86,28 +87,17 @@ function fits(row: unknown[], table: unknown[]): boolean {
   return nested.length === tNested.length && nested.every((n, i) => fits(n as unknown[], tNested[i] as unknown[]))
 }
 
-const record = (over: Partial<ContactRecord> = {}): ContactRecord => ({
-  id: '5b0c7c1e-58c4-4f3a-9d36-0c3c3c1f6f10',
-  account_id: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21',
-  source: 'crm',
-  external_id: 'e-1',
-  subject_type: 'contact',
-  identity: {},
-  company: {},
-  location: {},
-  business_email: null,
-  emails: [],
-  phones: [],
-  traits: [],
-  custom_fields: {},
-  name_source: null,
-  resolved_by: null,
-  first_seen_at: '2026-01-01T00:00:00.000Z',
-  last_seen_at: '2026-01-01T00:00:00.000Z',
-  updated_at: '2026-01-01T00:00:00.000Z',
-  versions: {},
-  ...over,
-})
+/** the tests' stored contact (test/outbound/records.ts) with uuid ids and one instant */
+const record = (over: Partial<ContactRecord> = {}): ContactRecord =>
+  baseRecord({
+    id: '5b0c7c1e-58c4-4f3a-9d36-0c3c3c1f6f10',
+    account_id: '0d1b8c6e-1e43-4a4e-8a0c-2b8e1f7c9a21',
+    external_id: 'e-1',
+    first_seen_at: '2026-01-01T00:00:00.000Z',
+    last_seen_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+    ...over,
+  })
 
 describe('the ChangeRow schema and the contact_changes table', () => {
   const table = JSON.parse(readFileSync(CONTACT_CHANGES_SCHEMA_FILE, 'utf8')) as BigQueryField[]
