@@ -30,6 +30,8 @@ resource "google_compute_backend_service" "backend" {
     enable      = true
     sample_rate = 0.1
   }
+  # Cloud Armor's per-address throttle (cloud-armor.tf); null when var.cloud_armor is off
+  security_policy = var.cloud_armor ? google_compute_security_policy.per_ip[0].self_link : null
 }
 
 resource "google_compute_url_map" "https" {

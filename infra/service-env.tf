@@ -49,6 +49,8 @@ locals {
       # Pub/Sub push on /pubsub/contact-batches: the token's aud and email
       PUSH_AUDIENCE        = local.service_url["upsert-worker"]
       PUSH_SERVICE_ACCOUNT = google_service_account.pubsub_push.email
+      # invoker IAM on: Cloud Run's front end verifies the token and strips its signature
+      INTERNAL_AUTH = "front-end"
     })
     "webhook-dispatcher" = merge(local.common_env, local.task_creator_env, {
       SECRETS_BACKEND = "secretmanager"
@@ -56,6 +58,8 @@ locals {
       # Pub/Sub push on /pubsub/visit-events; /tasks/deliver checks DISPATCHER_URL + TASKS_SERVICE_ACCOUNT
       PUSH_AUDIENCE        = local.service_url["webhook-dispatcher"]
       PUSH_SERVICE_ACCOUNT = google_service_account.pubsub_push.email
+      # invoker IAM on: Cloud Run's front end verifies the tokens and strips their signature
+      INTERNAL_AUTH = "front-end"
     })
   }
   # secrets each service reads as environment variables (variable -> secret id): the operator

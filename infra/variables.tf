@@ -70,3 +70,21 @@ variable "bigquery_location" {
   type        = string
   default     = "EU"
 }
+
+variable "cloud_armor" {
+  description = "Attach the Cloud Armor per-client-address throttle (infra/cloud-armor.tf) to the load balancer's backend services."
+  type        = bool
+  default     = true
+}
+
+variable "cloud_armor_requests_per_ip_per_minute" {
+  description = "Requests per minute one client address may send to each public service before Cloud Armor answers 429 (inbound webhook paths excepted). The default, 6,000, is 50 API keys at the contract's 120 per minute (docs/capacity.md, \"Cloud Armor\")."
+  type        = number
+  default     = 6000
+  validation {
+    # Cloud Armor's throttle accepts 1 to 1,000,000 requests per interval; below 120 one key at
+    # its contract limit would already be throttled
+    condition     = var.cloud_armor_requests_per_ip_per_minute >= 120 && var.cloud_armor_requests_per_ip_per_minute <= 1000000
+    error_message = "cloud_armor_requests_per_ip_per_minute must be between 120 (one API key at the contract's limit) and 1000000 (Cloud Armor's maximum)."
+  }
+}

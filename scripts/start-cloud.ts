@@ -15,7 +15,9 @@
  * PUBSUB_EMULATOR_HOST (running emulators; otherwise started here), CLOUD_DATA_DIR (.data-cloud:
  * secrets, demo credentials, logs/), INFRA_DIR (infra/).
  * Ctrl-C / SIGTERM stops everything it started, by pid, and exits 0; a start-up failure names
- * the service and the reason and exits 1.
+ * the service and the reason and exits 1. A service that exits after it was ready gets a new
+ * instance, as on Cloud Run (a line on stderr and in its log says so); one that then fails to
+ * start, or crashes more than CRASH_LOOP allows, stops the run with the reason, exit 1.
  */
 import { resolve, join } from 'node:path'
 import { ConfigError, port } from '@lsv/shared/config/config.ts'
@@ -133,8 +135,8 @@ try {
   process.stdout.write(
     demoBanner(credentials, { upsertWorker: local(ports['upsert-worker']), dispatcher: local(ports['webhook-dispatcher']) }, created, dataDir, what),
   )
-  const exit = await platform.unexpectedExit
-  say(`${exit.service} exited (${exit.signal ?? `code ${exit.code}`}); stopping everything (log: ${join(platform.logDir, `${exit.service}.log`)})`)
+  const reason = await platform.fatal
+  say(`${reason}\nstopping everything`)
   await stop(1)
 } catch (err) {
   if (stopping) {

@@ -1,14 +1,15 @@
 /**
- * The HCL evaluator start:cloud reads infra/ with: the expression forms infra/ uses evaluate as
- * Terraform would, every form it does not handle throws naming it (a service must never start
- * with a variable quietly missing), and the real infra/ evaluates to environments that point at
- * this machine.
+ * The HCL evaluator start:cloud reads infra/ with: Terraform's own parser (hclsyntax, through
+ * @cdktf/hcl2json's getExpressionAst) turns each expression into a tree, the forms infra/ uses
+ * evaluate as Terraform would, every form the evaluator does not handle throws naming it (a service
+ * must never start with a variable quietly missing), and the real infra/ evaluates to environments
+ * that point at this machine.
  */
 import { describe, expect, it } from 'vitest'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { evaluate, HclError, parseTemplate, type HclValue, type Scope } from '../../scripts/lib/cloud/hcl-expr.ts'
+import { evaluate, HclError, parseTemplate, parseTemplates, type HclValue, type Scope } from '../../scripts/lib/cloud/hcl-expr.ts'
 import { loadTerraform } from '../../scripts/lib/cloud/terraform.ts'
 import { readDeployedShape, type LocalSettings } from '../../scripts/lib/cloud/deployed-shape.ts'
 import { createIam, invokerRefusal } from '../../scripts/lib/cloud/iam.ts'
@@ -23,41 +24,80 @@ const scope: Scope = {
     return { value: vars[s.name]!, used: 1 }
   },
 }
-const ev = (src: string) => evaluate(parseTemplate(src), scope)
+/** one hcl2json string value (a template), parsed by Terraform's parser and evaluated */
+const ev = async (src: string) => evaluate(await parseTemplate(src), scope)
 
 describe('HCL expressions', () => {
-  it('evaluates templates, references, collections, for expressions and functions', () => {
-    expect(ev('plain')).toBe('plain')
-    expect(ev('https://${var.name}-1.${var.region}.run.app')).toBe('https://x-1.europe-west1.run.app')
-    expect(ev('${var.obj}')).toEqual({ k: 'v', n: 2 })
-    expect(ev('${var.obj["k"]}')).toBe('v')
-    expect(ev('${var.obj.n}')).toBe(2)
-    expect(ev('${merge(var.obj, { k = "w", extra = var.name })}')).toEqual({ k: 'w', n: 2, extra: 'x' })
-    expect(ev('${toset(var.list)}')).toEqual(['a', 'b'])
-    expect(ev('${{ for n in toset(var.list) : n => "u-${n}" }}')).toEqual({ a: 'u-a', b: 'u-b' })
-    expect(ev('${[for k, v in var.obj : k]}')).toEqual(['k', 'n'])
-    expect(ev('${merge([for n in ["p", "q"] : { (n) = n }]...)}')).toEqual({ p: 'p', q: 'q' })
-    expect(ev('${jsonencode({ b = 1, a = [true, null] })}')).toBe('{"a":[true,null],"b":1}')
-    expect(ev('a $${literal} b')).toBe('a ${literal} b')
-    expect(ev('${"quoted \\"${var.name}\\""}')).toBe('quoted "x"')
-    expect(ev('${{ a = 1 }["a"]}')).toBe(1)
+  it('evaluates templates, references, collections, for expressions and functions', async () => {
+    expect(await ev('plain')).toBe('plain')
+    expect(await ev('https://${var.name}-1.${var.region}.run.app')).toBe('https://x-1.europe-west1.run.app')
+    expect(await ev('${var.obj}')).toEqual({ k: 'v', n: 2 })
+    expect(await ev('${var.obj["k"]}')).toBe('v')
+    expect(await ev('${var.obj.n}')).toBe(2)
+    expect(await ev('${merge(var.obj, { k = "w", extra = var.name })}')).toEqual({ k: 'w', n: 2, extra: 'x' })
+    expect(await ev('${toset(var.list)}')).toEqual(['a', 'b'])
+    expect(await ev('${{ for n in toset(var.list) : n => "u-${n}" }}')).toEqual({ a: 'u-a', b: 'u-b' })
+    expect(await ev('${[for k, v in var.obj : k]}')).toEqual(['k', 'n'])
+    expect(await ev('${merge([for n in ["p", "q"] : { (n) = n }]...)}')).toEqual({ p: 'p', q: 'q' })
+    expect(await ev('${jsonencode({ b = 1, a = [true, null] })}')).toBe('{"a":[true,null],"b":1}')
+    expect(await ev('a $${literal} b')).toBe('a ${literal} b')
+    expect(await ev('${"quoted \\"${var.name}\\""}')).toBe('quoted "x"')
+    expect(await ev('${{ a = 1 }["a"]}')).toBe(1)
   })
 
-  it('throws, naming the form, on everything outside the subset', () => {
+  it("takes the tree from Terraform's parser: forms a hand-written parser never read evaluate, and its syntax errors are Terraform's", async () => {
+    // a heredoc inside an interpolation: its text has no backslash escapes (mutation: decoding
+    // heredoc literals like quoted ones turns `\n` into a newline and fails the first expectation)
+    expect(await ev('${jsonencode(<<EOT\nsay "hi" \\n\nEOT\n)}')).toBe(JSON.stringify('say "hi" \\n\n'))
+    // a quoted string's escapes decode (mutation: not decoding quoted literals leaves `\u00e9`)
+    expect(await ev('${"caf\\u00e9\\t${var.name}"}')).toBe('caf\u00e9\tx')
+    // comments, newlines and `:` inside an object; a legacy `.0` index; a computed index
+    expect(await ev('${{\n  a = var.list.1 # the second\n  b : var.obj[keys(var.obj)[0]]\n}}')).toEqual({ a: 'a', b: 'v' })
+    // literal text around interpolations, including quotes and newlines hcl2json already decoded
+    expect(await ev('say "${var.name}"\nthen ${var.obj.n}')).toBe('say "x"\nthen 2')
+    // a template that is exactly one interpolation keeps the value's type (mutation: always
+    // joining parts into a string makes this "2")
+    expect(await ev('${var.obj.n}')).toBe(2)
+    // many strings in one call to the parser, each mapped to its own tree or refusal (mutation:
+    // misaligning the batch's children with its inputs swaps these values)
+    const batch = await parseTemplates(['${var.name}', 'lit', '${var.obj.n}', '${var.name', '${var.region}-${var.name}'])
+    const value = (s: string) => {
+      const t = batch.get(s)!
+      if (t instanceof HclError) throw t
+      return evaluate(t, scope)
+    }
+    expect([value('${var.name}'), value('lit'), value('${var.obj.n}'), value('${var.region}-${var.name}')]).toEqual(['x', 'lit', 2, 'europe-west1-x'])
+    expect(() => value('${var.name')).toThrow(/Terraform's parser refuses "\$\{var\.name": .*Extra characters after interpolation expression/)
+    await expect(ev('${[1, 2')).rejects.toThrow(/Terraform's parser refuses/)
+  })
+
+  it('throws, naming the form, on everything outside the subset', async () => {
+    // each of these parses (Terraform's grammar has it); the evaluator refuses it by name
+    // (mutation: evaluating a conditional as its true branch, an operator as its left side, or a
+    // splat as its source makes the matching case resolve instead of reject)
     const cases: Array<[string, RegExp]> = [
-      ['${var.name == "x" ? "a" : "b"}', /operator "==" is not supported/],
+      ['${var.name == "x" ? "a" : "b"}', /unsupported: conditional expressions \(… \? … : …\) in `var\.name == "x" \? "a" : "b"`/],
+      ['${var.name != "x"}', /unsupported: operator "!=" in `var\.name != "x"`/],
+      ['${!true}', /unsupported: operator "!"/],
+      ['${-1}', /unsupported: operator "-"/],
       ['${var.missing}', /var\.missing is not declared/],
       ['${var.obj["nope"]}', /no such key/],
       ['${var.list[7]}', /no such element/],
       ['${upper(var.name)}', /function upper\(\) is not supported/],
-      ['${var.list[*]}', /splat/],
-      ['%{ if true }x%{ endif }', /template directives/],
+      ['${provider::google::region_from_id("x")}', /function provider::google::region_from_id\(\) is not supported/],
+      ['${toString(var.name)}', /function toString\(\) is not supported/],
+      ['${var.list[*]}', /unsupported: splat/],
+      ['${var.list.*.x}', /unsupported: splat/],
+      ['%{ if true }x%{ endif }', /unsupported: template directives \(%\{ if \}\)/],
+      ['%{ for x in var.list }${x}%{ endfor }', /unsupported: template directives \(%\{ for \}\)/],
+      ['${"a ${~var.name} b"}', /unsupported: strip markers/],
+      ['${<<-EOT\n  indented\n  EOT\n}', /unsupported: indented heredocs/],
       ['${var.name}${var.obj}', /cannot interpolate an object/],
       ['${local.x}', /unknown reference local/],
-      ['${[for n in var.list : n if n == "a"]}', /operator "==" is not supported/],
+      ['${[for n in var.list : n if n == "a"]}', /unsupported: operator "==" in `n == "a"`/],
       ['${{ for k, v in var.obj : v => k... }}', /grouping/],
     ]
-    for (const [src, message] of cases) expect(() => ev(src), src).toThrow(message)
+    for (const [src, message] of cases) await expect(ev(src), src).rejects.toThrow(message)
   })
 })
 
@@ -84,6 +124,7 @@ describe('infra/ read by code', () => {
           email = google_service_account.push.email
           ids   = { for k, t in google_pubsub_topic.main : k => t.id }
           bad   = google_pubsub_topic.main["a-topic"].message_retention_duration
+          cond  = var.region == "europe-west1" ? "a" : "b"
         }`,
     })
     try {
@@ -92,6 +133,9 @@ describe('infra/ read by code', () => {
       expect(tf.local('email')).toBe('pubsub-push@demo-p.iam.gserviceaccount.com')
       expect(tf.local('ids')).toEqual({ 'a-topic': 'projects/demo-p/topics/a-topic', 'b-topic': 'projects/demo-p/topics/b-topic' })
       expect(() => tf.local('bad')).toThrow(/message_retention_duration is neither set in infra\/ nor an attribute start:cloud knows/)
+      // parsed on loading, refused only when read (mutation: refusing unsupported forms while
+      // parsing would make loadTerraform, and every local above, fail)
+      expect(() => tf.local('cond')).toThrow(/^local\.cond: unsupported: conditional expressions/)
       const unset = await loadTerraform(dir, { variables: {}, projectNumber: '42' })
       expect(() => unset.local('email')).toThrow(/var\.project_id has no default and no local value/)
     } finally {
@@ -192,7 +236,9 @@ describe('infra/ read by code', () => {
       const edited = text.replace(/LOG_LEVEL\s*=\s*"info"/, 'LOG_LEVEL = var.max_instances > 1 ? "info" : "debug"')
       expect(edited).not.toBe(text)
       writeFileSync(file, edited)
-      await expect(readDeployedShape({ ...local, infraDir: dir })).rejects.toThrow(/LOG_LEVEL.*operator ">" is not supported/s)
+      await expect(readDeployedShape({ ...local, infraDir: dir })).rejects.toThrow(
+        /LOG_LEVEL.*unsupported: conditional expressions \(… \? … : …\) in `var\.max_instances > 1/s,
+      )
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -4,7 +4,8 @@
  * behind the platform's own adapters. A task is delivered at its time with an ID token the
  * services' verifier accepts, a failure is retried, names de-duplicate; a call the IAM grants do
  * not allow fails with PERMISSION_DENIED as in Google Cloud, and a task to a Cloud Run service
- * whose identity may not invoke it gets Cloud Run's 403 without reaching the service.
+ * whose identity may not invoke it gets Cloud Run's 403 without reaching the service. A task that
+ * passes reaches the service as behind Cloud Run's front end, its token's signature stripped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
@@ -16,7 +17,11 @@ import { SecretManagerServiceClient } from '@google-cloud/secret-manager'
 import { standInClientOptions } from '@lsv/shared/adapters/google/stand-in-client.ts'
 import { cloudTasksQueueId, cloudTasksTaskId, createCloudTasksScheduler } from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
 import { createSecretManagerSecrets } from '@lsv/shared/adapters/google/secret-manager-secrets.ts'
+import { randomUUID } from 'node:crypto'
 import { createOidcVerifier } from '@lsv/shared/http/oidc.ts'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/src/app.ts'
+import { createTestDeps } from '../helpers/deps.ts'
 import { createCloudTasksStandIn, type CloudTasksStandIn } from '../../scripts/lib/cloud/cloud-tasks-stand-in.ts'
 import { createSecretManagerStandIn } from '../../scripts/lib/cloud/secret-manager-stand-in.ts'
 import { openSecretStore } from '../../scripts/lib/cloud/secret-store.ts'
@@ -129,10 +134,16 @@ describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's a
       'x-cloudtasks-taskretrycount': '0',
     })
     expect(retried!.headers['x-cloudtasks-taskretrycount']).toBe('1')
+    // the receiver plays an authenticated Cloud Run service: the token arrives as Cloud Run's front
+    // end forwards it, signature stripped (mutation: forward the minted token as is → fails here)
     const token = /^Bearer (.+)$/.exec(String(first!.headers.authorization))![1]!
-    const verify = createOidcVerifier({ issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl })
-    await expect(verify(token, { audience: target, email: INVOKER })).resolves.toBeUndefined()
-    await expect(verify(token, { audience: target, email: sa('pubsub-push') })).rejects.toThrow(/another identity/)
+    expect(token.split('.')[2]).toBe('SIGNATURE_REMOVED_BY_GOOGLE')
+    const behindFrontEnd = createOidcVerifier({ issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl, frontEnd: true })
+    await expect(behindFrontEnd(token, { audience: target, email: INVOKER })).resolves.toBeUndefined()
+    await expect(behindFrontEnd(token, { audience: target, email: sa('pubsub-push') })).rejects.toThrow(/another identity/)
+    // a verifier that insists on the signature refuses what Cloud Run really hands the container
+    const insisting = createOidcVerifier({ issuers: [issuer.issuer], jwksUrl: issuer.jwksUrl })
+    await expect(insisting(token, { audience: target, email: INVOKER })).rejects.toThrow(/signature removed/)
 
     // the same name again: ignored by the adapter (ALREADY_EXISTS), refused by the API
     await scheduler.enqueue({ queue: 'int_1', name: 'delivery-1', payload: Buffer.from('{"job":1}') })
@@ -218,6 +229,86 @@ describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's a
     })
     await offMachine.ensureQueue('int_4', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })
     await expect(offMachine.enqueue({ queue: 'int_4', name: 'x', payload: Buffer.from('{}') })).rejects.toMatchObject({ code: 3 })
+  })
+})
+
+describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's signature stripping", () => {
+  // the dispatcher's DISPATCHER_URL as Terraform gives it; the stand-in maps the loopback origins to its service
+  const AUDIENCE = `https://webhook-dispatcher-${randomUUID().slice(0, 8)}.europe-west1.run.app`
+  let issuer: OidcIssuer
+  let standIn: CloudTasksStandIn
+  const logs: Array<{ task?: string; status?: number }> = []
+  const apps: App[] = []
+  const deps: Array<{ cleanup(): Promise<void> }> = []
+  const origins = new Set<string>()
+  let client: CloudTasksClient
+
+  beforeAll(async () => {
+    issuer = await startOidcIssuer()
+    const iam = createIam(
+      [
+        { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
+        { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
+        { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
+      ],
+      { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] },
+    )
+    standIn = createCloudTasksStandIn({
+      project: PROJECT,
+      issuer,
+      iam,
+      log: (l) => logs.push(l as { task?: string; status?: number }),
+      cloudRunServiceAt: (url) => (origins.has(new URL(url).origin) ? 'webhook-dispatcher' : null),
+    })
+    const listener = await standIn.listenFor(DISPATCHER)
+    client = new CloudTasksClient(await standInClientOptions(`127.0.0.1:${listener.port}`))
+  })
+  afterAll(async () => {
+    await client?.close()
+    await standIn?.close()
+    for (const app of apps) await app.close()
+    for (const d of deps) await d.cleanup()
+    await issuer?.close()
+  })
+
+  /** a webhook-dispatcher app on loopback, verifying its tokens against the stand-in's issuer */
+  async function dispatcherWith(env: Record<string, string>): Promise<string> {
+    const d = await createTestDeps({
+      env: { OIDC_ISSUER: issuer.issuer, OIDC_JWKS_URL: issuer.jwksUrl, DISPATCHER_URL: AUDIENCE, TASKS_SERVICE_ACCOUNT: INVOKER, ...env },
+    })
+    deps.push(d)
+    const app = await buildDispatcher(d)
+    apps.push(app)
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const origin = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+    origins.add(origin)
+    return origin
+  }
+
+  /** enqueues one delivery job for the dispatcher at `origin` and returns the status of its first attempt */
+  async function firstAttempt(origin: string): Promise<number | undefined> {
+    const queue = `int_${randomUUID().slice(0, 8)}`
+    const scheduler = createCloudTasksScheduler(client, {
+      project: PROJECT,
+      location: 'europe-west1',
+      targetUrl: `${origin}/tasks/deliver`,
+      serviceAccountEmail: INVOKER,
+      audience: AUDIENCE,
+    })
+    await scheduler.ensureQueue(queue, { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 1 })
+    const name = `delivery-${randomUUID().slice(0, 8)}`
+    await scheduler.enqueue({ queue, name, payload: Buffer.from(JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })) })
+    const id = cloudTasksTaskId(name)
+    const attempt = () => logs.find((l) => l.task?.endsWith(`/tasks/${id}`) && l.status !== undefined)
+    for (let i = 0; i < 100 && !attempt(); i++) await sleep(100)
+    return attempt()?.status
+  }
+
+  it('a dispatcher that insists on the signature (INTERNAL_AUTH=verify) answers 401 to every task; with front-end, 200', async () => {
+    // the deployed shape without this change: every /tasks/deliver would be refused on Cloud Run
+    expect(await firstAttempt(await dispatcherWith({}))).toBe(401)
+    // mutation: INTERNAL_AUTH ignored by the dispatcher's task route → 401 here too
+    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' }))).toBe(200)
   })
 })
 

@@ -1,12 +1,14 @@
 /**
  * Driving `npm run start:cloud` from a test: a real `node scripts/start-cloud.ts` process on free
  * ports, against the emulators the test command started, with its own project id and data
- * folder; a temp copy of infra/ to break on purpose; the relay's log; stopping by pid.
+ * folder; a temp copy of infra/ to break on purpose; the relay's log; a service's pid (to kill
+ * it as a crash would); pushing contacts on the demo tenant's edge host; stopping by pid.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { request } from 'node:http'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { descendantsOf, killTree } from '../../scripts/lib/process-tree.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
@@ -185,4 +187,44 @@ export function curlCommands(banner: string): string[] {
     }
   }
   return commands
+}
+
+/** Pids of the running instance(s) of `service`: processes of the run whose command is its server.ts. */
+export function servicePids(run: CloudRun, service: string): number[] {
+  const pids: number[] = []
+  for (const pid of run.tree()) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(`services/${service}/src/server.ts`)) pids.push(pid)
+    } catch {
+      // gone
+    }
+  }
+  return pids
+}
+
+/** POST /v1/contacts on the demo tenant's edge host (fetch cannot set Host; node:http can, as any client may). */
+export function pushContacts(run: CloudRun, c: DemoCredentials, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: run.ports.edge,
+        path: '/v1/contacts',
+        method: 'POST',
+        headers: {
+          host: `${c.public_id}.edge.localhost:${run.ports.edge}`,
+          authorization: `Bearer ${c.api_key}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
+      (r) => {
+        let text = ''
+        r.on('data', (d: Buffer) => (text += d.toString('utf8')))
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: text }))
+      },
+    )
+    req.on('error', reject)
+    req.end(body)
+  })
 }

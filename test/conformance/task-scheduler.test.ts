@@ -11,6 +11,7 @@ import {
   type CreateQueueRequest,
   type CreateTaskRequest,
   type UpdateQueueRequest,
+  QUEUE_RETRY_CONFIG,
 } from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { taskSchedulerConformance } from './suites/task-scheduler.ts'
@@ -144,7 +145,7 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
     expect(cloudTasksQueueId('___')).toMatch(/^[A-Za-z0-9-]{1,100}$/)
   })
 
-  it('ensureQueue creates the queue with its rate and a short retry config', async () => {
+  it('ensureQueue creates the queue with its rate and a retry config that outlasts a dispatcher outage', async () => {
     const fake = fakeCloudTasks()
     await createCloudTasksScheduler(fake.client, options).ensureQueue('int-abc', { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 3 })
     expect(fake.calls).toEqual([
@@ -155,7 +156,8 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
           queue: {
             name: parent,
             rateLimits: { maxDispatchesPerSecond: 5, maxConcurrentDispatches: 3 },
-            retryConfig: { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } },
+            // the dispatcher-outage plan (cloud-tasks-scheduler.ts): 1 s doubling 8 times to 5 min, dropped after 24 h and 100 attempts
+            retryConfig: { maxAttempts: 100, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 300 }, maxDoublings: 8, maxRetryDuration: { seconds: 86400 } },
           },
         },
       },
@@ -170,8 +172,19 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
     expect(fake.calls[1]).toEqual({
       method: 'updateQueue',
       request: {
-        queue: { name: parent, rateLimits: { maxDispatchesPerSecond: 2, maxConcurrentDispatches: 1 } },
-        updateMask: { paths: ['rate_limits.max_dispatches_per_second', 'rate_limits.max_concurrent_dispatches'] },
+        // the retry config too: a queue an older version created had 3 attempts in ~3 s
+        queue: { name: parent, rateLimits: { maxDispatchesPerSecond: 2, maxConcurrentDispatches: 1 }, retryConfig: QUEUE_RETRY_CONFIG },
+        updateMask: {
+          paths: [
+            'rate_limits.max_dispatches_per_second',
+            'rate_limits.max_concurrent_dispatches',
+            'retry_config.max_attempts',
+            'retry_config.min_backoff',
+            'retry_config.max_backoff',
+            'retry_config.max_doublings',
+            'retry_config.max_retry_duration',
+          ],
+        },
       },
     })
     await scheduler.ensureQueue('int-abc', { maxDispatchesPerSecond: 2, maxConcurrentDispatches: 1 })

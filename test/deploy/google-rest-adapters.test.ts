@@ -91,12 +91,19 @@ describe('Cloud Tasks adapter → Cloud Tasks REST v2 (real client, loopback sta
     expect(create.json).toEqual({
       name: queuePath,
       rateLimits: { maxDispatchesPerSecond: 7, maxConcurrentDispatches: 5 },
-      retryConfig: { maxAttempts: 3, minBackoff: '1s', maxBackoff: '10s' },
+      retryConfig: { maxAttempts: 100, minBackoff: '1s', maxBackoff: '300s', maxDoublings: 8, maxRetryDuration: '86400s' },
     })
     expectRestHeaders(patch, `queue.name=${encodeURIComponent(queuePath)}`)
     // queue.name is bound to the path by the HTTP rule, so the body holds only the changed fields
-    expect(patch.json).toEqual({ rateLimits: { maxDispatchesPerSecond: 9, maxConcurrentDispatches: 5 } })
-    expect(patch.query).toEqual({ $alt: 'json;enum-encoding=int', updateMask: 'rate_limits.max_dispatches_per_second,rate_limits.max_concurrent_dispatches' })
+    expect(patch.json).toEqual({
+      rateLimits: { maxDispatchesPerSecond: 9, maxConcurrentDispatches: 5 },
+      retryConfig: { maxAttempts: 100, minBackoff: '1s', maxBackoff: '300s', maxDoublings: 8, maxRetryDuration: '86400s' },
+    })
+    expect(patch.query).toEqual({
+      $alt: 'json;enum-encoding=int',
+      updateMask:
+        'rate_limits.max_dispatches_per_second,rate_limits.max_concurrent_dispatches,retry_config.max_attempts,retry_config.min_backoff,retry_config.max_backoff,retry_config.max_doublings,retry_config.max_retry_duration',
+    })
     expect(Object.keys(create.query)).toEqual(['$alt'])
     expect(Object.keys(task.query)).toEqual(['$alt'])
     expectRestHeaders(task, `parent=${encodeURIComponent(queuePath)}`)

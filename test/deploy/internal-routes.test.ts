@@ -2,7 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp as buildWorker } from '../../services/upsert-worker/src/app.ts'
 import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/src/app.ts'
+import { SERVICE_NAMES, SERVICE_NEEDS } from '@lsv/shared/config/services.ts'
+import { stripSignature } from '../../scripts/lib/cloud/front-end.ts'
 import { createTestDeps } from '../helpers/deps.ts'
+import { loadTerraform } from '../infra/hcl.ts'
 import { startLocalIssuer, type LocalIssuer } from './support/issuer.ts'
 
 /**
@@ -126,8 +129,106 @@ describe('internal routes with identities configured (as deployed)', () => {
     expect((await post(url, null, job)).status).toBe(401)
   })
 
+  it('refuses a token whose signature was stripped, however good its claims: INTERNAL_AUTH=verify has no front end to trust', async () => {
+    // what Cloud Run's front end would forward: a verifier that insists on the signature answers
+    // 401 to every push and task behind it (mutation: accept stripped tokens in verify mode → 204/200)
+    const job = JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })
+    expect((await post(`${workerUrl}/pubsub/contact-batches`, stripSignature(await issuer.token(PUSH_SA, WORKER_URL)))).status).toBe(401)
+    expect((await post(`${dispatcherUrl}/pubsub/visit-events`, stripSignature(await issuer.token(PUSH_SA, DISPATCHER_URL)))).status).toBe(401)
+    expect((await post(`${dispatcherUrl}/tasks/deliver`, stripSignature(await issuer.token(TASKS_SA, DISPATCHER_URL)), job)).status).toBe(401)
+  })
+
   it('fetches the key set once, not per request', () => {
     expect(issuer.fetches()).toBe(1)
+  })
+})
+
+describe("internal routes behind Cloud Run's front end (INTERNAL_AUTH=front-end, as infra/service-env.tf sets it)", () => {
+  let issuer: LocalIssuer
+  let deps: { worker: Deps; dispatcher: Deps }
+  let worker: App
+  let dispatcher: App
+  let workerUrl: string
+  let dispatcherUrl: string
+  const job = JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })
+
+  beforeAll(async () => {
+    issuer = await startLocalIssuer()
+    // LOCAL_WIRING stands in for K_SERVICE: front-end is refused where no front end can be
+    const common = {
+      OIDC_ISSUER: issuer.issuer,
+      OIDC_JWKS_URL: issuer.jwksUrl,
+      TASKS_SERVICE_ACCOUNT: TASKS_SA,
+      DISPATCHER_URL,
+      PUSH_SERVICE_ACCOUNT: PUSH_SA,
+      INTERNAL_AUTH: 'front-end',
+      LOCAL_WIRING: 'true',
+    }
+    deps = {
+      worker: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: WORKER_URL } }),
+      dispatcher: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: DISPATCHER_URL } }),
+    }
+    worker = await buildWorker(deps.worker)
+    dispatcher = await buildDispatcher(deps.dispatcher)
+    workerUrl = await listen(worker)
+    dispatcherUrl = await listen(dispatcher)
+  })
+  afterAll(async () => {
+    await worker?.close()
+    await dispatcher?.close()
+    await deps?.worker.cleanup()
+    await deps?.dispatcher.cleanup()
+    await issuer?.close()
+  })
+
+  const post = (url: string, headers: Record<string, string>, body = envelope()) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+  const hourAgo = () => Math.floor(Date.now() / 1000) - 3600
+  const bearer = async (email: string, audience: string, claims = {}) => `Bearer ${stripSignature(await issuer.token(email, audience, claims))}`
+
+  it('accepts the stripped token of the right identity on each route, and only that', async () => {
+    // mutation: INTERNAL_AUTH not passed to the verifier (pushCallers/taskCallers) → 401 here
+    expect((await post(`${workerUrl}/pubsub/contact-batches`, { authorization: await bearer(PUSH_SA, WORKER_URL) })).status).toBe(204)
+    expect((await post(`${dispatcherUrl}/pubsub/visit-events`, { authorization: await bearer(PUSH_SA, DISPATCHER_URL) })).status).toBe(204)
+    expect((await post(`${dispatcherUrl}/tasks/deliver`, { authorization: await bearer(TASKS_SA, DISPATCHER_URL) }, job)).status).toBe(200)
+    const refused = {
+      'push identity on /tasks/deliver': [`${dispatcherUrl}/tasks/deliver`, await bearer(PUSH_SA, DISPATCHER_URL), job],
+      'tasks identity on /pubsub/visit-events': [`${dispatcherUrl}/pubsub/visit-events`, await bearer(TASKS_SA, DISPATCHER_URL), envelope()],
+      "the worker's audience at the dispatcher": [`${dispatcherUrl}/pubsub/visit-events`, await bearer(PUSH_SA, WORKER_URL), envelope()],
+      expired: [`${workerUrl}/pubsub/contact-batches`, await bearer(PUSH_SA, WORKER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }), envelope()],
+      'email not verified': [`${workerUrl}/pubsub/contact-batches`, await bearer(PUSH_SA, WORKER_URL, { email_verified: false }), envelope()],
+      // a signed token is still verified: one signed by a key the issuer never published is refused
+      forged: [`${workerUrl}/pubsub/contact-batches`, `Bearer ${await issuer.forge(PUSH_SA, WORKER_URL)}`, envelope()],
+    } as const
+    for (const [label, [url, authorization, body]] of Object.entries(refused)) {
+      const res = await post(url, { authorization }, body)
+      expect({ label, status: res.status, body: await res.json() }).toEqual({ label, status: 401, body: { ok: false, error: 'unauthorized' } })
+    }
+    // an intact signed token (Cloud Run never forwards one, but it proves itself) still passes
+    expect((await post(`${workerUrl}/pubsub/contact-batches`, { authorization: `Bearer ${await issuer.token(PUSH_SA, WORKER_URL)}` })).status).toBe(204)
+  })
+
+  it('reads X-Serverless-Authorization first: the header Cloud Run checked, not an Authorization it passed through', async () => {
+    const url = `${dispatcherUrl}/tasks/deliver`
+    // a caller holding the push identity's (checked) token puts a made-up stripped tasks token in
+    // Authorization: refused (mutation: read Authorization first → 200)
+    const madeUp = await bearer(TASKS_SA, DISPATCHER_URL)
+    const res = await post(url, { 'x-serverless-authorization': await bearer(PUSH_SA, DISPATCHER_URL), authorization: madeUp }, job)
+    expect(res.status).toBe(401)
+    // the tasks identity's token in X-Serverless-Authorization passes, whatever Authorization holds
+    expect((await post(url, { 'x-serverless-authorization': madeUp, authorization: 'Basic eDp5' }, job)).status).toBe(200)
+    // a malformed X-Serverless-Authorization is refused, never a fall-back to Authorization
+    expect((await post(url, { 'x-serverless-authorization': 'garbage', authorization: madeUp }, job)).status).toBe(401)
+  })
+
+  it('infra/service-env.tf sets INTERNAL_AUTH=front-end exactly where a service has internal routes', async () => {
+    // mutation: drop INTERNAL_AUTH from service-env.tf → on Cloud Run every push and task is 401
+    const tf = await loadTerraform()
+    const env = (Object.assign({}, ...tf.locals) as { service_env: Record<string, string> }).service_env
+    for (const service of SERVICE_NAMES) {
+      const internal = SERVICE_NEEDS[service].pushRoutes || SERVICE_NEEDS[service].taskRoute
+      expect({ service, frontEnd: /\bINTERNAL_AUTH\s*=\s*"front-end"/.test(String(env[service])) }).toEqual({ service, frontEnd: internal })
+    }
   })
 })
 

@@ -141,6 +141,8 @@ describe('infra/service-env.tf against shared/src/config/services.ts', () => {
       // and the service starts on it in production (values sampled for the references)
       const values = Object.fromEntries(Object.entries(env).map(([k, e]) => [k, sample(k, e)]))
       for (const name of needs.envSecrets) values[name] = 'from-secret-manager'
+      // Cloud Run sets K_SERVICE on every instance (INTERNAL_AUTH=front-end is refused without it)
+      values.K_SERVICE = service
       expect(() => loadConfig(values, service)).not.toThrow()
     })
   }

@@ -129,7 +129,7 @@ describe('cloudbuild.yaml', () => {
     const chromium = parts.indexOf('bash .ci/install-chromium')
     expect(chromium, 'the test step runs .ci/install-chromium').toBeGreaterThanOrEqual(0)
     expect(chromium, 'Chromium is installed before the suite starts').toBeLessThan(suite)
-    // an image with apt-get: the -emulators tags are Debian-based (528.0.0: Debian 12), run as root
+    // an image with apt-get: the -emulators tags are Debian-based (Debian 13 since 2026), run as root
     expect(test.name).toMatch(/-emulators$/)
     // .ci/run, the other CI entry point, uses the same script
     expect(read('.ci/run')).toMatch(/^\.ci\/install-chromium$/m)
@@ -168,6 +168,81 @@ describe('cloudbuild.yaml', () => {
     expect(present.status, present.stderr).toBe(0)
     expect(present.apt).toEqual([])
     const broken = installChromium({ present: false, aptInstalls: false })
+    expect(broken.status).not.toBe(0)
+    expect(broken.stderr).toContain('still missing')
+  })
+
+  /**
+   * Google deletes google-cloud-cli image versions older than a year (cloud-sdk-docker README,
+   * "Package retention policy"): a build pinned to such a version cannot start. The release date
+   * of the pinned version is written next to it; this fails a month before the image goes.
+   */
+  it('pins every google-cloud-cli image to one version released less than 11 months ago (by the real clock)', () => {
+    const text = read('cloudbuild.yaml')
+    const recorded = text.match(/^# google-cloud-cli (\d+\.\d+\.\d+): released (\d{4}-\d{2}-\d{2}) /m)
+    expect(recorded, 'cloudbuild.yaml records "# google-cloud-cli <version>: released <YYYY-MM-DD> "').toBeTruthy()
+    const [, version, date] = recorded!
+    const images = cb.steps.map((s) => s.name).filter((n) => n.includes('/cloudsdktool/google-cloud-cli:'))
+    expect(images.length).toBeGreaterThanOrEqual(5)
+    for (const image of images) expect(image.split(':')[1]!.split('-')[0], image).toBe(version)
+    const released = new Date(`${date}T00:00:00Z`)
+    expect(Number.isNaN(released.getTime())).toBe(false)
+    const expires = new Date(released)
+    expires.setUTCMonth(expires.getUTCMonth() + 11)
+    // mutation: record 528.0.0 with its date, 2025-06-24 (today is past 2026-05-24)
+    expect(Date.now(), `google-cloud-cli ${version} (released ${date}) is 11 months old: pin a current release`).toBeLessThan(expires.getTime())
+    // and not a date in the future (a typo would keep this test quiet for years)
+    expect(released.getTime()).toBeLessThanOrEqual(Date.now())
+  })
+
+  // mutation: drop `bash .ci/install-git &&` from the test step (the -emulators image has no git)
+  it('has git in the step that runs the suite (test/infra/state.test.ts runs git init)', () => {
+    expect(readFileSync(join(ROOT, 'test', 'infra', 'state.test.ts'), 'utf8')).toMatch(/spawnSync\('git', \['init'/)
+    const test = byId.get('test')!
+    const parts = test
+      .args!.at(-1)!
+      .split('&&')
+      .map((p) => p.trim())
+    const suite = parts.findIndex((p) => p.includes('scripts/run-tests.ts'))
+    // only the -slim images ship git (cloud-sdk-docker debian_slim/Dockerfile); others install it first
+    if (!test.name.endsWith('-slim')) {
+      const git = parts.indexOf('bash .ci/install-git')
+      expect(git, 'the test step runs .ci/install-git').toBeGreaterThanOrEqual(0)
+      expect(git, 'git is installed before the suite starts').toBeLessThan(suite)
+    }
+  })
+
+  it('.ci/install-git apt-installs git only when it is missing, and fails when it is still missing', () => {
+    const run = (opts: { present: boolean; aptInstalls: boolean }) => {
+      const dir = mkdtempSync(join(tmpdir(), 'lsv-git-'))
+      try {
+        const git = join(dir, 'git')
+        if (opts.present) {
+          writeFileSync(git, '#!/bin/sh\n')
+          chmodSync(git, 0o755)
+        }
+        const install = opts.aptInstalls ? `if [ "$1" = install ]; then printf '#!/bin/sh\\n' > '${git}'; chmod +x '${git}'; fi` : ''
+        writeFileSync(join(dir, 'apt-get'), `#!/usr/bin/env bash\necho "$*" >> '${dir}/apt.calls'\n${install}\n`)
+        chmodSync(join(dir, 'apt-get'), 0o755)
+        const res = spawnSync('bash', [join(CHECK_ROOT, '.ci', 'install-git')], {
+          encoding: 'utf8',
+          env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, GIT_PATH: git },
+        })
+        const apt = existsSync(join(dir, 'apt.calls')) ? readFileSync(join(dir, 'apt.calls'), 'utf8').trim().split('\n') : []
+        return { status: res.status, stderr: res.stderr, apt }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    }
+    const missing = run({ present: false, aptInstalls: true })
+    expect(missing.status, missing.stderr).toBe(0)
+    expect(missing.apt).toHaveLength(2)
+    expect(missing.apt[0]).toMatch(/^update\b/)
+    expect(missing.apt[1]!.split(' ')).toEqual(expect.arrayContaining(['install', '-y', 'git']))
+    const present = run({ present: true, aptInstalls: true })
+    expect(present.status, present.stderr).toBe(0)
+    expect(present.apt).toEqual([])
+    const broken = run({ present: false, aptInstalls: false })
     expect(broken.status).not.toBe(0)
     expect(broken.stderr).toContain('still missing')
   })

@@ -3,10 +3,17 @@
  * sends): create, get, update and delete queues; create, get and delete tasks. Each task's
  * httpRequest is sent at its scheduleTime with an OIDC ID token for its oidcToken
  * (serviceAccountEmail, audience, or the URL when no audience is set) and the X-CloudTasks-*
- * headers; a non-2xx answer is retried with the queue's backoff (minBackoff doubling up to
- * maxBackoff, maxDoublings) until maxAttempts; dispatches per second and concurrent dispatches
- * follow the queue's rate limits. Task names stay taken after the task ran or was deleted, as in
- * Cloud Tasks (about an hour there; the whole run here).
+ * headers; a non-2xx answer, no answer, or none within the task's dispatchDeadline (default
+ * 10 min, 15 s to 30 min) is retried with the queue's backoff (minBackoff doubling maxDoublings
+ * times, then growing linearly, capped at maxBackoff); a 429 or 503 with Retry-After is not
+ * retried before it. A task is deleted once it was attempted maxAttempts times (-1: unlimited)
+ * *and* maxRetryDuration passed since its first attempt (0: unlimited), as RetryConfig documents
+ * ("stops retrying only when max_attempts and max_retry_duration are both satisfied"), and in
+ * any case 31 days after it was created (the task retention limit). Dispatches per second and
+ * concurrent dispatches follow the queue's rate limits. Task names stay taken for an hour after
+ * the task ran or was deleted, as in Cloud Tasks ("~1 hour" for queues created through the API).
+ * Cloud Tasks' own system throttling (a higher backoff after 429/503 or many errors, the ramp-up
+ * of a new or idle queue) is not played: its rates are not documented.
  *
  * Each service calls on its own port, so calls are checked against the IAM grants infra/ declares
  * for its account (cloudtasks.queues.* / cloudtasks.tasks.create, and iam.serviceAccounts.actAs
@@ -17,10 +24,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { listen, readJson, sendGoogleError, sendJson, type Listener } from './http.ts'
+import { forwardedAuthorization } from './front-end.ts'
 import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 
-interface RetryConfig {
+export interface RetryConfig {
   maxAttempts: number
   minBackoffMs: number
   maxBackoffMs: number
@@ -43,6 +51,7 @@ interface Task {
   headers: Record<string, string>
   body: Buffer
   oidc: { serviceAccountEmail: string; audience: string } | null
+  dispatchDeadlineMs: number
   scheduleMs: number
   createMs: number
   firstAttemptMs: number | null
@@ -68,6 +77,13 @@ export interface CloudTasksStandIn {
   close(): Promise<void>
 }
 
+/** HttpRequest tasks: dispatch deadline default 10 min, allowed 15 s to 30 min (Task.dispatch_deadline) */
+const DEFAULT_DISPATCH_DEADLINE_MS = 600_000
+const DISPATCH_DEADLINE_RANGE_MS = [15_000, 1_800_000] as const
+/** the maximum task retention (Cloud Tasks quotas): a task is deleted this long after its creation */
+const TASK_RETENTION_MS = 31 * 24 * 3_600_000
+/** how long a name stays taken after its task ran or was deleted (CreateTask: "~1 hour") */
+const NAME_REUSE_AFTER_MS = 3_600_000
 const DEFAULT_RETRY: RetryConfig = { maxAttempts: 100, minBackoffMs: 100, maxBackoffMs: 3_600_000, maxDoublings: 16, maxRetryDurationMs: 0 }
 const DEFAULT_RATE = { maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000 }
 const HTTP_METHODS = ['HTTP_METHOD_UNSPECIFIED', 'POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']
@@ -98,6 +114,32 @@ function timestampMs(v: unknown): number | null {
   return durationMs(v)
 }
 
+/**
+ * Retry-After of a 429/503 (delta-seconds or an HTTP date) in ms, null when absent or unreadable.
+ * HttpRequest: on 429 or 503 "the retry specified in the Retry-After HTTP response header is
+ * considered"; played as: the next attempt comes no sooner than it says.
+ */
+export function retryAfterOf(value: string | null, nowMs = Date.now()): number | null {
+  if (!value) return null
+  const v = value.trim()
+  if (/^\d+$/.test(v)) return Number(v) * 1000
+  const at = Date.parse(v)
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs)
+}
+
+/**
+ * Why a task that just failed attempt `attempt` is deleted, or null while it is retried: both
+ * retry limits reached (-1 attempts and 0 duration are unlimited), or the retention limit.
+ */
+export function exhaustion(retry: RetryConfig, t: { createMs: number; firstAttemptMs: number | null }, attempt: number, nowMs: number): string | null {
+  if (nowMs - t.createMs >= TASK_RETENTION_MS) return 'task retention (31 days) reached'
+  const attemptsDone = retry.maxAttempts !== -1 && attempt >= retry.maxAttempts
+  const durationDone = retry.maxRetryDurationMs <= 0 || nowMs - (t.firstAttemptMs ?? nowMs) >= retry.maxRetryDurationMs
+  // maxRetryDuration 0 means "task age unlimited": then maxAttempts alone decides
+  if (retry.maxRetryDurationMs <= 0) return attemptsDone ? 'retries exhausted (maxAttempts)' : null
+  return attemptsDone && durationDone ? 'retries exhausted (maxAttempts and maxRetryDuration)' : null
+}
+
 function isLoopbackUrl(url: string): boolean {
   try {
     const host = new URL(url).hostname
@@ -120,8 +162,14 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
   const { project, issuer, iam, log, cloudRunServiceAt } = options
   const queues = new Map<string, Queue>()
   const tasks = new Map<string, Task>()
-  /** names of tasks that ran or were deleted: not reusable (Cloud Tasks' de-duplication window) */
-  const spent = new Set<string>()
+  /** names of tasks that ran or were deleted, with when: not reusable for an hour (de-duplication window) */
+  const spent = new Map<string, number>()
+  const spend = (name: string) => spent.set(name, Date.now())
+  const taken = (name: string) => {
+    const at = spent.get(name)
+    if (at !== undefined && Date.now() - at >= NAME_REUSE_AFTER_MS) spent.delete(name)
+    return tasks.has(name) || spent.has(name)
+  }
   const listeners: Listener[] = []
   let timer: NodeJS.Timeout | null = null
   let closed = false
@@ -129,8 +177,10 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
   function retryOf(body: Record<string, unknown> | undefined, base: RetryConfig): RetryConfig {
     if (!body) return base
     const num = (v: unknown, fallback: number) => (v === undefined || v === null ? fallback : Number(v))
+    const maxAttempts = num(body.maxAttempts, base.maxAttempts)
+    if (!Number.isInteger(maxAttempts) || maxAttempts < -1) throw new Error(`retryConfig.maxAttempts must be an integer >= -1, not ${String(body.maxAttempts)}`)
     return {
-      maxAttempts: num(body.maxAttempts, base.maxAttempts),
+      maxAttempts,
       minBackoffMs: durationMs(body.minBackoff) ?? base.minBackoffMs,
       maxBackoffMs: durationMs(body.maxBackoff) ?? base.maxBackoffMs,
       maxDoublings: num(body.maxDoublings, base.maxDoublings),
@@ -165,6 +215,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
     return {
       name: t.name,
       httpRequest: { url: t.url, httpMethod: t.method, headers: t.headers, ...(t.oidc ? { oidcToken: t.oidc } : {}) },
+      dispatchDeadline: `${t.dispatchDeadlineMs / 1000}s`,
       scheduleTime: new Date(t.scheduleMs).toISOString(),
       createTime: new Date(t.createMs).toISOString(),
       dispatchCount: t.dispatchCount,
@@ -197,10 +248,12 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       'x-cloudtasks-taskexecutioncount': String(t.responseCount),
       'x-cloudtasks-tasketa': (t.scheduleMs / 1000).toFixed(6),
     }
-    if (t.oidc) headers.authorization = `Bearer ${await issuer.mint(t.oidc.serviceAccountEmail, t.oidc.audience)}`
     let status = 0
     let error: string | undefined
+    let retryAfterMs: number | null = null
     const service = cloudRunServiceAt(t.url)
+    // as the container behind Cloud Run's front end receives it: signature stripped (front-end.ts)
+    if (t.oidc) headers.authorization = forwardedAuthorization(iam, service, await issuer.mint(t.oidc.serviceAccountEmail, t.oidc.audience))
     const refused = service === null ? null : invokerRefusal(iam, t.oidc?.serviceAccountEmail ?? null, service)
     if (refused) {
       // Cloud Run answers before the container: a response all the same (counted as one)
@@ -213,13 +266,15 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
           method: t.method,
           headers,
           ...(t.method === 'GET' || t.method === 'HEAD' ? {} : { body: new Uint8Array(t.body) }),
-          signal: AbortSignal.timeout(600_000),
+          signal: AbortSignal.timeout(t.dispatchDeadlineMs),
         })
         await res.arrayBuffer()
         status = res.status
         t.responseCount++
+        if (status === 429 || status === 503) retryAfterMs = retryAfterOf(res.headers.get('retry-after'))
       } catch (err) {
-        error = (err as Error).message
+        // past the dispatch deadline Cloud Tasks cancels the request: DEADLINE_EXCEEDED, retried
+        error = (err as Error).name === 'TimeoutError' ? 'DEADLINE_EXCEEDED' : (err as Error).message
       }
     }
     q.running--
@@ -227,20 +282,19 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
     const base = { time: new Date().toISOString(), task: t.name, url: t.url, attempt, status, ...(error ? { error } : {}) }
     if (status >= 200 && status < 300) {
       tasks.delete(t.name)
-      spent.add(t.name)
+      spend(t.name)
       log(base)
       return
     }
-    const exhausted =
-      (q.retry.maxAttempts >= 0 && attempt >= q.retry.maxAttempts) ||
-      (q.retry.maxRetryDurationMs > 0 && Date.now() - t.firstAttemptMs >= q.retry.maxRetryDurationMs)
-    if (exhausted || !tasks.has(t.name)) {
+    if (!tasks.has(t.name)) return // deleted (or its queue) while it ran
+    const why = exhaustion(q.retry, t, attempt, Date.now())
+    if (why) {
       tasks.delete(t.name)
-      spent.add(t.name)
-      log({ ...base, next: 'dropped: retries exhausted' })
+      spend(t.name)
+      log({ ...base, next: `dropped: ${why}` })
       return
     }
-    t.scheduleMs = Date.now() + backoffMs(q, attempt)
+    t.scheduleMs = Date.now() + Math.max(backoffMs(q, attempt), retryAfterMs ?? 0)
     log({ ...base, next: new Date(t.scheduleMs).toISOString() })
   }
 
@@ -369,7 +423,10 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       const name = typeof task.name === 'string' && task.name ? task.name : `${queueName}/tasks/${Date.now()}${Math.random().toString().slice(2, 12)}`
       if (!name.startsWith(`${queueName}/tasks/`) || !/\/tasks\/[A-Za-z0-9_-]{1,500}$/.test(name))
         return sendGoogleError(res, 'INVALID_ARGUMENT', `bad task name ${name}`)
-      if (tasks.has(name) || spent.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Requested entity already exists')
+      if (taken(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Requested entity already exists')
+      const deadlineMs = durationMs(task.dispatchDeadline) ?? DEFAULT_DISPATCH_DEADLINE_MS
+      if (deadlineMs < DISPATCH_DEADLINE_RANGE_MS[0] || deadlineMs > DISPATCH_DEADLINE_RANGE_MS[1])
+        return sendGoogleError(res, 'INVALID_ARGUMENT', `dispatchDeadline must be between 15s and 1800s for HTTP tasks, not ${String(task.dispatchDeadline)}`)
       const method = typeof http.httpMethod === 'number' ? (HTTP_METHODS[http.httpMethod] ?? 'POST') : String(http.httpMethod ?? 'POST')
       const now = Date.now()
       const t: Task = {
@@ -380,6 +437,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
         headers: Object.fromEntries(Object.entries((http.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), String(v)])),
         body: Buffer.from(String(http.body ?? ''), 'base64'),
         oidc,
+        dispatchDeadlineMs: deadlineMs,
         scheduleMs: timestampMs(task.scheduleTime) ?? now,
         createMs: now,
         firstAttemptMs: null,
@@ -402,7 +460,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
       if (req.method === 'DELETE') {
         if (!may('cloudtasks.tasks.delete', `queue:${id}`, p)) return deny('cloudtasks.tasks.delete', name)
         if (!tasks.delete(name)) return sendGoogleError(res, 'NOT_FOUND', 'Requested entity was not found.')
-        spent.add(name)
+        spend(name)
         return sendJson(res, 200, {})
       }
     }

@@ -288,6 +288,15 @@ function grants(tf: TerraformModule, project: string): Grant[] {
       }
     }
   }
+  // A service with invoker_iam_disabled skips Cloud Run's invoker check: anyone may call it, as
+  // an allUsers grant would allow (which Domain Restricted Sharing refuses; infra/cloud-run.tf).
+  for (const r of tf.resources('google_cloud_run_v2_service')) {
+    for (const { key, attrs } of r.instances()) {
+      if (optional(attrs, 'invoker_iam_disabled') !== true) continue
+      const where = `google_cloud_run_v2_service.${r.name}${key === null ? '' : `[${JSON.stringify(key)}]`}`
+      out.push({ member: 'allUsers', role: 'roles/run.invoker', resource: cloudRunResource(str(attrs.get('name'), `${where}.name`)) })
+    }
+  }
   return out
 }
 

@@ -1,14 +1,17 @@
 /**
- * A parser and evaluator for the part of Terraform's expression language that infra/ uses in
- * what `npm run start:cloud` reads (service environments, Pub/Sub, secrets, queues): literals,
- * string templates, references (var., local., each., data., resources), index and attribute
- * access, tuples, objects, for expressions and a handful of functions. @cdktf/hcl2json hands
- * every expression over as a `${…}` template string; this turns such a string into a value.
+ * An evaluator for the part of Terraform's expression language that infra/ uses in what
+ * `npm run start:cloud` reads (service environments, Pub/Sub, secrets, queues): literals, string
+ * templates, references (var., local., each., data., resources), index and attribute access,
+ * tuples, objects, for expressions and a handful of functions.
  *
- * Anything outside that subset (operators, conditionals, splats, template directives, unknown
- * functions, a missing key) throws an HclError naming it: start:cloud must never quietly run a
- * service with an environment that differs from what Terraform would give it.
+ * The parsing is Terraform's own: @cdktf/hcl2json hands every expression over as a `${…}` template
+ * string, and its getExpressionAst runs that string through hclsyntax (HashiCorp's HCL parser, in
+ * wasm) and returns the syntax tree. This module only evaluates that tree. Every node it does not
+ * handle (operators, conditionals, splats, template directives, unknown functions, a missing key)
+ * throws an HclError naming it: start:cloud must never quietly run a service with an environment
+ * that differs from what Terraform would give it.
  */
+import { getExpressionAst, type TFExpressionSyntaxTree } from '@cdktf/hcl2json'
 
 export class HclError extends Error {
   constructor(message: string) {
@@ -35,333 +38,95 @@ export class LazyObject {
 
 export type HclValue = string | number | boolean | null | HclValue[] | { [key: string]: HclValue } | LazyObject
 
-export type Step = { kind: 'attr'; name: string } | { kind: 'index'; key: Expr }
+/**
+ * A node of hclsyntax's tree as getExpressionAst returns it: children in source order, `meta.value`
+ * the node's source text. Nodes the bridge has no name for (parentheses, object keys) come with
+ * type "" and no meta; parseTemplates gives a bare object key its name as meta.value.
+ */
+export type Expr = TFExpressionSyntaxTree.ExpressionType
 
-export type Expr =
-  | { type: 'literal'; value: HclValue }
-  | { type: 'template'; parts: Array<string | Expr> }
-  | { type: 'tuple'; items: Expr[] }
-  | { type: 'object'; entries: Array<{ key: Expr | string; value: Expr }> }
-  | { type: 'ref'; root: string; steps: Step[] }
-  | { type: 'postfix'; target: Expr; steps: Step[] }
-  | { type: 'call'; name: string; args: Expr[]; expandLast: boolean }
-  | {
-      type: 'for'
-      kind: 'tuple' | 'object'
-      keyVar: string | null
-      valueVar: string
-      collection: Expr
-      keyExpr: Expr | null
-      valueExpr: Expr
-      condition: Expr | null
-    }
+/** One step after a reference's root; index keys written literally (`x["k"]`, `x[0]`). */
+export type Step = { kind: 'attr'; name: string } | { kind: 'index'; key: string | number }
 
 /** What a reference root resolves to; the evaluator owns for-expression variables. */
 export interface Scope {
   /** resolves `root` plus the steps it consumes (e.g. `var.x` consumes `.x`); returns the value and how many steps it used */
-  reference(root: string, steps: Step[], evaluate: (e: Expr) => HclValue): { value: HclValue; used: number }
+  reference(root: string, steps: Step[]): { value: HclValue; used: number }
 }
 
-const IDENT_START = /[A-Za-z_]/
-const IDENT_PART = /[A-Za-z0-9_-]/
+const stringLiteral = (value: string): Expr => ({ type: 'literalValue', children: [], meta: { value, type: 'string' } }) as unknown as Expr
 
-/** Recursive descent over one source string: templates and expressions nest into each other. */
-class Parser {
-  private pos = 0
-  private readonly src: string
-  constructor(src: string) {
-    this.src = src
+/** Object keys written as bare names: hclsyntax reads them as strings, the bridge only gives their range. */
+function nameBareKeys(node: Expr, source: Buffer): void {
+  if (node.type === 'object') {
+    node.children.forEach((key, i) => {
+      if (i % 2 === 0 && (key.type as string) === '' && key.children.length === 0)
+        (key as { meta?: { value: string } }).meta = { value: source.subarray(key.range.start.byte, key.range.end.byte).toString('utf8') }
+    })
   }
-
-  private fail(what: string): never {
-    const at = this.src.slice(Math.max(0, this.pos - 20), this.pos + 30).replace(/\s+/g, ' ')
-    throw new HclError(`${what} (at "…${at}…" in ${JSON.stringify(this.src.length > 200 ? `${this.src.slice(0, 200)}…` : this.src)})`)
-  }
-
-  private peek(n = 0): string {
-    return this.src[this.pos + n] ?? ''
-  }
-
-  private skipSpace(): void {
-    for (;;) {
-      const c = this.peek()
-      if (c === ' ' || c === '\t' || c === '\n' || c === '\r') this.pos++
-      else if (c === '#' || (c === '/' && this.peek(1) === '/')) {
-        while (this.pos < this.src.length && this.peek() !== '\n') this.pos++
-      } else if (c === '/' && this.peek(1) === '*') {
-        const end = this.src.indexOf('*/', this.pos + 2)
-        if (end < 0) this.fail('unterminated comment')
-        this.pos = end + 2
-      } else return
-    }
-  }
-
-  private eat(s: string): boolean {
-    this.skipSpace()
-    if (this.src.startsWith(s, this.pos)) {
-      this.pos += s.length
-      return true
-    }
-    return false
-  }
-
-  private expect(s: string): void {
-    if (!this.eat(s)) this.fail(`expected "${s}"`)
-  }
-
-  /** A whole attribute value as hcl2json gives it: a template, possibly a single interpolation. */
-  parseTopTemplate(): Expr {
-    const t = this.parseTemplate(null)
-    if (this.pos !== this.src.length) this.fail('unexpected text after the template')
-    return t
-  }
-
-  /** Template text until `close` (a quote) or the end; `${…}` interpolates, `$${` and `%%{` escape. */
-  private parseTemplate(close: '"' | null): Expr {
-    const parts: Array<string | Expr> = []
-    let text = ''
-    for (;;) {
-      if (this.pos >= this.src.length) {
-        if (close) this.fail('unterminated string')
-        break
-      }
-      const c = this.peek()
-      if (close && c === close) {
-        this.pos++
-        break
-      }
-      if (c === '$' && this.peek(1) === '$' && this.peek(2) === '{') {
-        text += '${'
-        this.pos += 3
-      } else if (c === '%' && this.peek(1) === '%' && this.peek(2) === '{') {
-        text += '%{'
-        this.pos += 3
-      } else if (c === '%' && this.peek(1) === '{') {
-        this.fail('template directives (%{ … }) are not supported')
-      } else if (c === '$' && this.peek(1) === '{') {
-        this.pos += 2
-        if (this.peek() === '~') this.fail('strip markers (${~) are not supported')
-        if (text) parts.push(text)
-        text = ''
-        parts.push(this.parseExpression())
-        this.skipSpace()
-        if (this.peek() === '~') this.fail('strip markers (~}) are not supported')
-        this.expect('}')
-      } else if (close && c === '\\') {
-        text += this.parseEscape()
-      } else {
-        text += c
-        this.pos++
-      }
-    }
-    if (text || parts.length === 0) parts.push(text)
-    // a template that is exactly one interpolation yields that value unconverted (HCL rule)
-    if (parts.length === 1 && typeof parts[0] !== 'string') return parts[0]!
-    if (parts.length === 1 && typeof parts[0] === 'string') return { type: 'literal', value: parts[0] }
-    return { type: 'template', parts }
-  }
-
-  private parseEscape(): string {
-    const n = this.peek(1)
-    this.pos += 2
-    const simple: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' }
-    if (n in simple) return simple[n]!
-    if (n === 'u' || n === 'U') {
-      const len = n === 'u' ? 4 : 8
-      const hex = this.src.slice(this.pos, this.pos + len)
-      if (!/^[0-9A-Fa-f]+$/.test(hex) || hex.length !== len) this.fail('bad unicode escape')
-      this.pos += len
-      return String.fromCodePoint(parseInt(hex, 16))
-    }
-    this.fail(`unknown escape \\${n}`)
-  }
-
-  parseExpression(): Expr {
-    const e = this.parsePostfix()
-    this.skipSpace()
-    const rest = this.src.slice(this.pos)
-    const op = /^(==|!=|<=|>=|&&|\|\||[?<>+\-*/%!])/.exec(rest)
-    if (op) this.fail(`operator "${op[1]}" is not supported`)
-    return e
-  }
-
-  private ident(): string {
-    this.skipSpace()
-    if (!IDENT_START.test(this.peek())) this.fail('expected a name')
-    const start = this.pos
-    while (IDENT_PART.test(this.peek())) this.pos++
-    return this.src.slice(start, this.pos)
-  }
-
-  private parseSteps(): Step[] {
-    const steps: Step[] = []
-    for (;;) {
-      this.skipSpace()
-      if (this.peek() === '.' && this.peek(1) === '.') return steps // `...` expansion, not a step
-      if (this.peek() === '.' && this.peek(1) === '*') this.fail('splat expressions (.*) are not supported')
-      if (this.peek() === '[' && /^\[\s*\*\s*\]/.test(this.src.slice(this.pos))) this.fail('splat expressions ([*]) are not supported')
-      if (this.peek() === '.' && /[0-9]/.test(this.peek(1))) {
-        this.pos++
-        const start = this.pos
-        while (/[0-9]/.test(this.peek())) this.pos++
-        steps.push({ kind: 'index', key: { type: 'literal', value: Number(this.src.slice(start, this.pos)) } })
-      } else if (this.peek() === '.') {
-        this.pos++
-        steps.push({ kind: 'attr', name: this.ident() })
-      } else if (this.peek() === '[') {
-        this.pos++
-        const key = this.parseExpression()
-        this.expect(']')
-        steps.push({ kind: 'index', key })
-      } else return steps
-    }
-  }
-
-  private parsePostfix(): Expr {
-    this.skipSpace()
-    const c = this.peek()
-    let base: Expr
-    if (c === '"') {
-      this.pos++
-      base = this.parseTemplate('"')
-    } else if (/[0-9]/.test(c)) {
-      const m = /^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(this.src.slice(this.pos))!
-      this.pos += m[0].length
-      base = { type: 'literal', value: Number(m[0]) }
-    } else if (c === '<' && this.peek(1) === '<') {
-      this.fail('heredoc strings are not supported')
-    } else if (c === '[') {
-      this.pos++
-      base = this.parseTupleOrFor()
-    } else if (c === '{') {
-      this.pos++
-      base = this.parseObjectOrFor()
-    } else if (c === '(') {
-      this.pos++
-      base = this.parseExpression()
-      this.expect(')')
-    } else if (IDENT_START.test(c)) {
-      const name = this.ident()
-      this.skipSpace()
-      if (name === 'true' || name === 'false') base = { type: 'literal', value: name === 'true' }
-      else if (name === 'null') base = { type: 'literal', value: null }
-      else if (this.peek() === '(') {
-        this.pos++
-        base = this.parseCall(name)
-      } else {
-        return { type: 'ref', root: name, steps: this.parseSteps() }
-      }
-    } else {
-      this.fail(c ? `unexpected "${c}"` : 'unexpected end of expression')
-    }
-    const steps = this.parseSteps()
-    return steps.length ? { type: 'postfix', target: base, steps } : base
-  }
-
-  private parseCall(name: string): Expr {
-    const args: Expr[] = []
-    let expandLast = false
-    if (!this.eat(')')) {
-      for (;;) {
-        args.push(this.parseExpression())
-        if (this.eat('...')) {
-          expandLast = true
-          this.expect(')')
-          break
-        }
-        if (this.eat(')')) break
-        this.expect(',')
-        if (this.eat(')')) break
-      }
-    }
-    return { type: 'call', name, args, expandLast }
-  }
-
-  private atKeyword(word: string): boolean {
-    this.skipSpace()
-    const re = new RegExp(`^${word}(?![A-Za-z0-9_-])`)
-    return re.test(this.src.slice(this.pos))
-  }
-
-  private parseForHead(): { keyVar: string | null; valueVar: string; collection: Expr } {
-    this.ident() // `for`
-    const first = this.ident()
-    let keyVar: string | null = null
-    let valueVar = first
-    if (this.eat(',')) {
-      keyVar = first
-      valueVar = this.ident()
-    }
-    if (this.ident() !== 'in') this.fail('expected "in"')
-    const collection = this.parseExpression()
-    this.expect(':')
-    return { keyVar, valueVar, collection }
-  }
-
-  private parseCondition(): Expr | null {
-    if (!this.atKeyword('if')) return null
-    this.ident()
-    return this.parseExpression()
-  }
-
-  private parseTupleOrFor(): Expr {
-    if (this.atKeyword('for')) {
-      const head = this.parseForHead()
-      const valueExpr = this.parseExpression()
-      const condition = this.parseCondition()
-      this.expect(']')
-      return { type: 'for', kind: 'tuple', ...head, keyExpr: null, valueExpr, condition }
-    }
-    const items: Expr[] = []
-    if (this.eat(']')) return { type: 'tuple', items }
-    for (;;) {
-      items.push(this.parseExpression())
-      if (this.eat(']')) break
-      this.expect(',')
-      if (this.eat(']')) break
-    }
-    return { type: 'tuple', items }
-  }
-
-  private parseObjectOrFor(): Expr {
-    if (this.atKeyword('for')) {
-      const head = this.parseForHead()
-      const keyExpr = this.parseExpression()
-      this.expect('=>')
-      const valueExpr = this.parseExpression()
-      if (this.eat('...')) this.fail('grouping for expressions (...) are not supported')
-      const condition = this.parseCondition()
-      this.expect('}')
-      return { type: 'for', kind: 'object', ...head, keyExpr, valueExpr, condition }
-    }
-    const entries: Array<{ key: Expr | string; value: Expr }> = []
-    for (;;) {
-      if (this.eat('}')) break
-      this.skipSpace()
-      let key: Expr | string
-      if (IDENT_START.test(this.peek())) {
-        const save = this.pos
-        const name = this.ident()
-        this.skipSpace()
-        // a bare name followed by = or : is a literal key; anything else is an expression key
-        if (this.peek() === '=' || this.peek() === ':') key = name
-        else {
-          this.pos = save
-          key = this.parseExpression()
-        }
-      } else key = this.parseExpression()
-      this.skipSpace()
-      if (!this.eat('=') && !this.eat(':')) this.fail('expected "=" or ":" in an object')
-      entries.push({ key, value: this.parseExpression() })
-      this.eat(',')
-    }
-    return { type: 'object', entries }
-  }
+  for (const child of node.children) nameBareKeys(child, source)
 }
 
-/** Parses one hcl2json string value (a template; `${x}` alone is the expression x). */
-export function parseTemplate(source: string): Expr {
-  return new Parser(source).parseTopTemplate()
+/** The tree of one heredoc as a value: without the wrapper's last newline, `${x}` alone unwrapped. */
+function unwrapHeredoc(tree: Expr, source: string): Expr {
+  if (tree.type !== 'template') throw new HclError(`${JSON.stringify(source)} did not parse as a template`)
+  // the newline before the heredoc's closing marker is the wrapper's, not the value's
+  const parts = tree.children
+  const last = parts.at(-1)
+  if (last?.type === 'literalValue' && last.meta.value.endsWith('\n')) {
+    last.meta.value = last.meta.value.slice(0, -1)
+    if (last.meta.value === '') parts.pop()
+  }
+  if (parts.length === 0) return stringLiteral('')
+  // a template that is exactly one interpolation yields that value unconverted (HCL rule)
+  if (parts.length === 1 && parts[0]!.type !== 'literalValue') return parts[0]!
+  return tree
+}
+
+/**
+ * Parses hcl2json string values (each a template; `${x}` alone is the expression x, unconverted),
+ * mapping each to its tree or to the HclError that Terraform's parser gave it. hcl2json has already
+ * decoded the literal text between interpolations, so each string goes to the parser as a heredoc,
+ * the one template form without backslash escapes; a string without `${` or `%{` has nothing to
+ * parse. All of them go in one call (a tuple of heredocs): each call into the wasm parser costs
+ * milliseconds. Async: the parser runs in wasm.
+ */
+export async function parseTemplates(sources: Iterable<string>): Promise<Map<string, Expr | HclError>> {
+  const out = new Map<string, Expr | HclError>()
+  const pending: string[] = []
+  for (const s of new Set(sources)) {
+    if (s.includes('${') || s.includes('%{')) pending.push(s)
+    else out.set(s, stringLiteral(s))
+  }
+  if (pending.length === 0) return out
+  let marker = 'LSV_END'
+  while (pending.some((s) => s.includes(marker))) marker += '_'
+  const wrapped = `[\n${pending.map((s) => `<<${marker}\n${s}\n${marker}\n`).join(',\n')}]\n`
+  let tree: Expr | null
+  try {
+    tree = await getExpressionAst('infra.tf', wrapped)
+  } catch (err) {
+    if (pending.length === 1) {
+      // the bridge repeats the whole input before the diagnostic; its first line is what matters
+      const diagnostic = (err as Error).message.replace(`getExpressionAst errors on input string '${wrapped}': `, '').split('\n')[0]!.trim()
+      out.set(pending[0]!, new HclError(`Terraform's parser refuses ${JSON.stringify(pending[0])}: ${diagnostic}`))
+      return out
+    }
+    // one of them does not parse: alone, each gets its own verdict
+    for (const s of pending) out.set(s, (await parseTemplates([s])).get(s)!)
+    return out
+  }
+  if (tree?.type !== 'tuple' || tree.children.length !== pending.length) throw new HclError('the parsed tuple of templates has the wrong shape')
+  nameBareKeys(tree, Buffer.from(wrapped, 'utf8'))
+  for (const [i, s] of pending.entries()) out.set(s, unwrapHeredoc(tree.children[i]!, s))
+  return out
+}
+
+/** Parses one hcl2json string value; throws the parser's refusal. */
+export async function parseTemplate(source: string): Promise<Expr> {
+  const parsed = (await parseTemplates([source])).get(source)!
+  if (parsed instanceof HclError) throw parsed
+  return parsed
 }
 
 export function isPlainObject(v: HclValue): v is { [key: string]: HclValue } {
@@ -376,11 +141,11 @@ function describe(v: HclValue): string {
 }
 
 /** Applies attribute and index steps to a value; a missing key throws. */
-function applySteps(value: HclValue, steps: Step[], evaluate: (e: Expr) => HclValue, what: string): HclValue {
+function applySteps(value: HclValue, steps: Step[], what: string): HclValue {
   let v = value
   let path = what
   for (const step of steps) {
-    const key = step.kind === 'attr' ? step.name : evaluate(step.key)
+    const key = step.kind === 'attr' ? step.name : step.key
     path += step.kind === 'attr' ? `.${step.name}` : `[${JSON.stringify(key)}]`
     if (v instanceof LazyObject) {
       if (typeof key !== 'string') throw new HclError(`${path}: ${v.label} has no element ${JSON.stringify(key)}`)
@@ -398,10 +163,34 @@ function applySteps(value: HclValue, steps: Step[], evaluate: (e: Expr) => HclVa
   return v
 }
 
+/** A traversal's parts as steps: the bridge quotes string keys (`"k"`) and prints numbers bare. */
+function toSteps(parts: TFExpressionSyntaxTree.TerraformTraversalPart[]): Step[] {
+  return parts.map((p) => {
+    if (p.type === 'nameTraversal') return { kind: 'attr', name: p.segment }
+    if (p.segment.startsWith('"')) return { kind: 'index', key: p.segment.slice(1, -1) }
+    // a key that is neither a string nor a number comes through empty
+    if (p.segment === '' || Number.isNaN(Number(p.segment))) throw new HclError(`index [${p.segment}] is not a string or a number`)
+    return { kind: 'index', key: Number(p.segment) }
+  })
+}
+
 function toTemplateString(v: HclValue, where: string): string {
   if (typeof v === 'string') return v
   if (typeof v === 'number' || typeof v === 'boolean') return String(v)
   throw new HclError(`${where}: cannot interpolate ${describe(v)} into a string`)
+}
+
+/** A template literal's text from its source: quoted strings decode backslash escapes, heredocs do not. */
+function decodeLiteral(text: string, quoted: boolean): string {
+  const simple: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\' }
+  const escapes = quoted ? /\$\$\{|%%\{|\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)/g : /\$\$\{|%%\{/g
+  return text.replace(escapes, (m) => {
+    if (m === '$${' || m === '%%{') return m.slice(1)
+    if (m[1] === 'u' || m[1] === 'U') return String.fromCodePoint(parseInt(m.slice(2), 16))
+    const c = simple[m[1]!]
+    if (c === undefined) throw new HclError(`unknown escape ${m}`)
+    return c
+  })
 }
 
 /** Plain JSON of a value (jsonencode); lazy objects cannot be encoded. */
@@ -490,66 +279,140 @@ const FUNCTIONS: Record<string, (args: HclValue[]) => HclValue> = {
   },
 }
 
+/** hclsyntax's operation names (as the bridge reports them), back to what infra/ would have written. */
+const OPERATORS: Record<string, string> = {
+  logicalOr: '||',
+  logicalAnd: '&&',
+  logicalNot: '!',
+  equal: '==',
+  notEqual: '!=',
+  greaterThan: '>',
+  greaterThanOrEqual: '>=',
+  lessThan: '<',
+  lessThanOrEqual: '<=',
+  add: '+',
+  subtract: '-',
+  multiply: '*',
+  divide: '/',
+  modulo: '%',
+  negate: '-',
+}
+
+function unsupported(what: string, node: { meta?: { value?: string } }): HclError {
+  const src = node.meta?.value ?? ''
+  return new HclError(`unsupported: ${what} in \`${src.length > 160 ? `${src.slice(0, 160)}…` : src}\``)
+}
+
 /** Evaluates a parsed expression; for-expression variables shadow the scope's roots. */
 export function evaluate(expr: Expr, scope: Scope, locals: Map<string, HclValue> = new Map()): HclValue {
   const ev = (e: Expr) => evaluate(e, scope, locals)
   switch (expr.type) {
-    case 'literal':
-      return expr.value
-    case 'template':
-      return expr.parts.map((p) => (typeof p === 'string' ? p : toTemplateString(ev(p), 'template'))).join('')
+    case 'literalValue': {
+      const { type, value } = expr.meta
+      if (type === 'string') return value
+      if (type === 'number') return Number(value)
+      if (type === 'bool') return value === 'true'
+      if (type === 'dynamic' && value === 'null') return null
+      throw unsupported(`a literal of type ${type}`, expr)
+    }
+    case 'template': {
+      const src = expr.meta.value
+      // both change the literal text, which the tree only has as written
+      if (src.startsWith('<<-')) throw unsupported('indented heredocs (<<-)', expr)
+      if (/\$\{~|%\{~|~\}/.test(src)) throw unsupported('strip markers (~)', expr)
+      const quoted = src.startsWith('"')
+      return expr.children
+        .map((p) => (p.type === 'literalValue' && p.meta.type === 'string' ? decodeLiteral(p.meta.value, quoted) : toTemplateString(ev(p), 'template')))
+        .join('')
+    }
+    case 'templateWrap':
+      return ev(expr.children[0]!)
     case 'tuple':
-      return expr.items.map(ev)
+      return expr.children.map(ev)
     case 'object': {
+      // children alternate key, value; a bare-name key is that name, any other key an expression
       const out: Record<string, HclValue> = {}
-      for (const { key, value } of expr.entries) {
-        const k = typeof key === 'string' ? key : ev(key)
+      for (let i = 0; i < expr.children.length; i += 2) {
+        const key = expr.children[i]!
+        const k = (key.type as string) === '' && key.children.length === 0 ? key.meta.value : ev(key)
         if (typeof k !== 'string') throw new HclError(`object key is ${describe(k)}, not a string`)
-        out[k] = ev(value)
+        out[k] = ev(expr.children[i + 1]!)
       }
       return out
     }
-    case 'ref': {
-      if (locals.has(expr.root)) return applySteps(locals.get(expr.root)!, expr.steps, ev, expr.root)
-      const { value, used } = scope.reference(expr.root, expr.steps, ev)
-      return applySteps(value, expr.steps.slice(used), ev, expr.root)
+    case 'scopeTraversal': {
+      const [root, ...rest] = expr.meta.traversal
+      const steps = toSteps(rest)
+      if (locals.has(root!.segment)) return applySteps(locals.get(root!.segment)!, steps, root!.segment)
+      const { value, used } = scope.reference(root!.segment, steps)
+      return applySteps(value, steps.slice(used), root!.segment)
     }
-    case 'postfix':
-      return applySteps(ev(expr.target), expr.steps, ev, 'expression')
-    case 'call': {
-      const fn = FUNCTIONS[expr.name]
-      if (!fn) throw new HclError(`function ${expr.name}() is not supported`)
-      const args = expr.args.map(ev)
-      if (expr.expandLast) {
+    case 'relativeTraversal':
+      return applySteps(ev(expr.children[0]!), toSteps(expr.meta.traversal), expr.meta.sourceExpression)
+    case 'index': {
+      const key = ev(expr.children[1]!)
+      if (typeof key !== 'string' && typeof key !== 'number') throw new HclError(`${expr.meta.value}: the key is ${describe(key)}`)
+      return applySteps(ev(expr.children[0]!), [{ kind: 'index', key }], expr.meta.collectionExpression)
+    }
+    case 'function': {
+      const { name, expandedFinalArgument } = expr.meta
+      if (!Object.hasOwn(FUNCTIONS, name)) throw new HclError(`function ${name}() is not supported`)
+      const args = expr.children.map(ev)
+      if (expandedFinalArgument) {
         const last = args.pop()!
-        if (!Array.isArray(last)) throw new HclError(`${expr.name}(…...): the expanded argument is not a list`)
+        if (!Array.isArray(last)) throw new HclError(`${name}(…...): the expanded argument is not a list`)
         args.push(...last)
       }
-      return fn(args)
+      return FUNCTIONS[name]!(args)
     }
-    case 'for': {
-      const pairs = iterate(ev(expr.collection), 'for expression')
-      const tuple: HclValue[] = []
-      const object: Record<string, HclValue> = {}
-      for (const [k, v] of pairs) {
-        const inner = new Map(locals)
-        if (expr.keyVar) inner.set(expr.keyVar, k)
-        inner.set(expr.valueVar, v)
-        const evIn = (e: Expr) => evaluate(e, scope, inner)
-        if (expr.condition) {
-          const keep = evIn(expr.condition)
-          if (typeof keep !== 'boolean') throw new HclError('for expression: the if condition is not a boolean')
-          if (!keep) continue
-        }
-        if (expr.kind === 'tuple') tuple.push(evIn(expr.valueExpr))
-        else {
-          const key = evIn(expr.keyExpr!)
-          if (typeof key !== 'string') throw new HclError('for expression: the key is not a string')
-          if (Object.hasOwn(object, key)) throw new HclError(`for expression: duplicate key ${JSON.stringify(key)}`)
-          object[key] = evIn(expr.valueExpr)
-        }
-      }
-      return expr.kind === 'tuple' ? tuple : object
+    case 'for':
+      return evaluateFor(expr, scope, locals)
+    case 'conditional':
+      if (expr.meta.value.startsWith('%{')) throw unsupported('template directives (%{ if })', expr)
+      throw unsupported('conditional expressions (… ? … : …)', expr)
+    case 'binaryOp':
+    case 'unaryOp':
+      throw unsupported(`operator "${OPERATORS[expr.meta.operator] ?? expr.meta.operator}"`, expr)
+    case 'splat':
+      throw unsupported('splat expressions ([*], .*)', expr)
+    default: {
+      const node = expr as { type: string; children: Expr[]; meta?: { value?: string } }
+      // the bridge names no parentheses node: type "" around the one expression inside
+      if (node.type === '' && node.children.length === 1) return ev(node.children[0]!)
+      if (node.type === 'templateJoin') throw unsupported('template directives (%{ for })', node)
+      throw unsupported(`expressions of type "${node.type}"`, node)
     }
   }
+}
+
+function evaluateFor(expr: TFExpressionSyntaxTree.ForExpression, scope: Scope, locals: Map<string, HclValue>): HclValue {
+  const m = expr.meta
+  if (m.groupedValue) throw unsupported('grouping for expressions (...)', expr)
+  // children: the collection, the key (object form only), the value, the condition (if any)
+  const isObject = m.openRangeValue === '{'
+  const [collection, ...rest] = expr.children
+  const keyExpr = isObject ? rest.shift() : undefined
+  const [valueExpr, condition] = rest
+  if (!collection || !valueExpr || rest.length !== ('conditionalExpression' in m ? 2 : 1)) throw unsupported('a for expression of unexpected shape', expr)
+  const tuple: HclValue[] = []
+  const object: Record<string, HclValue> = {}
+  for (const [k, v] of iterate(evaluate(collection, scope, locals), 'for expression')) {
+    const inner = new Map(locals)
+    if (m.keyVar) inner.set(m.keyVar, k)
+    inner.set(m.valVar, v)
+    const evIn = (e: Expr) => evaluate(e, scope, inner)
+    if (condition) {
+      const keep = evIn(condition)
+      if (typeof keep !== 'boolean') throw new HclError('for expression: the if condition is not a boolean')
+      if (!keep) continue
+    }
+    if (!keyExpr) tuple.push(evIn(valueExpr))
+    else {
+      const key = evIn(keyExpr)
+      if (typeof key !== 'string') throw new HclError('for expression: the key is not a string')
+      if (Object.hasOwn(object, key)) throw new HclError(`for expression: duplicate key ${JSON.stringify(key)}`)
+      object[key] = evIn(valueExpr)
+    }
+  }
+  return keyExpr ? object : tuple
 }

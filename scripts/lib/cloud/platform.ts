@@ -1,6 +1,8 @@
 /**
  * The platform in its deployed shape on this machine: everything `npm run start:cloud` starts,
- * in order, and stops again in reverse. See scripts/start-cloud.ts for the command itself.
+ * in order, and stops again in reverse. See scripts/start-cloud.ts for the command itself. Once
+ * all four services are ready, one that exits is replaced by a new instance (Cloud Run's
+ * behaviour); only a service that cannot start again, or a crash loop, ends the run (`fatal`).
  */
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -9,11 +11,11 @@ import { readDeployedShape, type CloudServiceName, type DeployedShape, type Serv
 import { createIam, type Iam } from './iam.ts'
 import { startOidcIssuer, type OidcIssuer } from './oidc-issuer.ts'
 import { startPushRelay } from './push-relay.ts'
-import { createTopicsAndSubscriptions } from './pubsub-setup.ts'
+import { createTopicsAndSubscriptions, durationMs } from './pubsub-setup.ts'
 import { openSecretStore, type SecretStore } from './secret-store.ts'
 import { createSecretManagerStandIn } from './secret-manager-stand-in.ts'
 import { createCloudTasksStandIn } from './cloud-tasks-stand-in.ts'
-import { assertPortFree, startServiceProcess, waitHealthy, type ServiceProcess } from './service-processes.ts'
+import { assertPortFree, startServiceProcess, superviseService, waitHealthy, type ServiceProcess, type SupervisedService } from './service-processes.ts'
 
 export interface CloudOptions {
   root: string
@@ -39,10 +41,11 @@ export interface CloudPlatform {
   shape: DeployedShape
   logDir: string
   store: SecretStore
-  services: ServiceProcess[]
+  /** each service, restarted when its instance exits */
+  services: SupervisedService[]
   emulators: { firestore: string; pubsub: string }
-  /** resolves with the first service that exits while the platform runs */
-  unexpectedExit: Promise<{ service: string; code: number | null; signal: NodeJS.Signals | null }>
+  /** resolves with the reason when a service can run no more (a new instance failed to start, or a crash loop) */
+  fatal: Promise<string>
   close(): Promise<void>
 }
 
@@ -84,9 +87,10 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
   mkdirSync(logDir, { recursive: true })
   const closers: Array<() => Promise<void>> = []
   const services: ServiceProcess[] = []
+  const supervised: SupervisedService[] = []
   const close = async () => {
     // services first (they drain), then what they call, then the emulators
-    await Promise.all(services.map((s) => s.stop()))
+    await Promise.all(supervised.length > 0 ? supervised.map((s) => s.stop()) : services.map((s) => s.stop()))
     for (const c of closers.reverse()) await c().catch(() => {})
     closers.length = 0
   }
@@ -139,10 +143,16 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         service: cloudRunServiceAt(s.push!.endpoint),
         oidc: s.push!.oidc,
         ackDeadlineSeconds: s.ackDeadlineSeconds,
+        wrapped: s.push!.noWrapper === null,
+        retry: s.retryPolicy
+          ? { minimumBackoffMs: durationMs(s.retryPolicy.minimumBackoff), maximumBackoffMs: durationMs(s.retryPolicy.maximumBackoff) }
+          : null,
+        deadLetter: s.deadLetterPolicy ? { topic: s.deadLetterPolicy.deadLetterTopic, maxDeliveryAttempts: s.deadLetterPolicy.maxDeliveryAttempts } : null,
       })),
       issuer,
       iam,
       join(logDir, 'push-relay.log'),
+      { emulatorHost: emulators.pubsub, project: shape.project },
     )
     closers.push(() => relay.close())
     await createTopicsAndSubscriptions({
@@ -199,23 +209,38 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     }
 
     options.abort?.throwIfAborted()
-    for (const service of shape.services) {
-      services.push(startServiceProcess({ root: options.root, name: service.name, port: service.port, env: envs.get(service.name)!, logDir }))
-    }
-    // all four start together; the first to fail is reported (the others are stopped by close)
+    const start = (service: ServiceShape, continueLogWith?: string) =>
+      startServiceProcess({
+        root: options.root,
+        name: service.name,
+        port: service.port,
+        env: envs.get(service.name)!,
+        logDir,
+        ...(continueLogWith ? { continueLogWith } : {}),
+      })
+    for (const service of shape.services) services.push(start(service))
+    // all four start together; the first to fail is reported (the others are stopped by close):
+    // a service that never got ready is a failure to start, not a crash, and is not restarted
     await Promise.all(services.map((s) => waitHealthy(s, 120_000, options.abort)))
 
     let running = true
-    const unexpectedExit = Promise.race(services.map((s) => s.exited.then((r) => ({ service: s.name, ...r })))).then((r) =>
-      running ? r : new Promise<never>(() => {}),
-    )
+    let fatal!: (reason: string) => void
+    const fatalReason = new Promise<string>((resolve) => (fatal = resolve))
+    for (const [i, service] of shape.services.entries()) {
+      supervised.push(
+        superviseService(services[i]!, (note) => start(service, note), {
+          say: options.say,
+          fatal: (reason) => running && fatal(reason),
+        }),
+      )
+    }
     return {
       shape,
       logDir,
       store,
-      services,
+      services: supervised,
       emulators,
-      unexpectedExit,
+      fatal: fatalReason,
       close: async () => {
         running = false
         await close()

@@ -5,6 +5,11 @@
  * token and forwards to the declared service endpoint. The BigQuery subscription becomes a pull
  * subscription of the same name on the same topic, which a test or a developer can read.
  * Uses the emulator's REST API (the same one gcloud and the client libraries speak).
+ *
+ * The emulator keeps the retry and dead-letter policies it is given but does not act on them
+ * (it never sends `deliveryAttempt`, never dead-letters, and rarely pushes a nacked message
+ * again), so the push relay plays them (push-relay.ts); they are still declared here so that the
+ * subscription reads back as Terraform declares it.
  */
 import type { SubscriptionShape } from './deployed-shape.ts'
 
@@ -78,6 +83,26 @@ export async function createTopicsAndSubscriptions(setup: PubSubSetup): Promise<
     }
     if (res.status !== 200) throw new Error(`Pub/Sub emulator: creating subscription ${s.name} answered ${res.status} ${JSON.stringify(res.json)}`)
   }
+}
+
+/** A protobuf Duration as the API writes it ("10s", "0.5s", "600s") in milliseconds. */
+export function durationMs(duration: string): number {
+  const m = /^(\d+(?:\.\d+)?)s$/.exec(duration)
+  if (!m) throw new Error(`not a duration in seconds ("10s"): ${duration}`)
+  return Math.round(Number(m[1]) * 1000)
+}
+
+/** Publishes one message (data already base64, as in a push body) to `topic`; returns its message id. */
+export async function publishMessage(
+  host: string,
+  project: string,
+  topic: string,
+  message: { data: string; attributes: Record<string, string> },
+): Promise<string> {
+  const res = await call(host, 'POST', `projects/${project}/topics/${topic}:publish`, { messages: [message] })
+  const id = (res.json.messageIds as string[] | undefined)?.[0]
+  if (res.status !== 200 || !id) throw new Error(`Pub/Sub emulator: publishing to ${topic} answered ${res.status} ${JSON.stringify(res.json)}`)
+  return id
 }
 
 /** Pulls (and acks) up to `max` messages of a pull subscription: decoded data and attributes. */

@@ -2,10 +2,12 @@
  * The four services as four processes, each started with the command its image runs (read from
  * the Dockerfile: `node main.mjs`, where main.mjs imports services/<SERVICE>/src/server.ts) and
  * exactly the environment it is given, nothing inherited. Each runs in its own process group
- * with its output in `<logs>/<service>.log`; stopping one signals its group by pid.
+ * with its output in `<logs>/<service>.log`; stopping one signals its group by pid. Once ready, a
+ * service that exits is replaced by a new instance, as Cloud Run replaces a crashed container
+ * (superviseService).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 
@@ -47,11 +49,24 @@ export interface ServiceProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   /** SIGTERM to the group, SIGKILL after `graceMs` */
   stop(graceMs?: number): Promise<void>
+  /** SIGKILL to the group: what a dead instance may have left behind (its port must be free again) */
+  killGroup(): void
 }
 
-export function startServiceProcess(options: { root: string; name: string; port: number; env: Record<string, string>; logDir: string }): ServiceProcess {
+export function startServiceProcess(options: {
+  root: string
+  name: string
+  port: number
+  env: Record<string, string>
+  logDir: string
+  /** a new instance after a crash: its output goes after the old one's, behind this line (JSON, Cloud Logging's shape) */
+  continueLogWith?: string
+}): ServiceProcess {
   const logFile = join(options.logDir, `${options.name}.log`)
-  const fd = openSync(logFile, 'w')
+  const fd = openSync(logFile, options.continueLogWith ? 'a' : 'w')
+  if (options.continueLogWith) {
+    writeSync(fd, `${JSON.stringify({ severity: 'WARNING', time: new Date().toISOString(), message: options.continueLogWith })}\n`)
+  }
   const child = spawn(process.execPath, [imageEntryPoint(options.root, options.name)], {
     cwd: options.root,
     env: options.env,
@@ -84,6 +99,7 @@ export function startServiceProcess(options: { root: string; name: string; port:
       await exited
       clearTimeout(timer)
     },
+    killGroup: () => signalGroup('SIGKILL'),
   }
 }
 
@@ -125,4 +141,88 @@ export async function waitHealthy(p: ServiceProcess, timeoutMs: number, abort?: 
     await new Promise((r) => setTimeout(r, 200))
   }
   throw new Error(`${p.name} did not answer /healthz on port ${p.port} within ${Math.round(timeoutMs / 1000)} s (log: ${p.logFile})`)
+}
+
+/**
+ * Restarts of one service tolerated within the window before start:cloud calls it a crash loop
+ * and stops. Cloud Run itself keeps replacing a crashing instance (with a growing delay); locally
+ * a loop means a bug to look at, and its log would only grow.
+ */
+const CRASH_LOOP = { restarts: 5, windowMs: 10 * 60_000 }
+
+export interface SupervisedService {
+  name: string
+  port: number
+  /** the instance running now (a new one after each restart) */
+  current(): ServiceProcess
+  /** restarts so far */
+  restarts(): number
+  /** stops the instance and restarts no more */
+  stop(): Promise<void>
+}
+
+/**
+ * Keeps a service that has answered /healthz running, as Cloud Run does: when its instance exits
+ * (a crash, a kill, even exit 0), the group's leftovers are killed and a new instance starts with
+ * the same command and environment, its output appended to the same log behind a line saying so.
+ * `fatal` is called, and nothing more is restarted, when a new instance fails to start (it exits
+ * or is not healthy in time: the reason is in the message) or when the service crashed more than
+ * CRASH_LOOP.restarts times within CRASH_LOOP.windowMs.
+ */
+export function superviseService(
+  first: ServiceProcess,
+  startAgain: (note: string) => ServiceProcess,
+  options: { say(line: string): void; fatal(reason: string): void; crashLoop?: typeof CRASH_LOOP; startTimeoutMs?: number },
+): SupervisedService {
+  const crashLoop = options.crashLoop ?? CRASH_LOOP
+  let current = first
+  let stopping = false
+  let restarts = 0
+  const crashes: number[] = []
+  const watch = async (instance: ServiceProcess): Promise<void> => {
+    const { code, signal } = await instance.exited
+    if (stopping) return
+    instance.killGroup()
+    const how = signal ? `signal ${signal}` : `code ${code}`
+    const now = Date.now()
+    crashes.push(now)
+    while (crashes[0]! < now - crashLoop.windowMs) crashes.shift()
+    if (crashes.length > crashLoop.restarts) {
+      stopping = true
+      options.fatal(
+        `${instance.name} exited (${how}): ${crashes.length} exits within ${Math.round(crashLoop.windowMs / 60_000)} min, a crash loop; not restarted again\n${whyItStopped(instance.logFile)}\n(full log: ${instance.logFile})`,
+      )
+      return
+    }
+    restarts++
+    const note = `start:cloud: the instance exited (${how}) after it was ready; starting a new instance, as Cloud Run would (restart ${restarts})`
+    options.say(
+      `${instance.name} exited (${how}) after it was ready: starting a new instance, as Cloud Run would (restart ${restarts}; log: ${instance.logFile})`,
+    )
+    const next = startAgain(note)
+    current = next
+    try {
+      await waitHealthy(next, options.startTimeoutMs ?? 120_000)
+    } catch (err) {
+      if (stopping) return
+      stopping = true
+      next.killGroup()
+      options.fatal(`a new instance of ${instance.name} failed to start after it crashed: ${(err as Error).message}`)
+      return
+    }
+    if (stopping) return
+    options.say(`${instance.name}: new instance ready on port ${next.port} (pid ${next.child.pid})`)
+    void watch(next)
+  }
+  void watch(first)
+  return {
+    name: first.name,
+    port: first.port,
+    current: () => current,
+    restarts: () => restarts,
+    async stop() {
+      stopping = true
+      await current.stop()
+    },
+  }
 }

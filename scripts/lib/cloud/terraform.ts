@@ -1,15 +1,17 @@
 /**
- * infra/ as values: parses every .tf file with @cdktf/hcl2json and evaluates, on demand, the
- * locals, variables, resources and data sources that start:cloud reads. What a real apply would
- * only know afterwards is faked the way Google computes it (a service account's email, a topic's
- * id, the project number); `overrides` replace whole locals (the Cloud Run URLs become the
- * local services' addresses). Values are memoised; a reference cycle or an unsupported form throws.
+ * infra/ as values: parses every .tf file with @cdktf/hcl2json, parses every expression in it with
+ * Terraform's own parser up front (hcl-expr.ts; the parser is async, evaluation is not) and
+ * evaluates, on demand, the locals, variables, resources and data sources that start:cloud reads.
+ * What a real apply would only know afterwards is faked the way Google computes it (a service
+ * account's email, a topic's id, the project number); `overrides` replace whole locals (the Cloud
+ * Run URLs become the local services' addresses). Values are memoised; a reference cycle or an
+ * unsupported form throws.
  */
 import { parse } from '@cdktf/hcl2json'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { evaluate, HclError, isPlainObject, iterate, LazyObject, parseTemplate, type HclValue, type Scope, type Step } from './hcl-expr.ts'
+import { evaluate, HclError, isPlainObject, iterate, LazyObject, parseTemplates, type Expr, type HclValue, type Scope, type Step } from './hcl-expr.ts'
 
 type Raw = unknown
 type Blocks = Record<string, Record<string, Raw[]>>
@@ -151,12 +153,33 @@ export interface TerraformModule {
   resources(type: string): Resource[]
   /** the unevaluated hcl2json body of a resource (which attributes and blocks it sets) */
   rawBody(type: string, name: string): Record<string, unknown>
-  /** evaluates a raw hcl2json value (string templates, blocks, lists) with optional `each` */
+  /** evaluates a raw hcl2json value of this module (templates, blocks, lists; their strings were parsed on loading), with optional `each` */
   evaluateRaw(raw: Raw, each?: { key: HclValue; value: HclValue }, where?: string): HclValue
+}
+
+/** Every string hcl2json gave (each one a template), parsed; one that does not parse throws only when evaluated. */
+async function parseExpressions(mod: ParsedModule): Promise<Map<string, Expr | HclError>> {
+  const strings = new Set<string>()
+  const collect = (value: Raw): void => {
+    if (typeof value === 'string') strings.add(value)
+    else if (Array.isArray(value)) value.forEach(collect)
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(collect)
+  }
+  for (const value of mod.locals.values()) collect(value)
+  for (const decl of mod.variables.values()) collect(decl.default)
+  for (const blocks of [mod.resources, mod.data, mod.ephemeral]) collect(blocks)
+  return parseTemplates(strings)
 }
 
 export async function loadTerraform(dir: string, inputs: TerraformInputs): Promise<TerraformModule> {
   const mod = await parseModule(dir)
+  const expressions = await parseExpressions(mod)
+  const expression = (source: string): Expr => {
+    const parsed = expressions.get(source)
+    if (parsed === undefined) throw new HclError(`${JSON.stringify(source)} is not an expression read from infra/`)
+    if (parsed instanceof HclError) throw parsed
+    return parsed
+  }
   const localValues = new Map<string, HclValue>(Object.entries(inputs.overrides ?? {}))
   for (const name of localValues.keys()) {
     if (!mod.locals.has(name)) throw new HclError(`override of local.${name}: infra/ declares no such local`)
@@ -297,7 +320,7 @@ export async function loadTerraform(dir: string, inputs: TerraformInputs): Promi
 
   function raw(value: Raw, each: { key: HclValue; value: HclValue } | undefined, where: string): HclValue {
     try {
-      if (typeof value === 'string') return evaluate(parseTemplate(value), scopeFor(each))
+      if (typeof value === 'string') return evaluate(expression(value), scopeFor(each))
       if (typeof value === 'number' || typeof value === 'boolean' || value === null) return value
       if (Array.isArray(value)) return value.map((v, i) => raw(v, each, `${where}[${i}]`))
       if (typeof value === 'object') {

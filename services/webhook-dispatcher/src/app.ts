@@ -4,8 +4,12 @@ import type { BuildOptions } from '@lsv/shared/platform/serve.ts'
 import { serviceReadiness } from '@lsv/shared/http/readiness.ts'
 import { registerTaskRoutes } from './routes/tasks.ts'
 import { registerVisitPushRoutes } from './routes/visits-push.ts'
+import { createDeliverySweeper } from '@lsv/shared/domain/webhooks/sweep.ts'
 
-/** Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint. */
+/**
+ * Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint.
+ * Both run the instance's stranded-delivery sweeper when it is due (one per app).
+ */
 export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): Promise<App> {
   const app = buildBaseApp({
     logger: deps.logger,
@@ -14,7 +18,8 @@ export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): 
     readiness: serviceReadiness(deps, ['tenants', 'queue']),
   })
   await options.beforeRoutes?.(app)
-  registerTaskRoutes(app, deps)
-  registerVisitPushRoutes(app, deps)
+  const sweeper = createDeliverySweeper(deps)
+  registerTaskRoutes(app, deps, sweeper)
+  registerVisitPushRoutes(app, deps, sweeper)
   return app
 }

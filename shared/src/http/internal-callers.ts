@@ -10,26 +10,36 @@ import { oidcVerifierFor, type IdTokenVerifier, type OidcIdentity } from './oidc
  *   only a Bearer ID token of exactly that audience and email, from any address, loopback included;
  * - none (local development): only callers whose socket is on loopback. The socket address, not
  *   X-Forwarded-For (trustProxy would let any client claim 127.0.0.1 there).
+ *
+ * Behind Cloud Run's front end (INTERNAL_AUTH=front-end) the token is the one the front end
+ * checked: `X-Serverless-Authorization` when the request has it (Cloud Run checks that header in
+ * preference and then passes `Authorization` through untouched, so there it could be anything),
+ * else `Authorization`. Either arrives with its signature stripped (oidc.ts).
  */
 export interface InternalCallers {
   identity: OidcIdentity | null
   verify: IdTokenVerifier
+  /** INTERNAL_AUTH=front-end: read the header Cloud Run's front end checked (missing: false) */
+  frontEnd?: boolean
 }
 
+type CallerConfig = Pick<PlatformConfig, 'oidc'> & Partial<Pick<PlatformConfig, 'internalAuth'>>
+
 /** The Pub/Sub push identity: PUSH_AUDIENCE + PUSH_SERVICE_ACCOUNT. */
-export function pushCallers(config: Pick<PlatformConfig, 'pushAudience' | 'pushServiceAccount' | 'oidc'>): InternalCallers {
+export function pushCallers(config: CallerConfig & Pick<PlatformConfig, 'pushAudience' | 'pushServiceAccount'>): InternalCallers {
   const identity = config.pushAudience && config.pushServiceAccount ? { audience: config.pushAudience, email: config.pushServiceAccount } : null
-  return { identity, verify: oidcVerifierFor(config) }
+  return { identity, verify: oidcVerifierFor(config), frontEnd: config.internalAuth === 'front-end' }
 }
 
 /** The Cloud Tasks identity: audience DISPATCHER_URL, email TASKS_SERVICE_ACCOUNT. */
-export function taskCallers(config: Pick<PlatformConfig, 'dispatcherUrl' | 'tasksServiceAccount' | 'oidc'>): InternalCallers {
+export function taskCallers(config: CallerConfig & Pick<PlatformConfig, 'dispatcherUrl' | 'tasksServiceAccount'>): InternalCallers {
   const identity = config.dispatcherUrl && config.tasksServiceAccount ? { audience: config.dispatcherUrl, email: config.tasksServiceAccount } : null
-  return { identity, verify: oidcVerifierFor(config) }
+  return { identity, verify: oidcVerifierFor(config), frontEnd: config.internalAuth === 'front-end' }
 }
 
-function bearerOf(request: FastifyRequest): string | null {
-  const header = request.headers.authorization
+function bearerOf(request: FastifyRequest, frontEnd: boolean | undefined): string | null {
+  const serverless = request.headers['x-serverless-authorization']
+  const header = frontEnd === true && serverless !== undefined ? serverless : request.headers.authorization
   if (typeof header !== 'string') return null
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   return match ? match[1]! : null
@@ -41,7 +51,7 @@ export async function checkInternalCaller(request: FastifyRequest, callers: Inte
     if (!isLoopbackAddress(request.raw.socket.remoteAddress)) throw new AppError('unauthorized')
     return
   }
-  const token = bearerOf(request)
+  const token = bearerOf(request, callers.frontEnd)
   if (!token) throw new AppError('unauthorized')
   try {
     await callers.verify(token, callers.identity)

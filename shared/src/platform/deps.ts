@@ -18,6 +18,7 @@ import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { EmbeddedDbOptions } from '../adapters/embedded/db.ts'
+import type { MonotonicTimer } from '../adapters/tenant-write-settle.ts'
 import { webhookSenderFor } from '../adapters/outbound-http/webhook-sender.ts'
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
@@ -31,6 +32,8 @@ export interface DepsOverrides {
   tenantLookups?: TenantLookups
   /** the version the lookup cache of the built tenant store checks (tests: a stand-in) */
   tenantConfigVersion?: TenantConfigVersion
+  /** the clock the built tenant store's writes wait on until they are in force everywhere (tests: a fake one) */
+  tenantWriteTimer?: MonotonicTimer
   deliveries?: DeliveryLog
   claims?: IdempotencyClaims
   linkTokens?: LinkTokenStore
@@ -152,7 +155,10 @@ export async function createPlatformDeps(
   if (!tenantLookups) {
     // the built store: lookups cached, its writes clearing the cache (tenantVersion is set with it)
     const cache = (await import('../adapters/tenant-lookup-cache.ts')).createTenantLookupCache(tenants, tenantVersion!)
-    tenants = cache.tenants
+    // every instance's cache may answer from memory for the version's bound: a write that can change
+    // a cached answer returns only once that has passed, so it is in force everywhere when it returns
+    const { settleTenantWrites, realTimer } = await import('../adapters/tenant-write-settle.ts')
+    tenants = settleTenantWrites(cache.tenants, tenantVersion!.boundMs, overrides.tenantWriteTimer ?? realTimer)
     tenantLookups = cache.lookups
   }
 

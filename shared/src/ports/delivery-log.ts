@@ -11,6 +11,12 @@ export interface DeliveryLog {
   get(id: string): Promise<DeliveryRecord | null>
   /** newest first (created_at desc, id desc); `before` is the id of the last row of the previous page */
   list(integrationId: string, options: { before?: string; limit: number }): Promise<DeliveryRecord[]>
+  /**
+   * Deliveries still waiting (pending or retrying: only they have a next_attempt_at) whose
+   * next_attempt_at is before `before` (ISO 8601), oldest first, across every account: what the
+   * stranded-delivery sweep checks (domain/webhooks/sweep.ts).
+   */
+  listDue(before: string, limit: number): Promise<DeliveryRecord[]>
   /** removes every delivery of the account (tests, account deletion) */
   deleteAccountData(accountId: string): Promise<void>
   close(): Promise<void>

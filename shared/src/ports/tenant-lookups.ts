@@ -5,8 +5,10 @@ import type { TenantStore } from './tenant-store.ts'
  * visits and webhook deliveries), answered from a cache in each instance. An answer may be older
  * than the store by at most the version source's `boundMs` when the change was made by another
  * instance, and never older than the write's return when it was made through the same instance's
- * TenantStore (which clears the cache directly). Nulls are never cached. The records returned are
- * frozen: shared by every caller, never modified.
+ * TenantStore (which clears the cache directly). The TenantStore every caller is given waits that
+ * bound out after each write that changes or removes a cached answer (adapters/tenant-write-settle.ts),
+ * so such a change is in force on every instance when its write returns. Nulls are never cached.
+ * The records returned are frozen: shared by every caller, never modified.
  * Management reads (read-modify-write of the configuration) use TenantStore itself.
  */
 export type TenantLookups = Pick<
@@ -31,7 +33,8 @@ export interface TenantConfigVersion {
   /**
    * The revocation bound, in real milliseconds: confirmed() returns a version only when it was
    * read from the store by a read that started at most this long ago, so every write committed
-   * before that read started is reflected in it.
+   * before that read started is reflected in it. A write that changes a cached answer waits
+   * longer than this before it returns (adapters/tenant-write-settle.ts).
    */
   readonly boundMs: number
   /**

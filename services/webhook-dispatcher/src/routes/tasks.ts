@@ -4,6 +4,7 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { checkInternalCaller, taskCallers } from '@lsv/shared/http/internal-callers.ts'
+import type { DeliverySweeper } from '@lsv/shared/domain/webhooks/sweep.ts'
 
 /**
  * `POST /tasks/deliver`: Cloud Tasks calls it once per attempt with the task payload as the
@@ -17,8 +18,11 @@ import { checkInternalCaller, taskCallers } from '@lsv/shared/http/internal-call
  * The body is the payload's bytes, read by the handler as the embedded scheduler hands them to
  * it (a DeliveryJob, contract/messages.ts): bytes that are not a job, JSON or not, are dropped
  * with 200 `invalid` (logged), never a 400 that Cloud Tasks would only retry.
+ *
+ * After the attempt, the stranded-delivery sweep runs when it is due (domain/webhooks/sweep.ts:
+ * at most every 5 min per instance, never failing the task).
  */
-export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
+export function registerTaskRoutes(app: App, deps: PlatformDeps, sweeper: DeliverySweeper): void {
   const handler = createDeliveryTaskHandler(deps)
   const callers = taskCallers(deps.config)
   app.register(async (scope) => {
@@ -38,6 +42,7 @@ export function registerTaskRoutes(app: App, deps: PlatformDeps): void {
       },
       async (request) => {
         const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
+        await sweeper.maybeRun()
         return { ok: true as const, outcome }
       },
     )

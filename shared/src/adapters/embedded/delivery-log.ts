@@ -17,6 +17,8 @@ CREATE TABLE IF NOT EXISTS tenant_deliveries (
 CREATE INDEX IF NOT EXISTS tenant_deliveries_page ON tenant_deliveries (integration_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tenant_deliveries_account ON tenant_deliveries (account_id);
 CREATE TABLE IF NOT EXISTS tenant_delivery_bodies (id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_deliveries_due ON tenant_deliveries (json_extract(data, '$.next_attempt_at'))
+  WHERE json_extract(data, '$.next_attempt_at') IS NOT NULL;
 `
 
 interface Row {
@@ -50,6 +52,11 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
   const nextPage = db.prepare(
     `${select} WHERE d.integration_id = ? AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
   )
+  // the partial index above holds only waiting deliveries (done ones have next_attempt_at null)
+  const due = db.prepare(
+    `${select} WHERE json_extract(d.data, '$.next_attempt_at') IS NOT NULL AND json_extract(d.data, '$.next_attempt_at') < ?
+     ORDER BY json_extract(d.data, '$.next_attempt_at'), d.id LIMIT ?`,
+  )
   const deleteBodies = db.prepare(`DELETE FROM tenant_delivery_bodies WHERE id IN (SELECT id FROM tenant_deliveries WHERE account_id = ?)`)
   const deleteRecords = db.prepare(`DELETE FROM tenant_deliveries WHERE account_id = ?`)
 
@@ -75,6 +82,9 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
       // an unknown cursor (expired or foreign) ends the listing rather than restarting it
       if (!cursor) return []
       return (nextPage.all(integrationId, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
+    },
+    async listDue(before, limit) {
+      return (due.all(before, limit) as unknown as Row[]).map(toRecord)
     },
     async deleteAccountData(accountId) {
       edb.transaction(() => {

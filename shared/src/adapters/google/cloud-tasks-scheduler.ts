@@ -16,6 +16,8 @@ export interface CloudTasksQueueBody {
     maxAttempts: number
     minBackoff: { seconds: number }
     maxBackoff: { seconds: number }
+    maxDoublings: number
+    maxRetryDuration: { seconds: number }
   }
 }
 export interface CreateQueueRequest {
@@ -53,10 +55,39 @@ export interface CloudTasksSchedulerOptions {
 }
 
 /**
- * The dispatcher schedules its own retries (with the delivery's backoff and attempt log), so the
- * queue only retries transport-level failures a few times, quickly.
+ * How long Cloud Tasks keeps retrying one delivery task. A receiver's failure never reaches this:
+ * the dispatcher records it, schedules the next attempt as a new task and answers 200
+ * (domain/webhooks/deliver.ts). Cloud Tasks retries a task only when the *dispatcher* did not
+ * take it: unreachable (crash, cold start, bad deploy), a 429/503 from Cloud Run, a 5xx because
+ * its store failed, or no answer within the dispatch deadline (10 min). Cloud Tasks deletes a
+ * task once both limits are reached (RetryConfig: "stops retrying only when max_attempts and
+ * max_retry_duration are both satisfied"), so the queue must outlast any dispatcher outage we
+ * plan for:
+ * - retries 1 s, 2 s, 4 s … 256 s apart (maxDoublings 8, 8.5 min in all), then every 5 min
+ *   (maxBackoff): a short outage costs seconds, a long one at most 5 min after it ends;
+ * - a task is dropped only after 24 h (maxRetryDuration) and 100 attempts (reached after ~8 h,
+ *   so the 24 h decide): an outage up to a day loses nothing. Past that, the stranded-delivery
+ *   sweep (domain/webhooks/sweep.ts) enqueues the task again.
+ * Existing queues get this config too: ensureQueue patches it with the rate (below).
  */
-const QUEUE_RETRY_CONFIG = { maxAttempts: 3, minBackoff: { seconds: 1 }, maxBackoff: { seconds: 10 } }
+export const QUEUE_RETRY_CONFIG = {
+  maxAttempts: 100,
+  minBackoff: { seconds: 1 },
+  maxBackoff: { seconds: 300 },
+  maxDoublings: 8,
+  maxRetryDuration: { seconds: 24 * 3600 },
+}
+
+/** the queue fields ensureQueue sets on an existing queue: its rate and the retry config above */
+const UPDATE_MASK = [
+  'rate_limits.max_dispatches_per_second',
+  'rate_limits.max_concurrent_dispatches',
+  'retry_config.max_attempts',
+  'retry_config.min_backoff',
+  'retry_config.max_backoff',
+  'retry_config.max_doublings',
+  'retry_config.max_retry_duration',
+]
 
 /**
  * A Cloud Tasks queue id for a queue key: ids allow only [A-Za-z0-9-] and 100 characters, so a
@@ -87,7 +118,7 @@ export function cloudTasksTaskId(name: string): string {
 export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudTasksSchedulerOptions): TaskScheduler {
   const locationPath = `projects/${options.project}/locations/${options.location}`
   const queuePath = (queue: string) => `${locationPath}/queues/${cloudTasksQueueId(queue)}`
-  /** rate last applied per queue in this process, so a hot path does not call the API again */
+  /** rate last applied per queue in this process (with the retry config), so a hot path does not call the API again */
   const applied = new Map<string, string>()
 
   return {
@@ -105,9 +136,10 @@ export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudT
         })
       } catch (err) {
         if (codeOf(err) !== ALREADY_EXISTS) throw err
+        // a queue created by an older version keeps its old retry config unless it is patched
         await client.updateQueue({
-          queue: { name: queuePath(queue), rateLimits },
-          updateMask: { paths: ['rate_limits.max_dispatches_per_second', 'rate_limits.max_concurrent_dispatches'] },
+          queue: { name: queuePath(queue), rateLimits, retryConfig: QUEUE_RETRY_CONFIG },
+          updateMask: { paths: UPDATE_MASK },
         })
       }
       applied.set(queue, key)

@@ -35,6 +35,12 @@ export function createFirestoreDeliveryLog(firestore: Firestore): DeliveryLog {
       }
       return (await query.get()).docs.map((d) => toDelivery(d.data()))
     },
+    async listDue(before, limit) {
+      // a single-field range and order: Firestore's automatic index serves it (no composite
+      // index); done deliveries have next_attempt_at null, which a string range never matches
+      const snap = await deliveries.where('next_attempt_at', '<', before).orderBy('next_attempt_at').limit(limit).get()
+      return snap.docs.map((d) => toDelivery(d.data()))
+    },
     async deleteAccountData(accountId) {
       const snap = await deliveries.where('account_id', '==', accountId).select().get()
       if (snap.empty) return

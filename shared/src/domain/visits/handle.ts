@@ -3,7 +3,7 @@ import type { VisitEvent } from '../../contract/visit-event.ts'
 import { assembleContact } from '../contacts/assemble.ts'
 import { loadAccountContactContext } from '../contacts/caller.ts'
 import { buildWebhookEventV2 } from '../webhooks/build-event.ts'
-import { createDelivery, deliveryIdFor } from '../webhooks/deliveries.ts'
+import { createDelivery, deliveryIdFor, resumeDelivery } from '../webhooks/deliveries.ts'
 import type { DeliveryRecord } from '../../model/records.ts'
 import { resolveVisitPerson } from './resolve-person.ts'
 import { boundEventTimes } from './event-time.ts'
@@ -33,11 +33,17 @@ export async function handleVisitEvent(deps: PlatformDeps, received: VisitEvent,
   const first = await deps.claims.claimOnce(`visit:${account.id}:${event.id}`, EVENT_CLAIM_TTL_S)
   const integrations = (await deps.tenantLookups.listIntegrations(account.id)).filter((i) => i.active && i.payload_version === 2)
   // A claimed event is either a duplicate or a redelivery after a failure part-way. Deliveries
-  // have deterministic ids: when all exist, it is a duplicate; otherwise finish the work.
+  // have deterministic ids: when all exist, it is a duplicate; otherwise finish the work. Either
+  // way each existing delivery still waiting gets its task enqueued again under the same name: a
+  // no-op while the task is live, its way back when the record was written but the enqueue
+  // failed (Pub/Sub redelivers the event because it was nacked) or its queue gave up on it.
   let previous: DeliveryRecord | null = null
   if (!first) {
     const existing = await Promise.all(integrations.map((i) => deps.deliveries.get(deliveryIdFor(event.id, i.id))))
-    if (existing.every((d) => d !== null)) return { result: 'duplicate' }
+    if (existing.every((d) => d !== null)) {
+      for (const d of existing) await resumeDelivery(deps, d)
+      return { result: 'duplicate' }
+    }
     previous = existing.find((d) => d !== null) ?? null
   }
 

@@ -86,9 +86,40 @@ export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
 }
 
 /**
+ * The attempt a delivery waits for, as its live task carries it (same task name): a pending
+ * delivery waits for the first attempt of its run (the first run, or a replay's), a retrying one
+ * for the attempt after its last. Null when it is done (succeeded or failed).
+ */
+export function awaitedJobOf(d: DeliveryRecord): Omit<DeliveryJob, 'v' | 'delivery_id'> | null {
+  if (d.status === 'pending') return { seq: d.attempts.length + 1, attempt: 1 }
+  if (d.status !== 'retrying') return null
+  const last = d.attempts[d.attempts.length - 1]
+  return { seq: d.attempts.length + 1, attempt: (last?.attempt ?? 0) + 1 }
+}
+
+/**
+ * Enqueues the task a pending or retrying delivery waits for, under the name its task had
+ * (taskNameFor), at its next_attempt_at: while that task is live (or ran or was deleted within
+ * about an hour) Cloud Tasks answers ALREADY_EXISTS and nothing changes; once it is gone (its
+ * queue gave up, the enqueue after the record never happened) the delivery gets it back. Never
+ * writes the record, so it cannot undo an attempt recorded meanwhile. False when the delivery
+ * is done.
+ */
+export async function resumeDelivery(
+  deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } },
+  delivery: DeliveryRecord,
+): Promise<boolean> {
+  const job = awaitedJobOf(delivery)
+  if (!job) return false
+  const at = delivery.next_attempt_at ? new Date(delivery.next_attempt_at) : undefined
+  await enqueueAttempt(deps, delivery, job, at)
+  return true
+}
+
+/**
  * Creates the delivery record (status pending, body = the exact bytes to send) and schedules
- * its first attempt. Idempotent: an existing record is kept as is and only its first task is
- * re-enqueued (the scheduler dedupes task names).
+ * its first attempt. Idempotent: an existing record is kept as is and the task it waits for is
+ * enqueued again (resumeDelivery; the scheduler dedupes task names).
  */
 export async function createDelivery(
   deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks'>,
@@ -97,7 +128,7 @@ export async function createDelivery(
   const id = deliveryIdFor(args.eventId, args.integrationId)
   const existing = await deps.deliveries.get(id)
   if (existing) {
-    if (existing.attempts.length === 0 && existing.status === 'pending') await enqueueAttempt(deps, existing, { seq: 1, attempt: 1 })
+    await resumeDelivery(deps, existing)
     return existing
   }
   const delivery: DeliveryRecord = {
