@@ -3,7 +3,8 @@
  * install). The four services share one PlatformDeps, so the edge's queue is the worker's queue
  * and every service sees the same stores, as in production where they share Pub/Sub and
  * Firestore. Listens on EDGE_PORT (8080), PORTAL_PORT (8081), UPSERT_WORKER_PORT (8082) and
- * WEBHOOK_DISPATCHER_PORT (8083) on 0.0.0.0, runs the pull consumers in process, creates a demo
+ * WEBHOOK_DISPATCHER_PORT (8083) on 127.0.0.1 (LISTEN_HOST=0.0.0.0 opens it to the network:
+ * serve.ts listenHostOf), runs the pull consumers in process, creates a demo
  * tenant on first run through the management API and prints how to use it.
  *
  * Local defaults: NODE_ENV=development, ALLOW_LOOPBACK_WEBHOOKS=true; the operator token and

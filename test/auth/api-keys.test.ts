@@ -8,7 +8,7 @@ import { publicIdFromHost, resolveEdgeAccount } from '@lsv/shared/domain/tenants
 import type { AccountRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { ACCOUNT_ONLY, createTestTenant, issuedKey, type StoredTenant } from '../helpers/tenant.ts'
 import { TEST_PEPPER } from '../helpers/test-secrets.ts'
 
 const T0 = Date.parse('2026-09-04T00:00:00.000Z')
@@ -29,7 +29,7 @@ describe('API key and source token authentication', () => {
   let tenant: StoredTenant
   let account: AccountRecord
   let connection: ConnectionRecord
-  const keys: Record<string, string> = {}
+  const keys = { good: '', links: '', expired: '', graced: '' }
 
   beforeAll(async () => {
     deps = await createTestDeps({ clock })
@@ -49,7 +49,7 @@ describe('API key and source token authentication', () => {
     account = tenant.account
     connection = tenant.api
     keys.good = tenant.key
-    for (const [name, issued] of Object.entries(tenant.keys)) keys[name] = issued.key
+    for (const name of ['links', 'expired', 'graced'] as const) keys[name] = issuedKey(tenant, name)
   })
   afterAll(async () => {
     await tenant.cleanup()

@@ -16,7 +16,7 @@ import { startReceiver } from '../outbound/harness.ts'
 import { ADMIN, fails, OPERATOR } from '../management/harness.ts'
 import { curl, http, managementApp, post, sleep, until, type Answer } from './client.ts'
 import { cleanUpStacks, startCloudStack, startLocalStack, type Stack } from './stacks.ts'
-import { createTestTenant, type ManagedTenantIds, type TenantSpec } from '../helpers/tenant.ts'
+import { createTestTenant, issuedKey, type ManagedTenantIds, type TenantSpec } from '../helpers/tenant.ts'
 import { comparable, observed } from './observed.ts'
 
 afterAll(cleanUpStacks, 60_000)
@@ -163,7 +163,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
       const window = Math.floor(Date.now() / 60_000)
       const answers: Answer[] = []
       for (let i = 0; i < 13; i++)
-        answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(t.keys.rate.key))))))
+        answers.push(...(await Promise.all(Array.from({ length: 10 }, () => post(`${edge}/v1/contacts`, '{', bearer(issuedKey(t, 'rate')))))))
       expect(Math.floor(Date.now() / 60_000), 'the burst fit in one window').toBe(window)
       expect(answers.filter((a) => a.status === 400).map((a) => a.json())).toEqual(Array(120).fill(envelope('invalid JSON body')))
       expect(answers.filter((a) => a.status === 429).map((a) => [a.json(), a.headers.get('retry-after')])).toEqual(
@@ -259,7 +259,7 @@ describe.each(stacks)('black box: $name', ({ name, start, skip }) => {
     expectAnswer(await mint({ ...ada, destinationUrl: 'https://evil.example.net/x' }), 400, envelope('destination host is not authorized'))
     expectAnswer(await mint({ ...ada, destinationUrl: 'not a url' }), 400, envelope('invalid destination URL'))
     expectAnswer(await mint({ source: t.apiSource, externalId: 'nobody-1', destinationUrl: 'https://example.com/' }), 404, envelope('contact not found'))
-    expectAnswer(await mint({ ...ada, destinationUrl: 'https://example.com/' }, t.keys.writeOnly.key), 403, envelope('forbidden'))
+    expectAnswer(await mint({ ...ada, destinationUrl: 'https://example.com/' }, issuedKey(t, 'writeOnly')), 403, envelope('forbidden'))
     expectAnswer(await post(`${portal}/api/contacts/links`, { ...ada, destinationUrl: 'https://example.com/' }), 401, envelope('unauthorized'))
     const invalid = await mint({ destinationUrl: 'https://example.com/' })
     expect(invalid.status, invalid.text).toBe(400)

@@ -67,6 +67,16 @@ export interface TenantSpec {
   integration?: { url: string; payloadVersion?: 1 | 2; tiers?: IntegrationRecord['tiers'] }
 }
 
+/**
+ * The key named `name` among a tenant's further keys (`spec.api.keys`); throws when the spec
+ * issued none by that name, so a renamed key fails the test that uses it by name.
+ */
+export function issuedKey(tenant: { keys: Record<string, IssuedKey> }, name: string): string {
+  const issued = tenant.keys[name]
+  if (!issued) throw new Error(`the test tenant has no key named ${name} (keys: ${Object.keys(tenant.keys).join(', ')})`)
+  return issued.key
+}
+
 /** A bare account: no name, domains, connections or keys (spread it and add what the test needs). */
 export const ACCOUNT_ONLY: TenantSpec = { name: null, authorizedDomains: [], api: false, webhook: false, partner: false }
 const DEFAULT_TENANT_NAME = 'test tenant'

@@ -18,7 +18,8 @@ import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
  * - one request line in the `httpRequest` shape, its URL without credentials (items 11, 17);
  * - no credential (query token, key, token header, cookie) appears on any line (item 11);
  * - the logged client address follows X-Forwarded-For only as far as TRUSTED_PROXY_HOPS says,
- *   and the request id comes from the trace header, never from a caller's x-request-id (item 16).
+ *   and the request id is our own: never a caller's x-request-id (item 16), nor its trace header
+ *   (issue 21 item 8: the trace is logged as the trace, apart from the id).
  */
 const PROJECT = 'lsv-log-test'
 const TRACE = '0af7651916cd43dd8448eb211c80319c'
@@ -85,6 +86,19 @@ describe("request logs in Cloud Logging's shape", () => {
   /** the lines of one request, found by its request id */
   const linesOf = (reqId: string) => lines.filter((l) => l.reqId === reqId)
   const completed = (reqId: string) => linesOf(reqId).find((l) => l.message === 'request completed')
+  /** the id of the request whose lines carry `trace`/`span`: ours (a UUID), found through the trace */
+  const idOfTraced = (span: string) => {
+    const ids = new Set(
+      lines
+        .filter((l) => l['logging.googleapis.com/trace'] === `projects/${PROJECT}/traces/${TRACE}` && l['logging.googleapis.com/spanId'] === span)
+        .map((l) => l.reqId),
+    )
+    expect(ids.size, 'the lines of one traced request share one id').toBe(1)
+    const [id] = ids
+    // mutation: genReqId taking the trace (`${traceId}-${spanId}`) again fails here
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+    return id!
+  }
 
   let edgePort = 0
   beforeAll(async () => {
@@ -98,7 +112,7 @@ describe("request logs in Cloud Logging's shape", () => {
     await h?.close()
   })
 
-  it('traceparent: every line of the request carries the trace and span; one httpRequest line; the request id is the trace', async () => {
+  it('traceparent: every line of the request carries the trace and span; one httpRequest line; the request id is our own', async () => {
     const body = JSON.stringify({ contactId: 'log-1', locationId: t.locationId })
     const res = await send(edgePort, {
       path: `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}&x=1`,
@@ -107,7 +121,7 @@ describe("request logs in Cloud Logging's shape", () => {
       headers: { traceparent: `00-${TRACE}-${SPAN}-01`, 'x-request-id': 'caller-chosen-id', referer: `https://crm.example/hook?token=${t.locationToken}` },
     })
     expect(res.status, res.body).toBe(202)
-    const reqId = `${TRACE}-${SPAN}`
+    const reqId = idOfTraced(SPAN)
     expect(lines.some((l) => l.reqId === 'caller-chosen-id')).toBe(false)
     const mine = linesOf(reqId)
     expect(mine.length).toBeGreaterThan(0)
@@ -141,7 +155,7 @@ describe("request logs in Cloud Logging's shape", () => {
       headers: { 'x-cloud-trace-context': `${TRACE}/12345;o=0` },
     })
     expect(res.status).toBe(202)
-    const reqId = `${TRACE}-0000000000003039`
+    const reqId = idOfTraced('0000000000003039')
     const flag = linesOf(reqId).find((l) => l.flag === 'partnercrm_tokenless')
     expect(flag, 'the token-less call is flagged on a line of the request').toBeDefined()
     for (const line of linesOf(reqId)) {

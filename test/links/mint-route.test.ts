@@ -8,7 +8,7 @@ import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { resolveLinkToken } from '@lsv/shared/domain/links/resolve.ts'
 import { hashOpaqueToken } from '@lsv/shared/domain/links/opaque.ts'
 import { createTestDeps } from '../helpers/deps.ts'
-import { createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { createTestTenant, issuedKey, type ManagedTenant } from '../helpers/tenant.ts'
 import { OPERATOR } from '../management/harness.ts'
 import { seedContact } from './fixtures.ts'
 
@@ -305,7 +305,7 @@ describe('POST /api/contacts/links: failures', () => {
   })
 
   it('403 for a key with only contacts:write, and for a key with the default scopes', async () => {
-    for (const key of [tenant.keys.write.key, tenant.keys.default.key]) {
+    for (const key of [issuedKey(tenant, 'write'), issuedKey(tenant, 'default')]) {
       const res = await mint({ destinationUrl: 'https://example.com/', contactId: contactA }, { authorization: `Bearer ${key}` })
       expect(res.statusCode).toBe(403)
       expect(res.json()).toEqual({ ok: false, error: 'forbidden' })

@@ -5,7 +5,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { randomSuffix } from '../helpers/embedded.ts'
-import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
+import { ACCOUNT_ONLY, createTestTenant, issuedKey, type ManagedTenant } from '../helpers/tenant.ts'
 import { contractValidator } from './schema.ts'
 
 type Deps = Awaited<ReturnType<typeof createTestDeps>>
@@ -41,7 +41,7 @@ describe('read contract and delivery admin routes (portal-api)', () => {
     )
     accountId = tenant.accountId
     readKey = tenant.key
-    writeOnlyKey = tenant.keys.writeOnly.key
+    writeOnlyKey = issuedKey(tenant, 'writeOnly')
     const inputs = Array.from({ length: 5 }, (_, i) => ({
       source: 'crm',
       external_id: `ext-${i}`,

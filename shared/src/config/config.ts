@@ -65,6 +65,11 @@ export interface BaseConfig {
   pushServiceAccount: Value<'PUSH_SERVICE_ACCOUNT'> | null
   /** a local OIDC issuer instead of Google's (the deployed shape on this machine); null: Google */
   oidc: { issuer: Value<'OIDC_ISSUER'>; jwksUrl: Value<'OIDC_JWKS_URL'> } | null
+  /**
+   * `front-end`: Cloud Run's front end has checked the internal routes' tokens and stripped their
+   * signature (accepted on their claims); `verify`: this service checks every signature itself
+   */
+  internalAuth: Value<'INTERNAL_AUTH'>
   /** LOCAL_WIRING=true: production settings with loopback stand-ins (never on Cloud Run) */
   localWiring: Value<'LOCAL_WIRING'>
   /** host:port of local stand-ins; null: the Google API itself */
@@ -245,6 +250,14 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     if (!dispatcherUrl) throw new ConfigError('DISPATCHER_URL', why)
     if (!tasksServiceAccount) throw new ConfigError('TASKS_SERVICE_ACCOUNT', why)
   }
+  // a signature-stripped token proves something only where a front end checked it: on Cloud Run,
+  // or in the deployed shape on this machine, whose push relay and Cloud Tasks stand-in play it
+  if (v.INTERNAL_AUTH === 'front-end' && !v.K_SERVICE && !v.LOCAL_WIRING) {
+    throw new ConfigError(
+      'INTERNAL_AUTH',
+      'may be front-end only behind Cloud Run (K_SERVICE set) or with LOCAL_WIRING=true: elsewhere no front end has checked the token signatures it would skip',
+    )
+  }
   pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
   pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
   pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
@@ -276,6 +289,7 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     pushAudience,
     pushServiceAccount,
     oidc: v.OIDC_ISSUER && v.OIDC_JWKS_URL ? { issuer: v.OIDC_ISSUER, jwksUrl: v.OIDC_JWKS_URL } : null,
+    internalAuth: v.INTERNAL_AUTH,
     localWiring: v.LOCAL_WIRING,
     emulatorHosts,
     pubsubNamePrefix: v.PUBSUB_NAME_PREFIX ?? null,

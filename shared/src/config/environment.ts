@@ -280,6 +280,12 @@ export const ENVIRONMENT = Type.Object({
       EMAIL,
     ),
   ),
+  INTERNAL_AUTH: oneOf(['verify', 'front-end'], {
+    readers: using((n) => n.pushRoutes || n.taskRoute),
+    default: 'verify',
+    description:
+      "who checks the internal routes' ID token signature: `verify`, the service itself; `front-end`, Cloud Run's front end (invoker IAM), which forwards the token with its signature replaced by `SIGNATURE_REMOVED_BY_GOOGLE`: such a token is then accepted on its claims, a signed one is still verified. Needs `K_SERVICE` (Cloud Run) or `LOCAL_WIRING=true`; Terraform sets `front-end`",
+  }),
   LOCAL_WIRING: bool({
     readers: ALL,
     default: 'false',
@@ -342,6 +348,18 @@ export const ENVIRONMENT = Type.Object({
       '^[A-Za-z0-9._~+%-]+$',
     ),
   ),
+  LISTEN_HOST: Type.Optional(
+    text(
+      'an IP address (`127.0.0.1`, `0.0.0.0`, `::1`, `::`, …)',
+      {
+        readers: ALL,
+        defaultText: "`127.0.0.1` under `npm start`; `0.0.0.0` for one service (`server.ts`: Cloud Run sends to the container's every interface)",
+        description:
+          'the address the services listen on. `npm start` is reachable from this machine only unless this opens it (`0.0.0.0`): the local stack has no TLS, its management API answers a token kept in `.data`, and its internal routes trust loopback callers',
+      },
+      '^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$',
+    ),
+  ),
   PORT: Type.Optional(port({ readers: ALL, defaultText: "the service's local port (8080–8083)", description: 'listen port of one service (`server.ts`)' })),
   EDGE_PORT: port({
     readers: LOCAL_STACK,
@@ -386,6 +404,14 @@ export function readPort(env: Env, name: PortVariable, fallback: number): number
   if (raw === undefined) return fallback
   check(name, raw)
   return Number(raw)
+}
+
+/** The listen address: LISTEN_HOST, checked, or the caller's fallback (which depends on how the process runs). */
+export function readListenHost(env: Env, fallback: string): string {
+  const raw = rawOf(env, 'LISTEN_HOST')
+  if (raw === undefined) return fallback
+  check('LISTEN_HOST', raw)
+  return raw
 }
 
 /**

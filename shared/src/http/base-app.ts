@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { registerJsonBodyParser } from './json-body.ts'
 import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
-import { createValidatorCompiler } from './validation.ts'
+import { createValidatorCompiler, formatSchemaErrors } from './validation.ts'
 import { traceContextOf, traceLogFields } from '../logging/trace.ts'
 import { REQUEST_SCOPED_LOGGER, withTraceFields } from '../logging/trace-scope.ts'
 import { HTTP_TIMEOUTS, type HttpTimeouts } from './timeouts.ts'
 import { handleClientError } from './client-errors.ts'
 import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
+import { refuseAmbiguousTarget } from './request-target.ts'
 import { CloudRequestLogController } from './request-log.ts'
 import { createReadiness, type Readiness } from './readiness.ts'
 
@@ -49,14 +50,14 @@ export type App = FastifyInstance<
 >
 
 /**
- * The request id: the trace of Google's front end (`traceparent` / `X-Cloud-Trace-Context`:
- * trace and span id), so a log line, the trace and the request log entry share it; a random id
- * without one. Never a caller's `x-request-id`.
+ * The request id: always one of our own (a random UUID). Never a caller's header: not
+ * `x-request-id`, and not the trace either (issue 21 item 8): `traceparent` is whatever the
+ * caller sent when no Google front end replaced it, so a caller could give its requests the id of
+ * another request's lines. The trace is logged apart, as `logging.googleapis.com/trace` and
+ * `…/spanId` (logging/trace.ts), which is how Cloud Logging joins a line to its trace anyway.
  */
-export function requestIdOf(req: IncomingMessage): string {
-  const trace = traceContextOf(req.headers)
-  if (!trace) return randomUUID()
-  return trace.spanId ? `${trace.traceId}-${trace.spanId}` : trace.traceId
+export function requestIdOf(_req: IncomingMessage): string {
+  return randomUUID()
 }
 
 /**
@@ -107,6 +108,8 @@ export function buildBaseApp(options: BaseAppOptions): App {
       sendError(reply, toAppError(error, request))
     },
     return503OnClosing: true,
+    // a validation error's text names a bounded number of problems (http/validation.ts)
+    schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors, dataVar),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(createValidatorCompiler())
@@ -118,8 +121,10 @@ export function buildBaseApp(options: BaseAppOptions): App {
   app.addHook('onRequest', (request, _reply, done) => {
     withTraceFields({ reqId: request.id, ...traceLogFields(traceContextOf(request.raw.headers), project) }, done)
   })
-  // first of the checks: credential checks below see a repeated credential header as malformed
+  // first of the checks: a fragment in the target or a second Host is refused (request-target.ts);
+  // credential checks below see a repeated credential header as malformed
   app.addHook('onRequest', async (request) => {
+    refuseAmbiguousTarget(request.raw)
     markRepeatedCredentialHeaders(request.raw)
   })
   // an answer sent before the body was read (over the cap, refused credential, …) must still

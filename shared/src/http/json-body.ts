@@ -12,6 +12,26 @@ declare module 'fastify' {
   }
 }
 
+/** requests whose body is kept as bytes until their caller is identified (deferJsonParsing) */
+const deferred = new WeakSet<FastifyRequest>()
+
+/**
+ * Keeps this request's body as bytes: `request.body` is the Buffer (also `rawBody`), not parsed.
+ * For a route that reads a body before it knows the caller (the partner CRM names its location
+ * in the body): parsing costs many times the bytes, so it waits until the caller is identified
+ * (parseDeferredBody). Call before the body is read (onRequest or preParsing).
+ */
+export function deferJsonParsing(request: FastifyRequest): void {
+  deferred.add(request)
+}
+
+/** The deferred body parsed, as the parser would have (a large body in a slice of its own). */
+export async function parseDeferredBody(request: FastifyRequest): Promise<unknown> {
+  const raw = request.rawBody ?? Buffer.alloc(0)
+  if (raw.length >= LARGE_BODY_BYTES) await nextSlice()
+  return parseJsonBody(raw)
+}
+
 /**
  * Registers the parser for `application/json` and, because automation platforms often send
  * JSON with another or no content type, for every other content type too.
@@ -26,6 +46,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     }
   }
   const parser = (request: FastifyRequest, body: Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    if (deferred.has(request)) {
+      request.rawBody = body
+      return done(null, body)
+    }
     // a large body is tens of milliseconds of parsing: at most one such slice per turn of the
     // event loop (lib/slices.ts), so bodies completing together do not hold /healthz
     if (body.length >= LARGE_BODY_BYTES) void nextSlice().then(() => parse(request, body, done))

@@ -43,28 +43,35 @@ export function credentialHeaderPaths(): string[] {
   return owners.flatMap((owner) => CREDENTIAL_HEADERS.map((h) => `${owner}["${h}"]`))
 }
 
+/** One `name=value` pair (of a query or a fragment) with its value redacted when the name is a credential's. */
+function redactPair(part: string): string {
+  const eq = part.indexOf('=')
+  if (eq < 0) return part
+  const rawName = part.slice(0, eq)
+  let name: string
+  try {
+    name = decodeURIComponent(rawName.replace(/\+/g, ' '))
+  } catch {
+    name = rawName
+  }
+  return CREDENTIAL_QUERY_NAMES.has(name.trim().toLowerCase()) ? `${rawName}=${REDACTED}` : part
+}
+
 /**
  * A URL (absolute or a request target such as `/v1/contacts/partnercrm?token=…`) with the value
- * of every credential query parameter replaced by `[redacted]`; everything else is kept byte for
- * byte (no re-encoding), so the logged URL is still the requested one.
+ * of every credential parameter replaced by `[redacted]`; everything else is kept byte for byte
+ * (no re-encoding), so the logged URL is still the requested one.
+ *
+ * Parameters are looked for in the query and in the fragment alike, each split at `&` and `;`:
+ * a request target never carries a fragment, but a client can send one anyway (`?x=1#&token=…`),
+ * and fastify's query parser reads everything after `?`, `#` included, so a token there
+ * authenticates; it must not be logged either (issue 21 item 7). Never throws.
  */
 export function redactUrl(url: string | undefined | null): string | undefined {
   if (url === undefined || url === null) return undefined
-  const q = url.indexOf('?')
-  if (q < 0) return url
-  const hash = url.indexOf('#', q)
-  const query = url.slice(q + 1, hash < 0 ? undefined : hash)
-  const rest = hash < 0 ? '' : url.slice(hash)
-  const parts = query.split('&').map((part) => {
-    const eq = part.indexOf('=')
-    const rawName = eq < 0 ? part : part.slice(0, eq)
-    let name: string
-    try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' ')).toLowerCase()
-    } catch {
-      name = rawName.toLowerCase()
-    }
-    return CREDENTIAL_QUERY_NAMES.has(name) && eq >= 0 ? `${rawName}=${REDACTED}` : part
-  })
-  return `${url.slice(0, q)}?${parts.join('&')}${rest}`
+  const start = url.search(/[?#]/)
+  if (start < 0) return url
+  // every separator is kept as it was: only the values between them change
+  const pieces = url.slice(start + 1).split(/([&;?#])/)
+  return `${url.slice(0, start + 1)}${pieces.map((piece, i) => (i % 2 === 1 ? piece : redactPair(piece))).join('')}`
 }

@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { ConfigError, loadConfig, port, type PlatformConfig } from '../config/config.ts'
-import type { PortVariable } from '../config/environment.ts'
+import { readListenHost, type PortVariable } from '../config/environment.ts'
 import { createLogger, type Logger } from '../logging/logger.ts'
 import type { ServiceName } from '../config/services.ts'
 import type { PlatformDeps } from '../ports/deps.ts'
@@ -48,6 +48,8 @@ export interface RunningServices {
   apps: ReadonlyMap<ServiceName, App>
   /** each service's port */
   ports: ReadonlyMap<ServiceName, number>
+  /** the address every app listens on (LISTEN_HOST, or listenHostOf's default) */
+  listenHost: string
 }
 
 export interface RunOptions {
@@ -64,6 +66,16 @@ export interface RunOptions {
   beforeListen?(running: RunningServices): Promise<void>
   /** once every app listens */
   afterListen?(running: RunningServices): Promise<void> | void
+}
+
+/**
+ * Where a process listens when LISTEN_HOST is unset (issue 21 item 9): one service as deployed
+ * listens on every interface (Cloud Run delivers to the container's address, not loopback); the
+ * local stack on loopback only, so `npm start` (management API and internal routes included) is
+ * not reachable from the network the machine is on. Opening it is an explicit LISTEN_HOST=0.0.0.0.
+ */
+export function listenHostOf(host: Host, env: Record<string, string | undefined>): string {
+  return readListenHost(env, host === 'service' ? '0.0.0.0' : '127.0.0.1')
 }
 
 interface Started {
@@ -85,7 +97,8 @@ async function shutdown(started: Started): Promise<void> {
  * through here. Validates the configuration (a bad or missing variable stops the process with
  * exit 78 naming it), builds one set of adapters, each app, what backgroundFor() plans for each
  * service on this host (on the main thread with those adapters, or on a worker thread with
- * adapters of its own: background-thread.ts), listens (0.0.0.0), and drains on SIGTERM/SIGINT
+ * adapters of its own: background-thread.ts), listens (listenHostOf: loopback for the local
+ * stack unless LISTEN_HOST opens it, every interface for one service), and drains on SIGTERM/SIGINT
  * within SHUTDOWN_GRACE_MS: stop accepting, finish in-flight requests, stop consumers (threads
  * included), close adapters. A start-up failure (a port in use, a failing hook, a background
  * thread that cannot start) releases what started and exits 1; so does a background thread that
@@ -96,11 +109,13 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
   const name = options.name ?? defs.map((d) => d.name).join('+')
   let config: PlatformConfig
   const ports = new Map<ServiceName, number>()
+  let listenHost: string
   try {
     // one service: its own configuration (what it needs, and nothing it does not); the local
     // stack: everything every service needs
     config = loadConfig(env, options.host === 'service' && defs.length === 1 ? defs[0]!.name : undefined)
     for (const def of defs) ports.set(def.name, port(env, options.host === 'service' ? 'PORT' : def.localPortVariable, def.defaultPort))
+    listenHost = listenHostOf(options.host, env)
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${name}: ${err.message}`)
@@ -175,7 +190,7 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
       apps.set(def.name, app)
       await app.ready()
     }
-    const ready: RunningServices = { config, deps, logger, apps, ports }
+    const ready: RunningServices = { config, deps, logger, apps, ports, listenHost }
     await options.beforeListen?.(ready)
     for (const def of defs) {
       const plan = plans.get(def.name)!
@@ -188,7 +203,7 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
       if (!def.backgroundModule) throw new Error(`${def.name}: background ${JSON.stringify(plan)} planned but the service has no background module`)
       started.background.push(...(await (await loadBackground(def.backgroundModule))(deps, plan)))
     }
-    for (const def of defs) await apps.get(def.name)!.listen({ port: ports.get(def.name)!, host: '0.0.0.0' })
+    for (const def of defs) await apps.get(def.name)!.listen({ port: ports.get(def.name)!, host: listenHost })
     await options.afterListen?.(ready)
     return ready
   } catch (err) {

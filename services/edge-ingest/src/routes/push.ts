@@ -24,6 +24,8 @@ import { meteredBody, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-bu
 import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
 import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
+import { scanPartnerCrmLocation } from '@lsv/shared/domain/ingest/location-scan.ts'
+import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.ts'
 
 /** What onRequest established for the handler. */
 interface PushCaller {
@@ -40,6 +42,12 @@ export interface PushRouteOptions {
 }
 
 const LIMITS = 'Body cap 8388608 bytes; at most 10000 records. Rate limit: 120 per 60 s and 50,000 per 24 h'
+
+/** a partner CRM body is one JSON object (contract 4.5); anything else is 400 `invalid payload` */
+function objectBody(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) throw new AppError('invalid_payload')
+  return body as Record<string, unknown>
+}
 
 async function send202(reply: FastifyReply, body: PushAccepted) {
   return reply.code(202).send(body)
@@ -159,22 +167,32 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       preParsing: async (request, reply, payload) => {
         const caller = callers.get(request)
         if (!caller || caller.identified) return payload
+        deferJsonParsing(request)
         return budgeted(request, reply, payload, caller.account.id)
       },
     },
     async (request, reply) => {
       const caller = callers.get(request)
       if (!caller) throw new AppError('not_found')
-      const body = request.body
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AppError('invalid_payload')
-      const record = body as Record<string, unknown>
       const ctx = withRequestLog(deps, request)
+      // identified by its token: the body was parsed, as any authenticated caller's. Not yet
+      // identified: the body is still bytes (preParsing deferred it); its location is read from
+      // the bytes, checked, and only then is the body parsed (issue 21, item 3)
+      let record = caller.identified ? objectBody(request.body) : null
+      const bodyLocation = record ? partnerCrmLocationId(record) : scanPartnerCrmLocation(request.rawBody ?? Buffer.alloc(0))
       let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
       try {
-        auth = await authenticatePartnerCrm(ctx, caller.account, partnerCrmLocationId(record), request.headers, request.query, caller.identified ?? null)
+        auth = await authenticatePartnerCrm(ctx, caller.account, bodyLocation, request.headers, request.query, caller.identified ?? null)
       } catch (err) {
         throw retryable(err)
       }
+      if (!record) {
+        record = objectBody(await parseDeferredBody(request))
+        // the scan reads what the parse reads; were they ever to differ, the body is refused
+        // rather than queued under a location it does not name
+        if (partnerCrmLocationId(record) !== bodyLocation) throw new AppError('invalid_payload')
+      }
+      const body = record
       const locationId = auth.location.location_id
       if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
       const accountId = caller.account.id

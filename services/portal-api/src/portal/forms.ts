@@ -2,26 +2,43 @@ import type { Static, TSchema } from 'typebox'
 import { Value } from 'typebox/value'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
+import { MAX_ISSUES } from '@lsv/shared/http/validation.ts'
 
 /** A parsed HTML form: a field sent once is a string, a field sent several times a list. */
 export type FormFields = Record<string, string | string[]>
 
-/** The largest form the portal accepts (the mapping preview's sample record is the largest field). */
-const FORM_BODY_LIMIT = 256 * 1024
+/**
+ * The largest form a screen accepts by default: a form is a few fields. The field mapping
+ * editor's two routes (mappings, preview) carry a sample record and declare
+ * MAPPING_FORM_BODY_LIMIT instead.
+ */
+const FORM_BODY_LIMIT = 64 * 1024
+/** The mapping editor's forms: its rows and the preview's sample record. */
+export const MAPPING_FORM_BODY_LIMIT = 256 * 1024
 
 /**
- * HTML forms post `application/x-www-form-urlencoded`. Registered in the portal screens' scope
- * only: everywhere else on portal-api every body is JSON (http/json-body.ts), which automation
- * platforms send with any content type. URLSearchParams is the WHATWG parser browsers encode
- * for, so `+`, percent escapes and repeated names mean what the browser meant.
+ * HTML forms post `application/x-www-form-urlencoded`, and that is the only body the screens'
+ * scope parses: the JSON parser every other portal-api route shares (http/json-body.ts, for
+ * automation platforms that send JSON with any content type) is removed here, so any other
+ * content type is 415 and a form is never read as JSON (the portal's own script posts
+ * URLSearchParams too: assets/portal.js). Each route's body limit is at most
+ * MAPPING_FORM_BODY_LIMIT, FORM_BODY_LIMIT unless it declares one. URLSearchParams is the WHATWG
+ * parser browsers encode for, so `+`, percent escapes and repeated names mean what the browser
+ * meant.
  */
 export function registerFormParser(scope: App): void {
-  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+  scope.addHook('onRoute', (route) => {
+    route.bodyLimit = Math.min(route.bodyLimit ?? FORM_BODY_LIMIT, MAPPING_FORM_BODY_LIMIT)
+  })
+  scope.removeAllContentTypeParsers()
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
     const fields: FormFields = Object.create(null) as FormFields
     for (const [name, value] of new URLSearchParams(String(body))) {
       const had = fields[name]
+      // pushed, not copied: a name repeated n times costs n, not n² / 2
       if (had === undefined) fields[name] = value
-      else fields[name] = Array.isArray(had) ? [...had, value] : [had, value]
+      else if (Array.isArray(had)) had.push(value)
+      else fields[name] = [had, value]
     }
     done(null, fields)
   })
@@ -67,7 +84,10 @@ export function checkAgainst(schema: TSchema, value: unknown): FieldErrors | nul
 export function checkForm<S extends TSchema>(schema: S, value: unknown): { ok: true; value: Static<S> } | { ok: false; errors: FieldErrors } {
   if (Value.Check(schema, value)) return { ok: true, value }
   const errors: FieldErrors = {}
+  let seen = 0
   for (const e of Value.Errors(schema, value)) {
+    // the first MAX_ISSUES problems (http/validation.ts): the page stays small
+    if (++seen > MAX_ISSUES) break
     const path =
       e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
         ? `/${(e.params as { requiredProperties: string[] }).requiredProperties[0]}`

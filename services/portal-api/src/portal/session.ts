@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isSameOrigin, portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import type { PortalSession } from '@lsv/shared/domain/portal/sessions.ts'
@@ -36,8 +36,12 @@ export function actorOf(session: PortalSession): string {
  * The session found is kept for `sessionOf`; it sees only its account (rule 4), and every id in
  * a URL is looked up within that account by the domain functions, which answer another
  * account's id as a missing one (404).
+ *
+ * An `onRequest` hook: it runs before a byte of the body is read, so a caller without a live
+ * session and a same-origin signal never makes the portal read, parse or validate a form
+ * (docs/architecture.md, "Before the caller is known").
  */
-export function requirePortalSession(deps: PlatformDeps): preHandlerAsyncHookHandler {
+export function requirePortalSession(deps: PlatformDeps): onRequestAsyncHookHandler {
   return async function requirePortalSessionHook(request: FastifyRequest, reply: FastifyReply) {
     const safe = request.method === 'GET' || request.method === 'HEAD'
     if (!safe && !isSameOrigin(deps.config.portalBaseUrl, request.headers)) {

@@ -28,15 +28,26 @@ const fromRow = (r: Row): AuditEntry => ({
   details: JSON.parse(r.details) as AuditEntry['details'],
 })
 
+/**
+ * Appends one entry (the table is created when missing). The tenant store calls it inside the
+ * transaction of the change the entry records, so both commit or neither does.
+ */
+export function auditAppender(edb: EmbeddedDb): (e: AuditEntry) => void {
+  edb.db.exec(SCHEMA)
+  const insert = edb.db.prepare('INSERT INTO audit_log (account_id, id, at, actor, action, target, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
+  return (e) => {
+    insert.run(e.account_id, e.id, e.at, e.actor, e.action, JSON.stringify(e.target), JSON.stringify(e.details))
+  }
+}
+
 export function createEmbeddedAuditLogStore(edb: EmbeddedDb): AuditLogStore {
   const { db } = edb
-  db.exec(SCHEMA)
-  const insert = db.prepare('INSERT INTO audit_log (account_id, id, at, actor, action, target, details) VALUES (?, ?, ?, ?, ?, ?, ?)')
+  const append = auditAppender(edb)
   const first = db.prepare('SELECT * FROM audit_log WHERE account_id = ? ORDER BY id DESC LIMIT ?')
   const after = db.prepare('SELECT * FROM audit_log WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
   return {
     async append(e) {
-      insert.run(e.account_id, e.id, e.at, e.actor, e.action, JSON.stringify(e.target), JSON.stringify(e.details))
+      append(e)
     },
     async list(accountId, { before, limit }) {
       // one more than asked: whether an older page exists, without a second query

@@ -1,6 +1,7 @@
 import type { EmbeddedDb } from './db.ts'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
-import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
+import type { Patch, TenantStore, WriteOptions } from '../../ports/tenant-store.ts'
+import { auditAppender } from './audit-log.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { jsonStatements } from './statements.ts'
@@ -8,7 +9,8 @@ import { jsonStatements } from './statements.ts'
 /**
  * Each table keeps the record as JSON in `data`, plus the columns its lookups, orderings and unique
  * constraints need. Every write that checks a constraint runs in one BEGIN IMMEDIATE transaction,
- * so two processes sharing the file cannot both pass the check.
+ * so two processes sharing the file cannot both pass the check; a write given an audit entry
+ * (WriteOptions) appends it to `audit_log` (audit-log.ts) in that same transaction.
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenant_accounts (
@@ -65,25 +67,38 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
   db.exec(VERSION_SCHEMA)
 
   const { one, many, run } = jsonStatements(db)
+  const appendAudit = auditAppender(edb)
+  /** the change's audit entry, inside the change's transaction (ports/tenant-store.ts, WriteOptions) */
+  const audited = <T>(written: T, options: WriteOptions<T> | undefined): void => {
+    if (options?.audit) appendAudit(options.audit(written))
+  }
 
   /** read-modify-write of a record stored by id; `write` persists the patched record */
-  const update = <T extends object>(table: string, id: string, patch: object, write?: (next: T, prev: T) => void): T | null =>
+  const update = <T extends object>(
+    table: string,
+    id: string,
+    patch: object,
+    options: WriteOptions<T> | undefined,
+    write?: (next: T, prev: T) => void,
+  ): T | null =>
     edb.transaction(() => {
       const prev = one<T>(`SELECT data FROM ${table} WHERE id = ?`, id)
       if (!prev) return null
       const next = applyPatch(prev, patch)
       if (write) write(next, prev)
       else run(`UPDATE ${table} SET data = ? WHERE id = ?`, JSON.stringify(next), id)
+      audited(next, options)
       return next
     })
 
   return {
-    async createAccount(account: AccountRecord) {
+    async createAccount(account: AccountRecord, options) {
       const record = { ...account, public_id: normalizePublicId(account.public_id) }
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_accounts WHERE public_id = ?`, record.public_id)) throw new DuplicateError('public_id')
         if (one(`SELECT data FROM tenant_accounts WHERE id = ?`, record.id)) throw new DuplicateError('account id')
         run(`INSERT INTO tenant_accounts (id, public_id, data) VALUES (?, ?, ?)`, record.id, record.public_id, JSON.stringify(record))
+        audited(record, options)
       })
     },
     async getAccount(id) {
@@ -92,9 +107,9 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async getAccountByPublicId(publicId) {
       return one<AccountRecord>(`SELECT data FROM tenant_accounts WHERE public_id = ?`, normalizePublicId(publicId))
     },
-    async updateAccount(id, patch: Patch<AccountRecord>) {
+    async updateAccount(id, patch: Patch<AccountRecord>, options) {
       const normalized = patch.public_id === undefined ? patch : { ...patch, public_id: normalizePublicId(patch.public_id) }
-      return update<AccountRecord>('tenant_accounts', id, normalized, (next, prev) => {
+      return update<AccountRecord>('tenant_accounts', id, normalized, options, (next, prev) => {
         if (next.public_id !== prev.public_id && one(`SELECT data FROM tenant_accounts WHERE public_id = ?`, next.public_id)) {
           throw new DuplicateError('public_id')
         }
@@ -105,17 +120,18 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
       return many<AccountRecord>(`SELECT data FROM tenant_accounts WHERE id > ? ORDER BY id LIMIT ?`, after ?? '', limit)
     },
 
-    async createConnection(c: ConnectionRecord) {
+    async createConnection(c: ConnectionRecord, options) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_connections WHERE id = ?`, c.id)) throw new DuplicateError('connection id')
         run(`INSERT INTO tenant_connections (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, c.id, c.account_id, c.created_at, JSON.stringify(c))
+        audited(c, options)
       })
     },
     async getConnection(id) {
       return one<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE id = ?`, id)
     },
-    async updateConnection(id, patch) {
-      return update<ConnectionRecord>('tenant_connections', id, patch)
+    async updateConnection(id, patch, options) {
+      return update<ConnectionRecord>('tenant_connections', id, patch, options)
     },
     async listConnections(accountId) {
       return many<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE account_id = ? ORDER BY created_at, id`, accountId)
@@ -128,10 +144,11 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
       return many<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), location_id`, accountId)
     },
 
-    async createApiKey(k: ApiKeyRecord) {
+    async createApiKey(k: ApiKeyRecord, options) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_api_keys WHERE id = ? OR hash = ?`, k.id, k.hash)) throw new DuplicateError('api key')
         run(`INSERT INTO tenant_api_keys (id, account_id, hash, data) VALUES (?, ?, ?, ?)`, k.id, k.account_id, k.hash, JSON.stringify(k))
+        audited(k, options)
       })
     },
     async getApiKey(id) {
@@ -140,18 +157,19 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async getApiKeyByHash(hash) {
       return one<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE hash = ?`, hash)
     },
-    async updateApiKey(id, patch) {
-      return update<ApiKeyRecord>('tenant_api_keys', id, patch, (next, prev) => {
+    async updateApiKey(id, patch, options) {
+      return update<ApiKeyRecord>('tenant_api_keys', id, patch, options, (next, prev) => {
         if (next.hash !== prev.hash && one(`SELECT data FROM tenant_api_keys WHERE hash = ?`, next.hash)) throw new DuplicateError('api key')
         run(`UPDATE tenant_api_keys SET hash = ?, data = ? WHERE id = ?`, next.hash, JSON.stringify(next), id)
       })
     },
 
-    async putLocation(l: LocationRecord) {
+    async putLocation(l: LocationRecord, options) {
       edb.transaction(() => {
         const existing = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, l.account_id, l.location_id)
         if (existing?.active) throw new DuplicateError('location')
         run(`INSERT OR REPLACE INTO tenant_locations (account_id, location_id, data) VALUES (?, ?, ?)`, l.account_id, l.location_id, JSON.stringify(l))
+        audited(l, options)
       })
     },
     async getLocation(accountId, locationId) {
@@ -164,37 +182,40 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         hash,
       )
     },
-    async updateLocation(accountId, locationId, patch) {
+    async updateLocation(accountId, locationId, patch, options) {
       return edb.transaction(() => {
         const prev = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, accountId, locationId)
         if (!prev) return null
         const next = applyPatch(prev, patch)
         run(`UPDATE tenant_locations SET data = ? WHERE account_id = ? AND location_id = ?`, JSON.stringify(next), accountId, locationId)
+        audited(next, options)
         return next
       })
     },
 
-    async createCustomField(d: CustomFieldDefinition) {
+    async createCustomField(d: CustomFieldDefinition, options) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_custom_fields WHERE account_id = ? AND key = ?`, d.account_id, d.key)) throw new DuplicateError('custom field')
         run(`INSERT INTO tenant_custom_fields (account_id, key, created_at, data) VALUES (?, ?, ?, ?)`, d.account_id, d.key, d.created_at, JSON.stringify(d))
+        audited(d, options)
       })
     },
     async listCustomFields(accountId) {
       return many<CustomFieldDefinition>(`SELECT data FROM tenant_custom_fields WHERE account_id = ? ORDER BY created_at, key`, accountId)
     },
 
-    async createIntegration(i: IntegrationRecord) {
+    async createIntegration(i: IntegrationRecord, options) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_integrations WHERE id = ?`, i.id)) throw new DuplicateError('integration id')
         run(`INSERT INTO tenant_integrations (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, i.id, i.account_id, i.created_at, JSON.stringify(i))
+        audited(i, options)
       })
     },
     async getIntegration(id) {
       return one<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE id = ?`, id)
     },
-    async updateIntegration(id, patch) {
-      return update<IntegrationRecord>('tenant_integrations', id, patch)
+    async updateIntegration(id, patch, options) {
+      return update<IntegrationRecord>('tenant_integrations', id, patch, options)
     },
     async listIntegrations(accountId) {
       return many<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE account_id = ? ORDER BY created_at, id`, accountId)

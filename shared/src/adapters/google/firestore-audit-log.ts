@@ -1,4 +1,4 @@
-import type { Firestore } from '@google-cloud/firestore'
+import type { DocumentData, DocumentReference, Firestore } from '@google-cloud/firestore'
 import type { AuditEntry, AuditLogStore } from '../../ports/audit-log.ts'
 
 /**
@@ -6,12 +6,24 @@ import type { AuditEntry, AuditLogStore } from '../../ports/audit-log.ts'
  * newest-first page is an order on `id` alone, served by Firestore's automatic single-field
  * index (no composite index to declare). Ids are time-ordered (domain/audit/record.ts).
  */
+const entriesOf = (firestore: Firestore, accountId: string) => firestore.collection('audit_log').doc(accountId).collection('entries')
+
+/**
+ * Adds the entry's creation to a batch or transaction: the tenant store writes a change's entry
+ * with the change, so both commit or neither does. Create, not set: an id is never reused, and an
+ * entry is never rewritten.
+ */
+export function createAuditEntryIn(firestore: Firestore, w: { create(ref: DocumentReference, data: DocumentData): unknown }, e: AuditEntry): void {
+  w.create(entriesOf(firestore, e.account_id).doc(e.id), e)
+}
+
 export function createFirestoreAuditLogStore(firestore: Firestore): AuditLogStore {
-  const entries = (accountId: string) => firestore.collection('audit_log').doc(accountId).collection('entries')
+  const entries = (accountId: string) => entriesOf(firestore, accountId)
   return {
     async append(e) {
-      // create, not set: an id is never reused, and an entry is never rewritten
-      await entries(e.account_id).doc(e.id).create(e)
+      const batch = firestore.batch()
+      createAuditEntryIn(firestore, batch, e)
+      await batch.commit()
     },
     async list(accountId, { before, limit }) {
       let query = entries(accountId).orderBy('id', 'desc')

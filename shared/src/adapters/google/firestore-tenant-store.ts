@@ -1,7 +1,8 @@
 import { FieldPath } from '@google-cloud/firestore'
 import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
-import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
+import type { Patch, TenantStore, WriteOptions } from '../../ports/tenant-store.ts'
+import { createAuditEntryIn } from './firestore-audit-log.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
@@ -18,7 +19,8 @@ import { bumpVersion, tenantConfigVersionRef } from './firestore-tenant-config-v
  * Unique constraints are enforced by document ids: `create()` fails with ALREADY_EXISTS, and writes that
  * move a reservation run in a transaction. Composite indexes and TTL fields: ../firestore-indexes.ts.
  * Every write also increments `tenant_config_version/current` in its own batch or transaction (the
- * version the instances' lookup caches poll: firestore-tenant-config-version.ts).
+ * version the instances' lookup caches poll: firestore-tenant-config-version.ts) and, when given
+ * one (WriteOptions), creates the change's audit entry (firestore-audit-log.ts) in it too.
  */
 const ACCOUNT_COLLECTIONS = ['connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'account_public_ids'] as const
 
@@ -54,15 +56,20 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
   const version = tenantConfigVersionRef(firestore)
   /** the version bump every write makes in its own batch or transaction */
   const bump = (w: { set(ref: DocumentReference, data: DocumentData, options: { merge: true }): unknown }) => w.set(version, bumpVersion(), { merge: true })
+  /** the change's audit entry, in the change's batch or transaction (ports/tenant-store.ts, WriteOptions) */
+  const audited = <T>(w: { create(ref: DocumentReference, data: DocumentData): unknown }, written: T, options: WriteOptions<T> | undefined) => {
+    if (options?.audit) createAuditEntryIn(firestore, w, options.audit(written))
+  }
 
   const read = async <T>(ref: DocumentReference): Promise<T | null> => {
     const snap = await ref.get()
     return snap.exists ? (snap.data() as T) : null
   }
-  const createOrDuplicate = async (what: string, ref: DocumentReference, data: object): Promise<void> => {
+  const createOrDuplicate = async <T extends object>(what: string, ref: DocumentReference, data: T, options: WriteOptions<T> | undefined): Promise<void> => {
     const batch = firestore.batch()
     batch.create(ref, data)
     bump(batch)
+    audited(batch, data, options)
     try {
       await batch.commit()
     } catch (err) {
@@ -70,25 +77,27 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
     }
   }
   /** transactional read-modify-write: the patch replaces the given top-level fields */
-  const update = <T extends object>(ref: DocumentReference, patch: object): Promise<T | null> =>
+  const update = <T extends object>(ref: DocumentReference, patch: object, options: WriteOptions<T> | undefined): Promise<T | null> =>
     firestore.runTransaction(async (tx) => {
       const snap = await tx.get(ref)
       if (!snap.exists) return null
       const next = applyPatch(snap.data() as T, patch)
       tx.set(ref, next)
       bump(tx)
+      audited(tx, next, options)
       return next
     })
   const listByAccount = async <T>(ref: Query, accountId: string): Promise<T[]> =>
     (await ref.where('account_id', '==', accountId).get()).docs.map((d) => d.data() as T)
 
   return {
-    async createAccount(account: AccountRecord) {
+    async createAccount(account: AccountRecord, options) {
       const record = { ...account, public_id: normalizePublicId(account.public_id) }
       const batch = firestore.batch()
       batch.create(accounts.doc(record.id), record)
       batch.create(publicIds.doc(record.public_id), { account_id: record.id })
       bump(batch)
+      audited(batch, record, options)
       try {
         await batch.commit()
       } catch (err) {
@@ -104,7 +113,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       const owner = await read<{ account_id: string }>(publicIds.doc(normalizePublicId(publicId)))
       return owner ? read<AccountRecord>(accounts.doc(owner.account_id)) : null
     },
-    async updateAccount(id, patch: Patch<AccountRecord>) {
+    async updateAccount(id, patch: Patch<AccountRecord>, options) {
       const ref = accounts.doc(id)
       const newPublicId = patch.public_id === undefined ? undefined : normalizePublicId(patch.public_id)
       return firestore.runTransaction(async (tx) => {
@@ -121,6 +130,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         }
         tx.set(ref, next)
         bump(tx)
+        audited(tx, next, options)
         return next
       })
     },
@@ -130,14 +140,14 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       return (await query.get()).docs.map((d) => d.data() as AccountRecord)
     },
 
-    async createConnection(c: ConnectionRecord) {
-      await createOrDuplicate('connection id', connections.doc(c.id), c)
+    async createConnection(c: ConnectionRecord, options) {
+      await createOrDuplicate('connection id', connections.doc(c.id), c, options)
     },
     async getConnection(id) {
       return read<ConnectionRecord>(connections.doc(id))
     },
-    async updateConnection(id, patch) {
-      return update<ConnectionRecord>(connections.doc(id), patch)
+    async updateConnection(id, patch, options) {
+      return update<ConnectionRecord>(connections.doc(id), patch, options)
     },
     async listConnections(accountId) {
       return (await listByAccount<ConnectionRecord>(connections, accountId)).sort(byCreatedThen((r) => r.id))
@@ -151,11 +161,12 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       return snap.docs.map((d) => toLocation(d.data())).sort(byCreatedThen((r) => r.location_id))
     },
 
-    async createApiKey(k: ApiKeyRecord) {
+    async createApiKey(k: ApiKeyRecord, options) {
       const batch = firestore.batch()
       batch.create(apiKeys.doc(k.id), k)
       batch.create(apiKeyHashes.doc(k.hash), k)
       bump(batch)
+      audited(batch, k, options)
       try {
         await batch.commit()
       } catch (err) {
@@ -168,7 +179,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
     async getApiKeyByHash(hash) {
       return read<ApiKeyRecord>(apiKeyHashes.doc(hash))
     },
-    async updateApiKey(id, patch) {
+    async updateApiKey(id, patch, options) {
       const ref = apiKeys.doc(id)
       return firestore.runTransaction(async (tx) => {
         const snap = await tx.get(ref)
@@ -183,17 +194,19 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         tx.set(ref, next)
         tx.set(apiKeyHashes.doc(next.hash), next)
         bump(tx)
+        audited(tx, next, options)
         return next
       })
     },
 
-    async putLocation(l: LocationRecord) {
+    async putLocation(l: LocationRecord, options) {
       const ref = locations.doc(pairId(l.account_id, l.location_id))
       await firestore.runTransaction(async (tx) => {
         const snap = await tx.get(ref)
         if (snap.exists && (snap.data() as LocationRecord).active) throw new DuplicateError('location')
         tx.set(ref, toLocationDoc(l))
         bump(tx)
+        audited(tx, l, options)
       })
     },
     async getLocation(accountId, locationId) {
@@ -206,7 +219,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       const found = snap.docs.map((d) => toLocation(d.data())).find((l) => l.account_id === accountId)
       return found ?? null
     },
-    async updateLocation(accountId, locationId, patch) {
+    async updateLocation(accountId, locationId, patch, options) {
       const ref = locations.doc(pairId(accountId, locationId))
       return firestore.runTransaction(async (tx) => {
         const snap = await tx.get(ref)
@@ -214,25 +227,26 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         const next = applyPatch(toLocation(snap.data()!), patch)
         tx.set(ref, toLocationDoc(next))
         bump(tx)
+        audited(tx, next, options)
         return next
       })
     },
 
-    async createCustomField(d: CustomFieldDefinition) {
-      await createOrDuplicate('custom field', customFields.doc(pairId(d.account_id, d.key)), d)
+    async createCustomField(d: CustomFieldDefinition, options) {
+      await createOrDuplicate('custom field', customFields.doc(pairId(d.account_id, d.key)), d, options)
     },
     async listCustomFields(accountId) {
       return (await listByAccount<CustomFieldDefinition>(customFields, accountId)).sort(byCreatedThen((r) => r.key))
     },
 
-    async createIntegration(i: IntegrationRecord) {
-      await createOrDuplicate('integration id', integrations.doc(i.id), i)
+    async createIntegration(i: IntegrationRecord, options) {
+      await createOrDuplicate('integration id', integrations.doc(i.id), i, options)
     },
     async getIntegration(id) {
       return read<IntegrationRecord>(integrations.doc(id))
     },
-    async updateIntegration(id, patch) {
-      return update<IntegrationRecord>(integrations.doc(id), patch)
+    async updateIntegration(id, patch, options) {
+      return update<IntegrationRecord>(integrations.doc(id), patch, options)
     },
     async listIntegrations(accountId) {
       return (await listByAccount<IntegrationRecord>(integrations, accountId)).sort(byCreatedThen((r) => r.id))

@@ -17,6 +17,17 @@ import { AppError } from '../../errors/app-error.ts'
  *
  * A caller whose token identified its location before the body is authenticated and never
  * waits on this budget: anonymous traffic cannot crowd out a real sender that presents its token.
+ *
+ * Fair across accounts (issue 21, item 2). Public ids are public, so a few slow bodies aimed at
+ * four accounts could hold the whole instance budget, and every other account's token-less
+ * pushes got 503. Now the last `reserveBytes` of the instance budget are only for an account
+ * whose own reservations stay within `guaranteedBytes`: traffic aimed at some accounts can hold
+ * at most `instanceBytes - reserveBytes`, and any other account's real pushes (a few KiB) still
+ * fit. To crowd the reserve out too, anonymous traffic must be aimed at
+ * `reserveBytes / guaranteedBytes` accounts at once (64 with the production limits).
+ *
+ * What a body held here costs is its bytes, not more: such a body is not parsed before its
+ * location is checked (location-scan.ts; parsing costs about 14 times the bytes).
  */
 export interface PreAuthLimits {
   /** bytes of unauthenticated bodies one instance buffers at once (all accounts) */
@@ -25,16 +36,23 @@ export interface PreAuthLimits {
   accountBytes: number
   /** Retry-After of the 503 */
   retryAfterSeconds: number
+  /** the last bytes of instanceBytes, only for accounts holding at most guaranteedBytes (default 0) */
+  reserveBytes?: number
+  /** what one account may hold and still draw on the reserve (default 0) */
+  guaranteedBytes?: number
 }
 
 /**
- * 32 MiB per instance: JSON parsing multiplies a body several times over, and an instance has
- * 1 GiB (infra/cloud-run.tf). Real partner CRM contact bodies are a few KiB.
+ * 32 MiB per instance of an instance's 1 GiB (infra/cloud-run.tf); bodies are held as bytes,
+ * twice at most while the last chunk is joined. Real partner CRM contact bodies are a few KiB:
+ * 4 MiB of reserve is room for 64 accounts' 64 KiB at once.
  */
 export const PRE_AUTH_LIMITS: PreAuthLimits = {
   instanceBytes: 32 * 1024 * 1024,
   accountBytes: 8 * 1024 * 1024,
   retryAfterSeconds: 5,
+  reserveBytes: 4 * 1024 * 1024,
+  guaranteedBytes: 64 * 1024,
 }
 
 export interface BudgetLease {
@@ -75,7 +93,11 @@ export class PreAuthBudget {
       take: (bytes) => {
         if (released || bytes < 0) return false
         const account = this.accountInUse(accountId)
-        if (this.#inUse + bytes > this.limits.instanceBytes || account + bytes > this.limits.accountBytes) return false
+        if (account + bytes > this.limits.accountBytes) return false
+        // the reserve is for accounts that hold little: a busy account stops short of it
+        const withinGuarantee = account + bytes <= (this.limits.guaranteedBytes ?? 0)
+        const ceiling = this.limits.instanceBytes - (withinGuarantee ? 0 : (this.limits.reserveBytes ?? 0))
+        if (this.#inUse + bytes > ceiling) return false
         this.#inUse += bytes
         this.#perAccount.set(accountId, account + bytes)
         this.#peak = Math.max(this.#peak, this.#inUse)

@@ -1,0 +1,87 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { existsSync, readFileSync } from 'node:fs'
+import { freeLocalStackPorts } from '../../scripts/lib/local-stack.ts'
+import { listenHostOf } from '@lsv/shared/platform/serve.ts'
+import { ConfigError } from '@lsv/shared/config/config-error.ts'
+import { tempDataDir } from '../helpers/embedded.ts'
+import { spawnLocalStack, type LocalStackPorts, type LocalStackProcess } from './local-stack.ts'
+
+/**
+ * Issue 21 item 9: `npm start` listens on loopback unless LISTEN_HOST opens it; one service as
+ * deployed (server.ts, Cloud Run) on every interface. The bound address is read from the kernel's
+ * socket table (/proc/net/tcp, tcp6): the test never connects anywhere but loopback.
+ */
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const dataDirs: Array<{ cleanup(): void }> = []
+afterAll(() => {
+  for (const d of dataDirs) d.cleanup()
+})
+
+/** the local addresses (hex, as the kernel writes them) of the sockets listening on `port` */
+function listeningAddresses(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
+  const out: string[] = []
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(file)) continue
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/)
+      // state 0A: LISTEN
+      if (local?.endsWith(`:${hexPort}`) && state === '0A') out.push(local.slice(0, local.lastIndexOf(':')))
+    }
+  }
+  return out
+}
+
+async function waitListening(stack: LocalStackProcess, ports: LocalStackPorts): Promise<void> {
+  for (let i = 0; i < 300 && stack.child.exitCode === null; i++) {
+    if (
+      [ports.edge, ports.portal, ports.worker, ports.dispatcher].every((p) => listeningAddresses(p).length > 0) &&
+      stack.output().includes('Stop with Ctrl-C.')
+    )
+      return
+    await sleep(100)
+  }
+  throw new Error(`local stack did not start:\n${stack.output()}`)
+}
+
+async function stop(stack: LocalStackProcess): Promise<void> {
+  stack.child.kill('SIGTERM')
+  const code = await Promise.race([stack.exited, sleep(10_000).then(() => 'timeout' as const)])
+  if (code === 'timeout' && stack.child.pid) process.kill(stack.child.pid, 'SIGKILL')
+}
+
+describe('where the services listen', () => {
+  it('one service listens on every interface, the local stack on loopback; LISTEN_HOST decides when set, and is checked', () => {
+    // mutation: listenHostOf answering '0.0.0.0' for the local stack (the code before issue 21)
+    expect(listenHostOf('local-stack', {})).toBe('127.0.0.1')
+    expect(listenHostOf('service', {})).toBe('0.0.0.0')
+    expect(listenHostOf('local-stack', { LISTEN_HOST: '0.0.0.0' })).toBe('0.0.0.0')
+    expect(listenHostOf('local-stack', { LISTEN_HOST: '::1' })).toBe('::1')
+    expect(listenHostOf('service', { LISTEN_HOST: '' })).toBe('0.0.0.0')
+    expect(() => listenHostOf('local-stack', { LISTEN_HOST: 'everywhere' })).toThrow(ConfigError)
+  })
+
+  it.skipIf(!existsSync('/proc/net/tcp'))(
+    'npm start binds 127.0.0.1 by default and every interface only when LISTEN_HOST=0.0.0.0',
+    async () => {
+      for (const [env, expected] of [
+        // mutation: serve.ts listening on '0.0.0.0' whatever listenHostOf says fails here (00000000)
+        [{}, '0100007F'],
+        [{ LISTEN_HOST: '0.0.0.0' }, '00000000'],
+      ] as const) {
+        const data = tempDataDir('lsv-listen-')
+        dataDirs.push(data)
+        const ports = await freeLocalStackPorts()
+        const stack = spawnLocalStack(data.dir, ports, env)
+        try {
+          await waitListening(stack, ports)
+          for (const port of [ports.edge, ports.portal, ports.worker, ports.dispatcher])
+            expect(listeningAddresses(port), JSON.stringify(env)).toEqual([expected])
+        } finally {
+          await stop(stack)
+        }
+      }
+    },
+    60_000,
+  )
+})
