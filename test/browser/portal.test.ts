@@ -70,9 +70,11 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
     await page.getByRole('checkbox', { name: 'contacts:read' }).check()
     await page.getByRole('button', { name: 'Create key' }).click()
-    // the key is shown once, in the page's secret box
+    // the key is shown once, in the secret box of the page the form's redirect leads to
+    await page.waitForURL(/\/portal\/reveal\//)
     apiKey = (await page.locator('.secret code').first().textContent())!.trim()
     expect(apiKey).toMatch(/^lsk_/)
+    await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
     await checkScreen('connection')
   })
 
@@ -106,7 +108,9 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
 
     await page.getByLabel('Destination URL').fill('https://example.com/pricing')
     await page.getByRole('button', { name: 'Create tracked link' }).click()
-    expect(await page.locator('#minted-link').textContent()).toMatch(/^https:\/\/example\.com\/pricing\?/)
+    await page.waitForURL(/\/portal\/reveal\//)
+    expect(await page.locator('.secret code').first().textContent()).toMatch(/^https:\/\/example\.com\/pricing\?/)
+    await page.goto(contact.links.portal)
     await checkScreen('contact')
   })
 
@@ -115,7 +119,9 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Endpoint URL').fill(receiver.url)
     await page.getByRole('checkbox', { name: /Tier 2/ }).check()
     await page.getByRole('button', { name: 'Add webhook' }).click()
-    expect(await page.locator('#signing-secret').textContent()).toMatch(/^whsec_/)
+    await page.waitForURL(/\/portal\/reveal\//)
+    expect(await page.locator('.secret code').first().textContent()).toMatch(/^whsec_/)
+    await page.goto(`${stack.portal}/portal/webhooks`)
     await checkScreen('webhooks')
     await page.getByRole('link', { name: receiver.url }).first().click()
     // each form answers 303 to the detail screen with a flash; reloading before that navigation
@@ -165,6 +171,8 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect(await preview.textContent()).toContain('"gold"')
     await checkScreen('mapping-preview')
     await page.getByRole('button', { name: 'Save mappings' }).click()
+    // saving leads to the review of the change (test/browser/mapping.test.ts); its button applies it
+    await page.getByRole('button', { name: 'Apply these mappings' }).click()
     await expect
       .poll(
         async () =>
@@ -189,6 +197,7 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     const row = page.locator('tr').filter({ hasText: prefix })
     await row.getByLabel('Grace (seconds)').first().fill('2')
     await row.getByRole('button', { name: 'Rotate' }).click()
+    await page.waitForURL(/\/portal\/reveal\//)
     const fresh = (await page.locator('.secret code').first().textContent())!.trim()
     expect(fresh).toMatch(/^lsk_/)
     expect(fresh).not.toBe(apiKey)

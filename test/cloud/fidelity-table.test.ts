@@ -55,11 +55,31 @@ describe('the fidelity table (docs/deployed-shape.md)', () => {
     expect(rows.length).toBeGreaterThan(30)
     for (const row of rows) expect(row.cells, `${row.section}: ${row.cells[0]}`).toHaveLength(4)
     const sections = new Set(rows.map((r) => r.section))
-    for (const s of ["Cloud Run's front end (authentication and ingress)", 'Cloud Run limits and lifecycle', 'Pub/Sub push', 'Cloud Tasks', 'Secret Manager', 'The load balancer']) {
+    for (const s of [
+      "Cloud Run's front end (authentication and ingress)",
+      'Cloud Run limits and lifecycle',
+      'Pub/Sub push',
+      'Cloud Tasks',
+      'Secret Manager',
+      'The load balancer',
+    ]) {
       expect(sections, s).toContain(s)
     }
     const text = rows.map((r) => r.cells[0]).join('\n')
-    for (const behaviour of ['SIGNATURE_REMOVED_BY_GOOGLE', 'invoker', 'Ingress', '32 MiB', 'timeout', 'SIGTERM', 'Dispatch deadline', 'Retry-After', 'dead-letter', 'X-Forwarded-For', 'wildcard', 'newly created queue']) {
+    for (const behaviour of [
+      'SIGNATURE_REMOVED_BY_GOOGLE',
+      'invoker',
+      'Ingress',
+      '32 MiB',
+      'timeout',
+      'SIGTERM',
+      'Dispatch deadline',
+      'Retry-After',
+      'dead-letter',
+      'X-Forwarded-For',
+      'wildcard',
+      'newly created queue',
+    ]) {
       expect(text, behaviour).toContain(behaviour)
     }
   })

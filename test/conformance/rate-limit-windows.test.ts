@@ -153,6 +153,10 @@ describe('push quota (contract section 8)', () => {
       return windows.map(() => 0)
     },
     async addCounts() {},
+    async updateNote() {},
+    async readNotes(keys) {
+      return keys.map(() => null)
+    },
     async readCounts(keys) {
       return keys.map(() => 0)
     },

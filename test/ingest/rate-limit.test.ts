@@ -142,6 +142,10 @@ describe('push rate limits', () => {
       async readCounts(keys) {
         return keys.map(() => 0)
       },
+      async updateNote() {},
+      async readNotes(keys) {
+        return keys.map(() => null)
+      },
       async close() {},
     }
     const other = await createHarness({ clock, rateLimiter: refusing })

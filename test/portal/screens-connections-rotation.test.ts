@@ -5,6 +5,7 @@ import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/t
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
+import { followReveal } from './reveal-support.ts'
 
 /**
  * A partner CRM location's token rotated from the Inbound connections screen, as the partner CRM
@@ -52,17 +53,16 @@ describe('portal screen: a partner CRM location token rotated with a grace', () 
     expect(connection.statusCode).toBe(303)
     const connectionId = /\/portal\/connections\/([^?]+)/.exec(connection.headers.location ?? '')![1]!
     const added = await formPost(h.portal, `/portal/connections/${connectionId}/locations`, cookie, { location_id: 'loc-r' })
-    expect(added.statusCode).toBe(201)
-    const oldUrl = shownUrl(added.body)
+    const oldUrl = shownUrl((await followReveal(h.portal, added, cookie)).body)
     expect((await push(oldUrl, 'r-1')).statusCode).toBe(202)
 
     const rotated = await formPost(h.portal, `/portal/connections/${connectionId}/locations/loc-r/rotate`, cookie, { grace_seconds: '600' })
-    expect(rotated.statusCode).toBe(201)
-    const newUrl = shownUrl(rotated.body)
+    const rotatedShown = (await followReveal(h.portal, rotated, cookie)).body
+    const newUrl = shownUrl(rotatedShown)
     expect(newUrl.pathname).toBe(oldUrl.pathname)
     expect(newUrl.searchParams.get('token')).not.toBe(oldUrl.searchParams.get('token'))
     const graceEnd = new Date(clock.now() + 600_000).toISOString()
-    expect(rotated.body).toContain(`the old token works until ${graceEnd}`)
+    expect(rotatedShown).toContain(`the old token works until ${graceEnd}`)
     // shown once: the page seen again lists the location without either token
     const again = (await page(h.portal, `/portal/connections/${connectionId}`, cookie)).body
     expect(again).toContain('loc-r')
@@ -93,8 +93,18 @@ describe('portal screen: a partner CRM location token rotated with a grace', () 
 
   it('grace 0 stops the old token at once', async () => {
     const connectionId = (await h.deps.tenants.listConnections(accountId)).find((c) => c.type === 'partnercrm')!.id
-    const before = shownUrl((await formPost(h.portal, `/portal/connections/${connectionId}/locations/loc-r/rotate`, cookie, { grace_seconds: '0' })).body)
-    const after = shownUrl((await formPost(h.portal, `/portal/connections/${connectionId}/locations/loc-r/rotate`, cookie, { grace_seconds: '0' })).body)
+    const rotateNow = async () =>
+      shownUrl(
+        (
+          await followReveal(
+            h.portal,
+            await formPost(h.portal, `/portal/connections/${connectionId}/locations/loc-r/rotate`, cookie, { grace_seconds: '0' }),
+            cookie,
+          )
+        ).body,
+      )
+    const before = await rotateNow()
+    const after = await rotateNow()
     expect((await push(before, 'r-8')).statusCode).toBe(401)
     expect((await push(after, 'r-9')).statusCode).toBe(202)
   })

@@ -6,6 +6,7 @@ import { createHarness, body, type Harness } from '../ingest/support/harness.ts'
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { signIn } from './support.ts'
 import { formPost, page, PORTAL_ORIGIN } from './screens-support.ts'
+import { followReveal } from './reveal-support.ts'
 
 /**
  * Screen 1, Inbound connections, through app.inject as a browser sends it (urlencoded form
@@ -102,10 +103,9 @@ describe('portal screen: inbound connections', () => {
     expect(await admin('GET', `${ADMIN}/${accountId}/connections/${connectionId}`)).toMatchObject({ type: 'api', source: 'crm', name: 'Main CRM' })
 
     const keyPage = await formPost(h.portal, `/portal/connections/${connectionId}/keys`, cookie, { scopes: 'contacts:write', name: 'prod' })
-    expect(keyPage.statusCode).toBe(201)
-    expect(keyPage.headers.location).toBeUndefined()
-    expect(keyPage.body).toContain('data-copy-target=')
-    const key = shownSecret(keyPage.body)
+    const keyShown = await followReveal(h.portal, keyPage, cookie)
+    expect(keyShown.body).toContain('data-copy-target=')
+    const key = shownSecret(keyShown.body)
     expect(key).toMatch(/^lsk_/)
     // shown once: the next view of the page does not have it
     expect((await page(h.portal, `/portal/connections/${connectionId}`, cookie)).body).not.toContain(key)
@@ -114,8 +114,7 @@ describe('portal screen: inbound connections', () => {
 
     const keyId = (await h.deps.tenants.listApiKeys(accountId)).find((k) => key.startsWith(k.prefix))!.id
     const rotated = await formPost(h.portal, `/portal/connections/${connectionId}/keys/${keyId}/rotate`, cookie, { grace_seconds: '600' })
-    expect(rotated.statusCode).toBe(201)
-    const newKey = shownSecret(rotated.body)
+    const newKey = shownSecret((await followReveal(h.portal, rotated, cookie)).body)
     expect(newKey).not.toBe(key)
     for (const k of [key, newKey]) {
       expect((await push({ authorization: `Bearer ${k}` }, '/v1/contacts', body([{ external_id: 'p-2' }]))).statusCode).toBe(202)
@@ -133,13 +132,12 @@ describe('portal screen: inbound connections', () => {
 
   it('a webhook source: its token shown once on creation, rotation gives a new one that pushes', async () => {
     const created = await formPost(h.portal, '/portal/connections', cookie, { type: 'webhook', source: 'forms' })
-    expect(created.statusCode).toBe(201)
-    const token = shownSecret(created.body)
+    const createdShown = await followReveal(h.portal, created, cookie)
+    const token = shownSecret(createdShown.body)
     const connectionId = (await admin('GET', `${ADMIN}/${accountId}/connections`)).data.find((c: { type: string }) => c.type === 'webhook').id
-    expect(created.body).toContain(`/v1/contacts/${connectionId}`)
+    expect(createdShown.body).toContain(`href="/portal/connections/${connectionId}"`)
     const rotated = await formPost(h.portal, `/portal/connections/${connectionId}/token/rotate`, cookie, { grace_seconds: '0' })
-    expect(rotated.statusCode).toBe(201)
-    const fresh = shownSecret(rotated.body)
+    const fresh = shownSecret((await followReveal(h.portal, rotated, cookie)).body)
     expect((await push({ 'x-webhook-token': fresh }, `/v1/contacts/${connectionId}`, body([{ external_id: 'w-1' }]))).statusCode).toBe(202)
     expect((await push({ 'x-webhook-token': token }, `/v1/contacts/${connectionId}`, body([{ external_id: 'w-2' }]))).statusCode).toBe(401)
   })
@@ -149,8 +147,7 @@ describe('portal screen: inbound connections', () => {
     expect(created.statusCode).toBe(303)
     const connectionId = connectionIdFrom(created.headers.location)
     const added = await formPost(h.portal, `/portal/connections/${connectionId}/locations`, cookie, { location_id: 'loc-9' })
-    expect(added.statusCode).toBe(201)
-    const url = new URL(shownSecret(added.body))
+    const url = new URL(shownSecret((await followReveal(h.portal, added, cookie)).body))
     const token = url.searchParams.get('token')!
     secrets.push(token)
     const res = await push(
@@ -236,11 +233,21 @@ describe('portal screen: inbound connections', () => {
 
     const saved = await form('save')
     expect(saved.statusCode).toBe(303)
+    // saving answers with the review (test/portal/mapping-review.test.ts); its form applies the rows
+    expect((await admin('GET', `${ADMIN}/${accountId}/connections/${connectionId}`)).field_mappings).toEqual([])
+    const applied = await h.portal.inject({
+      method: 'POST',
+      url: `/portal/connections/${connectionId}/mappings/apply`,
+      headers: { cookie, origin: PORTAL_ORIGIN, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: rows.toString(),
+    })
+    expect(applied.statusCode).toBe(303)
     const connection = await admin('GET', `${ADMIN}/${accountId}/connections/${connectionId}`)
     expect(connection.field_mappings).toHaveLength(5)
 
     // the worker path: a key, the edge push, the upsert worker on the queued batch
-    const key = shownSecret((await formPost(h.portal, `/portal/connections/${connectionId}/keys`, cookie, { scopes: 'contacts:write' })).body)
+    const keyAnswer = await formPost(h.portal, `/portal/connections/${connectionId}/keys`, cookie, { scopes: 'contacts:write' })
+    const key = shownSecret((await followReveal(h.portal, keyAnswer, cookie)).body)
     const before = h.q.batches().length
     expect((await push({ authorization: `Bearer ${key}` }, '/v1/contacts', body([sample]))).statusCode).toBe(202)
     expect(await handleBatchMessage(h.deps, h.q.batches()[before]!)).toBe('ack')

@@ -7,6 +7,7 @@ import { hashOpaqueToken } from '@lsv/shared/domain/links/opaque.ts'
 import { signIn } from './support.ts'
 import { ADMIN, OPERATOR } from '../management/harness.ts'
 import { formPost, page } from './screens-support.ts'
+import { followReveal, secretIn } from './reveal-support.ts'
 
 /**
  * The Contacts screen through app.inject: the page at exactly the read contract's `links.portal`
@@ -106,8 +107,7 @@ describe('portal screen: contacts', () => {
 
   it('mints a tracked link from the page (same-origin only), as contract 4.2 does, and audits it', async () => {
     const res = await formPost(fixture.h.portal, `${portalPath}/links`, cookie, { destination_url: 'https://example.com/pricing', type: 'opaque' })
-    expect(res.statusCode).toBe(200)
-    const link = /<code id="minted-link">([^<]+)<\/code>/.exec(res.body)![1]!.replaceAll('&amp;', '&')
+    const link = secretIn((await followReveal(fixture.h.portal, res, cookie)).body)
     const url = new URL(link)
     expect(`${url.origin}${url.pathname}`).toBe('https://example.com/pricing')
     const token = [...url.searchParams.values()].at(-1)!

@@ -8,6 +8,7 @@ import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
+import { followReveal } from './reveal-support.ts'
 
 /**
  * The Webhooks screen through app.inject: every action is the management API's (same domain
@@ -41,9 +42,9 @@ describe('portal screen: webhooks', () => {
     expect((await formPost(fixture.h.portal, '/portal/webhooks', 'lsv_portal=nope', { url: receiver.url })).statusCode).toBe(401)
   })
 
-  it('creates a webhook as the management API does, shows the secret once on that answer, and audits it without the secret', async () => {
-    const res = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on' })
-    expect(res.statusCode).toBe(201)
+  it('creates a webhook as the management API does, shows the secret once on the page its redirect leads to, and audits it without the secret', async () => {
+    const answer = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: receiver.url, payload_version: '2', contact_handles: 'on' })
+    const res = await followReveal(fixture.h.portal, answer, cookie)
     createdSecret = /whsec_[A-Za-z0-9+/=]+/.exec(res.body)![0]
     const list = (await mgmt('/integrations')).json() as { data: Array<{ id: string; url: string; tiers: object; payload_version: number; active: boolean }> }
     expect(list.data).toHaveLength(1)
@@ -123,11 +124,10 @@ describe('portal screen: webhooks', () => {
   })
 
   it('reveal shows the current secret (audited); rotate keeps the old one signing during the grace', async () => {
-    const revealed = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/reveal`, cookie)
-    expect(revealed.statusCode).toBe(200)
+    const revealed = await followReveal(fixture.h.portal, await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/reveal`, cookie), cookie)
     expect(revealed.body).toContain(createdSecret)
-    const rotated = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/rotate`, cookie, { grace_seconds: '3600' })
-    expect(rotated.statusCode).toBe(200)
+    const rotatedAnswer = await formPost(fixture.h.portal, `/portal/webhooks/${integrationId}/secret/rotate`, cookie, { grace_seconds: '3600' })
+    const rotated = await followReveal(fixture.h.portal, rotatedAnswer, cookie)
     const fresh = /whsec_[A-Za-z0-9+/=]+/.exec(rotated.body)![0]
     expect(fresh).not.toBe(createdSecret)
     const stored = (await fixture.h.deps.tenants.getIntegration(integrationId))!
@@ -204,7 +204,7 @@ describe('portal screen: webhooks', () => {
 
     beforeAll(async () => {
       const created = await formPost(fixture.h.portal, '/portal/webhooks', cookie, { url: `${receiver.url}?log=1`, payload_version: '2' })
-      expect(created.statusCode).toBe(201)
+      expect(created.statusCode).toBe(303)
       logId = ((await mgmt('/integrations')).json() as { data: Array<{ id: string; url: string }> }).data.find((i) => i.url.endsWith('?log=1'))!.id
       const base = Date.now() - 3_600_000
       for (const [i, eventId] of real.entries()) {

@@ -26,11 +26,6 @@ export type { ServiceName } from './services.ts'
 /** A variable's type once set (the schema's decoded type without "unset"). */
 type Value<K extends keyof Environment> = NonNullable<Environment[K]>
 
-export type StoreBackend = Value<'STORE_BACKEND'>
-export type QueueBackend = Value<'QUEUE_BACKEND'>
-export type TasksBackend = Value<'TASKS_BACKEND'>
-export type SecretsBackend = Value<'SECRETS_BACKEND'>
-
 /** Everything but the backend selection and what the selection proves. */
 export interface BaseConfig {
   nodeEnv: Value<'NODE_ENV'>
@@ -94,13 +89,11 @@ export interface BaseConfig {
 }
 
 /** A Google backend is selected only with the project it lives in. */
-export type StoreSelection = { storeBackend: 'embedded' } | { storeBackend: 'firestore'; gcpProject: string }
-export type QueueSelection = { queueBackend: 'embedded' } | { queueBackend: 'pubsub'; gcpProject: string }
+type StoreSelection = { storeBackend: 'embedded' } | { storeBackend: 'firestore'; gcpProject: string }
+type QueueSelection = { queueBackend: 'embedded' } | { queueBackend: 'pubsub'; gcpProject: string }
 /** Cloud Tasks also needs the target and identity every task carries. */
-export type TasksSelection =
-  | { tasksBackend: 'embedded' }
-  | { tasksBackend: 'cloudtasks'; gcpProject: string; dispatcherUrl: string; tasksServiceAccount: string }
-export type SecretsSelection = { secretsBackend: 'embedded' } | { secretsBackend: 'secretmanager'; gcpProject: string }
+type TasksSelection = { tasksBackend: 'embedded' } | { tasksBackend: 'cloudtasks'; gcpProject: string; dispatcherUrl: string; tasksServiceAccount: string }
+type SecretsSelection = { secretsBackend: 'embedded' } | { secretsBackend: 'secretmanager'; gcpProject: string }
 
 export type PlatformConfig = BaseConfig & StoreSelection & QueueSelection & TasksSelection & SecretsSelection
 

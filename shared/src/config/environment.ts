@@ -124,7 +124,7 @@ const LOCAL_STACK: readonly Reader[] = ['local stack']
 const using = servicesWhere
 
 /** Every variable, in the order of the README table. */
-export const ENVIRONMENT = Type.Object({
+const ENVIRONMENT = Type.Object({
   NODE_ENV: oneOf(['development', 'production', 'test'], {
     readers: ALL,
     default: 'development',
@@ -387,7 +387,7 @@ export const LOCAL_WIRING_VARIABLES: readonly VariableName[] = VARIABLE_NAMES.fi
 type Env = Record<string, string | undefined>
 
 /** The value as set; unset and empty are the same. */
-export function rawOf(env: Env, name: VariableName): string | undefined {
+function rawOf(env: Env, name: VariableName): string | undefined {
   const raw = env[name]
   return raw === undefined || raw === '' ? undefined : raw
 }

@@ -63,7 +63,7 @@ export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
 }
 
 /** What a process needs when it is no single service (the local stack, tools): everything. */
-export const ALL_NEEDS: ServiceNeeds = {
+const ALL_NEEDS: ServiceNeeds = {
   backends: ['store', 'queue', 'tasks', 'secrets'],
   pushRoutes: true,
   taskRoute: true,
@@ -79,8 +79,4 @@ export function servicesWhere(test: (needs: ServiceNeeds) => boolean): ServiceNa
 
 export function needsOf(service: ServiceName | null): ServiceNeeds {
   return service === null ? ALL_NEEDS : SERVICE_NEEDS[service]
-}
-
-export function isServiceName(name: string): name is ServiceName {
-  return (SERVICE_NAMES as readonly string[]).includes(name)
 }

@@ -12,17 +12,17 @@ import { ALL_SCOPES, CONNECTION_TYPES, CUSTOM_FIELD_TYPES, TIERS } from '../mode
 // ---- building blocks ------------------------------------------------------------------------
 
 /** A DNS label (first label of the edge host); stored lower-case, compared case-insensitively. */
-export const PUBLIC_ID_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
+const PUBLIC_ID_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
 export const SOURCE_SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 export const CUSTOM_FIELD_KEY_PATTERN = '^[a-z][a-z0-9_]{0,63}$'
-export const MAPPING_TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id'] as const
+const MAPPING_TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id'] as const
 /** one of MAPPING_TARGETS or `custom_fields.<key>` */
 export const MAPPING_TARGET_PATTERN = `^(${MAPPING_TARGETS.join('|')}|custom_fields\\.[a-z][a-z0-9_]{0,63})$`
 /** longest accepted rotation grace / revocation delay: 30 days */
 export const MAX_GRACE_SECONDS = 2_592_000
 export const DEFAULT_ROTATION_GRACE_SECONDS = 86_400
-export const MAX_AUTHORIZED_DOMAINS = 100
-export const MAX_FIELD_MAPPINGS = 200
+const MAX_AUTHORIZED_DOMAINS = 100
+const MAX_FIELD_MAPPINGS = 200
 
 const Id = Type.String({ minLength: 1, maxLength: 128 })
 const Timestamp = Type.String({ format: 'date-time' })
@@ -36,7 +36,7 @@ const PermittedTiers = Type.Array(TierValue, {
 })
 const ScopeValue = StringEnum(ALL_SCOPES)
 
-export const FieldMapping = Type.Object(
+const FieldMapping = Type.Object(
   {
     from: Type.String({ minLength: 1, maxLength: 128, description: 'inbound record key, matched case-insensitively after normalization' }),
     to: Type.String({
@@ -48,7 +48,7 @@ export const FieldMapping = Type.Object(
 )
 const FieldMappings = Type.Array(FieldMapping, { maxItems: MAX_FIELD_MAPPINGS })
 
-export const IntegrationTiers = Type.Object(
+const IntegrationTiers = Type.Object(
   {
     contact_handles: Type.Boolean({ description: 'tier 2: `handles.emails[]`, `handles.phones[]`' }),
     sensitive_traits: Type.Boolean({ description: 'tier 3: `traits[]`' }),

@@ -5,7 +5,7 @@ import { buildContractSchemaDocument, CONTRACT_SCHEMA_ID, type ContractDefName }
 // ajv-formats is CommonJS; under native ESM its callable is the default export.
 const addFormats = ((addFormatsImport as unknown as { default?: unknown }).default ?? addFormatsImport) as (ajv: Ajv2020) => Ajv2020
 
-export interface ContractValidationResult {
+interface ContractValidationResult {
   valid: boolean
   /** same as `valid` (for callers that test `ok`) */
   ok: boolean

@@ -5,9 +5,9 @@ import { Type, type Static } from 'typebox'
  * `GET /api/v1/admin/accounts/{accountId}/audit-log`, newest first, keyset pages.
  */
 
-export const AUDIT_ENTRY_ID_PATTERN = '^\\d{13}-[0-9a-f]{16}$'
+const AUDIT_ENTRY_ID_PATTERN = '^\\d{13}-[0-9a-f]{16}$'
 export const AUDIT_PAGE_DEFAULT = 50
-export const AUDIT_PAGE_MAX = 200
+const AUDIT_PAGE_MAX = 200
 
 export const AuditLogQuery = Type.Object(
   {
@@ -19,7 +19,7 @@ export const AuditLogQuery = Type.Object(
 
 const AuditValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])
 
-export const AuditEntry = Type.Object(
+const AuditEntry = Type.Object(
   {
     id: Type.String({ pattern: AUDIT_ENTRY_ID_PATTERN, description: 'time-ordered: milliseconds (13 digits), then 16 random hex digits' }),
     at: Type.String({ format: 'date-time' }),

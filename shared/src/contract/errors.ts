@@ -30,7 +30,6 @@ export const ErrorEnvelopeWithIssues = Type.Object(
 )
 
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>
-export type ValidationIssueType = Static<typeof ValidationIssue>
 
 /** What each failure status means, as the OpenAPI response description (texts per operation: docs/errors.md). */
 const STATUS_DESCRIPTIONS: Record<number, string> = {
@@ -49,7 +48,7 @@ const STATUS_DESCRIPTIONS: Record<number, string> = {
 }
 
 /** Contract 7.3: every 429 carries `Retry-After`, integer seconds, minimum 1. */
-export const RETRY_AFTER_HEADER = {
+const RETRY_AFTER_HEADER = {
   'Retry-After': {
     type: 'integer',
     minimum: 1,
@@ -64,7 +63,7 @@ export const RETRY_AFTER_HEADER = {
  * route may send. Errors are sent already serialized (http/error-handler.ts), so this only
  * describes them.
  */
-export interface FailureResponse<E extends TSchema> {
+interface FailureResponse<E extends TSchema> {
   description: string
   headers?: typeof RETRY_AFTER_HEADER
   content: { 'application/json': { schema: E } }

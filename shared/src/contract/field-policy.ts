@@ -4,7 +4,7 @@ import { TIERS } from '../model/records.ts'
 
 /** Per-delivery accounting of what the receiver got and did not get (contract 2.4). */
 
-export const WITHHELD_TIER_NAMES = ['contact_handles', 'sensitive_traits'] as const
+const WITHHELD_TIER_NAMES = ['contact_handles', 'sensitive_traits'] as const
 
 const count = () => Type.Integer({ minimum: 0 })
 

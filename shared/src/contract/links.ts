@@ -3,9 +3,9 @@ import { StringEnum } from './common.ts'
 
 /** `POST /api/contacts/links` (operation mintContactLink, contract 4.2). */
 
-export const LINK_TYPES = ['opaque', 'signed'] as const
+const LINK_TYPES = ['opaque', 'signed'] as const
 export type LinkType = (typeof LINK_TYPES)[number]
-export const MAX_LINK_EXP_SECONDS = 31_536_000
+const MAX_LINK_EXP_SECONDS = 31_536_000
 
 const ContactIdField = Type.String({
   format: 'uuid',

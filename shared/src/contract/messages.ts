@@ -18,7 +18,7 @@ const Instant = (description?: string) => Type.String({ format: 'date-time', ...
 // ---- contact-batches (edge -> upsert worker) ----------------------------------------------
 
 export const BATCH_MESSAGE_VERSION = '1'
-export const BATCH_SHAPES = ['contacts', 'events', 'partnercrm'] as const
+const BATCH_SHAPES = ['contacts', 'events', 'partnercrm'] as const
 
 /**
  * The attributes of a `contact-batches` message (docs/ingestion.md, "Message format"); its data
@@ -48,7 +48,7 @@ export const BatchMessageAttributes = Type.Object(
 
 /** 2: TIMESTAMP columns as microseconds since the epoch (1 had ISO-8601 strings) */
 export const CHANGE_ROW_VERSION = '2'
-export const CHANGE_OPS = ['upsert', 'delete'] as const
+const CHANGE_OPS = ['upsert', 'delete'] as const
 
 /** The attributes of a `contact-changes` message; its data is one ChangeRow as JSON. */
 export const ChangeRowAttributes = Type.Object(

@@ -4,10 +4,10 @@ import { NullableString } from './common.ts'
 /** The inbound push operations (contract 4.3–4.5) and their 202 answer. */
 
 export const MAX_CONTACTS_PER_PUSH = 10_000
-export const MAX_PUSH_BODY_BYTES = 8_388_608
+const MAX_PUSH_BODY_BYTES = 8_388_608
 
 /** One inbound contact record (contract 2.5): arbitrary keys, any JSON values. */
-export const InboundContactRecord = Type.Object(
+const InboundContactRecord = Type.Object(
   {},
   {
     title: 'InboundContactRecord',
@@ -43,7 +43,7 @@ export const PushAccepted = Type.Object(
  * The deprecated nested shape, accepted only by the origin fallbacks (contract 4.6 rule 5): each
  * `resolution` object is one inbound contact record (documentation only; checked by hand).
  */
-export const EventsPushBody = Type.Object(
+const EventsPushBody = Type.Object(
   {
     events: Type.Array(Type.Object({ resolution: InboundContactRecord }, { additionalProperties: true }), {
       minItems: 1,
@@ -92,7 +92,6 @@ export const PartnerCrmContactBody = Type.Object(
   { title: 'PartnerCrmContactBody', additionalProperties: true },
 )
 
-export type InboundContactRecord = Static<typeof InboundContactRecord>
 export type PushAccepted = Static<typeof PushAccepted>
 export type PartnerCrmContactBody = Static<typeof PartnerCrmContactBody>
 export type PushUpsertedSync = Static<typeof PushUpsertedSync>

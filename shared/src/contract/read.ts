@@ -2,14 +2,12 @@ import { Type, type Static } from 'typebox'
 
 /** The read contract's `include` query parameter (contract 4.7). */
 
-export const INCLUDE_TIER_VALUES = ['contact_handles', 'sensitive_traits'] as const
-
 /**
  * A comma list of the two gated tiers. The schema accepts any string on purpose: an unknown
  * value (`custom_fields` included) is rejected by the handler (domain/contacts/include.ts) with
  * its own 400 rather than a generic validation failure.
  */
-export const IncludeParam = Type.String({
+const IncludeParam = Type.String({
   title: 'IncludeParam',
   maxLength: 200,
   description:

@@ -29,10 +29,10 @@ import { WebhookEventV2, WebhookVisit } from './webhook-event.ts'
  */
 export const CONTRACT_SCHEMA_ID = `https://schemas.lsv.dev/contract/${CONTRACT_VERSION}/schema.json`
 export const CONTRACT_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema'
-export const CONTRACT_SCHEMA_TITLE = `Contact Ingestion, Link Minting and Outbound Event Contract ${CONTRACT_VERSION}`
+const CONTRACT_SCHEMA_TITLE = `Contact Ingestion, Link Minting and Outbound Event Contract ${CONTRACT_VERSION}`
 
 /** The four top-level definitions the contract names (section 4.1). */
-export const CONTRACT_DEF_NAMES = ['Contact', 'ContactList', 'FieldPolicy', 'WebhookEventV2'] as const
+const CONTRACT_DEF_NAMES = ['Contact', 'ContactList', 'FieldPolicy', 'WebhookEventV2'] as const
 export type ContractDefName = (typeof CONTRACT_DEF_NAMES)[number]
 
 /**

@@ -33,8 +33,6 @@ export const SECURITY_SCHEMES = {
   },
 } as const
 
-export type SecuritySchemeName = keyof typeof SECURITY_SCHEMES
-
 /** Ready-made `schema.security` values: any one listed requirement satisfies the operation. */
 export const SECURITY = {
   /** no authentication (e.g. `GET /api/v1/schema`) */

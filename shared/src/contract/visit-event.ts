@@ -19,7 +19,7 @@ export const VISIT_EVENT_VERSION = '1'
 
 const NullableString = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])
 
-export const VisitDetails = Type.Object(
+const VisitDetails = Type.Object(
   {
     captured_url: Type.Optional(NullableString),
     domain_id: Type.Optional(NullableString),

@@ -5,7 +5,7 @@ import { FieldPolicy } from './field-policy.ts'
 
 /** The body of the outbound `visitor.identified` webhook, v2 (contract section 6). */
 
-export const WEBHOOK_EVENT_TYPE = 'visitor.identified' as const
+const WEBHOOK_EVENT_TYPE = 'visitor.identified' as const
 
 export const WebhookVisit = Type.Object(
   {

@@ -56,7 +56,7 @@ export type App = FastifyInstance<
  * another request's lines. The trace is logged apart, as `logging.googleapis.com/trace` and
  * `…/spanId` (logging/trace.ts), which is how Cloud Logging joins a line to its trace anyway.
  */
-export function requestIdOf(_req: IncomingMessage): string {
+function requestIdOf(_req: IncomingMessage): string {
   return randomUUID()
 }
 

@@ -19,7 +19,7 @@ const GRACE_MS = 2_000
 
 const handled = new WeakSet<Socket>()
 
-export function clientErrorCode(err: { code?: string }): ErrorCode {
+function clientErrorCode(err: { code?: string }): ErrorCode {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return 'request_timeout'
@@ -32,7 +32,7 @@ export function clientErrorCode(err: { code?: string }): ErrorCode {
   }
 }
 
-export function clientErrorResponse(code: ErrorCode): string {
+function clientErrorResponse(code: ErrorCode): string {
   const { status, message } = ERROR_CODES[code]
   const body = JSON.stringify({ ok: false, error: message })
   return (

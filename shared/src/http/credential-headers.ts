@@ -7,7 +7,7 @@ import type { IncomingMessage } from 'node:http'
  * is a malformed credential: its value is replaced by the list of every value it was sent with,
  * which the credential checks (domain/auth) refuse as they refuse any malformed credential (401).
  */
-export const SINGLE_CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-api-key', 'x-webhook-token'])
+const SINGLE_CREDENTIAL_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-api-key', 'x-webhook-token'])
 
 export function markRepeatedCredentialHeaders(req: IncomingMessage): void {
   const raw = req.rawHeaders

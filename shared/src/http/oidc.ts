@@ -25,8 +25,8 @@ export interface OidcIdentity {
 export type IdTokenVerifier = (token: string, expected: OidcIdentity) => Promise<void>
 
 /** Google signs ID tokens with either spelling of its issuer. */
-export const GOOGLE_ISSUERS = ['https://accounts.google.com', 'accounts.google.com'] as const
-export const GOOGLE_JWKS_URL = 'https://www.googleapis.com/oauth2/v3/certs'
+const GOOGLE_ISSUERS = ['https://accounts.google.com', 'accounts.google.com'] as const
+const GOOGLE_JWKS_URL = 'https://www.googleapis.com/oauth2/v3/certs'
 
 /**
  * What Cloud Run's front end puts in place of a verified token's signature

@@ -11,7 +11,7 @@ import type { PlatformDeps } from '../ports/deps.ts'
  * starts it when the app listens (an app only injected into never checks anything), drains it
  * when the app starts closing and stops it once closed.
  */
-export interface ReadinessReport {
+interface ReadinessReport {
   ready: boolean
   /** why not: `starting`, `draining`, or the names of the failing dependencies (never error text: /readyz is public on the edge) */
   reasons: string[]
@@ -117,7 +117,7 @@ export type Dependency = 'tenants' | 'contacts' | 'queue'
  * the queue's own health where the adapter reports it (embedded: the file open, every subscription
  * of this process claiming without error).
  */
-export function dependencyChecks(deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue'>, needs: readonly Dependency[]): Record<string, Check> {
+function dependencyChecks(deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue'>, needs: readonly Dependency[]): Record<string, Check> {
   const all: Record<Dependency, Check> = {
     tenants: () => deps.tenants.getAccount('readiness-check'),
     contacts: () => deps.contacts.get('readiness-check', 'readiness-check'),

@@ -9,7 +9,7 @@ import { redactUrl } from '../logging/redact.ts'
  *
  * fastify's own "incoming request" line is kept at debug level: at info a request is one line.
  */
-export interface HttpRequestLog {
+interface HttpRequestLog {
   requestMethod: string
   requestUrl: string
   requestSize?: string
@@ -27,7 +27,7 @@ const header = (value: string | string[] | number | undefined): string | undefin
 
 const size = (value: string | undefined): string | undefined => (value !== undefined && /^\d+$/.test(value) ? value : undefined)
 
-export function httpRequestOf(request: FastifyRequest, reply: FastifyReply): HttpRequestLog {
+function httpRequestOf(request: FastifyRequest, reply: FastifyReply): HttpRequestLog {
   const raw = request.raw
   const log: HttpRequestLog = {
     requestMethod: request.method,

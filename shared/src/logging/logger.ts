@@ -24,7 +24,7 @@ function serializeRequest(req: { method?: string; url?: string; ip?: string; hos
   return { method: req.method, url: redactUrl(req.url ?? req.raw?.url), host: req.host, remoteIp: req.ip }
 }
 
-export function loggerOptions(level: string, service: string): LoggerOptions {
+function loggerOptions(level: string, service: string): LoggerOptions {
   return {
     level,
     messageKey: 'message',

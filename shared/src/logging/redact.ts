@@ -9,7 +9,7 @@
  */
 export const REDACTED = '[redacted]'
 
-export const CREDENTIAL_HEADERS = [
+const CREDENTIAL_HEADERS = [
   'authorization',
   'proxy-authorization',
   'x-serverless-authorization',

@@ -21,13 +21,13 @@ const MAX_SPAN = (1n << 64n) - 1n
 
 const one = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? (value.length === 1 ? value[0] : undefined) : value)
 
-export function parseTraceparent(header: string | undefined): TraceContext | null {
+function parseTraceparent(header: string | undefined): TraceContext | null {
   const m = header === undefined ? null : TRACEPARENT.exec(header.trim().toLowerCase())
   if (!m || m[1] === 'ff' || ZERO_TRACE.test(m[2]!) || ZERO_TRACE.test(m[3]!)) return null
   return { traceId: m[2]!, spanId: m[3]!, sampled: (Number.parseInt(m[4]!, 16) & 1) === 1 }
 }
 
-export function parseCloudTraceContext(header: string | undefined): TraceContext | null {
+function parseCloudTraceContext(header: string | undefined): TraceContext | null {
   const m = header === undefined ? null : CLOUD_TRACE.exec(header.trim())
   if (!m || ZERO_TRACE.test(m[1]!)) return null
   let spanId: string | null = null

@@ -139,7 +139,7 @@ export interface IntegrationRecord {
   updated_at: string
 }
 
-export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
+type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed'
 
 export interface DeliveryAttempt {
   attempt: number
@@ -186,21 +186,21 @@ export type WriterClass = (typeof NAME_SOURCES)[number]
 export type NameSource = WriterClass | null
 
 export const SUBJECT_TYPES = ['company_profile', 'contact', 'person_profile'] as const
-export type SubjectType = (typeof SUBJECT_TYPES)[number]
+type SubjectType = (typeof SUBJECT_TYPES)[number]
 
 export const CUSTOM_FIELD_SOURCES = ['ai_enrichment', 'inbound_mapping', 'manual'] as const
-export type CustomFieldSource = (typeof CUSTOM_FIELD_SOURCES)[number]
+type CustomFieldSource = (typeof CUSTOM_FIELD_SOURCES)[number]
 
 export const TRAIT_GROUPS = ['demographics', 'financial', 'household'] as const
-export type TraitGroup = (typeof TRAIT_GROUPS)[number]
+type TraitGroup = (typeof TRAIT_GROUPS)[number]
 
-export interface EmailHandleRecord {
+interface EmailHandleRecord {
   value: string | null
   kind: string | null
   verified: boolean | null
 }
 
-export interface PhoneHandleRecord {
+interface PhoneHandleRecord {
   value: string | null
   kind: string | null
   dnc: boolean | null
@@ -220,7 +220,7 @@ export interface StoredCustomField {
   enriched_at: string | null
 }
 
-export interface IdentityFields {
+interface IdentityFields {
   first_name?: string | null
   last_name?: string | null
   full_name?: string | null
@@ -229,7 +229,7 @@ export interface IdentityFields {
   network_url?: string | null
 }
 
-export interface CompanyFields {
+interface CompanyFields {
   name?: string | null
   domain?: string | null
   website?: string | null
@@ -239,7 +239,7 @@ export interface CompanyFields {
   network_url?: string | null
 }
 
-export interface LocationFields {
+interface LocationFields {
   city?: string | null
   state?: string | null
   postal_code?: string | null

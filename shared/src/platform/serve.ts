@@ -38,7 +38,7 @@ export interface ServiceDefinition {
 }
 
 /** Cloud Run gives 10 s between SIGTERM and SIGKILL; drain within 9. */
-export const SHUTDOWN_GRACE_MS = 9000
+const SHUTDOWN_GRACE_MS = 9000
 
 export interface RunningServices {
   config: PlatformConfig

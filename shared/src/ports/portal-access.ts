@@ -38,6 +38,23 @@ export interface NewPortalSession {
   expires_at: string
 }
 
+/**
+ * A secret to show once (a new API key, token or signing secret) after a form's redirect
+ * (domain/portal/reveals.ts): kept for minutes, readable once, by the session that made it.
+ */
+export interface PortalRevealRecord {
+  /** the random id in the reveal page's URL */
+  id: string
+  /** SHA-256 (hex) of the session's cookie value: only that session may take it */
+  session_hash: string
+  account_id: string
+  created_at: string
+  /** it is no longer shown from this instant; the store may drop the record from then on */
+  expires_at: string
+  /** what the page shows, sealed with a key derived from the session's cookie value (never stored) */
+  sealed: string
+}
+
 export interface PortalAccessStore {
   createLink(link: PortalLinkRecord): Promise<void>
   getLink(tokenHash: string): Promise<PortalLinkRecord | null>
@@ -57,14 +74,22 @@ export interface PortalAccessStore {
   /** ends one session (sign-out, or found past its lifetime); nothing happens when it is gone */
   deleteSession(hash: string): Promise<void>
   /**
-   * Ends every session of the account and voids its unused links: afterwards no session of the
+   * Ends every session of the account (with their reveals) and voids its unused links: afterwards no session of the
    * account started before the call resolves, and no link minted before it can start one (a
    * redemption racing with the call either finished first, and its session is ended too, or
    * fails).
    */
   endAccountSessions(accountId: string): Promise<void>
 
-  /** removes every link and session of the account (tests) */
+  putReveal(reveal: PortalRevealRecord): Promise<void>
+  /**
+   * Reads and deletes a reveal, atomically, when it exists and belongs to the session
+   * `sessionHash`; otherwise writes nothing and returns null (another session cannot use it up).
+   * Of any number of concurrent calls for one reveal, at most one returns it.
+   */
+  takeReveal(id: string, sessionHash: string): Promise<PortalRevealRecord | null>
+
+  /** removes every link, session and reveal of the account (tests) */
   deleteAccountData(accountId: string): Promise<void>
   close(): Promise<void>
 }

@@ -15,5 +15,14 @@ export interface RateLimiter {
   addCounts(increments: readonly { key: string; by: number }[], expireAtMs: number): Promise<void>
   /** The counts of plain counters (0 for a missing or expired one), in the order of `keys`. */
   readCounts(keys: readonly string[], nowMs: number): Promise<number[]>
+  /**
+   * Small text documents beside the counters (the portal's push samples, domain/activity/push-sample.ts):
+   * `update` gets the current text (null when missing or expired at `nowMs`) and returns the new
+   * one, applied atomically (it may run more than once when the store retries), kept until
+   * `expireAtMs`. The caller bounds the size.
+   */
+  updateNote(key: string, update: (current: string | null) => string, expireAtMs: number, nowMs: number): Promise<void>
+  /** The texts of notes (null for a missing or expired one), in the order of `keys`. */
+  readNotes(keys: readonly string[], nowMs: number): Promise<(string | null)[]>
   close(): Promise<void>
 }

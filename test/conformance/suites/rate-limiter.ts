@@ -125,4 +125,18 @@ export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>):
     // a counter never counts as a window of the same key
     expect(await h.limiter.peek(a, [minute(10)], sec(25_000))).toEqual([0])
   })
+
+  it('notes: an update sees what another instance wrote, reads answer in key order, and an expired note is null', async () => {
+    const a = key()
+    const b = key()
+    const expireAt = sec(30_000)
+    // mutation: an updateNote that passes null (or writes without reading) loses the first text
+    await h.limiter.updateNote(a, (current) => `${current ?? ''}1`, expireAt, sec(25_000))
+    await h.other.updateNote(a, (current) => `${current ?? ''}2`, expireAt, sec(25_001))
+    expect(await h.limiter.readNotes([b, a], sec(25_002))).toEqual([null, '12'])
+    expect(await h.other.readNotes([a], expireAt)).toEqual([null])
+    // an expired note is started again, not appended to
+    await h.limiter.updateNote(a, (current) => `${current ?? 'fresh'}`, sec(40_000), expireAt)
+    expect(await h.limiter.readNotes([a], sec(30_001))).toEqual(['fresh'])
+  })
 }

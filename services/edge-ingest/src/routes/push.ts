@@ -23,6 +23,7 @@ import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { meteredBody, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
 import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
+import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 import { scanPartnerCrmLocation } from '@lsv/shared/domain/ingest/location-scan.ts'
 import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.ts'
@@ -87,6 +88,12 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     if (accountId !== undefined) activity.record(accountId, reply.statusCode)
   })
   app.addHook('onClose', async () => activity.close())
+  /** acceptPush, and the accepted push's sample for the portal's mapping screens (push-sample.ts) */
+  const accept = async (ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => {
+    const answer = await acceptPush(ctx, input)
+    activity.sample(input.connection.id, input.shape, acceptedRecords(input.shape, input.body))
+    return answer
+  }
 
   /** preParsing of a partner CRM body whose caller is not authenticated yet: reserve it, or 503 */
   const budgeted = (request: FastifyRequest, reply: FastifyReply, payload: Readable, accountId: string): Readable => {
@@ -130,7 +137,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       if (!caller?.connection) throw new AppError('unauthorized')
       return send202(
         reply,
-        await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+        await accept(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
       )
     },
   )
@@ -201,7 +208,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
           throw retryable(err)
         },
       )
-      return send202(reply, await acceptPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
+      return send202(reply, await accept(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
     },
   )
 
@@ -223,7 +230,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     if (!caller?.connection) throw new AppError('unauthorized')
     return send202(
       reply,
-      await acceptPush(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+      await accept(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
     )
   }
   app.post(

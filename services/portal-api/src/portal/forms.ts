@@ -3,6 +3,7 @@ import { Value } from 'typebox/value'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { MAX_ISSUES } from '@lsv/shared/http/validation.ts'
+import { fieldMessage } from './field-messages.ts'
 
 /** A parsed HTML form: a field sent once is a string, a field sent several times a list. */
 export type FormFields = Record<string, string | string[]>
@@ -73,7 +74,7 @@ export type FieldErrors = Record<string, string>
 
 /**
  * The form's values checked against the same contract schema the management API validates its
- * JSON body with: a field's message is the schema's, next to the field.
+ * JSON body with: a field's message is a sentence for that error (field-messages.ts), next to the field.
  */
 export function checkAgainst(schema: TSchema, value: unknown): FieldErrors | null {
   const checked = checkForm(schema, value)
@@ -92,7 +93,8 @@ export function checkForm<S extends TSchema>(schema: S, value: unknown): { ok: t
       e.keyword === 'required' && typeof (e.params as { requiredProperties?: string[] }).requiredProperties?.[0] === 'string'
         ? `/${(e.params as { requiredProperties: string[] }).requiredProperties[0]}`
         : e.instancePath
-    errors[path] ??= e.message
+    // a sentence for the tenant, not the schema's text (field-messages.ts)
+    errors[path] ??= fieldMessage(e)
   }
   return { ok: false, errors }
 }

@@ -13,6 +13,8 @@ import { registerAuditScreen } from './audit/index.ts'
 import { registerWebhookScreens } from './screens-webhooks/index.ts'
 import { registerContactScreens } from './screens-contacts/index.ts'
 import { registerActivityScreens } from './screens-activity/index.ts'
+import { registerPortalNotFound } from './not-found.ts'
+import { registerRevealScreen } from './reveal.ts'
 
 /** A screen: registers its routes in the screens' scope (session required, forms parsed). */
 type Screen = (scope: App, deps: PlatformDeps) => void
@@ -25,6 +27,7 @@ const SCREENS: readonly Screen[] = [
   registerWebhookScreens,
   registerContactScreens,
   registerActivityScreens,
+  registerRevealScreen,
 ]
 
 /**
@@ -35,12 +38,17 @@ const SCREENS: readonly Screen[] = [
  */
 export function registerPortalScreens(app: App, deps: PlatformDeps): void {
   registerPortalAssets(app)
+  // an unknown /portal/* path: a 404 page, not the API's JSON (not-found.ts)
+  registerPortalNotFound(app, deps)
   app.register(async (scope: App) => {
+    // the session (and, for a post, the same-origin signal) is checked before a byte of the body
+    // is read; only then is a form parsed, within its route's small limit (forms.ts)
+    scope.addHook('onRequest', requirePortalSession(deps))
     registerFormParser(scope)
-    scope.addHook('preHandler', requirePortalSession(deps))
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (isAppError(error) && error.status === 404) return notFound(request, reply)
       if (error.validation || (isAppError(error) && error.status === 400)) {
+        // the message names at most MAX_ISSUES problems (http/validation.ts), so the page stays small
         return sendFrameError(
           request,
           reply,
@@ -48,6 +56,9 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
           'Not understood',
           html`<p>The form was not complete or not valid: ${error.message}. Nothing was changed.</p>`,
         )
+      }
+      if (error.statusCode === 415) {
+        return sendFrameError(request, reply, 415, 'Not a form', html`<p>Only the portal's own forms can be sent here. Nothing was changed.</p>`)
       }
       if (error.statusCode === 413) return sendFrameError(request, reply, 413, 'Too large', html`<p>What was sent is too large. Nothing was changed.</p>`)
       request.log.error({ err: error }, 'portal screen failed')

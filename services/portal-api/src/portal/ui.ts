@@ -1,5 +1,6 @@
 import { Type } from 'typebox'
 import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { ERROR_CODES, type ErrorCode } from '@lsv/shared/errors/codes.ts'
 import type { FieldErrors } from './forms.ts'
 
 /** The body schema of every portal form (values are checked per action against contract schemas). */
@@ -46,10 +47,34 @@ export function secretOnce(label: string, secret: string, note: string): SafeHtm
 </div>`
 }
 
-/** A form-wide error (a conflict, a refusal), shown at the top of the form. */
-export function formError(errors: FieldErrors | null | undefined): SafeHtml | '' {
+/**
+ * What a form-wide refusal says by default. fieldErrorsOf (forms.ts) keeps the envelope's text
+ * ("conflict"), which names a code, not what happened; a form passes its own words for the codes
+ * it can meet (a duplicate location) and the others read as these.
+ */
+const REFUSALS: Partial<Record<ErrorCode, string>> = {
+  conflict: 'That already exists, so nothing was changed.',
+  forbidden: 'This account may not do that. Nothing was changed.',
+  invalid_payload: 'Something in the form was not valid. Nothing was changed.',
+  rate_limited: 'Too many tries in a short time. Wait a minute and try again.',
+}
+
+/** A form-wide error (a conflict, a refusal), shown at the top of the form, in this form's words when it has some. */
+export function formError(errors: FieldErrors | null | undefined, words: Partial<Record<ErrorCode, string>> = {}): SafeHtml | '' {
   const all = errors?.[''] ?? null
-  return all ? html`<p class="field-error" role="alert">${all}</p>` : ''
+  if (!all) return ''
+  const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].message === all)
+  const said = code === undefined ? all : (words[code] ?? REFUSALS[code] ?? all)
+  return html`<p class="field-error" role="alert">${said}</p>`
+}
+
+/**
+ * A table that may be wider than the screen (390 px): its box scrolls sideways, and, so a
+ * keyboard can scroll it too, it takes focus (tabindex 0) as a named region; arrow keys then
+ * scroll it (WCAG 2.1.1; axe's scrollable-region-focusable).
+ */
+export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${label}">${table}</div>`
 }
 
 export function when(d: string | null | undefined): string {

@@ -1,6 +1,6 @@
 import type { SQLInputValue } from 'node:sqlite'
 import type { EmbeddedDb } from './db.ts'
-import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalSessionRecord } from '../../ports/portal-access.ts'
+import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalRevealRecord, PortalSessionRecord } from '../../ports/portal-access.ts'
 
 /**
  * Links and sessions in two tables of the embedded database (their own tables, created here).
@@ -20,6 +20,11 @@ CREATE TABLE IF NOT EXISTS portal_sessions (
   expires_at TEXT NOT NULL, expire_at_ms INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS portal_sessions_account ON portal_sessions (account_id);
 CREATE INDEX IF NOT EXISTS portal_sessions_expiry ON portal_sessions (expire_at_ms);
+CREATE TABLE IF NOT EXISTS portal_reveals (
+  id TEXT PRIMARY KEY, session_hash TEXT NOT NULL, account_id TEXT NOT NULL, created_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL, sealed TEXT NOT NULL, expire_at_ms INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS portal_reveals_account ON portal_reveals (account_id);
+CREATE INDEX IF NOT EXISTS portal_reveals_expiry ON portal_reveals (expire_at_ms);
 `
 
 /** expired rows are pruned every this many writes */
@@ -27,6 +32,7 @@ const PRUNE_EVERY = 500
 
 const LINK_COLUMNS = 'token_hash, account_id, created_at, expires_at, used_at'
 const SESSION_COLUMNS = 'hash, account_id, created_at, last_used_at, expires_at'
+const REVEAL_COLUMNS = 'id, session_hash, account_id, created_at, expires_at, sealed'
 
 export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessStore {
   const { db } = edb
@@ -50,6 +56,7 @@ export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessSt
     writes = 0
     run('DELETE FROM portal_links WHERE expire_at_ms <= ?', nowMs)
     run('DELETE FROM portal_sessions WHERE expire_at_ms <= ?', nowMs)
+    run('DELETE FROM portal_reveals WHERE expire_at_ms <= ?', nowMs)
   }
 
   return {
@@ -116,11 +123,33 @@ export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessSt
       run('DELETE FROM portal_sessions WHERE hash = ?', hash)
     },
 
+    async putReveal(reveal: PortalRevealRecord) {
+      edb.transaction(() => {
+        maybePrune(Date.parse(reveal.created_at))
+        run(
+          `INSERT INTO portal_reveals (${REVEAL_COLUMNS}, expire_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          reveal.id,
+          reveal.session_hash,
+          reveal.account_id,
+          reveal.created_at,
+          reveal.expires_at,
+          reveal.sealed,
+          Date.parse(reveal.expires_at),
+        )
+      })
+    },
+
+    async takeReveal(id, sessionHash) {
+      // one statement reads and deletes: of two takers, only one gets the row back
+      return row<PortalRevealRecord>(`DELETE FROM portal_reveals WHERE id = ? AND session_hash = ? RETURNING ${REVEAL_COLUMNS}`, id, sessionHash)
+    },
+
     async endAccountSessions(accountId) {
       // one transaction: a redemption runs wholly before it (its session is deleted here) or after (its link is gone)
       edb.transaction(() => {
         run('DELETE FROM portal_links WHERE account_id = ? AND used_at IS NULL', accountId)
         run('DELETE FROM portal_sessions WHERE account_id = ?', accountId)
+        run('DELETE FROM portal_reveals WHERE account_id = ?', accountId)
       })
     },
 
@@ -128,6 +157,7 @@ export function createEmbeddedPortalAccessStore(edb: EmbeddedDb): PortalAccessSt
       edb.transaction(() => {
         run('DELETE FROM portal_links WHERE account_id = ?', accountId)
         run('DELETE FROM portal_sessions WHERE account_id = ?', accountId)
+        run('DELETE FROM portal_reveals WHERE account_id = ?', accountId)
       })
     },
 

@@ -15,6 +15,7 @@ import { slotOf } from '../../model/rate-limit-window.ts'
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS rate_counters (slot TEXT PRIMARY KEY, count INTEGER NOT NULL, expire_at_ms INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rate_counters_expiry ON rate_counters (expire_at_ms);
+CREATE TABLE IF NOT EXISTS activity_notes (id TEXT PRIMARY KEY, note TEXT NOT NULL, expire_at_ms INTEGER NOT NULL) WITHOUT ROWID;
 `
 const PRUNE_EVERY = 1000
 
@@ -24,6 +25,12 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
   const read = db.prepare('SELECT count FROM rate_counters WHERE slot = ?')
   const write = db.prepare('INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1')
   const prune = db.prepare('DELETE FROM rate_counters WHERE expire_at_ms <= ?')
+  // notes are one per connection and overwritten: their expired rows go with the counters' pruning
+  const pruneNotes = db.prepare('DELETE FROM activity_notes WHERE expire_at_ms <= ?')
+  const readNote = db.prepare('SELECT note FROM activity_notes WHERE id = ? AND expire_at_ms > ?')
+  const writeNote = db.prepare(
+    'INSERT INTO activity_notes (id, note, expire_at_ms) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET note = excluded.note, expire_at_ms = excluded.expire_at_ms',
+  )
   const readLive = db.prepare('SELECT count FROM rate_counters WHERE slot = ? AND expire_at_ms > ?')
   const add = db.prepare(
     'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET count = count + excluded.count, expire_at_ms = max(expire_at_ms, excluded.expire_at_ms)',
@@ -52,6 +59,7 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
         if (++sincePrune >= PRUNE_EVERY) {
           sincePrune = 0
           prune.run(nowMs)
+          pruneNotes.run(nowMs)
         }
         const current = slotIds.map((id) => Number((read.get(id) as { count: number } | undefined)?.count ?? 0))
         if (current.some((c, i) => c >= slots[i]!.window.limit)) return { admitted: false, counts: current }
@@ -72,6 +80,17 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
     },
     async readCounts(keys: readonly string[], nowMs: number): Promise<number[]> {
       return keys.map((k) => Number((readLive.get(counterId(k), nowMs) as { count: number } | undefined)?.count ?? 0))
+    },
+    async updateNote(key, update, expireAtMs, nowMs) {
+      const id = counterId(key)
+      // read and write in one transaction: two instances' flushes never lose each other's counts
+      await edb.groupCommit(() => {
+        const current = (readNote.get(id, nowMs) as { note: string } | undefined)?.note ?? null
+        writeNote.run(id, update(current), expireAtMs)
+      })
+    },
+    async readNotes(keys, nowMs) {
+      return keys.map((k) => (readNote.get(counterId(k), nowMs) as { note: string } | undefined)?.note ?? null)
     },
     // the database handle belongs to whoever opened it
     async close() {},

@@ -4,7 +4,7 @@
  * so a new composite query or TTL field must be added here first.
  */
 
-export interface FirestoreIndexField {
+interface FirestoreIndexField {
   fieldPath: string
   order: 'ASCENDING' | 'DESCENDING'
 }
@@ -44,4 +44,6 @@ export const FIRESTORE_TTL_FIELDS: readonly FirestoreTtlField[] = [
   // portal access: sign-in links (after they expire) and sessions (after their absolute end)
   { collectionGroup: 'portal_links', field: 'expire_at' },
   { collectionGroup: 'portal_sessions', field: 'expire_at' },
+  // and secrets shown once after a form (after their few minutes)
+  { collectionGroup: 'portal_reveals', field: 'expire_at' },
 ]

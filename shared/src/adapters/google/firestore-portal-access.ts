@@ -1,12 +1,13 @@
 import { Timestamp } from '@google-cloud/firestore'
 import type { DocumentData, DocumentReference, Firestore, Query } from '@google-cloud/firestore'
-import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalSessionRecord } from '../../ports/portal-access.ts'
+import type { NewPortalSession, PortalAccessStore, PortalLinkRecord, PortalRevealRecord, PortalSessionRecord } from '../../ports/portal-access.ts'
 import { isConflict, NOT_FOUND } from './grpc-codes.ts'
 
 /**
  * Layout (top-level collections, document id = the stored hash):
  *   portal_links/{token_hash}      the link record + `expire_at` (= expires_at, TTL policy)
  *   portal_sessions/{hash}         the session record + `expire_at` (= its absolute end, TTL policy)
+ *   portal_reveals/{id}            a secret shown once, sealed + `expire_at` (= expires_at, TTL policy)
  * TTL fields are listed in ../firestore-indexes.ts (Terraform declares them); queries are on
  * `account_id` alone (single-field index, automatic).
  *
@@ -28,6 +29,7 @@ function withoutTtl<T>(data: DocumentData): T {
 export function createFirestorePortalAccessStore(firestore: Firestore): PortalAccessStore {
   const links = firestore.collection('portal_links')
   const sessions = firestore.collection('portal_sessions')
+  const reveals = firestore.collection('portal_reveals')
 
   const deleteAll = async (refs: DocumentReference[]): Promise<void> => {
     for (let i = 0; i < refs.length; i += BATCH_LIMIT) {
@@ -92,16 +94,39 @@ export function createFirestorePortalAccessStore(firestore: Firestore): PortalAc
       await sessions.doc(hash).delete()
     },
 
+    async putReveal(reveal: PortalRevealRecord) {
+      await reveals.doc(reveal.id).create({ ...reveal, expire_at: Timestamp.fromMillis(Date.parse(reveal.expires_at)) })
+    },
+
+    async takeReveal(id, sessionHash) {
+      // as redeemLink: the delete holds only if the document is unchanged since this read, so of
+      // two takers one deletes it and the other's precondition fails (or it finds nothing)
+      const ref = reveals.doc(id)
+      const snap = await ref.get()
+      if (!snap.exists) return null
+      const reveal = withoutTtl<PortalRevealRecord>(snap.data()!)
+      if (reveal.session_hash !== sessionHash) return null
+      try {
+        await ref.delete({ lastUpdateTime: snap.updateTime! })
+        return reveal
+      } catch (err) {
+        if (isConflict(err)) return null
+        throw err
+      }
+    },
+
     async endAccountSessions(accountId) {
       // links first, sessions after: a redemption that committed before its link was deleted has
       // its session visible to the second query; one that had not fails on its precondition
       await deleteAll(await refsOf(links.where('account_id', '==', accountId), (d) => d.used_at === null))
       await deleteAll(await refsOf(sessions.where('account_id', '==', accountId)))
+      await deleteAll(await refsOf(reveals.where('account_id', '==', accountId)))
     },
 
     async deleteAccountData(accountId) {
       await deleteAll(await refsOf(links.where('account_id', '==', accountId)))
       await deleteAll(await refsOf(sessions.where('account_id', '==', accountId)))
+      await deleteAll(await refsOf(reveals.where('account_id', '==', accountId)))
     },
 
     // the Firestore client belongs to whoever created it

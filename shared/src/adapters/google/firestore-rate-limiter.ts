@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { FieldValue, Timestamp } from '@google-cloud/firestore'
-import type { Firestore } from '@google-cloud/firestore'
+import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore'
 import type { RateLimiter } from '../../ports/rate-limiter.ts'
 import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
 import { decide, ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
@@ -40,6 +40,12 @@ const retryWait = (attempt: number) => backoff(attempt, BACKOFF_BASE_MS, BACKOFF
 
 /** Plain counters (activity counts) share the collection under ids window documents never take. */
 const counterId = (key: string) => `c-${createHash('sha256').update(key).digest('hex')}`
+/** Notes (the portal's push samples) too, `{ note, expire_at }`: the same TTL policy removes them. */
+const noteId = (key: string) => `n-${createHash('sha256').update(key).digest('hex')}`
+const liveNote = (snap: DocumentSnapshot, nowMs: number): string | null => {
+  const expireAt = snap.exists ? (snap.get('expire_at') as Timestamp | undefined) : undefined
+  return expireAt !== undefined && expireAt.toMillis() > nowMs ? String(snap.get('note') ?? '') : null
+}
 
 export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
   const collection = firestore.collection('rate_limits')
@@ -109,6 +115,19 @@ export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
         const expireAt = snap.exists ? (snap.get('expire_at') as Timestamp | undefined) : undefined
         return expireAt !== undefined && expireAt.toMillis() > nowMs ? Number(snap.get('count') ?? 0) : 0
       })
+    },
+    async updateNote(key, update, expireAtMs, nowMs) {
+      const ref = collection.doc(noteId(key))
+      // a transaction: two instances' flushes of one connection merge, neither overwrites the other
+      await firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        tx.set(ref, { note: update(liveNote(snap, nowMs)), expire_at: Timestamp.fromMillis(expireAtMs) })
+      })
+    },
+    async readNotes(keys, nowMs) {
+      if (keys.length === 0) return []
+      const snaps = await firestore.getAll(...keys.map((k) => collection.doc(noteId(k))))
+      return snaps.map((snap) => liveNote(snap, nowMs))
     },
     // the Firestore client belongs to whoever created it
     async close() {},

@@ -4,7 +4,7 @@
  */
 export const NOT_FOUND = 5
 export const ALREADY_EXISTS = 6
-export const FAILED_PRECONDITION = 9
+const FAILED_PRECONDITION = 9
 
 /** the gRPC code of a client error, undefined for anything else */
 export function codeOf(err: unknown): unknown {

@@ -8,14 +8,14 @@ import type { PlatformDeps } from '../../ports/deps.ts'
  * known keys, no query.
  */
 
-export const RETENTION_DAYS = 8
+const RETENTION_DAYS = 8
 const DAY_MS = 86_400_000
 
 /**
  * The answers a push can give (docs/errors.md); anything else counts as `other`. 200 is only the
  * portal's fallbacks (contract 4.6): the batch upserted at once while the queue was unavailable.
  */
-export const PUSH_STATUSES = [200, 202, 400, 401, 403, 404, 408, 413, 415, 429, 431, 503] as const
+const PUSH_STATUSES = [200, 202, 400, 401, 403, 404, 408, 413, 415, 429, 431, 503] as const
 export type PushOutcome = (typeof PUSH_STATUSES)[number] | 'other'
 
 /** Why records were dead-lettered (services/upsert-worker/src/handle-batch.ts). */
@@ -35,7 +35,7 @@ export function pushOutcomeOf(status: number): PushOutcome {
 }
 
 export const pushCountKey = (accountId: string, day: string, outcome: PushOutcome) => `activity:push:${accountId}:${day}:${outcome}`
-export const deadLetterCountKey = (accountId: string, day: string, reason: DeadLetterReason) => `activity:dead:${accountId}:${day}:${reason}`
+const deadLetterCountKey = (accountId: string, day: string, reason: DeadLetterReason) => `activity:dead:${accountId}:${day}:${reason}`
 
 /** A counter of `day` lives until RETENTION_DAYS after that day began. */
 export function expiryOf(day: string): number {
@@ -43,7 +43,7 @@ export function expiryOf(day: string): number {
 }
 
 /** The last `days` UTC days, newest first. */
-export function lastDays(nowMs: number, days = RETENTION_DAYS - 1): string[] {
+function lastDays(nowMs: number, days = RETENTION_DAYS - 1): string[] {
   return Array.from({ length: days }, (_, i) => dayOf(nowMs - i * DAY_MS))
 }
 

@@ -1,8 +1,12 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { dayOf, expiryOf, pushCountKey, pushOutcomeOf } from './counts.ts'
+import { addDelta, sampleOf, storeSample, type SampleDelta } from './push-sample.ts'
+import type { InboundRecord } from '../ingest/mapping.ts'
+import type { BatchShape } from '../ingest/push-body.ts'
+import { isoAt } from '../../model/clock.ts'
 
 /** How often the counts gathered in memory are written (one write per flush for all keys). */
-export const FLUSH_EVERY_MS = 2_000
+const FLUSH_EVERY_MS = 2_000
 
 /**
  * The edge's push counts per account, day and answer status, gathered in memory and written in
@@ -13,6 +17,8 @@ export const FLUSH_EVERY_MS = 2_000
  */
 export class PushActivityRecorder {
   #pending = new Map<string, { key: string; by: number; expireAtMs: number }>()
+  /** per connection: what its accepted pushes added since the last flush (push-sample.ts) */
+  #samples = new Map<string, SampleDelta>()
   #timer: NodeJS.Timeout | null = null
   #flushing: Promise<void> = Promise.resolve()
   readonly #deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>
@@ -27,6 +33,22 @@ export class PushActivityRecorder {
     const entry = this.#pending.get(key)
     if (entry) entry.by++
     else this.#pending.set(key, { key, by: 1, expireAtMs: expiryOf(day) })
+    this.#schedule()
+  }
+
+  /**
+   * An accepted push's records (the parsed body): its first record and key counts, for the
+   * portal's mapping screens. Gathered in memory like the counts, one note write per connection
+   * per flush.
+   */
+  sample(connectionId: string, shape: BatchShape, records: readonly InboundRecord[]): void {
+    const delta = sampleOf(isoAt(this.#deps.clock), shape, records)
+    const earlier = this.#samples.get(connectionId)
+    this.#samples.set(connectionId, earlier ? addDelta(earlier, delta) : delta)
+    this.#schedule()
+  }
+
+  #schedule(): void {
     if (!this.#timer) {
       this.#timer = setTimeout(() => {
         this.#timer = null
@@ -40,6 +62,17 @@ export class PushActivityRecorder {
   flush(): Promise<void> {
     const entries = [...this.#pending.values()]
     this.#pending.clear()
+    const samples = [...this.#samples]
+    this.#samples.clear()
+    if (samples.length > 0) {
+      this.#flushing = this.#flushing.then(async () => {
+        for (const [connectionId, delta] of samples) {
+          await storeSample(this.#deps, connectionId, delta).catch((err: unknown) => {
+            this.#deps.logger.warn({ err, connectionId }, 'push sample not stored')
+          })
+        }
+      })
+    }
     if (entries.length === 0) return this.#flushing
     const byExpiry = new Map<number, { key: string; by: number }[]>()
     for (const e of entries) byExpiry.set(e.expireAtMs, [...(byExpiry.get(e.expireAtMs) ?? []), { key: e.key, by: e.by }])

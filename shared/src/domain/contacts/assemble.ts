@@ -65,12 +65,12 @@ function hasValue<T>(v: T | null | undefined): v is T {
 }
 
 /** Masks the insert-only vendor stamp: customers see which kind of resolution, never the vendor. */
-export function resolvedByLabelOf(record: ContactRecord): string {
+function resolvedByLabelOf(record: ContactRecord): string {
   return record.subject_type === 'company_profile' ? 'company' : 'person'
 }
 
 /** Absolute links of a contact: the portal page and the read-contract URL. */
-export function contactLinks(portalBaseUrl: string, id: string): { portal: string; self: string } {
+function contactLinks(portalBaseUrl: string, id: string): { portal: string; self: string } {
   const base = portalBaseUrl.replace(/\/+$/, '')
   return { portal: `${base}/contacts/${encodeURIComponent(id)}`, self: `${base}/api/v1/contacts/${encodeURIComponent(id)}` }
 }

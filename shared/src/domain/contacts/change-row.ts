@@ -77,8 +77,8 @@ function rowOf<T>(record: ContactRecord, at: string, op: ChangeOp, instant: (iso
 
 // ---- BigQuery table schema ---------------------------------------------------------------
 
-export type BigQueryType = 'STRING' | 'TIMESTAMP' | 'BOOLEAN' | 'RECORD'
-export type BigQueryMode = 'REQUIRED' | 'NULLABLE' | 'REPEATED'
+type BigQueryType = 'STRING' | 'TIMESTAMP' | 'BOOLEAN' | 'RECORD'
+type BigQueryMode = 'REQUIRED' | 'NULLABLE' | 'REPEATED'
 
 export interface BigQueryField {
   name: string

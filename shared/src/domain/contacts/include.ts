@@ -1,8 +1,5 @@
 import { AppError } from '../../errors/app-error.ts'
 
-export const INCLUDE_VALUES = ['contact_handles', 'sensitive_traits'] as const
-export type IncludeValue = (typeof INCLUDE_VALUES)[number]
-
 /**
  * The read contract's `include` (contract 4.7): a comma list of the two gated tiers. Anything
  * else, `custom_fields` included (tier 1 is always present, so naming it is an unknown tier),

@@ -14,7 +14,7 @@ export const READ_WINDOWS: readonly RateLimitWindow[] = [
   { name: 'read-24h', limit: 50_000, seconds: 86_400 },
 ]
 
-export function readQuotaKey(keyId: string): string {
+function readQuotaKey(keyId: string): string {
   return `read:key:${keyId}`
 }
 

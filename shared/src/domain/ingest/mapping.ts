@@ -16,16 +16,15 @@ import type { ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldTy
  */
 
 export const CORE_TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id'] as const
-export type CoreTarget = (typeof CORE_TARGETS)[number]
 
 /** the fallback extraction: exactly the six fields, each from its own key */
 export const FALLBACK_MAPPINGS: readonly FieldMapping[] = CORE_TARGETS.map((t) => ({ from: t, to: t }))
 
 /** An external id longer than this could never be named by link minting (contract 4.2): no anchor. */
-export const MAX_EXTERNAL_ID_LENGTH = 256
+const MAX_EXTERNAL_ID_LENGTH = 256
 
 /** Custom field types whose value is stored as JSON; the other nine are stored as text (contract 2.1). */
-export const JSON_STORAGE_TYPES: ReadonlySet<CustomFieldType> = new Set(['file', 'multi_select', 'signature', 'textbox_list'])
+const JSON_STORAGE_TYPES: ReadonlySet<CustomFieldType> = new Set(['file', 'multi_select', 'signature', 'textbox_list'])
 /** JSON types that hold a list: a scalar value becomes a one-element list. */
 const LIST_TYPES: ReadonlySet<CustomFieldType> = new Set(['multi_select', 'textbox_list'])
 
@@ -50,7 +49,7 @@ export function normalizeKey(key: string): string {
 
 export type InboundRecord = Record<string, unknown>
 
-export interface MappedRecord {
+interface MappedRecord {
   /** the anchor, or null: the record cannot be stored idempotently and is dropped */
   externalId: string | null
   patch: ContactPatch
@@ -84,7 +83,7 @@ function indexRecord(record: InboundRecord, wanted: ReadonlySet<string>): Map<st
 }
 
 /** Text of a value for a text column: strings trimmed, numbers and booleans as text, arrays and objects as JSON. */
-export function textOf(value: unknown): string | null {
+function textOf(value: unknown): string | null {
   if (value === null || value === undefined) return null
   if (typeof value === 'string') {
     const t = value.trim()
@@ -96,7 +95,7 @@ export function textOf(value: unknown): string | null {
 }
 
 /** The anchor value: a non-blank string of at most 256 characters, or a finite number. */
-export function anchorValue(value: unknown): string | null {
+function anchorValue(value: unknown): string | null {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null
   if (typeof value !== 'string') return null
   const t = value.trim()
@@ -298,7 +297,7 @@ export function partnerCrmMappings(connectionMappings: readonly FieldMapping[]):
 }
 
 /** One key of a previewed record: where its value goes, or why it goes nowhere. */
-export interface PreviewedKey {
+interface PreviewedKey {
   key: string
   /** the normalized form the mappings are matched on */
   normalized: string

@@ -15,13 +15,13 @@ import type { DecodedBatch } from './batch-message.ts'
  * Writer class: an inbound push is `manual` (docs/ingestion.md): the tenant's own system states
  * the person's name, above enrichment and provider data, below a form the person filled in.
  */
-export const INBOUND_WRITER: WriterClass = 'manual'
+const INBOUND_WRITER: WriterClass = 'manual'
 
 /**
  * Firestore refuses a document over 1 MiB; a record whose mapped values alone come near it can
  * never be stored and goes to the dead-letter topic instead of being retried.
  */
-export const MAX_RECORD_BYTES = 900 * 1024
+const MAX_RECORD_BYTES = 900 * 1024
 
 const CHANGE_ROWS_PER_SLICE = 500
 

@@ -38,7 +38,7 @@ export function parseDestinationUrl(raw: string): URL {
  * True when `url` (parsed from `raw`) is a plain http(s) URL whose host every client reads the
  * same way from `raw`; otherwise no host it names can be called authorized.
  */
-export function namesHostUnambiguously(raw: string, url: URL): boolean {
+function namesHostUnambiguously(raw: string, url: URL): boolean {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return false
   if (FORBIDDEN_CHARACTERS.test(raw) || !ABSOLUTE_HTTP.test(raw)) return false
   // Userinfo, even empty (`https://@host`): WHATWG drops an empty one silently, other parsers
@@ -56,7 +56,7 @@ export function namesHostUnambiguously(raw: string, url: URL): boolean {
 }
 
 /** IPv6 literals keep their brackets in `hostname`; WHATWG rewrites every IPv4 form to dotted decimal. */
-export function isIpLiteral(hostname: string): boolean {
+function isIpLiteral(hostname: string): boolean {
   return hostname.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)
 }
 

@@ -5,7 +5,7 @@ import { AppError } from '../../errors/app-error.ts'
 /** Link minting, per customer (account): fixed window of 120 per minute (contract section 8). */
 export const LINK_MINT_WINDOW: RateLimitWindow = { name: 'link-mint-minute', limit: 120, seconds: 60 }
 
-export function linkMintRateKey(accountId: string): string {
+function linkMintRateKey(accountId: string): string {
   return `links:${accountId}`
 }
 

@@ -24,7 +24,7 @@ const B64URL = /^[A-Za-z0-9_-]+$/
 /** HMAC-SHA256 is 32 bytes: 43 base64url characters */
 const SIG_PATTERN = /^[A-Za-z0-9_-]{43}$/
 /** generous bound for two ids and two numbers; longer tokens are refused before any work */
-export const MAX_SIGNED_TOKEN_LENGTH = 1024
+const MAX_SIGNED_TOKEN_LENGTH = 1024
 
 function signature(key: Buffer, signingInput: string): string {
   return createHmac('sha256', key).update(signingInput, 'ascii').digest('base64url')

@@ -1,5 +1,5 @@
 /** The query parameter that carries a link token. */
-export const LINK_TOKEN_PARAM = 'lsv'
+const LINK_TOKEN_PARAM = 'lsv'
 
 function isTokenParam(pair: string): boolean {
   const name = pair.split('=', 1)[0]!.replace(/\+/g, ' ')

@@ -16,11 +16,11 @@ import { SESSION_ABSOLUTE_MS } from '../../model/portal-lifetimes.ts'
  */
 const COOKIE_NAME = 'lsv_portal'
 
-export function isHttpsOrigin(portalBaseUrl: string): boolean {
+function isHttpsOrigin(portalBaseUrl: string): boolean {
   return new URL(portalBaseUrl).protocol === 'https:'
 }
 
-export function sessionCookieName(portalBaseUrl: string): string {
+function sessionCookieName(portalBaseUrl: string): string {
   return isHttpsOrigin(portalBaseUrl) ? `__Host-${COOKIE_NAME}` : COOKIE_NAME
 }
 

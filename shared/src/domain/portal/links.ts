@@ -68,3 +68,16 @@ export async function redeemPortalLink(deps: PortalDeps, token: string | undefin
   })
   return session ? { secret, session, account } : null
 }
+
+/**
+ * The account a sign-in link would start a session of, if followed now, or null (the same cases
+ * as `redeemPortalLink`). Reads only: showing the "switch account?" page to a browser that is
+ * already signed in must not use up the link (rule 2 counts a follow, not a look).
+ */
+export async function previewPortalLink(deps: PortalDeps, token: string | undefined): Promise<AccountRecord | null> {
+  if (token === undefined || !PORTAL_SECRET_PATTERN.test(token)) return null
+  const link = await deps.portalAccess.getLink(hashPortalSecret(token))
+  if (!link || link.used_at !== null || deps.clock.now() >= Date.parse(link.expires_at)) return null
+  const account = await deps.tenants.getAccount(link.account_id)
+  return account?.active ? account : null
+}

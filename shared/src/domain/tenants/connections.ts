@@ -20,7 +20,7 @@ const CUSTOM_PREFIX = 'custom_fields.'
  * `custom_fields.<key>` target may name a definition that does not exist yet: the mapper ignores
  * it until the definition is created, so provisioning order does not matter.
  */
-export function validateFieldMappings(mappings: readonly FieldMapping[]): FieldMapping[] {
+function validateFieldMappings(mappings: readonly FieldMapping[]): FieldMapping[] {
   const issues: ValidationIssue[] = []
   mappings.forEach((m, i) => {
     if (normalizeKey(m.from) === '')

@@ -4,7 +4,7 @@ import { isPublicSuffix } from '../links/public-suffix.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
 
 /** Why an entry cannot be stored, as the `message` of its issue (docs/management-api.md). */
-export const NOT_A_DOMAIN = 'must be a domain name with at least two labels (no scheme, port, path, wildcard or IP address)'
+const NOT_A_DOMAIN = 'must be a domain name with at least two labels (no scheme, port, path, wildcard or IP address)'
 export const PUBLIC_SUFFIX =
   'is a public suffix (Public Suffix List, private section included): it would authorize every site under it; name your own domain, such as example.co.uk'
 
@@ -15,7 +15,7 @@ export const PUBLIC_SUFFIX =
  * each of which would authorize sites of unrelated owners. The normalization is the one the link
  * destination check applies, so what is stored is what matches.
  */
-export function normalizeDomain(raw: string): { ok: true; domain: string } | { ok: false; code: 'domain' | 'public_suffix'; message: string } {
+function normalizeDomain(raw: string): { ok: true; domain: string } | { ok: false; code: 'domain' | 'public_suffix'; message: string } {
   const notADomain = { ok: false, code: 'domain', message: NOT_A_DOMAIN } as const
   if (/^\*\./.test(raw.trim())) return notADomain // a domain already covers its subdomains: no wildcards
   const d = hostOfDomainEntry(raw)

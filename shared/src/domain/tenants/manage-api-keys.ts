@@ -9,7 +9,7 @@ import { ALL_SCOPES, type ApiKeyRecord, type Scope } from '../../model/records.t
 import { invalidPayload, isoAfter, issue, nowIso, requireAccount, requireConnection, type TenantDeps } from './common.ts'
 import { apiKeyView } from './views.ts'
 
-export const DEFAULT_SCOPES: readonly Scope[] = ['contacts:write']
+const DEFAULT_SCOPES: readonly Scope[] = ['contacts:write']
 /** `lsk_` + 8 characters: enough to tell keys apart in a list, far too little to guess the rest */
 const PREFIX_LENGTH = 12
 

@@ -30,7 +30,7 @@ export function resolutionExternalId(resolution: VisitResolution, eventId: strin
  * `identity.full_name` as the contract defines it: joined from first and last name (contract
  * 2.1), the same rule as an inbound push (domain/ingest/mapping.ts). Null when neither is given.
  */
-export function joinedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
+function joinedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
   const parts = [first, last].filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim())
   return parts.length === 0 ? null : parts.join(' ')
 }

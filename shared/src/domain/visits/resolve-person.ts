@@ -11,7 +11,7 @@ export const RESOLUTION_SOURCE = 'resolution'
 export type PersonResolution = { ok: true; contact: ContactRecord; via: 'contact_id' | 'lsv' | 'resolution' } | { ok: false; reason: string }
 
 /** Event time of a visit: when it was seen, else when it was emitted, else when it was queued. */
-export function visitTime(event: VisitEvent, publishedAt: string): string {
+function visitTime(event: VisitEvent, publishedAt: string): string {
   return event.visit?.seen_at ?? event.emitted_at ?? publishedAt
 }
 

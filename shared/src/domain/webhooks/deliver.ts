@@ -131,5 +131,3 @@ export function createDeliveryTaskHandler(deps: PlatformDeps, random: () => numb
     return runDeliveryJob(deps, job.value, random)
   }
 }
-
-export { MAX_ATTEMPTS }

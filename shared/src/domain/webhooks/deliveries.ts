@@ -10,9 +10,9 @@ import { messageCheck, type Checked } from '../../contract/message-check.ts'
  * WEBHOOK_ENDPOINT_RATE (deliveries per second per endpoint, default 100; Cloud Tasks allows up
  * to 500 per queue); at most 50 deliveries to one endpoint are in flight.
  */
-export const ENDPOINT_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 }
+const ENDPOINT_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 }
 
-export function endpointQueueRate(config: { webhookEndpointRate?: number } | undefined): QueueRate {
+function endpointQueueRate(config: { webhookEndpointRate?: number } | undefined): QueueRate {
   return { ...ENDPOINT_QUEUE_RATE, maxDispatchesPerSecond: config?.webhookEndpointRate ?? ENDPOINT_QUEUE_RATE.maxDispatchesPerSecond }
 }
 
@@ -36,7 +36,7 @@ export function taskNameFor(deliveryId: string, seq: number, attempt: number): s
 const ensured = new WeakMap<TaskScheduler, Set<string>>()
 
 /** ensureQueue once per process and queue. */
-export async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string, rate: QueueRate = ENDPOINT_QUEUE_RATE): Promise<string> {
+async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string, rate: QueueRate = ENDPOINT_QUEUE_RATE): Promise<string> {
   const name = queueNameFor(integrationId)
   let set = ensured.get(tasks)
   if (!set) ensured.set(tasks, (set = new Set()))
@@ -90,7 +90,7 @@ export function parseDeliveryJob(payload: Buffer): DeliveryJob | null {
  * delivery waits for the first attempt of its run (the first run, or a replay's), a retrying one
  * for the attempt after its last. Null when it is done (succeeded or failed).
  */
-export function awaitedJobOf(d: DeliveryRecord): Omit<DeliveryJob, 'v' | 'delivery_id'> | null {
+function awaitedJobOf(d: DeliveryRecord): Omit<DeliveryJob, 'v' | 'delivery_id'> | null {
   if (d.status === 'pending') return { seq: d.attempts.length + 1, attempt: 1 }
   if (d.status !== 'retrying') return null
   const last = d.attempts[d.attempts.length - 1]

@@ -20,7 +20,7 @@ async function requireIntegration(deps: TenantDeps, accountId: string, integrati
  * During the grace the dispatcher signs with all of them (space-separated `v1,` signatures, as
  * Standard Webhooks allows), so a receiver holding only the old secret still verifies.
  */
-export function rotatedSecrets(current: readonly SigningSecret[], nowMs: number, graceSeconds: number, fresh: string): SigningSecret[] {
+function rotatedSecrets(current: readonly SigningSecret[], nowMs: number, graceSeconds: number, fresh: string): SigningSecret[] {
   const now = new Date(nowMs).toISOString()
   const graceEndMs = nowMs + graceSeconds * 1000
   const kept = current

@@ -24,7 +24,7 @@ export interface SweepOptions {
  */
 export const SWEEP_DEFAULTS: SweepOptions = { graceMs: 10 * 60_000, limit: 100 }
 /** at most one sweep per instance in this interval */
-export const SWEEP_INTERVAL_MS = 5 * 60_000
+const SWEEP_INTERVAL_MS = 5 * 60_000
 
 export interface SweepResult {
   checked: number

@@ -11,9 +11,9 @@ import { createDelivery } from './deliveries.ts'
 
 /** Test events are marked twice: the id starts with this, and `classification` is `test`. */
 export const TEST_EVENT_ID_PREFIX = 'evt_test_'
-export const TEST_CLASSIFICATION = 'test'
+const TEST_CLASSIFICATION = 'test'
 /** The made-up person of a test event (source `test`): never stored as a contact. */
-export const TEST_SOURCE = 'test'
+const TEST_SOURCE = 'test'
 
 /**
  * A test `visitor.identified` for one integration: a contract-shaped body about a made-up person

@@ -54,13 +54,68 @@ function enableReplacingForms(root) {
       }
       here.replaceWith(there)
       enableCopyButtons(there)
+      // an error about a field (a malformed sample) is shown next to that field, not in the
+      // replaced element: bring it over, and send focus to the field that needs fixing
+      const invalid = showFieldErrors(form, doc)
+      if (invalid) {
+        invalid.focus()
+        return
+      }
       there.setAttribute('tabindex', '-1')
       there.focus()
     })
   }
 }
 
+// The answer's field errors on this page's form (matched by the form's id, fields by theirs): a
+// field's error is the .field-error its aria-describedby names, placed where the answer placed it
+// (before or after the field). Errors this form showed before are removed first. Returns the
+// first field still invalid, or null.
+function showFieldErrors(form, doc) {
+  const answer = form.id ? doc.getElementById(form.id) : null
+  if (!answer) return null
+  let first = null
+  for (const field of form.querySelectorAll('input[id], select[id], textarea[id]')) {
+    for (const id of (field.getAttribute('aria-describedby') || '').split(/\s+/)) {
+      const old = id ? document.getElementById(id) : null
+      if (old?.classList.contains('field-error')) old.remove()
+    }
+    const twin = answer.querySelector(`#${CSS.escape(field.id)}`)
+    if (!twin) continue
+    for (const id of (twin.getAttribute('aria-describedby') || '').split(/\s+/)) {
+      const error = id ? doc.getElementById(id) : null
+      if (!error?.classList.contains('field-error')) continue
+      const before = error.compareDocumentPosition(twin) & Node.DOCUMENT_POSITION_FOLLOWING
+      field.insertAdjacentElement(before ? 'beforebegin' : 'afterend', document.importNode(error, true))
+    }
+    for (const name of ['aria-describedby', 'aria-invalid']) {
+      if (twin.hasAttribute(name)) field.setAttribute(name, twin.getAttribute(name))
+      else field.removeAttribute(name)
+    }
+    if (!first && field.getAttribute('aria-invalid') === 'true') first = field
+  }
+  return first
+}
+
+// The new-connection form offers Source for the types that have one: a partner CRM
+// connection's source is always partnercrm (the API refuses any other). portal.css hides the
+// field; disabling it here also keeps a value typed before switching type out of the post.
+function enableSourceField(root) {
+  for (const wrap of root.querySelectorAll('.source-field')) {
+    const form = wrap.closest('form')
+    const input = wrap.querySelector('input')
+    if (!form || !input) continue
+    const sync = () => {
+      const type = form.querySelector('input[name="type"]:checked')
+      input.disabled = type?.value === 'partnercrm' && input.getAttribute('aria-invalid') !== 'true'
+    }
+    form.addEventListener('change', sync)
+    sync()
+  }
+}
+
 document.addEventListener('DOMContentLoaded', () => {
   enableCopyButtons(document)
   enableReplacingForms(document)
+  enableSourceField(document)
 })

@@ -6,7 +6,7 @@ import type { AuditEntry } from '@lsv/shared/ports/audit-log.ts'
 import { html } from '../../routes/portal/html.ts'
 import { sendScreen } from '../layout.ts'
 import { sessionOf } from '../session.ts'
-import { when } from '../ui.ts'
+import { scrollingTable, when } from '../ui.ts'
 
 const AUDIT_PATH = '/portal/audit'
 const PAGE_SIZE = 50
@@ -19,7 +19,7 @@ function describe(values: Record<string, unknown>): string {
 }
 
 function row(e: AuditEntry) {
-  return html`<tr><td><time datetime="${e.at}">${when(e.at)}</time></td><td>${e.actor}</td><td><code>${e.action}</code></td>
+  return html`<tr><td><time datetime="${e.at}">${when(e.at)}</time></td><td>${e.actor}</td><td><code class="action">${e.action}</code></td>
 <td>${describe(e.target)}</td><td>${describe(e.details)}</td></tr>`
 }
 
@@ -38,8 +38,11 @@ export function registerAuditScreen(scope: App, deps: PlatformDeps): void {
 <p class="hint">Every change made in the portal: who (the portal session), what, when. Secrets are never written here.</p>
 ${
   page.data.length
-    ? html`<div class="table-wrap"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
-<tbody>${page.data.map(row)}</tbody></table></div>`
+    ? scrollingTable(
+        'Audit log entries',
+        html`<table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
+<tbody>${page.data.map(row)}</tbody></table>`,
+      )
     : html`<p>${before === undefined ? 'Nothing changed in the portal yet.' : 'No older entries.'}</p>`
 }
 <nav class="pager" aria-label="Audit log pages">

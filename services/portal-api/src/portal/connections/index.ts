@@ -9,20 +9,29 @@ import { rotateSourceToken } from '@lsv/shared/domain/tenants/rotate-source-toke
 import { addLocation, removeLocation, rotateLocationToken } from '@lsv/shared/domain/tenants/locations.ts'
 import { partnerCrmWebhookUrl } from '@lsv/shared/domain/tenants/views.ts'
 import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
-import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
-import type { FieldMapping } from '@lsv/shared/model/records.ts'
+import { MAX_VALUE_DEPTH, withinDepth } from '@lsv/shared/domain/ingest/push-body.ts'
+import { recordAudit, type NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
+import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
+import type { ApiKeyRecord, ConnectionRecord, FieldMapping, LocationRecord } from '@lsv/shared/model/records.ts'
 import type { SafeHtml } from '../../routes/portal/html.ts'
-import { checkAgainst, checkForm, fieldErrorsOf, listOf, fieldValue, type FieldErrors, type FormFields } from '../forms.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, listOf, fieldValue, type FieldErrors, type FormFields, MAPPING_FORM_BODY_LIMIT } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
-import { FormBody, secretOnce } from '../ui.ts'
+import { FormBody } from '../ui.ts'
+import { redirectToReveal } from '../reveal.ts'
 import { CONNECTIONS_PATH, connectionPath, detailView, listView, type DetailState } from './views.ts'
+import { reviewPath, reviewView } from './mapping-review.ts'
+import { readPushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 
 const ConnectionParams = Type.Object({ connectionId: Type.String() })
 const KeyParams = Type.Object({ connectionId: Type.String(), keyId: Type.String() })
 const LocationParams = Type.Object({ connectionId: Type.String(), locationId: Type.String() })
 const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()) })
+/** A query's list of values: a name given once arrives as a string, several times as a list. */
+const QueryList = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())]))
+/** The mapping rows a page is opened with (the review, the editor reopened from it): nothing stored. */
+const MappingRowsQuery = Type.Object({ flash: Type.Optional(Type.String()), from: QueryList, to: QueryList, rows: Type.Optional(Type.String()) })
 
 /** A form's integer field: the number, or the text itself (so the schema's message names it). */
 function integerOf(fields: FormFields, name: string): number | string | undefined {
@@ -31,7 +40,10 @@ function integerOf(fields: FormFields, name: string): number | string | undefine
   return /^\d+$/.test(v) ? Number(v) : v
 }
 
-/** The mapping editor's rows (blank rows skipped). */
+/**
+ * The mapping editor's rows. A row without a key is skipped whatever its target: clearing the key
+ * removes the row (the editor starts from the fallback's six rows, each with its target chosen).
+ */
 function rowsOf(fields: FormFields): FieldMapping[] {
   const from = listOf(fields, 'from')
   const to = listOf(fields, 'to')
@@ -39,17 +51,23 @@ function rowsOf(fields: FormFields): FieldMapping[] {
   for (let i = 0; i < Math.max(from.length, to.length); i++) {
     const f = (from[i] ?? '').trim()
     const t = to[i] ?? ''
-    if (f === '' && t === '') continue
+    if (f === '') continue
     rows.push({ from: f, to: t })
   }
   return rows
 }
 
+/** Mapping rows carried in a query (reviewPath): present only when the query says how many. */
+function queryRows(query: { from?: string | string[]; to?: string | string[]; rows?: string }): FieldMapping[] | undefined {
+  if (query.rows === undefined) return undefined
+  return rowsOf({ ...(query.from === undefined ? {} : { from: query.from }), ...(query.to === undefined ? {} : { to: query.to }) })
+}
+
 /**
  * Screen 1, Inbound connections (docs/portal.md): the same domain functions as the management
  * API's routes (routes/admin/connections.ts, keys.ts, locations.ts), scoped to the session's
- * account; every change is audited. New secrets are shown once on the answer itself (never in a
- * redirect, so never in a URL or history entry).
+ * account; every change is audited. Every form answers with a redirect (303): a new secret is
+ * shown once, on the reveal page the redirect leads to (reveal.ts), never in a URL.
  */
 export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void {
   const ctxOf = async (accountId: string) => ({
@@ -75,6 +93,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
           locations: ctx.locations.filter((l) => l.connection_id === c.id),
           definitions: ctx.definitions,
           partnerCrmUrl: partnerCrmWebhookUrl(deps.config, account),
+          sample: await readPushSample(deps, c.id),
         },
         state,
       ),
@@ -89,6 +108,15 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
   ) => {
     const s = sessionOf(request)
     return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
+  }
+  /**
+   * deps whose next tenant write commits the change together with its audit entry, built from the
+   * record as written (domain/audit/audited-change.ts): what the routes below change is never
+   * saved without its entry
+   */
+  const audited = <T>(request: FastifyRequest, entry: (written: T) => Omit<NewAuditEntry, 'account_id' | 'actor'>) => {
+    const s = sessionOf(request)
+    return withAuditedChange(deps, (written: T) => ({ account_id: s.account.id, actor: actorOf(s), ...entry(written) }))
   }
 
   const list = async (
@@ -117,27 +145,36 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     if (!checked.ok) return list(request, reply, 400, checked.errors, null, values)
     let created
     try {
-      created = await createConnection(deps, account.id, checked.value)
+      const withEntry = audited(request, (c: ConnectionRecord) => ({
+        action: 'connection.create',
+        target: { connection_id: c.id },
+        details: { type: c.type, source: c.source },
+      }))
+      created = await createConnection(withEntry, account.id, checked.value)
     } catch (err) {
       return list(request, reply, 400, fieldErrorsOf(err), null, values)
     }
-    await audit(request, 'connection.create', { connection_id: created.id }, { type: created.type, source: created.source })
     if (created.token) {
-      // a webhook source's token: shown once, here
-      return detail(
-        request,
-        reply,
-        created.id,
-        { secret: secretOnce('Source token', created.token, 'copy it now: it is not shown again.') },
-        201,
-        'Connection created.',
-      )
+      // a webhook source's token: shown once
+      return redirectToReveal(deps, request, reply, {
+        title: 'Connection created',
+        label: 'Source token',
+        secret: created.token,
+        note: 'copy it now: it is not shown again.',
+        back: { path: connectionPath(created.id), text: 'Go to the connection' },
+      })
     }
     return redirectTo(reply, connectionPath(created.id), 'connection-created')
   })
 
-  scope.get(`${CONNECTIONS_PATH}/:connectionId`, { schema: { hide: true, params: ConnectionParams, querystring: FlashQuery } }, async (request, reply) =>
-    detail(request, reply, request.params.connectionId, {}, 200, flashText(request.query.flash)),
+  scope.get(
+    `${CONNECTIONS_PATH}/:connectionId`,
+    { schema: { hide: true, params: ConnectionParams, querystring: MappingRowsQuery } },
+    async (request, reply) => {
+      // reopened from the mapping review: the editor shows the proposed rows again (nothing stored)
+      const rows = queryRows(request.query)
+      return detail(request, reply, request.params.connectionId, rows ? { rows } : {}, 200, flashText(request.query.flash))
+    },
   )
 
   // ---- API keys ----
@@ -151,12 +188,22 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     if (!checked.ok) return detail(request, reply, connectionId, { errors: { keys: checked.errors } }, 400)
     let created
     try {
-      created = await issueApiKey(deps, account.id, connectionId, checked.value)
+      const withEntry = audited(request, (k: ApiKeyRecord) => ({
+        action: 'api_key.create',
+        target: { connection_id: connectionId, key_id: k.id },
+        details: { scopes: k.scopes, prefix: k.prefix },
+      }))
+      created = await issueApiKey(withEntry, account.id, connectionId, checked.value)
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { keys: fieldErrorsOf(err) } }, 400)
     }
-    await audit(request, 'api_key.create', { connection_id: connectionId, key_id: created.id }, { scopes: created.scopes, prefix: created.prefix })
-    return detail(request, reply, connectionId, { secret: secretOnce('New API key', created.key, 'copy it now: it is not shown again.') }, 201)
+    return redirectToReveal(deps, request, reply, {
+      title: 'API key created',
+      label: 'New API key',
+      secret: created.key,
+      note: 'copy it now: it is not shown again.',
+      back: { path: connectionPath(connectionId), text: 'Back to the connection' },
+    })
   })
 
   scope.post(`${CONNECTIONS_PATH}/:connectionId/keys/:keyId/rotate`, { schema: { hide: true, params: KeyParams, body: FormBody } }, async (request, reply) => {
@@ -178,13 +225,13 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id },
       { previous_until: rotated.previous.revoked_at },
     )
-    return detail(
-      request,
-      reply,
-      connectionId,
-      { secret: secretOnce('New API key', rotated.key, `copy it now: it is not shown again. The old key works until ${rotated.previous.revoked_at}.`) },
-      201,
-    )
+    return redirectToReveal(deps, request, reply, {
+      title: 'API key rotated',
+      label: 'New API key',
+      secret: rotated.key,
+      note: `copy it now: it is not shown again. The old key works until ${rotated.previous.revoked_at}.`,
+      back: { path: connectionPath(connectionId), text: 'Back to the connection' },
+    })
   })
 
   scope.post(`${CONNECTIONS_PATH}/:connectionId/keys/:keyId/revoke`, { schema: { hide: true, params: KeyParams, body: FormBody } }, async (request, reply) => {
@@ -193,8 +240,12 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const grace = integerOf(request.body, 'grace_seconds') ?? 0
     const invalid = checkAgainst(RotateBody, { grace_seconds: grace })
     if (invalid) return detail(request, reply, connectionId, { errors: { keys: { '': `Grace: ${Object.values(invalid)[0]}` } } }, 400)
-    await revokeApiKey(deps, account.id, connectionId, keyId, grace as number)
-    await audit(request, 'api_key.revoke', { connection_id: connectionId, key_id: keyId }, { grace_seconds: grace as number })
+    const withEntry = audited(request, () => ({
+      action: 'api_key.revoke',
+      target: { connection_id: connectionId, key_id: keyId },
+      details: { grace_seconds: grace as number },
+    }))
+    await revokeApiKey(withEntry, account.id, connectionId, keyId, grace as number)
     return redirectTo(reply, connectionPath(connectionId), grace === 0 ? 'key-revoked' : 'key-revoke-scheduled')
   })
 
@@ -212,19 +263,13 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       return detail(request, reply, connectionId, { errors: { token: fieldErrorsOf(err) } }, 400)
     }
     await audit(request, 'source_token.rotate', { connection_id: connectionId }, { previous_until: rotated.previous_expires_at })
-    return detail(
-      request,
-      reply,
-      connectionId,
-      {
-        secret: secretOnce(
-          'New source token',
-          rotated.token,
-          `copy it now: it is not shown again. The old token works until ${rotated.previous_expires_at ?? 'now'}.`,
-        ),
-      },
-      201,
-    )
+    return redirectToReveal(deps, request, reply, {
+      title: 'Source token rotated',
+      label: 'New source token',
+      secret: rotated.token,
+      note: `copy it now: it is not shown again. The old token works until ${rotated.previous_expires_at ?? 'now'}.`,
+      back: { path: connectionPath(connectionId), text: 'Back to the connection' },
+    })
   })
 
   // ---- partner CRM locations and the cutover ----
@@ -234,19 +279,22 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const locationId = fieldValue(request.body, 'location_id')
     let created
     try {
-      created = await addLocation(deps, account.id, connectionId, locationId)
+      const withEntry = audited(request, (l: LocationRecord) => ({
+        action: 'location.add',
+        target: { connection_id: connectionId, location_id: l.location_id },
+      }))
+      created = await addLocation(withEntry, account.id, connectionId, locationId)
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { locations: fieldErrorsOf(err) } }, 400)
     }
-    await audit(request, 'location.add', { connection_id: connectionId, location_id: locationId })
     const url = `${created.webhook_url}?token=${encodeURIComponent(created.token)}`
-    return detail(
-      request,
-      reply,
-      connectionId,
-      { secret: secretOnce(`Tokenized URL of location ${locationId}`, url, 'give it to the partner CRM now: the token is not shown again.') },
-      201,
-    )
+    return redirectToReveal(deps, request, reply, {
+      title: 'Location added',
+      label: `Tokenized URL of location ${locationId}`,
+      secret: url,
+      note: 'give it to the partner CRM now: the token is not shown again.',
+      back: { path: connectionPath(connectionId), text: 'Back to the connection' },
+    })
   })
 
   scope.post(
@@ -261,19 +309,13 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       const rotated = await rotateLocationToken(deps, account.id, connectionId, locationId, grace as number | undefined)
       await audit(request, 'location.rotate_token', { connection_id: connectionId, location_id: locationId }, { previous_until: rotated.previous_expires_at })
       const url = `${rotated.webhook_url}?token=${encodeURIComponent(rotated.token)}`
-      return detail(
-        request,
-        reply,
-        connectionId,
-        {
-          secret: secretOnce(
-            `New tokenized URL of location ${locationId}`,
-            url,
-            `the old token works until ${rotated.previous_expires_at ?? 'now'}; this one is not shown again.`,
-          ),
-        },
-        201,
-      )
+      return redirectToReveal(deps, request, reply, {
+        title: 'Location token rotated',
+        label: `New tokenized URL of location ${locationId}`,
+        secret: url,
+        note: `the old token works until ${rotated.previous_expires_at ?? 'now'}; this one is not shown again.`,
+        back: { path: connectionPath(connectionId), text: 'Back to the connection' },
+      })
     },
   )
 
@@ -283,8 +325,8 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     async (request, reply) => {
       const { account } = sessionOf(request)
       const { connectionId, locationId } = request.params
-      await removeLocation(deps, account.id, connectionId, locationId)
-      await audit(request, 'location.remove', { connection_id: connectionId, location_id: locationId })
+      const withEntry = audited(request, () => ({ action: 'location.remove', target: { connection_id: connectionId, location_id: locationId } }))
+      await removeLocation(withEntry, account.id, connectionId, locationId)
       return redirectTo(reply, connectionPath(connectionId), 'location-removed')
     },
   )
@@ -299,32 +341,84 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       if (value !== 'true' && value !== 'false')
         return detail(request, reply, connectionId, { errors: { locations: { '': 'require_token must be true or false' } } }, 400)
       try {
-        await updateConnection(deps, account.id, connectionId, { require_token: value === 'true' })
+        const withEntry = audited(request, () => ({
+          action: 'connection.require_token',
+          target: { connection_id: connectionId },
+          details: { required: value === 'true' },
+        }))
+        await updateConnection(withEntry, account.id, connectionId, { require_token: value === 'true' })
       } catch (err) {
         return detail(request, reply, connectionId, { errors: { locations: fieldErrorsOf(err) } }, 400)
       }
-      await audit(request, 'connection.require_token', { connection_id: connectionId }, { required: value === 'true' })
       return redirectTo(reply, connectionPath(connectionId), value === 'true' ? 'require-token-on' : 'require-token-off')
     },
   )
 
   // ---- field mappings and their preview ----
-  scope.post(`${CONNECTIONS_PATH}/:connectionId/mappings`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
-    const { account } = sessionOf(request)
-    const { connectionId } = request.params
-    if (fieldValue(request.body, 'action') === 'preview') return preview(request, reply, connectionId, request.body)
-    const rows = rowsOf(request.body)
-    const sample = fieldValue(request.body, 'sample')
-    const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
-    if (invalid) return detail(request, reply, connectionId, { rows, sample, errors: { mappings: invalid } }, 400)
-    try {
-      await updateConnection(deps, account.id, connectionId, { field_mappings: rows })
-    } catch (err) {
-      return detail(request, reply, connectionId, { rows, sample, errors: { mappings: fieldErrorsOf(err) } }, 400)
-    }
-    await audit(request, 'connection.mappings', { connection_id: connectionId }, { mappings: rows.map((m) => `${m.from} → ${m.to}`) })
-    return redirectTo(reply, connectionPath(connectionId), 'mappings-saved')
-  })
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/mappings`,
+    { bodyLimit: MAPPING_FORM_BODY_LIMIT, schema: { hide: true, params: ConnectionParams, body: FormBody } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId } = request.params
+      if (fieldValue(request.body, 'action') === 'preview') return preview(request, reply, connectionId, request.body)
+      const rows = rowsOf(request.body)
+      const sample = fieldValue(request.body, 'sample')
+      const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
+      if (invalid) return detail(request, reply, connectionId, { rows, sample, errors: { mappings: invalid } }, 400)
+      // another account's id is 404 here too, before any redirect names it
+      await getConnection(deps, account.id, connectionId)
+      // nothing is stored yet: the review shows what the change does to the last real push, and
+      // only its own form applies it (issue 22: the first mapping used to end the six-field
+      // fallback without a word)
+      return redirectTo(reply, reviewPath(connectionId, rows))
+    },
+  )
+
+  scope.get(
+    `${CONNECTIONS_PATH}/:connectionId/mappings/review`,
+    { schema: { hide: true, params: ConnectionParams, querystring: MappingRowsQuery } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId } = request.params
+      const c = await getConnection(deps, account.id, connectionId)
+      const rows = queryRows(request.query) ?? []
+      const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
+      if (invalid) return detail(request, reply, connectionId, { rows, errors: { mappings: invalid } }, 400)
+      const definitions = await deps.tenants.listCustomFields(account.id)
+      const sample = await readPushSample(deps, c.id)
+      return sendScreen(
+        reply,
+        200,
+        { account, current: CONNECTIONS_PATH, flash: null },
+        `Review mappings: ${c.name ?? `Connection ${c.id}`}`,
+        reviewView(c, rows, definitions, sample),
+      )
+    },
+  )
+
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/mappings/apply`,
+    { bodyLimit: MAPPING_FORM_BODY_LIMIT, schema: { hide: true, params: ConnectionParams, body: Type.Optional(FormBody) } },
+    async (request, reply) => {
+      const { account } = sessionOf(request)
+      const { connectionId } = request.params
+      const rows = rowsOf(request.body ?? {})
+      const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
+      if (invalid) return detail(request, reply, connectionId, { rows, errors: { mappings: invalid } }, 400)
+      try {
+        const withEntry = audited(request, () => ({
+          action: 'connection.mappings',
+          target: { connection_id: connectionId },
+          details: { mappings: rows.map((m) => `${m.from} → ${m.to}`) },
+        }))
+        await updateConnection(withEntry, account.id, connectionId, { field_mappings: rows })
+      } catch (err) {
+        return detail(request, reply, connectionId, { rows, errors: { mappings: fieldErrorsOf(err) } }, 400)
+      }
+      return redirectTo(reply, connectionPath(connectionId), 'mappings-saved')
+    },
+  )
 
   /** Nothing is stored: the editor's rows and the sample, run through the worker's mapper. */
   const preview = async (request: FastifyRequest, reply: FastifyReply, connectionId: string, fields: FormFields) => {
@@ -341,11 +435,18 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     if (record === null || typeof record !== 'object' || Array.isArray(record)) {
       return detail(request, reply, connectionId, { rows, sample, sampleError: 'must be one JSON object (one record)' }, 400)
     }
+    // the ingest routes' nesting cap (push-body.ts), checked without recursion: the mapper and
+    // the page would otherwise recurse into a hostile depth and overflow the stack (a 500)
+    if (!withinDepth(record as Record<string, unknown>)) {
+      return detail(request, reply, connectionId, { rows, sample, sampleError: `nests deeper than ${MAX_VALUE_DEPTH} levels` }, 400)
+    }
     const definitions = await deps.tenants.listCustomFields(account.id)
     return detail(request, reply, connectionId, { rows, sample, preview: previewMapping(c.type, rows, definitions, record as Record<string, unknown>) })
   }
 
-  scope.post(`${CONNECTIONS_PATH}/:connectionId/preview`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) =>
-    preview(request, reply, request.params.connectionId, request.body),
+  scope.post(
+    `${CONNECTIONS_PATH}/:connectionId/preview`,
+    { bodyLimit: MAPPING_FORM_BODY_LIMIT, schema: { hide: true, params: ConnectionParams, body: FormBody } },
+    async (request, reply) => preview(request, reply, request.params.connectionId, request.body),
   )
 }

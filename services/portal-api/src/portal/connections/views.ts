@@ -1,13 +1,16 @@
 import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
 import { ALL_SCOPES, type ApiKeyRecord, type CustomFieldDefinition, type FieldMapping, type LocationRecord } from '@lsv/shared/model/records.ts'
-import { CORE_TARGETS, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
+import { CORE_TARGETS, FALLBACK_MAPPINGS, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
+import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
 import { html, type SafeHtml } from '../../routes/portal/html.ts'
 import type { FieldErrors } from '../forms.ts'
 import { errorOf, formError, textField, uid, when } from '../ui.ts'
+import { droppedKeysTable } from './mapping-review.ts'
 
-export const CONNECTIONS_PATH = '/portal/connections'
-export const connectionPath = (id: string) => `${CONNECTIONS_PATH}/${encodeURIComponent(id)}`
+import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
+
+export { CONNECTIONS_PATH, connectionPath }
 
 const TYPE_LABEL: Record<string, string> = { api: 'API (keys)', webhook: 'Webhook source (token)', partnercrm: 'Partner CRM (locations)' }
 
@@ -40,7 +43,9 @@ ${errorOf(errors, '/type') ? html`<p class="field-error">${errorOf(errors, '/typ
 ${(['api', 'webhook', 'partnercrm'] as const).map((t) => html`<label class="inline"><input type="radio" name="type" value="${t}"${(values.type ?? 'api') === t ? html` checked` : ''}> ${TYPE_LABEL[t]}</label>`)}
 </fieldset>
 ${textField({ label: 'Name (optional)', name: 'name', value: values.name, error: errorOf(errors, '/name') })}
-${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type.', error: errorOf(errors, '/source') })}
+<div class="source-field">
+${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type. Not for a partner CRM connection, whose source is always partnercrm.', error: errorOf(errors, '/source') })}
+</div>
 <p><button type="submit">Create connection</button></p>
 </form>
 </section>`
@@ -62,12 +67,23 @@ function graceField(value: number = DEFAULT_ROTATION_GRACE_SECONDS): SafeHtml {
   return html`<span><label for="${id}">Grace (seconds)</label><input type="number" id="${id}" name="grace_seconds" min="0" value="${value}"></span>`
 }
 
-function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined): SafeHtml {
+/**
+ * A key's state. A rotated or revoked key keeps working until its revoked_at (the grace period),
+ * so a revoked_at still ahead reads as when it stops, not as "revoked" (issue 22, 3).
+ */
+function keyState(k: Pick<ApiKeyRecord, 'revoked_at' | 'expires_at'>, now: number): SafeHtml | string {
+  if (k.revoked_at && Date.parse(k.revoked_at) > now) return html`stops working <time datetime="${k.revoked_at}">${when(k.revoked_at)}</time> (grace period)`
+  if (k.revoked_at) return html`revoked <time datetime="${k.revoked_at}">${when(k.revoked_at)}</time>`
+  if (k.expires_at && Date.parse(k.expires_at) <= now) return html`expired <time datetime="${k.expires_at}">${when(k.expires_at)}</time>`
+  return k.expires_at ? html`active until <time datetime="${k.expires_at}">${when(k.expires_at)}</time>` : 'active'
+}
+
+function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined, now = Date.now()): SafeHtml {
   const base = connectionPath(c.id)
   const rows = keys.map(
     (k) => html`<tr>
 <td><code>${k.prefix}…</code></td><td>${k.name ?? '—'}</td><td>${k.scopes.join(', ')}</td><td>${when(k.created_at)}</td>
-<td>${k.revoked_at ? html`revoked ${when(k.revoked_at)}` : k.expires_at ? html`until ${when(k.expires_at)}` : 'active'}</td>
+<td>${keyState(k, now)}</td>
 <td>${
       k.revoked_at
         ? ''
@@ -131,7 +147,11 @@ ${locations.length ? html`<div class="table-wrap"><table><thead><tr><th scope="c
 <p class="hint">A location's token is shown once, in its tokenized URL, when it is added or rotated.</p>
 <h3>Add a location</h3>
 <form method="post" action="${base}/locations">
-${formError(errors)}
+${formError(errors, {
+  // addLocation's only conflict: the id is an active location of this connection already
+  conflict:
+    'That location id is already added to this connection, so nothing was changed. Its URL was shown when it was added; to get a new one, use Rotate token in its row above.',
+})}
 ${textField({ label: 'Location id', name: 'location_id', required: true, error: errorOf(errors, '/location_id') })}
 <p><button type="submit">Add location</button></p>
 </form>
@@ -163,12 +183,26 @@ ${Object.keys(cf).length ? html`<ul>${Object.entries(cf).map(([k, v]) => html`<l
 </div>`
 }
 
-function mappingsSection(c: ConnectionView, definitions: CustomFieldDefinition[], s: DetailState): SafeHtml {
-  const rows = [...(s.rows ?? c.field_mappings), { from: '', to: '' }, { from: '', to: '' }]
+/**
+ * The editor's rows: the posted ones, else the saved ones, else, for a connection without
+ * mappings, the six-field fallback written out as rows. Saving any mapping ends the fallback
+ * (contract 2.5); starting from the fallback's rows, a tenant who adds one custom field row saves
+ * email, names, company, title and external_id with it instead of silently losing them.
+ */
+function editorRows(c: ConnectionView, posted: FieldMapping[] | undefined): FieldMapping[] {
+  if (posted) return posted
+  if (c.field_mappings.length > 0 || c.type === 'partnercrm') return c.field_mappings
+  return FALLBACK_MAPPINGS.map((m) => ({ ...m }))
+}
+
+function mappingsSection(c: ConnectionView, definitions: CustomFieldDefinition[], s: DetailState, sample: PushSample | null): SafeHtml {
+  const rows = [...editorRows(c, s.rows), { from: '', to: '' }, { from: '', to: '' }]
   const errors = s.errors?.mappings
+  const fallbackNow = c.type !== 'partnercrm' && c.field_mappings.length === 0
   return html`<section aria-labelledby="map-h">
 <h2 id="map-h">Field mappings</h2>
-<p class="hint">${c.type === 'partnercrm' ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.' : 'Without mappings, the six fields email, first_name, last_name, company, title and external_id are taken by those names.'} Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings.</p>
+<p class="hint">${c.type === 'partnercrm' ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.' : fallbackNow ? 'This connection has no mappings yet: the six fields email, first_name, last_name, company, title and external_id are taken by those names. The rows below are that fallback written out; once any mapping is saved, only saved rows are read, so keep the ones you need.' : 'Only the keys named below are read; every other key is dropped.'} Clear a row's key to remove the row. Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings. Saving shows what changes on the last push before anything is stored.</p>
+${sample ? html`<h3>Keys your pushes carry that no mapping reads</h3>${droppedKeysTable(c, definitions, sample, [{ label: 'Now', mappings: c.field_mappings }], 'dropped-keys')}` : ''}
 <form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview" data-enhance-only="preview">
 ${formError(errors)}
 <div class="table-wrap"><table><thead><tr><th scope="col">From (record key)</th><th scope="col">To</th></tr></thead><tbody>
@@ -196,7 +230,7 @@ ${s.sampleError ? html`<p class="field-error" id="sample-error">${s.sampleError}
 
 export function detailView(
   c: ConnectionView,
-  ctx: { keys: ApiKeyRecord[]; locations: LocationRecord[]; definitions: CustomFieldDefinition[]; partnerCrmUrl: string },
+  ctx: { keys: ApiKeyRecord[]; locations: LocationRecord[]; definitions: CustomFieldDefinition[]; partnerCrmUrl: string; sample?: PushSample | null },
   s: DetailState = {},
 ): SafeHtml {
   return html`<p><a href="${CONNECTIONS_PATH}">All connections</a></p>
@@ -205,5 +239,5 @@ ${s.secret ?? ''}
 ${c.type === 'api' ? keysSection(c, ctx.keys, s.errors?.keys) : ''}
 ${c.type === 'webhook' ? tokenSection(c, s.errors?.token) : ''}
 ${c.type === 'partnercrm' ? locationsSection(c, ctx.locations, ctx.partnerCrmUrl, s.errors?.locations) : ''}
-${mappingsSection(c, ctx.definitions, s)}`
+${mappingsSection(c, ctx.definitions, s, ctx.sample ?? null)}`
 }

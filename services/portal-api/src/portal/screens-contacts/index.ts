@@ -8,6 +8,7 @@ import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import type { LinkType } from '@lsv/shared/contract/links.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { sendScreen } from '../layout.ts'
+import { redirectToReveal } from '../reveal.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { formOf, fieldValue } from '../forms.ts'
 import { contactListBody, contactPageBody, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
@@ -86,13 +87,17 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
       if (!isAppError(err) || err.status >= 500) throw err
       result = { ok: false, error: mintErrorText(err), destinationUrl, type }
     }
-    return sendScreen(
-      reply,
-      result.ok ? 200 : 400,
-      { account, current: CONTACTS_PATH, flash: result.ok ? 'Tracked link created.' : null },
-      contactTitle(contact),
-      contactPageBody(contact, account, result),
-    )
+    // a redirect (issue 22): a reload mints no second link; the link is shown once on the reveal page
+    if (result.ok) {
+      return redirectToReveal(deps, request, reply, {
+        title: 'Tracked link created',
+        label: `Tracked link (${result.type})`,
+        secret: result.link,
+        note: 'whoever opens it is taken for this contact: give it to them only.',
+        back: { path: `/contacts/${encodeURIComponent(contact.id)}`, text: 'Back to the contact' },
+      })
+    }
+    return sendScreen(reply, 400, { account, current: CONTACTS_PATH, flash: null }, contactTitle(contact), contactPageBody(contact, account, result))
   })
 }
 

@@ -8,8 +8,12 @@ import { createIntegration, getIntegration, listIntegrations, updateIntegration 
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { currentSigningSecret, DEFAULT_SECRET_GRACE_SECONDS, rotateSigningSecret } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
+import { consumeWebhookActionQuota, webhookActionLimitText, type WebhookAction } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
+import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
+import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
+import { redirectToReveal } from '../reveal.ts'
 import { flashText } from '../flash.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { formOf, fieldValue, type FormFields } from '../forms.ts'
@@ -66,6 +70,22 @@ function refusal(err: unknown): string {
 }
 
 /**
+ * A refusal for the account's limit on an action that sends traffic (429): its words for the
+ * page, and its `Retry-After` for the answer; null for any other error.
+ */
+function limitRefusal(err: unknown, action: WebhookAction): { text: string; retryAfter: string } | null {
+  if (!isAppError(err) || err.status !== 429) return null
+  const retryAfter = err.headers['retry-after'] ?? '60'
+  return { text: webhookActionLimitText(action, retryAfter), retryAfter }
+}
+
+/** The grace of the previous signing secret, in words (the reveal page's note). */
+const previousNote = (until: string | null): string =>
+  until
+    ? `The previous secret also signs every delivery until ${until}: both signatures are in webhook-signature, so your receiver keeps verifying while you change its secret.`
+    : 'No previous secret signs deliveries any more.'
+
+/**
  * Webhooks (docs/portal.md, "Webhooks"): the account's integrations, created and changed through
  * the management API's domain functions; the signing secret revealed or rotated with a grace; the
  * delivery log with filters (status, test or real events, one event id) and paging; replay; a
@@ -75,6 +95,24 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   const audit = (request: FastifyRequest, action: string, integrationId: string, details: Record<string, string | number | boolean> = {}) => {
     const session = sessionOf(request)
     return recordAudit(deps, { account_id: session.account.id, actor: actorOf(session), action, target: { integration_id: integrationId }, details })
+  }
+  /**
+   * deps whose next tenant write commits the change together with its audit entry, built from the
+   * integration as written (domain/audit/audited-change.ts)
+   */
+  const audited = (
+    request: FastifyRequest,
+    action: string,
+    details: (written: IntegrationRecord) => Record<string, string | number | boolean> = () => ({}),
+  ) => {
+    const session = sessionOf(request)
+    return withAuditedChange(deps, (written: IntegrationRecord) => ({
+      account_id: session.account.id,
+      actor: actorOf(session),
+      action,
+      target: { integration_id: written.id },
+      details: details(written),
+    }))
   }
 
   const showList = async (
@@ -131,21 +169,26 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       if (state.url.length === 0 || state.url.length > 2048)
         throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
-      created = await createIntegration(deps, account.id, body)
+      const withEntry = audited(request, 'integration.created', (i) => ({
+        host: hostOf(i.url),
+        payload_version: i.payload_version,
+        contact_handles: i.tiers.contact_handles,
+        sensitive_traits: i.tiers.sensitive_traits,
+      }))
+      await consumeWebhookActionQuota(deps, 'integration_create', account.id)
+      created = await createIntegration(withEntry, account.id, body)
     } catch (err) {
+      const limited = limitRefusal(err, 'integration_create')
+      if (limited) return showList(request, reply.header('retry-after', limited.retryAfter), 429, { form: { ...state, error: limited.text } })
       return showList(request, reply, 400, { form: { ...state, error: refusal(err) } })
     }
-    await audit(request, 'integration.created', created.id, {
-      host: hostOf(created.url),
-      payload_version: created.payload_version,
-      contact_handles: created.tiers.contact_handles,
-      sensitive_traits: created.tiers.sensitive_traits,
-    })
-    const { signing_secret: secret, ...integration } = created
-    // the secret is on this answer only (a redirect would have to carry it in the URL)
-    return showList(request, reply, 201, {
-      created: { integration, secret: { secret, why: 'created', previousExpiresAt: null } },
-      flash: flashText('integration-created'),
+    // a redirect, so a reload adds no second webhook; the secret on the one-time page it leads to
+    return redirectToReveal(deps, request, reply, {
+      title: 'Webhook created',
+      label: `Signing secret of ${created.url}`,
+      secret: created.signing_secret,
+      note: "it signs every delivery to this webhook. You can reveal it again on the webhook's page (recorded in the audit log).",
+      back: { path: webhookPath(created.id), text: 'Go to the webhook' },
     })
   })
 
@@ -171,14 +214,14 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     try {
       if (state.url.length === 0 || state.url.length > 2048)
         throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
-      const updated = await updateIntegration(deps, account.id, integrationId, update)
-      await audit(request, 'integration.updated', integrationId, {
-        host: hostOf(updated.url),
-        payload_version: updated.payload_version,
-        contact_handles: updated.tiers.contact_handles,
-        sensitive_traits: updated.tiers.sensitive_traits,
-        active: updated.active,
-      })
+      const withEntry = audited(request, 'integration.updated', (i) => ({
+        host: hostOf(i.url),
+        payload_version: i.payload_version,
+        contact_handles: i.tiers.contact_handles,
+        sensitive_traits: i.tiers.sensitive_traits,
+        active: i.active,
+      }))
+      await updateIntegration(withEntry, account.id, integrationId, update)
     } catch (err) {
       if (isAppError(err) && err.status === 404) throw err
       return showDetail(request, reply, integrationId, 400, { form: { ...state, error: refusal(err) } })
@@ -190,8 +233,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   scope.post(`${WEBHOOKS_PATH}/:integrationId/enable`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
-    await updateIntegration(deps, account.id, integrationId, { active: true })
-    await audit(request, 'integration.enabled', integrationId)
+    await updateIntegration(audited(request, 'integration.enabled'), account.id, integrationId, { active: true })
     return redirectTo(reply, webhookPath(integrationId), 'integration-updated')
   })
 
@@ -200,8 +242,12 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { integrationId } = request.params
     const current = await currentSigningSecret(deps, account.id, integrationId)
     await audit(request, 'integration.secret_revealed', integrationId)
-    return showDetail(request, reply, integrationId, 200, {
-      shown: { secret: current.secret, why: 'revealed', previousExpiresAt: current.previous_expires_at },
+    return redirectToReveal(deps, request, reply, {
+      title: 'Signing secret',
+      label: 'The current signing secret',
+      secret: current.secret,
+      note: previousNote(current.previous_expires_at),
+      back: { path: webhookPath(integrationId), text: 'Back to the webhook' },
     })
   })
 
@@ -211,11 +257,19 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const raw = fieldValue(formOf(request.body), 'grace_seconds')
     const grace = raw === '' ? DEFAULT_SECRET_GRACE_SECONDS : Number(raw)
     if (!GRACE_CHOICES.has(grace)) throw new AppError('invalid_payload')
-    const rotated = await rotateSigningSecret(deps, account.id, integrationId, grace)
-    await audit(request, 'integration.secret_rotated', integrationId, { grace_seconds: grace })
-    return showDetail(request, reply, integrationId, 200, {
-      shown: { secret: rotated.signing_secret, why: 'rotated', previousExpiresAt: rotated.previous_expires_at },
-      flash: 'Signing secret rotated.',
+    const rotated = await rotateSigningSecret(
+      audited(request, 'integration.secret_rotated', () => ({ grace_seconds: grace })),
+      account.id,
+      integrationId,
+      grace,
+    )
+    // a redirect: a reload does not rotate again (which would end the secret just copied)
+    return redirectToReveal(deps, request, reply, {
+      title: 'Signing secret rotated',
+      label: 'The new signing secret',
+      secret: rotated.signing_secret,
+      note: `every delivery is signed with it from now on. ${previousNote(rotated.previous_expires_at)}`,
+      back: { path: webhookPath(integrationId), text: 'Back to the webhook' },
     })
   })
 
@@ -224,8 +278,11 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { integrationId } = request.params
     let delivery
     try {
+      await consumeWebhookActionQuota(deps, 'test_event', account.id)
       delivery = await sendTestEvent(deps, account.id, integrationId)
     } catch (err) {
+      const limited = limitRefusal(err, 'test_event')
+      if (limited) return showDetail(request, reply.header('retry-after', limited.retryAfter), integrationId, 429, { error: limited.text })
       if (isAppError(err) && err.status === 409)
         return showDetail(request, reply, integrationId, 409, { error: 'Only an active version 2 webhook receives test events.' })
       throw err
@@ -238,8 +295,11 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { account } = sessionOf(request)
     const { integrationId, deliveryId } = request.params
     try {
+      await consumeWebhookActionQuota(deps, 'replay', account.id)
       await replayDeliveryFor(deps, account.id, integrationId, deliveryId)
     } catch (err) {
+      const limited = limitRefusal(err, 'replay')
+      if (limited) return showDetail(request, reply.header('retry-after', limited.retryAfter), integrationId, 429, { error: limited.text })
       if (isAppError(err) && err.status === 409)
         return showDetail(request, reply, integrationId, 409, { error: 'This webhook is disabled: re-enable it before replaying.' })
       throw err

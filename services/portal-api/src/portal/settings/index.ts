@@ -5,8 +5,9 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AuthorizedDomainsBody, CreateCustomFieldBody } from '@lsv/shared/contract/admin.ts'
 import { getAuthorizedDomains, setAuthorizedDomains } from '@lsv/shared/domain/tenants/domains.ts'
 import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/custom-fields.ts'
-import { CUSTOM_FIELD_TYPES } from '@lsv/shared/model/records.ts'
-import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
+import { CUSTOM_FIELD_TYPES, type AccountRecord, type CustomFieldDefinition } from '@lsv/shared/model/records.ts'
+import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
+import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import { html } from '../../routes/portal/html.ts'
 import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
@@ -87,14 +88,13 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
     )
   }
 
-  const audit = (
-    request: FastifyRequest,
-    action: string,
-    target: Record<string, string>,
-    details: Record<string, string | number | boolean | null | string[]> = {},
-  ) => {
+  /**
+   * deps whose next tenant write commits the change together with its audit entry, built from the
+   * record as written (domain/audit/audited-change.ts)
+   */
+  const audited = <T>(request: FastifyRequest, entry: (written: T) => Omit<NewAuditEntry, 'account_id' | 'actor'>) => {
     const s = sessionOf(request)
-    return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
+    return withAuditedChange(deps, (written: T) => ({ account_id: s.account.id, actor: actorOf(s), ...entry(written) }))
   }
 
   scope.get(SETTINGS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
@@ -107,13 +107,16 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
     const body = { domains: linesOf(text) }
     const invalid = checkAgainst(AuthorizedDomainsBody, body)
     if (invalid) return render(request, reply, 400, { domainsText: text, domainErrors: invalid })
-    let saved
     try {
-      saved = await setAuthorizedDomains(deps, account.id, body.domains)
+      const withEntry = audited(request, (a: AccountRecord) => ({
+        action: 'domains.set',
+        target: { account_id: account.id },
+        details: { domains: a.authorized_domains },
+      }))
+      await setAuthorizedDomains(withEntry, account.id, body.domains)
     } catch (err) {
       return render(request, reply, 400, { domainsText: text, domainErrors: fieldErrorsOf(err) })
     }
-    await audit(request, 'domains.set', { account_id: account.id }, { domains: saved.domains })
     return redirectTo(reply, SETTINGS_PATH, 'domains-saved')
   })
 
@@ -122,13 +125,16 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
     const values = { key: fieldValue(request.body, 'key').trim(), label: fieldValue(request.body, 'label').trim(), type: fieldValue(request.body, 'type') }
     const checked = checkForm(CreateCustomFieldBody, values)
     if (!checked.ok) return render(request, reply, 400, { fieldErrors: checked.errors, fieldValues: values })
-    let created
     try {
-      created = await createCustomField(deps, account.id, checked.value)
+      const withEntry = audited(request, (d: CustomFieldDefinition) => ({
+        action: 'custom_field.create',
+        target: { custom_field: d.key },
+        details: { type: d.type, label: d.label },
+      }))
+      await createCustomField(withEntry, account.id, checked.value)
     } catch (err) {
       return render(request, reply, 400, { fieldErrors: fieldErrorsOf(err), fieldValues: values })
     }
-    await audit(request, 'custom_field.create', { custom_field: created.key }, { type: created.type, label: created.label })
     return redirectTo(reply, SETTINGS_PATH, 'custom-field-created')
   })
 }

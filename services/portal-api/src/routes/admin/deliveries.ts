@@ -4,6 +4,7 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
+import { consumeWebhookActionQuota } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 
 const Attempt = Type.Object(
   {
@@ -95,13 +96,15 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         params: Type.Object({ ...Params.properties, deliveryId: Type.String({ minLength: 1, maxLength: 128 }) }),
         response: {
           202: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: Type.String() }, { additionalProperties: false }),
-          ...errorResponses(401, 404, 409),
+          ...errorResponses(401, 404, 409, 429),
         },
       },
     },
     async (request, reply) => {
       await authenticateOperator(deps, request.headers.authorization)
       const { accountId, integrationId, deliveryId } = request.params
+      // 60 a minute per account (docs/webhooks.md, "Limits on actions that send traffic")
+      await consumeWebhookActionQuota(deps, 'replay', accountId)
       const delivery = await replayDeliveryFor(deps, accountId, integrationId, deliveryId)
       return reply.code(202).send({ ok: true, id: delivery.id, status: delivery.status })
     },

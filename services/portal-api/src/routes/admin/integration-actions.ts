@@ -6,6 +6,7 @@ import { IntegrationParams } from '@lsv/shared/contract/admin.ts'
 import { RotateSecretBody, RotatedSecret, TestEventSent } from '@lsv/shared/contract/integration-actions.ts'
 import { rotateSigningSecret } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
+import { consumeWebhookActionQuota } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 
 /** Signing secret rotation and the test event of an integration (docs/management-api.md). */
 export function registerIntegrationActionRoutes(app: App, deps: PlatformDeps): void {
@@ -40,11 +41,13 @@ export function registerIntegrationActionRoutes(app: App, deps: PlatformDeps): v
         summary: 'Send a test visitor.identified event (made-up person, id `evt_test_…`, classification `test`) through the normal signed delivery path',
         security: SECURITY.operator,
         params: IntegrationParams,
-        response: { 202: TestEventSent, ...errorResponses(401, 404, 409) },
+        response: { 202: TestEventSent, ...errorResponses(401, 404, 409, 429) },
       },
     },
     async (request, reply) => {
       const { accountId, integrationId } = request.params
+      // 10 a minute per account (docs/webhooks.md, "Limits on actions that send traffic")
+      await consumeWebhookActionQuota(deps, 'test_event', accountId)
       const delivery = await sendTestEvent(deps, accountId, integrationId)
       return reply.code(202).send({ ok: true, delivery_id: delivery.id, event_id: delivery.event_id, status: delivery.status })
     },

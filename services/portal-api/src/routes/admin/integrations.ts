@@ -11,6 +11,7 @@ import {
   IntegrationParams,
   UpdateIntegrationBody,
 } from '@lsv/shared/contract/admin.ts'
+import { consumeWebhookActionQuota } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 
 /** Outbound `visitor.identified` integrations (the delivery log is in `./deliveries.ts`). */
@@ -28,11 +29,13 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
         security: SECURITY.operator,
         params: AccountParams,
         body: CreateIntegrationBody,
-        response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404) },
+        response: { 201: CreatedIntegration, ...errorResponsesWithIssues(400, 401, 404, 429) },
       },
     },
     async (request, reply) => {
       const { accountId } = request.params
+      // 20 an hour per account (docs/webhooks.md, "Limits on actions that send traffic")
+      await consumeWebhookActionQuota(deps, 'integration_create', accountId)
       return reply.code(201).send(await createIntegration(deps, accountId, request.body))
     },
   )

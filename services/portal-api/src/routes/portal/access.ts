@@ -3,12 +3,12 @@ import type { preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { SignInQuery } from '@lsv/shared/contract/portal-access.ts'
-import { SIGN_IN_PATH, redeemPortalLink } from '@lsv/shared/domain/portal/links.ts'
+import { SIGN_IN_PATH, previewPortalLink, redeemPortalLink } from '@lsv/shared/domain/portal/links.ts'
 import { clearedSessionCookie, sessionCookieOf, sessionSetCookie } from '@lsv/shared/domain/portal/cookie.ts'
 import { isSameOrigin, portalSessionOf, presentsApiKey } from '@lsv/shared/domain/portal/credential.ts'
 import { endPortalSession } from '@lsv/shared/domain/portal/sessions.ts'
 import { noStore, sendPage } from './html.ts'
-import { crossOriginPage, HOME_PATH, homePage, linkExpiredPage, SIGN_OUT_PATH, signedOutPage } from './pages.ts'
+import { crossOriginPage, HOME_PATH, homePage, linkExpiredPage, SIGN_OUT_PATH, signedOutPage, switchAccountPage } from './pages.ts'
 
 /**
  * A form post without fields has an empty body, which the JSON parser every route shares would
@@ -30,7 +30,9 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   const base = () => deps.config.portalBaseUrl
 
   // a link works once, before it expires (rules 1 and 2): 303 with the cookie, or the same 410
-  // page for a used, expired, voided, unknown or malformed link (and no cookie)
+  // page for a used, expired, voided, unknown or malformed link (and no cookie). A browser that
+  // is signed in already is asked first (issue 21, 8d): the page only reads the link, so it
+  // stays unused until "Continue" posts it back below
   app.get(
     SIGN_IN_PATH,
     {
@@ -41,8 +43,32 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
     },
     async (request, reply) => {
       const token = request.validationError ? undefined : request.query.token
+      const current = await portalSessionOf(deps, request)
+      if (current) {
+        const target = await previewPortalLink(deps, token)
+        if (!target) return sendPage(reply, 410, ...linkExpiredPage())
+        // the token is a base64url string (previewPortalLink checked it): no escaping needed
+        return sendPage(reply, 200, ...switchAccountPage(current.account, target, `${SIGN_IN_PATH}?token=${token}`))
+      }
       const started = await redeemPortalLink(deps, token)
       if (!started) return sendPage(reply, 410, ...linkExpiredPage())
+      return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
+    },
+  )
+
+  // "Continue" on the switch-account page: state-changing, so same-origin only (rule 5), like
+  // sign-out; the form has no fields (the token is in the query, which every log line redacts),
+  // so a body of any size is refused before it is read. The session this browser had ends: its
+  // cookie is replaced, and a session nobody can present any more should not live on
+  app.post(
+    SIGN_IN_PATH,
+    { attachValidation: true, schema: { hide: true, querystring: SignInQuery }, bodyLimit: 1024, preParsing: emptyBodyIsNoBody },
+    async (request, reply) => {
+      if (!isSameOrigin(base(), request.headers)) return sendPage(reply, 403, ...crossOriginPage())
+      const token = request.validationError ? undefined : request.query.token
+      const started = await redeemPortalLink(deps, token)
+      if (!started) return sendPage(reply, 410, ...linkExpiredPage())
+      await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
       return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
     },
   )
@@ -58,7 +84,9 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   })
 
   // state-changing, so same-origin only (rule 5): a cross-site form cannot sign the tenant out
-  app.post(SIGN_OUT_PATH, { schema: { hide: true }, preParsing: emptyBodyIsNoBody }, async (request, reply) => {
+  // the form has no fields: a body of any size is refused before it is read (docs/architecture.md,
+  // "Before the caller is known"), since the origin is checked only in the handler
+  app.post(SIGN_OUT_PATH, { schema: { hide: true }, bodyLimit: 1024, preParsing: emptyBodyIsNoBody }, async (request, reply) => {
     if (!isSameOrigin(base(), request.headers)) return sendPage(reply, 403, ...crossOriginPage())
     await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
     return noStore(reply).header('set-cookie', clearedSessionCookie(base())).redirect(HOME_PATH, 303)

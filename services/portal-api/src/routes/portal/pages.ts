@@ -47,3 +47,23 @@ export function crossOriginPage(): Page {
 <p>This form can only be sent from the portal itself. Nothing was changed.</p>`,
   ]
 }
+
+/**
+ * A sign-in link opened while this browser is signed in (issue 21, 8d): ask before the session is
+ * replaced. "Continue" posts the link back (same-origin only, like every portal form); "Stay" is
+ * a plain link home, which keeps the session and leaves the link unused.
+ */
+export function switchAccountPage(current: AccountRecord, target: AccountRecord, continueAction: string): Page {
+  const name = (a: AccountRecord) => a.name ?? a.public_id
+  return [
+    'Switch account?',
+    html`
+<h1>Switch account?</h1>
+<p>You are signed in to <strong>${name(current)}</strong> (account <code>${current.public_id}</code>).</p>
+<p>This sign-in link signs you in to <strong>${name(target)}</strong> (account <code>${target.public_id}</code>) instead. Continue as <strong>${name(target)}</strong>?</p>
+<form method="post" action="${continueAction}">
+<button type="submit">Continue as ${name(target)}</button>
+</form>
+<p><a href="${HOME_PATH}">Stay signed in to ${name(current)}</a></p>`,
+  ]
+}

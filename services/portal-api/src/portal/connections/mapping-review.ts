@@ -1,0 +1,139 @@
+import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
+import type { CustomFieldDefinition, FieldMapping } from '@lsv/shared/model/records.ts'
+import { previewMapping, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
+import { droppedKeys, keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
+import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
+import { html, type SafeHtml } from '../../routes/portal/html.ts'
+import { when } from '../ui.ts'
+import { connectionPath } from './paths.ts'
+
+/** The review page of a proposed mapping set (GET, nothing stored until its form is applied). */
+export const reviewPath = (id: string, rows: readonly FieldMapping[]) => {
+  const q = new URLSearchParams()
+  for (const m of rows) {
+    q.append('from', m.from)
+    q.append('to', m.to)
+  }
+  // `rows` says how many: an empty proposal (back to the fallback) is a proposal too
+  q.append('rows', String(rows.length))
+  return `${connectionPath(id)}/mappings/review?${q}`
+}
+
+/** The fields a mapped record stores, by the name the editor uses (`email`, `custom_fields.plan`). */
+function storedFields(p: MappingPreview): Map<string, string> {
+  const out = new Map<string, string>()
+  if (p.mapped.externalId !== null) out.set('external_id', p.mapped.externalId)
+  if (typeof p.mapped.patch.business_email === 'string') out.set('email', p.mapped.patch.business_email)
+  const identity = (p.mapped.patch.identity ?? {}) as Record<string, unknown>
+  for (const k of ['first_name', 'last_name', 'full_name', 'title']) if (typeof identity[k] === 'string') out.set(k, identity[k])
+  if (typeof p.mapped.patch.company?.name === 'string') out.set('company', p.mapped.patch.company.name)
+  for (const [k, v] of Object.entries(p.mapped.patch.custom_fields ?? {})) out.set(`custom_fields.${k}`, JSON.stringify(v.value))
+  return out
+}
+
+const mappingText = (m: FieldMapping) => `${m.from} → ${m.to}`
+
+/** What the change does to the mapping set itself (rows added and removed, the fallback). */
+function changeList(c: ConnectionView, proposed: readonly FieldMapping[]): SafeHtml {
+  const before = new Set(c.field_mappings.map(mappingText))
+  const after = new Set(proposed.map(mappingText))
+  const added = [...after].filter((m) => !before.has(m))
+  const removed = [...before].filter((m) => !after.has(m))
+  const fallback =
+    c.type === 'partnercrm'
+      ? ''
+      : c.field_mappings.length === 0 && proposed.length > 0
+        ? html`<li>The six-field fallback ends: from now on only the rows below are read.</li>`
+        : c.field_mappings.length > 0 && proposed.length === 0
+          ? html`<li>No mappings: the six-field fallback (email, first_name, last_name, company, title, external_id) applies again.</li>`
+          : ''
+  return html`<ul>
+${fallback}
+${added.map((m) => html`<li>Added: <code>${m}</code></li>`)}
+${removed.map((m) => html`<li>Removed: <code>${m}</code></li>`)}
+${added.length === 0 && removed.length === 0 && fallback === '' ? html`<li>No change to the mappings.</li>` : ''}
+</ul>`
+}
+
+/** The last push's first record mapped with the current mappings and with the proposed ones. */
+function sideBySide(c: ConnectionView, proposed: readonly FieldMapping[], definitions: CustomFieldDefinition[], sample: PushSample): SafeHtml {
+  if (sample.record === null) {
+    return html`<p>The last push (${when(sample.at)}) had a first record over the sample size limit, so it is not kept; paste a record into the preview on the connection page to compare.</p>`
+  }
+  const now = storedFields(previewMapping(c.type, c.field_mappings, definitions, sample.record))
+  const after = storedFields(previewMapping(c.type, proposed, definitions, sample.record))
+  const lost = [...now.keys()].filter((k) => !after.has(k))
+  const names = [...new Set([...now.keys(), ...after.keys()])]
+  return html`${
+    lost.length
+      ? html`<div class="error-summary" role="alert" id="lost"><p><strong>After saving, this push would no longer store:</strong> ${lost.map((k, i) => html`${i ? ', ' : ''}<code>${k}</code>`)}.</p></div>`
+      : html`<p id="lost">Nothing this push stores now would be lost.</p>`
+  }
+<div class="table-wrap"><table id="side-by-side"><caption class="hint">The first record of the last push (${when(sample.at)}), mapped by the worker's own mapper</caption>
+<thead><tr><th scope="col">Field</th><th scope="col">Now</th><th scope="col">After saving</th></tr></thead>
+<tbody>${names.map(
+    (k) =>
+      html`<tr><th scope="row"><code>${k}</code></th><td>${now.has(k) ? html`<code>${now.get(k)!}</code>` : '—'}</td><td>${after.has(k) ? html`<code>${after.get(k)!}</code>` : html`<strong>${now.has(k) ? 'not stored' : '—'}</strong>`}</td></tr>`,
+  )}</tbody></table></div>
+<details><summary>The record as it was pushed</summary><pre><code>${JSON.stringify(sample.record, null, 2)}</code></pre></details>`
+}
+
+/** Keys recent pushes carried that a mapping set does not read, with the records that carried each. */
+export function droppedKeysTable(
+  c: ConnectionView,
+  definitions: CustomFieldDefinition[],
+  sample: PushSample,
+  columns: Array<{ label: string; mappings: readonly FieldMapping[] }>,
+  id: string,
+): SafeHtml {
+  const readers = columns.map((col) => keyReader(c.type, col.mappings, definitions))
+  const dropped = new Set(columns.flatMap((_, i) => droppedKeys(sample.keys, readers[i]!).map((d) => d.key)))
+  if (dropped.size === 0) return html`<p id="${id}">Every key of the recent pushes is read by ${columns.length > 1 ? 'both mapping sets' : 'a mapping'}.</p>`
+  const rows = droppedKeys(sample.keys, () => false).filter((d) => dropped.has(d.key))
+  return html`<div class="table-wrap"><table id="${id}"><caption class="hint">Keys in ${sample.records} records of ${sample.pushes} pushes since ${when(sample.since)} that are dropped (never stored)${sample.other_keys ? `; ${sample.other_keys} occurrences of rarer or very long keys not listed` : ''}</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Records with it</th>${columns.map((col) => html`<th scope="col">${col.label}</th>`)}</tr></thead>
+<tbody>${rows.map((d) => html`<tr><td><code>${d.key}</code></td><td>${d.records}</td>${readers.map((r) => html`<td>${r(d.key) ? 'read' : html`<strong>dropped</strong>`}</td>`)}</tr>`)}</tbody></table></div>`
+}
+
+/** The review page: what saving the proposed mappings changes, on a recent real push, and the form that applies it. */
+export function reviewView(c: ConnectionView, proposed: readonly FieldMapping[], definitions: CustomFieldDefinition[], sample: PushSample | null): SafeHtml {
+  const base = connectionPath(c.id)
+  const hidden = proposed.map((m) => html`<input type="hidden" name="from" value="${m.from}"><input type="hidden" name="to" value="${m.to}">`)
+  const edit = new URLSearchParams()
+  for (const m of proposed) {
+    edit.append('from', m.from)
+    edit.append('to', m.to)
+  }
+  edit.append('rows', String(proposed.length))
+  return html`<p><a href="${base}">Back to the connection (nothing saved)</a></p>
+<section aria-labelledby="review-h">
+<h2 id="review-h">Review the mapping change</h2>
+<p class="hint">Nothing is saved yet. Apply below, or leave this page and the mappings stay as they are.</p>
+${changeList(c, proposed)}
+<h3>On the last push of this connection</h3>
+${
+  sample
+    ? sideBySide(c, proposed, definitions, sample)
+    : html`<p id="no-sample">No push of this connection was accepted in the last 8 days, so there is no real record to compare on. The preview on the connection page runs any record you paste.</p>`
+}
+${
+  sample
+    ? html`<h3>Keys that would be dropped</h3>${droppedKeysTable(
+        c,
+        definitions,
+        sample,
+        [
+          { label: 'Now', mappings: c.field_mappings },
+          { label: 'After saving', mappings: proposed },
+        ],
+        'review-dropped',
+      )}`
+    : ''
+}
+<form method="post" action="${base}/mappings/apply" class="actions">
+${hidden}
+<button type="submit">Apply these mappings</button>
+<a href="${base}?${edit.toString()}#map-h">Back to the editor</a>
+</form>
+</section>`
+}

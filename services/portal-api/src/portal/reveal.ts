@@ -1,0 +1,60 @@
+import { Type } from 'typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { sessionCookieOf } from '@lsv/shared/domain/portal/cookie.ts'
+import { storeReveal, takeReveal, type RevealView } from '@lsv/shared/domain/portal/reveals.ts'
+import { html } from '../routes/portal/html.ts'
+import { redirectTo, sendScreen } from './layout.ts'
+import { sessionOf } from './session.ts'
+import { secretOnce } from './ui.ts'
+
+/** The one-time view of a secret (domain/portal/reveals.ts): `/portal/reveal/<random id>`. */
+const REVEAL_PATH = '/portal/reveal'
+
+const RevealParams = Type.Object({ revealId: Type.String({ maxLength: 64 }) })
+
+/**
+ * The answer of a form that made a secret: the secret is kept for one showing to this session,
+ * and the answer is a redirect (303) to its reveal page, so reloading repeats neither the action
+ * nor the showing (docs/portal.md, "Secrets are shown once").
+ */
+export async function redirectToReveal(deps: PlatformDeps, request: FastifyRequest, reply: FastifyReply, view: RevealView): Promise<FastifyReply> {
+  // the screens' guard resolved the session from this very cookie (session.ts)
+  const cookie = sessionCookieOf(deps.config.portalBaseUrl, request.headers.cookie)
+  if (cookie === null) throw new Error('redirectToReveal() without the session cookie')
+  const id = await storeReveal(deps, cookie, sessionOf(request), view)
+  return redirectTo(reply, `${REVEAL_PATH}/${id}`)
+}
+
+/**
+ * The reveal page: the secret the first time (and the record deleted as it is read), then, on
+ * a reload, the back button or another session's visit, a 410 page saying it was shown once.
+ * No caching (sendScreen's `Cache-Control: no-store`), so no copy stays in the browser's cache.
+ */
+export function registerRevealScreen(scope: App, deps: PlatformDeps): void {
+  scope.get(`${REVEAL_PATH}/:revealId`, { schema: { hide: true, params: RevealParams } }, async (request, reply) => {
+    const session = sessionOf(request)
+    const cookie = sessionCookieOf(deps.config.portalBaseUrl, request.headers.cookie)
+    const view = await takeReveal(deps, cookie, session, request.params.revealId)
+    if (!view) {
+      return sendScreen(
+        reply,
+        410,
+        { account: session.account, current: REVEAL_PATH },
+        'Shown once',
+        html`<p class="notice">This secret was shown once; rotate again if you lost it. Secrets are never shown twice: this page, reloaded or opened again, has nothing to show.</p>
+<p><a href="/portal/connections">Inbound connections</a> · <a href="/portal/webhooks">Webhooks</a></p>`,
+      )
+    }
+    return sendScreen(
+      reply,
+      200,
+      { account: session.account, current: view.back.path },
+      view.title,
+      html`${secretOnce(view.label, view.secret, view.note)}
+<p>This page shows it once: reloading it will not show it again.</p>
+<p><a href="${view.back.path}">${view.back.text}</a></p>`,
+    )
+  })
+}

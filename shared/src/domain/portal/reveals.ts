@@ -1,0 +1,89 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import type { PortalSession } from './sessions.ts'
+import type { PortalDeps } from './deps.ts'
+import { hashPortalSecret, PORTAL_SECRET_PATTERN } from './secrets.ts'
+
+/**
+ * A secret shown once after a form (docs/portal.md, "Secrets are shown once"). The form's answer
+ * is a redirect (303) to a reveal page; the page shows the secret and deletes it, so reloading
+ * either page repeats nothing: the action is not sent again, and the secret is not shown again.
+ *
+ * The secret never travels in the URL (only a random id does) and is stored only sealed
+ * (AES-256-GCM) under a key derived from the session's cookie value, which is never stored: a
+ * copy of the store alone does not reveal it, and only the browser that sent the form can open
+ * it. It lives REVEAL_TTL_MS, long enough for the redirect to be followed.
+ */
+export const REVEAL_TTL_MS = 10 * 60 * 1000
+
+/** What the reveal page shows: plain text, escaped where it is rendered. */
+export interface RevealView {
+  /** the page's title, e.g. "API key created" */
+  title: string
+  /** what the secret is, e.g. "New API key" */
+  label: string
+  secret: string
+  /** a sentence after the label (how long the old one works, where it goes) */
+  note: string
+  /** where the tenant goes on from it (a portal path) and the link's words */
+  back: { path: string; text: string }
+}
+
+/** The id in the reveal page's URL: 128 random bits, base64url. */
+const REVEAL_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
+
+const keyOf = (cookieSecret: string, id: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', Buffer.from(cookieSecret, 'utf8'), Buffer.from(id, 'utf8'), 'portal reveal v1', 32))
+
+function seal(cookieSecret: string, id: string, view: RevealView): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', keyOf(cookieSecret, id), iv)
+  const body = Buffer.concat([cipher.update(JSON.stringify(view), 'utf8'), cipher.final()])
+  return `v1.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`
+}
+
+function unseal(cookieSecret: string, id: string, sealed: string): RevealView | null {
+  const [version, iv, body, tag] = sealed.split('.')
+  if (version !== 'v1' || !iv || body === undefined || !tag) return null
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(cookieSecret, id), Buffer.from(iv, 'base64url'))
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+    const text = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
+    return JSON.parse(text) as RevealView
+  } catch {
+    // another session's key, or a record altered in the store: nothing to show
+    return null
+  }
+}
+
+/**
+ * Keeps the view for one showing to this session and returns the id of its reveal page. The
+ * caller passes the session's cookie value (the key's source) and the session it resolved to.
+ */
+export async function storeReveal(deps: PortalDeps, cookieSecret: string, session: PortalSession, view: RevealView): Promise<string> {
+  if (!PORTAL_SECRET_PATTERN.test(cookieSecret) || hashPortalSecret(cookieSecret) !== session.session.hash) {
+    throw new Error('storeReveal() with a cookie value that is not the session’s')
+  }
+  const id = randomBytes(16).toString('base64url')
+  const now = deps.clock.now()
+  await deps.portalAccess.putReveal({
+    id,
+    session_hash: session.session.hash,
+    account_id: session.account.id,
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + REVEAL_TTL_MS).toISOString(),
+    sealed: seal(cookieSecret, id, view),
+  })
+  return id
+}
+
+/**
+ * The view of a reveal, once: it is deleted as it is read. Null when it was shown already, has
+ * expired, belongs to another session, or never existed — the page says the same for each.
+ */
+export async function takeReveal(deps: PortalDeps, cookieSecret: string | null, session: PortalSession, id: string): Promise<RevealView | null> {
+  if (cookieSecret === null || !REVEAL_ID_PATTERN.test(id)) return null
+  const found = await deps.portalAccess.takeReveal(id, session.session.hash)
+  if (!found || found.account_id !== session.account.id) return null
+  if (deps.clock.now() >= Date.parse(found.expires_at)) return null
+  return unseal(cookieSecret, id, found.sealed)
+}

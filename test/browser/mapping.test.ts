@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from 'playwright-core'
+import { edgePush, eventually, launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+
+/**
+ * Issue 22, defect 1, as a tenant walks it in Chromium against `npm start`'s stack: a push on the
+ * edge, then the mapping editor (starting from the six fallback rows), a custom-field-only
+ * mapping saved, the review naming what the last push would lose (screenshot
+ * .tmp/screenshots/mapping-review-*.png), back to the editor with the fallback rows kept, the
+ * review saying nothing is lost, applied, and the connection page counting the dropped key.
+ * Mutation: the old save (stored at once, 303 to the connection) never shows the review, and
+ * the first wait below times out.
+ */
+describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
+  let stack: LocalStack
+  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let page: Page
+  const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
+  const admin = (path: string) => `${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}${path}`
+
+  beforeAll(async () => {
+    chromium = await launchChromium()
+    stack = await startLocalStack()
+    page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
+  }, 120_000)
+  afterAll(async () => {
+    await chromium?.close()
+    await stack?.stop()
+  })
+
+  it('a custom-field-only save is reviewed on the last push, and the fallback rows keep email and names', async () => {
+    expect(
+      (await fetch(admin('/custom-fields'), { method: 'POST', headers: operator(), body: JSON.stringify({ key: 'tier', label: 'Tier', type: 'text' }) }))
+        .status,
+    ).toBe(201)
+    const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
+    const connectionId = list.data.find((c) => c.type === 'api')!.id
+    const pushed = await edgePush(
+      stack,
+      '/v1/contacts',
+      { authorization: `Bearer ${stack.credentials.api_key}` },
+      {
+        contacts: [{ external_id: 'map-1', email: 'ann@example.com', first_name: 'Ann', Tier: 'gold', shoe_size: 44 }],
+      },
+    )
+    expect(pushed.status, pushed.body).toBe(202)
+
+    const link = (await (await fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' })).json()) as { url: string }
+    await page.goto(link.url)
+    // the edge writes its sample within a couple of seconds (push-recorder.ts): the page lists the dropped key then
+    await eventually('the connection page to count the dropped keys', async () => {
+      await page.goto(`${stack.portal}/portal/connections/${connectionId}`)
+      return (await page.locator('#dropped-keys').count()) > 0 ? true : undefined
+    })
+    expect(await page.locator('#dropped-keys').textContent()).toContain('shoe_size')
+
+    const rows = page.locator('#mapping-form tbody tr')
+    // the editor starts from the fallback, written out
+    expect(await rows.nth(0).locator('input').inputValue()).toBe('email')
+    const count = await rows.count()
+    for (let i = 0; i < count; i++) await rows.nth(i).locator('input').fill('')
+    await rows.nth(0).locator('input').fill('Tier')
+    await rows.nth(0).locator('select').selectOption('custom_fields.tier')
+    await page.getByRole('button', { name: 'Save mappings' }).click()
+    await page.waitForURL(/\/mappings\/review\?/)
+    expect(await page.locator('#lost').textContent()).toContain('email')
+    expect(await seriousViolations(page)).toEqual([])
+    await screenshots(page, 'mapping-review-loss')
+
+    // back to the editor with the proposal, put the fallback rows back beside it
+    await page.getByRole('link', { name: 'Back to the editor' }).click()
+    expect(await rows.nth(0).locator('input').inputValue()).toBe('Tier')
+    const fallback = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id']
+    await page.goto(
+      `${stack.portal}/portal/connections/${connectionId}?${new URLSearchParams([
+        ...fallback.flatMap((f) => [
+          ['from', f],
+          ['to', f],
+        ]),
+        ['from', 'Tier'],
+        ['to', 'custom_fields.tier'],
+        ['rows', '7'],
+      ])}`,
+    )
+    await page.getByRole('button', { name: 'Save mappings' }).click()
+    await page.waitForURL(/\/mappings\/review\?/)
+    expect(await page.locator('#lost').textContent()).toContain('Nothing this push stores now would be lost')
+    await screenshots(page, 'mapping-review-safe')
+    await page.getByRole('button', { name: 'Apply these mappings' }).click()
+    await page.waitForURL(/flash=mappings-saved/)
+    const saved = (await (await fetch(admin(`/connections/${connectionId}`), { headers: operator() })).json()) as { field_mappings: unknown[] }
+    expect(saved.field_mappings).toHaveLength(7)
+  })
+})
