@@ -165,8 +165,16 @@ describe('portal sign-in links', () => {
 
   it('pages carry a strict Content-Security-Policy and cannot be framed', async () => {
     const res = await follow((await mintLink(h.portal, accountId())).url)
-    const page = await h.portal.inject({ method: 'GET', url: '/portal/', headers: { cookie: `lsv_portal=${setCookieOf(res)!.value}` } })
-    for (const r of [page, await follow('http://x/portal/sign-in?token=nope')]) {
+    // the access pages (signed out, a dead link) have no script at all; signed in, the home is the
+    // overview, a screen: the screens' policy allows the portal's own script and stylesheet only
+    const home = await h.portal.inject({ method: 'GET', url: '/portal/', headers: { cookie: `lsv_portal=${setCookieOf(res)!.value}` } })
+    const screenCsp = String(home.headers['content-security-policy'])
+    expect(screenCsp).toContain("script-src 'self'")
+    expect(screenCsp).toContain("frame-ancestors 'none'")
+    expect(screenCsp).toContain("form-action 'self'")
+    expect(screenCsp).not.toContain('unsafe-inline')
+    expect(home.headers['x-frame-options']).toBe('DENY')
+    for (const r of [await h.portal.inject({ method: 'GET', url: '/portal/' }), await follow('http://x/portal/sign-in?token=nope')]) {
       const csp = String(r.headers['content-security-policy'])
       expect(csp).toContain("default-src 'none'")
       expect(csp).toContain("frame-ancestors 'none'")

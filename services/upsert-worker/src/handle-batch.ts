@@ -14,6 +14,20 @@ export const RECORD_ATTEMPTS = 3
 
 const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
 
+/** What became of a batch's records: stored, or refused for this reason. */
+type RecordOutcomes = Record<'accepted' | 'no_external_id' | 'too_large' | 'store_failed', number>
+
+/**
+ * One line per outcome a batch's records had (none for an outcome no record had): the log-based
+ * metric contact_records (infra/monitoring.tf) sums `records` by `outcome`. A counter metric can
+ * only count lines, so the count travels in the line and the metric is a distribution of it.
+ */
+function logRecordOutcomes(log: PlatformDeps['logger'], outcomes: RecordOutcomes): void {
+  for (const [outcome, records] of Object.entries(outcomes)) {
+    if (records > 0) log.info({ event: 'contact_records', outcome, records }, 'contact records')
+  }
+}
+
 type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'logger' | 'rateLimiter' | 'clock'>
 
 /**
@@ -35,7 +49,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     batch = decodeBatchMessage(message)
   } catch (err) {
     if (!(err instanceof InvalidBatchMessage)) throw err
-    log.error({ err, reason: err.message }, 'batch message can never be processed: dead-lettered')
+    log.error({ event: 'dead_lettered', kind: 'message', err, reason: err.message }, 'batch message can never be processed: dead-lettered')
     await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, 'x-dead-letter-reason': err.message.slice(0, 200) })
     // a message that cannot be read counts as one (its records cannot be counted either)
     await countDeadLetters(deps, message.attributes?.account_id, 'unreadable', 1)
@@ -59,7 +73,13 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     const records = given.map((g) => batch.records[g.k]!)
     const indexes = given.map((g) => batch.indexes[g.k]!)
     log.error(
-      { records: given.length, indexes: indexes.slice(0, 20), reasons: [...new Set(given.map((g) => g.reason))].slice(0, 5) },
+      {
+        event: 'dead_lettered',
+        kind: 'records',
+        records: given.length,
+        indexes: indexes.slice(0, 20),
+        reasons: [...new Set(given.map((g) => g.reason))].slice(0, 5),
+      },
       'batch records can never be stored: dead-lettered',
     )
     await deps.queue.publish(DEAD_LETTER_TOPIC, deadLetterBody(batch.shape, records), {
@@ -71,8 +91,18 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
   }
 
   await publishChangeRows(deps, result.changed, batch.receivedAt)
+  logRecordOutcomes(log, {
+    accepted: result.upserted - result.failed.length,
+    no_external_id: result.withoutAnchor,
+    too_large: result.unstorable.length,
+    store_failed: result.failed.length,
+  })
   log.info(
     {
+      event: 'contact_batch',
+      // push-to-visible: from the edge's 202 to the records stored and their change rows
+      // published, retries and redeliveries included (the metric contact_apply_lag)
+      lagMs: Math.max(0, deps.clock.now() - Date.parse(batch.receivedAt)),
       records: result.records,
       upserted: result.upserted,
       withoutAnchor: result.withoutAnchor,

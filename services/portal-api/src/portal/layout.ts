@@ -22,8 +22,12 @@ const SCREEN_CSP = [
 export const ASSET_CSS = '/portal/assets/portal.css'
 export const ASSET_JS = '/portal/assets/portal.js'
 
+/** The landing page after sign-in: the overview (overview/index.ts). */
+const HOME_PATH = '/portal/'
+
 /** The screens, in the order of the navigation. Paths are fixed here so every screen links alike. */
-export const NAV = [
+const NAV = [
+  { path: HOME_PATH, label: 'Overview' },
   { path: '/portal/connections', label: 'Inbound connections' },
   { path: '/portal/webhooks', label: 'Webhooks' },
   { path: '/portal/contacts', label: 'Contacts' },
@@ -33,6 +37,11 @@ export const NAV = [
 ] as const
 
 const SIGN_OUT_PATH = '/portal/sign-out'
+
+/** A navigation entry is the current one for its own path and, except the home, for the paths under it. */
+function isCurrent(path: string, current: string): boolean {
+  return current === path || (path !== HOME_PATH && current.startsWith(path))
+}
 
 /** What the frame needs to know about the request. */
 export interface Frame {
@@ -47,7 +56,7 @@ export interface Frame {
 
 /** A whole screen: skip link, header with the account, navigation, main, footer. */
 function screen(frame: Frame, title: string, body: SafeHtml): string {
-  const nav = NAV.map((n) => html`<li><a href="${n.path}"${frame.current.startsWith(n.path) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)
+  const nav = NAV.map((n) => html`<li><a href="${n.path}"${isCurrent(n.path, frame.current) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)
   return html`<!doctype html>
 <html lang="en">
 <head>

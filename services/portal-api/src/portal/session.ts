@@ -4,6 +4,7 @@ import { isSameOrigin, portalSessionOf } from '@lsv/shared/domain/portal/credent
 import type { PortalSession } from '@lsv/shared/domain/portal/sessions.ts'
 import { html } from '../routes/portal/html.ts'
 import { sendPlain } from './layout.ts'
+import { rememberReturnPath } from './return-path.ts'
 
 /** Where a request without a live session is sent: the portal home says how to sign in. */
 const SIGNED_OUT_PATH = '/portal/'
@@ -33,6 +34,7 @@ export function actorOf(session: PortalSession): string {
  * not same-origin (rule 5) is refused with a 403 page before anything else, whatever the cookie;
  * a request without a live session is sent to the portal home (303), which says to sign in with
  * a link — or, for a form post, answered 401 (a redirect would lose what was sent anyway).
+ * A signed-out GET remembers its path (return-path.ts): the next sign-in lands on it (issue 22, 9).
  * The session found is kept for `sessionOf`; it sees only its account (rule 4), and every id in
  * a URL is looked up within that account by the domain functions, which answer another
  * account's id as a missing one (404).
@@ -56,7 +58,11 @@ export function requirePortalSession(deps: PlatformDeps): onRequestAsyncHookHand
     }
     const session = await portalSessionOf(deps, request)
     if (!session) {
-      if (safe) return sendPlain(reply.header('location', SIGNED_OUT_PATH), 303, 'Sign in', signInBody())
+      if (safe) {
+        const remember = request.method === 'GET' ? rememberReturnPath(deps.config.portalBaseUrl, request.url) : null
+        if (remember) reply.header('set-cookie', remember)
+        return sendPlain(reply.header('location', SIGNED_OUT_PATH), 303, 'Sign in', signInBody())
+      }
       return sendPlain(reply, 401, 'Sign in', signInBody())
     }
     sessions.set(request, session)

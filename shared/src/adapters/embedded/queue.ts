@@ -4,6 +4,7 @@ import { BroadcastChannel } from 'node:worker_threads'
 import type { Logger } from 'pino'
 import type { Clock } from '../../model/clock.ts'
 import { retryWhileBusy, type EmbeddedDb } from './db.ts'
+import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import { nextSlice } from '../../lib/slices.ts'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
@@ -100,7 +101,8 @@ const MESSAGES_TABLE = `
   )`
 const MESSAGES_INDEXES = `
   CREATE INDEX IF NOT EXISTS queue_messages_due ON queue_messages (topic, visible_at, seq);
-  CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expire_at)`
+  CREATE INDEX IF NOT EXISTS queue_messages_expiry ON queue_messages (expire_at);
+  CREATE INDEX IF NOT EXISTS queue_messages_leased ON queue_messages (lease_token) WHERE lease_token IS NOT NULL`
 
 /**
  * Creates or upgrades the queue's tables in one write transaction (other processes opening the
@@ -147,7 +149,9 @@ function migrate(edb: EmbeddedDb, declared: readonly string[], now: number, rete
  * most one subscription (a row of `queue_subscriptions`; its consumers share its messages); a
  * message is a row, inserted only if its topic has a subscription when it is published. A
  * delivery is a lease (the row's `visible_at` moves into the future and its `lease_token` names
- * the holder), renewed while the handler works. Claims run in BEGIN IMMEDIATE transactions, so
+ * the holder: `<owner> <random>`, the owner being the process, lease-owners.ts), renewed while the
+ * handler works. The leases of a process that died are released as soon as an adapter sees it
+ * dead (when it opens, and on claims at most every second), not when they run out. Claims run in BEGIN IMMEDIATE transactions, so
  * subscribers in several processes on one file never both hold one message. Ack deletes the row;
  * nack makes it visible again after a backoff, or moves it to `<topic>-dead-letter` once it has
  * been delivered maxDeliveryAttempts times. Messages nobody acknowledges are removed after the
@@ -193,6 +197,9 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   const deleteExpired = db.prepare(`DELETE FROM queue_messages WHERE seq IN (
     SELECT seq FROM queue_messages WHERE expire_at <= ?1 AND (lease_token IS NULL OR visible_at <= ?1) LIMIT ${SWEEP_BATCH})
     RETURNING topic`)
+  // the leases of a dead owner: a range of lease_token (`<owner> …`), an index seek
+  const releaseOwner = db.prepare(`UPDATE queue_messages SET visible_at = min(visible_at, ?1), lease_token = NULL
+    WHERE lease_token >= ?2 || ' ' AND lease_token < ?2 || '!'`)
   const markActive = db.prepare('UPDATE queue_subscriptions SET active_at = ? WHERE topic = ?')
   const selectIdle = db.prepare('SELECT topic FROM queue_subscriptions WHERE declared = 0 AND active_at <= ?')
   const deleteSubscription = db.prepare('DELETE FROM queue_subscriptions WHERE topic = ? AND declared = 0 AND active_at <= ?')
@@ -206,13 +213,25 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   const consuming = new Map<string, number>()
   let closed = false
 
+  const owners = leaseOwnersOf(edb)
+  let lastReap = 0
+  /** Releases the leases of owners that died since this adapter last looked; inside a transaction. */
+  function reapDeadOwners(now: number): void {
+    lastReap = Date.now()
+    for (const owner of owners.deadOwners(queue)) {
+      const { changes } = releaseOwner.run(now, owner)
+      if (Number(changes) > 0) logger.warn({ owner, messages: Number(changes) }, 'queue: messages leased by a process that is gone released at once')
+    }
+  }
+
   /** Leases up to `max` due messages of `topic` to one subscriber, in one transaction. */
   function claim(topic: Topic, max: number): Array<{ row: MessageRow; token: string }> {
     return edb.transaction(() => {
       const now = clock.now()
+      if (Date.now() - lastReap >= REAP_EVERY_MS) reapDeadOwners(now)
       const rows = selectDue.all(topic, now, max) as unknown as MessageRow[]
       return rows.map((row) => {
-        const token = randomUUID()
+        const token = `${owners.self} ${randomUUID()}`
         lease.run(now + leaseMs, token, row.seq)
         return { row: { ...row, delivery_count: row.delivery_count + 1 }, token }
       })
@@ -458,5 +477,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       await sweeping?.catch(() => 0)
     },
   }
+  // a restart after a crash: what the dead process held is due now, not in one lease
+  retryWhileBusy(() => edb.transaction(() => reapDeadOwners(clock.now())))
   return queue
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../../model/clock.ts'
 import type { EmbeddedDb } from './db.ts'
+import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import type { QueueRate, TaskHandler, TaskScheduler } from '../../ports/task-scheduler.ts'
 
 export interface EmbeddedTaskSchedulerOptions {
@@ -22,7 +23,10 @@ export interface EmbeddedTaskScheduler extends TaskScheduler {
 
 const DEFAULT_RATE: QueueRate = { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 }
 const MAX_RETRY_BACKOFF_MS = 5 * 60_000
-/** a dispatch that has not finished after this long (crashed process) is dispatched again */
+/**
+ * a dispatch that has not finished after this long is dispatched again; a process that died is
+ * noticed at once (lease-owners.ts) and its tasks run again without waiting for this
+ */
 const LEASE_MS = 10 * 60_000
 /** finished tasks are kept this long so a late enqueue of the same name stays deduplicated */
 const TOMBSTONE_MS = 24 * 60 * 60_000
@@ -44,7 +48,9 @@ interface Bucket {
  * enqueue of a name is ignored, also after the task ran (the row stays as a tombstone for a day).
  * Each queue dispatches at most maxDispatchesPerSecond (token bucket, burst = the rate) and at most
  * maxConcurrentDispatches at a time, measured by the injected clock. A throwing handler gets the
- * task back later with exponential backoff. The rate is enforced per process.
+ * task back later with exponential backoff. The rate is enforced per process. A dispatch leases
+ * its task for LEASE_MS and records the process that holds it (`lease_owner`): when that process
+ * is gone (a crash, a SIGKILL), the task is due again as soon as a scheduler on the file sees it.
  */
 export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTaskSchedulerOptions): EmbeddedTaskScheduler {
   const { clock, logger } = options
@@ -65,6 +71,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       run_at INTEGER NOT NULL,
       dispatch_count INTEGER NOT NULL DEFAULT 0,
       lease_until INTEGER,
+      lease_owner TEXT,
       done_at INTEGER,
       PRIMARY KEY (queue, name)
     );
@@ -74,6 +81,9 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     CREATE INDEX IF NOT EXISTS task_tasks_pending ON task_tasks (queue, run_at) WHERE done_at IS NULL;
     CREATE INDEX IF NOT EXISTS task_tasks_done ON task_tasks (done_at) WHERE done_at IS NOT NULL;
   `)
+  const columns = (db.prepare('PRAGMA table_info(task_tasks)').all() as Array<{ name: string }>).map((c) => c.name)
+  if (!columns.includes('lease_owner')) db.exec('ALTER TABLE task_tasks ADD COLUMN lease_owner TEXT')
+  db.exec('CREATE INDEX IF NOT EXISTS task_tasks_leased ON task_tasks (lease_owner) WHERE lease_owner IS NOT NULL')
   const upsertQueue = db.prepare(`
     INSERT INTO task_queues (queue, max_dispatches_per_second, max_concurrent_dispatches) VALUES (?, ?, ?)
     ON CONFLICT (queue) DO UPDATE SET max_dispatches_per_second = excluded.max_dispatches_per_second,
@@ -95,9 +105,10 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     SELECT queue, name, payload, dispatch_count FROM task_tasks
     WHERE queue = ? AND done_at IS NULL AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
     ORDER BY run_at, rowid LIMIT ?`)
-  const leaseTask = db.prepare('UPDATE task_tasks SET dispatch_count = dispatch_count + 1, lease_until = ? WHERE queue = ? AND name = ?')
-  const finishTask = db.prepare("UPDATE task_tasks SET done_at = ?, lease_until = NULL, payload = x'' WHERE queue = ? AND name = ?")
-  const retryTask = db.prepare('UPDATE task_tasks SET run_at = ?, lease_until = NULL WHERE queue = ? AND name = ?')
+  const leaseTask = db.prepare('UPDATE task_tasks SET dispatch_count = dispatch_count + 1, lease_until = ?, lease_owner = ? WHERE queue = ? AND name = ?')
+  const finishTask = db.prepare("UPDATE task_tasks SET done_at = ?, lease_until = NULL, lease_owner = NULL, payload = x'' WHERE queue = ? AND name = ?")
+  const retryTask = db.prepare('UPDATE task_tasks SET run_at = ?, lease_until = NULL, lease_owner = NULL WHERE queue = ? AND name = ?')
+  const releaseOwner = db.prepare('UPDATE task_tasks SET lease_until = NULL, lease_owner = NULL WHERE lease_owner = ? AND done_at IS NULL')
   const purgeTombstones = db.prepare('DELETE FROM task_tasks WHERE done_at IS NOT NULL AND done_at < ?')
 
   const buckets = new Map<string, Bucket>()
@@ -107,6 +118,20 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   let timer: NodeJS.Timeout | null = null
   let closed = false
   let lastPurge = 0
+
+  const owners = leaseOwnersOf(edb)
+  const reaper = {} // this scheduler, as lease-owners.ts tells dead owners apart per adapter
+  let lastReap = 0
+  /** Makes the tasks of owners that died since this scheduler last looked due again; inside a transaction. */
+  function reapDeadOwners(): void {
+    lastReap = Date.now()
+    for (const owner of owners.deadOwners(reaper)) {
+      const { changes } = releaseOwner.run(owner)
+      if (Number(changes) > 0) logger.warn({ owner, tasks: Number(changes) }, 'tasks leased by a process that is gone dispatched again at once')
+    }
+  }
+  // a restart after a crash: the deliveries the dead process had in flight are due now
+  edb.transaction(reapDeadOwners)
 
   function ratesByQueue(): Map<string, QueueRate> {
     const rows = selectQueues.all() as Array<{ queue: string; max_dispatches_per_second: number; max_concurrent_dispatches: number }>
@@ -179,6 +204,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     const rates = ratesByQueue()
     const claimed = withFinished(() => {
       const rows: TaskRow[] = []
+      if (Date.now() - lastReap >= REAP_EVERY_MS) reapDeadOwners()
       const dueQueues = selectDueQueues.all(now, now) as Array<{ queue: string }>
       for (const { queue } of dueQueues) {
         const rate = rates.get(queue) ?? DEFAULT_RATE
@@ -187,7 +213,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
         if (free <= 0) continue
         const due = selectDue.all(queue, now, now, free) as unknown as TaskRow[]
         for (const row of due) {
-          leaseTask.run(now + LEASE_MS, row.queue, row.name)
+          leaseTask.run(now + LEASE_MS, owners.self, row.queue, row.name)
           rows.push({ ...row, dispatch_count: row.dispatch_count + 1 })
         }
         bucket.tokens -= due.length

@@ -8,6 +8,7 @@ import { issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tena
 import { rotateSourceToken } from '@lsv/shared/domain/tenants/rotate-source-token.ts'
 import { addLocation, removeLocation, rotateLocationToken } from '@lsv/shared/domain/tenants/locations.ts'
 import { partnerCrmWebhookUrl } from '@lsv/shared/domain/tenants/views.ts'
+import { edgeBaseUrlFor } from '@lsv/shared/config/config.ts'
 import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
 import { MAX_VALUE_DEPTH, withinDepth } from '@lsv/shared/domain/ingest/push-body.ts'
 import { recordAudit, type NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
@@ -93,6 +94,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
           locations: ctx.locations.filter((l) => l.connection_id === c.id),
           definitions: ctx.definitions,
           partnerCrmUrl: partnerCrmWebhookUrl(deps.config, account),
+          edgeBaseUrl: edgeBaseUrlFor(deps.config, account.public_id),
           sample: await readPushSample(deps, c.id),
         },
         state,

@@ -7,6 +7,8 @@ import { html, type SafeHtml } from '../../routes/portal/html.ts'
 import type { FieldErrors } from '../forms.ts'
 import { errorOf, formError, textField, uid, when } from '../ui.ts'
 import { droppedKeysTable } from './mapping-review.ts'
+import { emptyState } from '../empty-state.ts'
+import { howToSendSection } from './how-to-send.ts'
 
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
@@ -27,7 +29,10 @@ ${created ?? ''}
 <h2 id="list-h">Connections</h2>
 ${
   connections.length === 0
-    ? html`<p>No connections yet. Create one below.</p>`
+    ? emptyState('No connections yet: contacts come in through a connection (an API with keys, a webhook source or a partner CRM).', {
+        href: '#new-h',
+        text: 'Create your first connection',
+      })
     : html`<div class="table-wrap"><table>
 <caption class="hint">Where contacts come in: API pushes with keys, webhook sources with a token, partner CRM locations.</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Source</th><th scope="col">State</th><th scope="col">Id</th></tr></thead>
@@ -230,7 +235,14 @@ ${s.sampleError ? html`<p class="field-error" id="sample-error">${s.sampleError}
 
 export function detailView(
   c: ConnectionView,
-  ctx: { keys: ApiKeyRecord[]; locations: LocationRecord[]; definitions: CustomFieldDefinition[]; partnerCrmUrl: string; sample?: PushSample | null },
+  ctx: {
+    keys: ApiKeyRecord[]
+    locations: LocationRecord[]
+    definitions: CustomFieldDefinition[]
+    partnerCrmUrl: string
+    edgeBaseUrl: string
+    sample?: PushSample | null
+  },
   s: DetailState = {},
 ): SafeHtml {
   return html`<p><a href="${CONNECTIONS_PATH}">All connections</a></p>
@@ -239,5 +251,6 @@ ${s.secret ?? ''}
 ${c.type === 'api' ? keysSection(c, ctx.keys, s.errors?.keys) : ''}
 ${c.type === 'webhook' ? tokenSection(c, s.errors?.token) : ''}
 ${c.type === 'partnercrm' ? locationsSection(c, ctx.locations, ctx.partnerCrmUrl, s.errors?.locations) : ''}
+${howToSendSection(c, ctx.edgeBaseUrl, ctx.locations)}
 ${mappingsSection(c, ctx.definitions, s, ctx.sample ?? null)}`
 }

@@ -7,6 +7,8 @@ import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
 import { portalSessionQuota } from '@lsv/shared/domain/portal/push.ts'
 import { html, sendScreen, type SafeHtml } from '../layout.ts'
 import { sessionOf } from '../session.ts'
+import { emptyState } from '../empty-state.ts'
+import { CONNECTIONS_PATH } from '../connections/paths.ts'
 
 const ACTIVITY_PATH = '/portal/activity'
 
@@ -86,7 +88,7 @@ async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<W
 
 function pushTable(days: PushDay[], statuses: string[]): SafeHtml {
   const withAny = days.filter((d) => d.total > 0)
-  if (withAny.length === 0) return html`<p>No pushes in the last 7 days.</p>`
+  if (withAny.length === 0) return emptyState('No pushes in the last 7 days.', { href: CONNECTIONS_PATH, text: 'See how to push to a connection' })
   return html`<div class="table-wrap"><table>
 <caption class="hint">Per UTC day, by the answer given: on the edge, and on the portal's fallbacks (<code>/api/contacts</code>). Counted within a few seconds of each answer.</caption>
 <thead><tr><th scope="col">Day</th>${statuses.map((s) => html`<th scope="col">${STATUS_TEXT[s] ?? s}</th>`)}<th scope="col">Total</th></tr></thead>
@@ -103,7 +105,11 @@ function deadTable(rows: Array<{ day: string; reason: DeadLetterReason; records:
 }
 
 function windowTable(rows: WindowRow[]): SafeHtml {
-  if (rows.length === 0) return html`<p>Nothing pushes for this account yet.</p>`
+  if (rows.length === 0)
+    return emptyState('Nothing pushes for this account yet: each API key, webhook source and location gets its windows here.', {
+      href: CONNECTIONS_PATH,
+      text: 'Create a connection',
+    })
   return html`<div class="table-wrap"><table>
 <caption class="hint">Each key, source and location has its own windows, and the portal sessions share one: 120 per 60 s and 50,000 per 24 h (fixed windows, UTC-aligned).</caption>
 <thead><tr><th scope="col">Pushes through</th><th scope="col">60 s window</th><th scope="col">24 h window</th></tr></thead>

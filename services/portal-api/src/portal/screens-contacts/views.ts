@@ -1,6 +1,8 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 import { html, type SafeHtml } from '../layout.ts'
+import { emptyState } from '../empty-state.ts'
+import { CONNECTIONS_PATH } from '../connections/paths.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
 
@@ -48,7 +50,12 @@ export function contactListBody(list: ContactListView, lookup: { email: string; 
 <h2 id="list-h">All contacts</h2>
 ${
   list.data.length === 0
-    ? html`<p>No contacts ${lookup.first ? 'yet. Push some through an inbound connection.' : 'on this page.'}</p>`
+    ? lookup.first
+      ? emptyState('No contacts yet: they appear here once your systems push them through an inbound connection.', {
+          href: CONNECTIONS_PATH,
+          text: 'Set up a connection to push to',
+        })
+      : html`<p>No contacts on this page.</p>`
     : html`<div class="table-wrap"><table>
 <caption class="hint">Ordered by contact id; 25 per page.</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen (UTC)</th></tr></thead>

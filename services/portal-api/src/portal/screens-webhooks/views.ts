@@ -3,6 +3,7 @@ import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import type { DeliveryKind, DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { html, type SafeHtml } from '../layout.ts'
+import { emptyState } from '../empty-state.ts'
 
 export const WEBHOOKS_PATH = '/portal/webhooks'
 export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
@@ -135,7 +136,7 @@ ${
 <p>Each webhook receives <code>visitor.identified</code> events, signed as <a href="https://www.standardwebhooks.com">Standard Webhooks</a>.</p>
 ${
   integrations.length === 0
-    ? html`<p>No webhook yet.</p>`
+    ? emptyState('No webhook yet: identified visitors are delivered to the endpoints you add here.', { href: '#new-h', text: 'Add your first webhook' })
     : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">URL</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Tiers</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
@@ -243,7 +244,9 @@ ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks re
 <p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook).</p>
 ${
   log.data.length === 0
-    ? html`<p>No deliveries${words ? ` ${words}` : ''}.</p>`
+    ? words
+      ? html`<p>No deliveries ${words}.</p>`
+      : emptyState('No deliveries yet: events appear here as they are sent.', { href: '#test-h', text: 'Send a test event' })
     : html`<div class="table-wrap"><table>
 <caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
 <thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th></tr></thead>

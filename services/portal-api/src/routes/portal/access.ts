@@ -1,5 +1,5 @@
 import type {} from '@fastify/swagger'
-import type { preParsingHookHandler } from 'fastify'
+import type { FastifyReply, preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { SignInQuery } from '@lsv/shared/contract/portal-access.ts'
@@ -8,7 +8,9 @@ import { clearedSessionCookie, sessionCookieOf, sessionSetCookie } from '@lsv/sh
 import { isSameOrigin, portalSessionOf, presentsApiKey } from '@lsv/shared/domain/portal/credential.ts'
 import { endPortalSession } from '@lsv/shared/domain/portal/sessions.ts'
 import { noStore, sendPage } from './html.ts'
-import { crossOriginPage, HOME_PATH, homePage, linkExpiredPage, SIGN_OUT_PATH, signedOutPage, switchAccountPage } from './pages.ts'
+import { forgetReturnPath, returnPathOf } from '../../portal/return-path.ts'
+import { sendOverview } from '../../portal/overview/index.ts'
+import { crossOriginPage, HOME_PATH, linkExpiredPage, SIGN_OUT_PATH, signedOutPage, switchAccountPage } from './pages.ts'
 
 /**
  * A form post without fields has an empty body, which the JSON parser every route shares would
@@ -28,6 +30,19 @@ const emptyBodyIsNoBody: preParsingHookHandler = async (request, _reply, payload
 export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   // (deps is read in handlers only: the OpenAPI generator registers routes with stand-in deps)
   const base = () => deps.config.portalBaseUrl
+
+  /**
+   * The answer of a redeemed link (rule 1): the session cookie and a 303 to a portal page — the
+   * page a signed-out GET asked for in this browser (issue 22, 9; return-path.ts checks it is a
+   * same-origin /portal/ path), else the home. The remembered path is used once.
+   */
+  const startSession = (cookieHeader: string | undefined, reply: FastifyReply, secret: string) => {
+    const back = returnPathOf(base(), cookieHeader)
+    const cookies = [sessionSetCookie(base(), secret), ...(back === null ? [] : [forgetReturnPath(base())])]
+    return noStore(reply)
+      .header('set-cookie', cookies)
+      .redirect(back ?? HOME_PATH, 303)
+  }
 
   // a link works once, before it expires (rules 1 and 2): 303 with the cookie, or the same 410
   // page for a used, expired, voided, unknown or malformed link (and no cookie). A browser that
@@ -52,7 +67,7 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       }
       const started = await redeemPortalLink(deps, token)
       if (!started) return sendPage(reply, 410, ...linkExpiredPage())
-      return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
+      return startSession(request.headers.cookie, reply, started.secret)
     },
   )
 
@@ -69,13 +84,14 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       const started = await redeemPortalLink(deps, token)
       if (!started) return sendPage(reply, 410, ...linkExpiredPage())
       await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
-      return noStore(reply).header('set-cookie', sessionSetCookie(base(), started.secret)).redirect(HOME_PATH, 303)
+      return startSession(request.headers.cookie, reply, started.secret)
     },
   )
 
   app.get(HOME_PATH, { schema: { hide: true } }, async (request, reply) => {
     const caller = await portalSessionOf(deps, request)
-    if (caller) return sendPage(reply, 200, ...homePage(caller.account))
+    // signed in: the overview, the landing page (setup checklist and health; portal/overview)
+    if (caller) return sendOverview(deps, reply, caller.account)
     // a cookie that names no live session is removed (unless a key decided instead of it)
     if (!presentsApiKey(request.headers) && sessionCookieOf(base(), request.headers.cookie) !== null) {
       reply.header('set-cookie', clearedSessionCookie(base()))

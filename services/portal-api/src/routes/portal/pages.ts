@@ -1,25 +1,11 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { html, type SafeHtml } from './html.ts'
-import { NAV } from '../../portal/layout.ts'
 
 /** The portal's pages for access; each returns [title, body]. */
 type Page = [string, SafeHtml]
 
 export const SIGN_OUT_PATH = '/portal/sign-out'
 export const HOME_PATH = '/portal/'
-
-export function homePage(account: AccountRecord): Page {
-  return [
-    'Portal',
-    html`
-<h1>Portal</h1>
-<p>Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>
-<nav aria-label="Portal"><ul>${NAV.map((n) => html`<li><a href="${n.path}">${n.label}</a></li>`)}</ul></nav>
-<form method="post" action="${SIGN_OUT_PATH}">
-<button type="submit">Sign out</button>
-</form>`,
-  ]
-}
 
 export function signedOutPage(): Page {
   return [

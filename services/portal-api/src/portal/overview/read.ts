@@ -1,0 +1,103 @@
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import type { AccountRecord, ApiKeyRecord, ConnectionRecord, IntegrationRecord } from '@lsv/shared/model/records.ts'
+import { readPushActivity } from '@lsv/shared/domain/activity/counts.ts'
+
+/**
+ * Deliveries read per endpoint at most (newest first). The overview's delivery figures come from
+ * these pages, so the page stays the same few reads with 100,000 deliveries in the log: a figure
+ * from a full page is shown as "at least" (DeliveryTally.capped).
+ */
+export const DELIVERY_PAGE = 50
+/** Endpoints whose deliveries are read at most; more are counted as endpoints, not read. */
+export const ENDPOINTS_READ = 20
+
+const DAY_MS = 86_400_000
+/** The push answers that stored the batch (202 queued, 200 the portal's fallback): the rest refused it. */
+const ACCEPTED = new Set(['200', '202'])
+
+interface DeliveryTally {
+  succeeded: number
+  failed: number
+  /** pending or retrying */
+  waiting: number
+  /** a page was full with deliveries of the last 24 h: older ones of that day were not read */
+  capped: boolean
+}
+
+/** What the overview shows, each part read with a bounded number of store reads. */
+export interface Overview {
+  /** the api connection a key is made on (the oldest active one), if any */
+  apiConnection: ConnectionRecord | null
+  liveKeys: number
+  /** a contact is stored, or a push was accepted in the counted days */
+  pushed: boolean
+  integrations: IntegrationRecord[]
+  /** the endpoints whose newest deliveries include a succeeded one */
+  deliveredTo: string[]
+  /** pushes since the start of yesterday (UTC): the activity counters are per UTC day */
+  pushes: { accepted: number; refused: number; since: string }
+  deliveries: DeliveryTally
+  /** endpoints left unread (beyond ENDPOINTS_READ) */
+  endpointsUnread: number
+}
+
+function isLive(key: ApiKeyRecord, nowMs: number): boolean {
+  if (key.revoked_at !== null && Date.parse(key.revoked_at) <= nowMs) return false
+  return key.expires_at === null || Date.parse(key.expires_at) > nowMs
+}
+
+/**
+ * Reads the overview of an account. Bounded: the account's connections, keys and endpoints (the
+ * lists every settings screen reads), one contact (limit 1), the activity counters of a few days
+ * (one read of known keys), and one page of DELIVERY_PAGE per endpoint, for ENDPOINTS_READ at most.
+ */
+export async function readOverview(deps: PlatformDeps, account: AccountRecord): Promise<Overview> {
+  const nowMs = deps.clock.now()
+  const [connections, keys, integrations, oneContact, week] = await Promise.all([
+    deps.tenants.listConnections(account.id),
+    deps.tenants.listApiKeys(account.id),
+    deps.tenants.listIntegrations(account.id),
+    deps.contacts.list(account.id, { limit: 1 }),
+    // every counted day (7): "a push was accepted" must not depend on it being today
+    readPushActivity(deps, account.id),
+  ])
+  const since = new Date(Date.parse(`${new Date(nowMs - DAY_MS).toISOString().slice(0, 10)}T00:00:00Z`)).toISOString()
+  const pushes = { accepted: 0, refused: 0, since }
+  let everAccepted = false
+  for (const day of week.days) {
+    const recent = day.day >= since.slice(0, 10)
+    for (const [status, n] of Object.entries(day.counts)) {
+      if (ACCEPTED.has(status)) everAccepted = true
+      if (!recent) continue
+      if (ACCEPTED.has(status)) pushes.accepted += n
+      else pushes.refused += n
+    }
+  }
+
+  const read = integrations.slice(0, ENDPOINTS_READ)
+  const pages = await Promise.all(read.map((i) => deps.deliveries.list(i.id, { limit: DELIVERY_PAGE })))
+  const dayAgo = new Date(nowMs - DAY_MS).toISOString()
+  const deliveries: DeliveryTally = { succeeded: 0, failed: 0, waiting: 0, capped: false }
+  const deliveredTo: string[] = []
+  pages.forEach((page, i) => {
+    if (page.some((d) => d.status === 'succeeded')) deliveredTo.push(read[i]!.id)
+    const recent = page.filter((d) => d.created_at >= dayAgo)
+    if (page.length === DELIVERY_PAGE && recent.length === page.length) deliveries.capped = true
+    for (const d of recent) {
+      if (d.status === 'succeeded') deliveries.succeeded++
+      else if (d.status === 'failed') deliveries.failed++
+      else deliveries.waiting++
+    }
+  })
+
+  return {
+    apiConnection: connections.find((c) => c.type === 'api' && c.active) ?? null,
+    liveKeys: keys.filter((k) => isLive(k, nowMs)).length,
+    pushed: oneContact.length > 0 || everAccepted,
+    integrations,
+    deliveredTo,
+    pushes,
+    deliveries,
+    endpointsUnread: integrations.length - read.length,
+  }
+}
