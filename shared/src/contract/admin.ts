@@ -22,6 +22,13 @@ export const MAPPING_TARGET_PATTERN = `^(${MAPPING_TARGETS.join('|')}|custom_fie
 export const MAX_GRACE_SECONDS = 2_592_000
 export const DEFAULT_ROTATION_GRACE_SECONDS = 86_400
 const MAX_AUTHORIZED_DOMAINS = 100
+/** at most this many origins may frame an account's portal (a CSP header stays short) */
+const MAX_PORTAL_FRAME_ANCESTORS = 10
+/**
+ * An https origin: lower-case host name (DNS labels), optional port, nothing after it — no path,
+ * no wildcard, no user info. The domain (frame-ancestors.ts) re-checks it through `URL`.
+ */
+const FRAME_ANCESTOR_PATTERN = '^https://[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$'
 const MAX_FIELD_MAPPINGS = 200
 
 const Id = Type.String({ minLength: 1, maxLength: 128 })
@@ -82,6 +89,14 @@ export const UpdateAccountBody = Type.Object(
     api_access: Type.Optional(Type.Boolean()),
     permitted_tiers: Type.Optional(PermittedTiers),
     name: Type.Optional(Nullable(Name)),
+    portal_frame_ancestors: Type.Optional(
+      Type.Array(Type.String({ pattern: FRAME_ANCESTOR_PATTERN, maxLength: 260 }), {
+        maxItems: MAX_PORTAL_FRAME_ANCESTORS,
+        uniqueItems: true,
+        description:
+          "https origins (`https://host[:port]`, lower-case, no path, no wildcard) that may embed this account's portal in an iframe; replaces the list; `[]` forbids framing (the default)",
+      }),
+    ),
   },
   { title: 'UpdateAccountBody', additionalProperties: false },
 )
@@ -95,6 +110,7 @@ export const Account = Type.Object(
     api_access: Type.Boolean(),
     permitted_tiers: Type.Array(TierValue),
     authorized_domains: Type.Array(Type.String()),
+    portal_frame_ancestors: Type.Array(Type.String(), { description: "origins that may embed this account's portal (empty: none)" }),
     edge_base_url: Type.String({ description: "the account's edge origin (`{edge_base_url}`)" }),
     created_at: Timestamp,
     updated_at: Timestamp,

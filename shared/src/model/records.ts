@@ -47,6 +47,12 @@ export interface AccountRecord {
   permitted_tiers: Tier[]
   /** Hosts (lower-case, no trailing dot) that authorize themselves and their subdomains. */
   authorized_domains: string[]
+  /**
+   * Origins (`https://host[:port]`, lower-case, no path) that may frame the portal's screens for
+   * this account (issue 22, job 9; docs/portal.md, "Embedding"). Absent (older records) or empty:
+   * no framing at all.
+   */
+  portal_frame_ancestors?: string[]
   created_at: string
   updated_at: string
 }

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
+import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import { html, noStore, type SafeHtml } from '../routes/portal/html.ts'
 
 export { html, SafeHtml } from '../routes/portal/html.ts'
@@ -8,16 +9,25 @@ export { html, SafeHtml } from '../routes/portal/html.ts'
  * The frame every portal screen shares: one stylesheet and one script, both served by this app
  * (assets.ts), so the policy allows exactly those; no inline script or style, no CDN, no framing,
  * forms only to this origin. `img-src data:` is for inline icons only.
+ *
+ * Framing: none, unless the account lists origins that may embed its portal (issue 22, job 9;
+ * docs/portal.md, "Embedding"); then `'self'` and those origins. The list was checked to be bare
+ * https origins when the operator set it (frame-ancestors.ts), so it cannot inject a directive.
+ * Pages without an account (signed out, not found) are never framable.
  */
-const SCREEN_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "frame-ancestors 'none'",
-  "form-action 'self'",
-  "base-uri 'none'",
-].join('; ')
+function screenCsp(frameAncestors: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `frame-ancestors ${frameAncestors.length === 0 ? "'none'" : ["'self'", ...frameAncestors].join(' ')}`,
+    "form-action 'self'",
+    "base-uri 'none'",
+  ].join('; ')
+}
+
+const SCREEN_CSP = screenCsp([])
 
 export const ASSET_CSS = '/portal/assets/portal.css'
 export const ASSET_JS = '/portal/assets/portal.js'
@@ -88,9 +98,14 @@ ${body}
 `.value
 }
 
-/** Sends a screen with the portal's headers (no caching, no referrer, the policy above). */
+/**
+ * Sends a screen with the portal's headers (no caching, no referrer, the policy above). With an
+ * allow-list, no `X-Frame-Options`: it can say only DENY or SAMEORIGIN, and browsers that know
+ * `frame-ancestors` ignore it anyway.
+ */
 export function sendScreen(reply: FastifyReply, status: number, frame: Frame, title: string, body: SafeHtml): FastifyReply {
-  return noStore(reply, SCREEN_CSP)
+  const ancestors = frameAncestorsOf(frame.account)
+  return noStore(reply, screenCsp(ancestors), { frameable: ancestors.length > 0 })
     .code(status)
     .type('text/html; charset=utf-8')
     .send(screen(frame, title, body))

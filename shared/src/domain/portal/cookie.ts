@@ -13,6 +13,16 @@ import { SESSION_ABSOLUTE_MS } from '../../model/portal-lifetimes.ts'
  *   `Secure`, `Path=/` and no `Domain`, so a sibling subdomain (a tenant's edge host, say) cannot
  *   plant or shadow it. Browsers refuse that prefix without `Secure`, so on http the plain name.
  * - `Max-Age` is the session's absolute lifetime; the server enforces both lifetimes regardless.
+ * - An account that lets other sites frame its portal (`portal_frame_ancestors`, docs/portal.md,
+ *   "Embedding") gets `SameSite=None; Secure; Partitioned` instead: inside a SaaS dashboard's
+ *   iframe the portal is a third-party context, where a Lax cookie is never sent. `Partitioned`
+ *   (CHIPS) keys the cookie to the embedding site, so browsers that block unpartitioned
+ *   third-party cookies still keep it, and a session started inside one dashboard's frame is not
+ *   the tenant's session anywhere else. The cost: the cookie now rides on cross-site requests,
+ *   so rule 5 (same-origin `Origin`/`Sec-Fetch-Site` for every state change) is the only CSRF
+ *   guard left for those accounts — it is checked before the cookie is read, for every form.
+ *   `Secure` is set even on an http portal (browsers refuse `SameSite=None` without it; they
+ *   accept `Secure` from http only on loopback, so over plain http embedding works locally only).
  */
 const COOKIE_NAME = 'lsv_portal'
 
@@ -30,24 +40,29 @@ export function sessionCookieOf(portalBaseUrl: string, cookieHeader: string | st
   return parseCookie(cookieHeader)[sessionCookieName(portalBaseUrl)] ?? null
 }
 
-function setCookie(portalBaseUrl: string, value: string, maxAgeSeconds: number): string {
+function setCookie(portalBaseUrl: string, value: string, maxAgeSeconds: number, embeddable: boolean): string {
   return stringifySetCookie({
     name: sessionCookieName(portalBaseUrl),
     value,
     httpOnly: true,
-    sameSite: 'lax',
+    sameSite: embeddable ? 'none' : 'lax',
     path: '/',
-    secure: isHttpsOrigin(portalBaseUrl),
+    secure: embeddable || isHttpsOrigin(portalBaseUrl),
+    ...(embeddable ? { partitioned: true } : {}),
     maxAge: maxAgeSeconds,
   })
 }
 
-/** `Set-Cookie` that starts a session. */
-export function sessionSetCookie(portalBaseUrl: string, value: string): string {
-  return setCookie(portalBaseUrl, value, SESSION_ABSOLUTE_MS / 1000)
+/** `Set-Cookie` that starts a session; `embeddable`: the account has a frame-ancestors allow-list. */
+export function sessionSetCookie(portalBaseUrl: string, value: string, embeddable = false): string {
+  return setCookie(portalBaseUrl, value, SESSION_ABSOLUTE_MS / 1000, embeddable)
 }
 
-/** `Set-Cookie` that removes the session cookie (sign-out, or a session found ended). */
-export function clearedSessionCookie(portalBaseUrl: string): string {
-  return setCookie(portalBaseUrl, '', 0)
+/**
+ * `Set-Cookie` that removes the session cookie (sign-out, or a session found ended). A
+ * partitioned cookie is removed only by a partitioned `Set-Cookie`, so sign-out passes
+ * `embeddable` as sign-in did; a leftover cookie would name an ended session anyway.
+ */
+export function clearedSessionCookie(portalBaseUrl: string, embeddable = false): string {
+  return setCookie(portalBaseUrl, '', 0, embeddable)
 }

@@ -7,6 +7,7 @@ import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from '
 import { accountView } from './views.ts'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { endAccountPortalSessions } from '../portal/sessions.ts'
+import { checkedFrameAncestors } from './frame-ancestors.ts'
 
 const PUBLIC_ID = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -30,6 +31,7 @@ export async function createAccount(deps: TenantDeps, body: CreateAccountBody): 
     api_access: body.api_access ?? true,
     permitted_tiers: permittedTiers(body.permitted_tiers ?? [1, 2, 3]),
     authorized_domains: [],
+    portal_frame_ancestors: [],
     created_at: now,
     updated_at: now,
   }
@@ -54,6 +56,7 @@ export async function updateAccount(deps: TenantDeps & Pick<PlatformDeps, 'porta
     ...(body.api_access !== undefined ? { api_access: body.api_access } : {}),
     ...(body.permitted_tiers !== undefined ? { permitted_tiers: permittedTiers(body.permitted_tiers) } : {}),
     ...(body.name !== undefined ? { name: body.name } : {}),
+    ...(body.portal_frame_ancestors !== undefined ? { portal_frame_ancestors: checkedFrameAncestors(body.portal_frame_ancestors) } : {}),
     updated_at: nowIso(deps),
   })
   if (!updated) throw new AppError('not_found')

@@ -27,6 +27,7 @@ export function accountView(config: EdgeConfig, a: AccountRecord): AccountView {
     api_access: a.api_access,
     permitted_tiers: [...a.permitted_tiers],
     authorized_domains: [...a.authorized_domains],
+    portal_frame_ancestors: [...(a.portal_frame_ancestors ?? [])],
     edge_base_url: edgeBaseUrlFor(config, a.public_id),
     created_at: a.created_at,
     updated_at: a.updated_at,

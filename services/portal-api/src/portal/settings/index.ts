@@ -8,6 +8,7 @@ import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/
 import { CUSTOM_FIELD_TYPES, type AccountRecord, type CustomFieldDefinition } from '@lsv/shared/model/records.ts'
 import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
 import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
+import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import { html } from '../../routes/portal/html.ts'
 import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
@@ -84,6 +85,15 @@ ${errorOf(s.fieldErrors, '/type') ? html`<p class="field-error" id="cf-type-erro
 <select id="cf-type" name="type">${CUSTOM_FIELD_TYPES.map((t) => html`<option value="${t}"${(v.type ?? 'text') === t ? html` selected` : ''}>${t}</option>`)}</select>
 <p><button type="submit">Create custom field</button></p>
 </form>
+</section>
+<section aria-labelledby="emb-h">
+<h2 id="emb-h">Embedding</h2>
+${
+  frameAncestorsOf(account).length
+    ? html`<p>This portal may be shown inside pages of: </p><ul id="frame-ancestors">${frameAncestorsOf(account).map((o) => html`<li><code>${o}</code></li>`)}</ul>`
+    : html`<p id="frame-ancestors">No other site may show this portal inside its pages.</p>`
+}
+<p class="hint">Set by your operator (it changes how this portal's sign-in works), so it cannot be changed here.</p>
 </section>`,
     )
   }

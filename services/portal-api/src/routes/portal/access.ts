@@ -7,6 +7,8 @@ import { SIGN_IN_PATH, previewPortalLink, redeemPortalLink } from '@lsv/shared/d
 import { clearedSessionCookie, sessionCookieOf, sessionSetCookie } from '@lsv/shared/domain/portal/cookie.ts'
 import { isSameOrigin, portalSessionOf, presentsApiKey } from '@lsv/shared/domain/portal/credential.ts'
 import { endPortalSession } from '@lsv/shared/domain/portal/sessions.ts'
+import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { noStore, sendPage } from './html.ts'
 import { forgetReturnPath, returnPathOf } from '../../portal/return-path.ts'
 import { sendOverview } from '../../portal/overview/index.ts'
@@ -34,11 +36,15 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   /**
    * The answer of a redeemed link (rule 1): the session cookie and a 303 to a portal page — the
    * page a signed-out GET asked for in this browser (issue 22, 9; return-path.ts checks it is a
-   * same-origin /portal/ path), else the home. The remembered path is used once.
+   * same-origin /portal/ path), else the home. The remembered path is used once. An account
+   * that may be framed gets the cookie a third-party frame can use (cookie.ts).
    */
-  const startSession = (cookieHeader: string | undefined, reply: FastifyReply, secret: string) => {
+  const startSession = (cookieHeader: string | undefined, reply: FastifyReply, started: { secret: string; account: AccountRecord }) => {
     const back = returnPathOf(base(), cookieHeader)
-    const cookies = [sessionSetCookie(base(), secret), ...(back === null ? [] : [forgetReturnPath(base())])]
+    const cookies = [
+      sessionSetCookie(base(), started.secret, frameAncestorsOf(started.account).length > 0),
+      ...(back === null ? [] : [forgetReturnPath(base())]),
+    ]
     return noStore(reply)
       .header('set-cookie', cookies)
       .redirect(back ?? HOME_PATH, 303)
@@ -67,7 +73,7 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       }
       const started = await redeemPortalLink(deps, token)
       if (!started) return sendPage(reply, 410, ...linkExpiredPage())
-      return startSession(request.headers.cookie, reply, started.secret)
+      return startSession(request.headers.cookie, reply, started)
     },
   )
 
@@ -84,7 +90,7 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       const started = await redeemPortalLink(deps, token)
       if (!started) return sendPage(reply, 410, ...linkExpiredPage())
       await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
-      return startSession(request.headers.cookie, reply, started.secret)
+      return startSession(request.headers.cookie, reply, started)
     },
   )
 
@@ -104,7 +110,10 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
   // "Before the caller is known"), since the origin is checked only in the handler
   app.post(SIGN_OUT_PATH, { schema: { hide: true }, bodyLimit: 1024, preParsing: emptyBodyIsNoBody }, async (request, reply) => {
     if (!isSameOrigin(base(), request.headers)) return sendPage(reply, 403, ...crossOriginPage())
+    // the cookie is removed with the attributes it was set with (an embeddable account's is partitioned)
+    const ending = await portalSessionOf(deps, request)
     await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
-    return noStore(reply).header('set-cookie', clearedSessionCookie(base())).redirect(HOME_PATH, 303)
+    const embeddable = ending !== null && frameAncestorsOf(ending.account).length > 0
+    return noStore(reply).header('set-cookie', clearedSessionCookie(base(), embeddable)).redirect(HOME_PATH, 303)
   })
 }

@@ -85,14 +85,15 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
 
 /**
  * The headers of every portal answer, pages and redirects alike. The screens (src/portal) pass
- * their own policy: they load one stylesheet and one script from this origin instead.
+ * their own policy: they load one stylesheet and one script from this origin instead, and, for an
+ * account that may be embedded, `frameable` (its policy's `frame-ancestors` then names the sites).
  */
-export function noStore(reply: FastifyReply, csp: string = CONTENT_SECURITY_POLICY): FastifyReply {
+export function noStore(reply: FastifyReply, csp: string = CONTENT_SECURITY_POLICY, options: { frameable?: boolean } = {}): FastifyReply {
   return reply.headers({
     'content-security-policy': csp,
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
+    ...(options.frameable ? {} : { 'x-frame-options': 'DENY' }),
   })
 }
