@@ -31,33 +31,58 @@ async function listen(app: App): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
 }
 
+/** The upsert worker and the dispatcher as deployed, on loopback, verifying tokens of a local issuer. */
+interface InternalApps {
+  issuer: LocalIssuer
+  workerUrl: string
+  dispatcherUrl: string
+  close(): Promise<void>
+}
+
+async function startInternalApps(env: Record<string, string> = {}): Promise<InternalApps> {
+  const issuer = await startLocalIssuer()
+  const common = {
+    OIDC_ISSUER: issuer.issuer,
+    OIDC_JWKS_URL: issuer.jwksUrl,
+    TASKS_SERVICE_ACCOUNT: TASKS_SA,
+    DISPATCHER_URL,
+    PUSH_SERVICE_ACCOUNT: PUSH_SA,
+    ...env,
+  }
+  const deps: Deps[] = []
+  const apps: App[] = []
+  const close = async () => {
+    for (const app of apps) await app.close()
+    for (const d of deps) await d.cleanup()
+    await issuer.close()
+  }
+  try {
+    const workerDeps = await createTestDeps({ env: { ...common, PUSH_AUDIENCE: WORKER_URL } })
+    deps.push(workerDeps)
+    const dispatcherDeps = await createTestDeps({ env: { ...common, PUSH_AUDIENCE: DISPATCHER_URL } })
+    deps.push(dispatcherDeps)
+    const worker = await buildWorker(workerDeps)
+    apps.push(worker)
+    const dispatcher = await buildDispatcher(dispatcherDeps)
+    apps.push(dispatcher)
+    return { issuer, workerUrl: await listen(worker), dispatcherUrl: await listen(dispatcher), close }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}
+
 describe('internal routes with identities configured (as deployed)', () => {
+  let apps: InternalApps
   let issuer: LocalIssuer
-  let deps: { worker: Deps; dispatcher: Deps }
-  let worker: App
-  let dispatcher: App
   let workerUrl: string
   let dispatcherUrl: string
 
   beforeAll(async () => {
-    issuer = await startLocalIssuer()
-    const common = { OIDC_ISSUER: issuer.issuer, OIDC_JWKS_URL: issuer.jwksUrl, TASKS_SERVICE_ACCOUNT: TASKS_SA, DISPATCHER_URL, PUSH_SERVICE_ACCOUNT: PUSH_SA }
-    deps = {
-      worker: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: WORKER_URL } }),
-      dispatcher: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: DISPATCHER_URL } }),
-    }
-    worker = await buildWorker(deps.worker)
-    dispatcher = await buildDispatcher(deps.dispatcher)
-    workerUrl = await listen(worker)
-    dispatcherUrl = await listen(dispatcher)
+    apps = await startInternalApps()
+    ;({ issuer, workerUrl, dispatcherUrl } = apps)
   })
-  afterAll(async () => {
-    await worker?.close()
-    await dispatcher?.close()
-    await deps?.worker.cleanup()
-    await deps?.dispatcher.cleanup()
-    await issuer?.close()
-  })
+  afterAll(() => apps?.close())
 
   const post = (url: string, token: string | null, body = envelope(), contentType = 'application/json') =>
     fetch(url, {
@@ -144,42 +169,18 @@ describe('internal routes with identities configured (as deployed)', () => {
 })
 
 describe("internal routes behind Cloud Run's front end (INTERNAL_AUTH=front-end, as infra/service-env.tf sets it)", () => {
+  let apps: InternalApps
   let issuer: LocalIssuer
-  let deps: { worker: Deps; dispatcher: Deps }
-  let worker: App
-  let dispatcher: App
   let workerUrl: string
   let dispatcherUrl: string
   const job = JSON.stringify({ v: 1, delivery_id: 'dlv_missing', seq: 1, attempt: 1 })
 
   beforeAll(async () => {
-    issuer = await startLocalIssuer()
     // LOCAL_WIRING stands in for K_SERVICE: front-end is refused where no front end can be
-    const common = {
-      OIDC_ISSUER: issuer.issuer,
-      OIDC_JWKS_URL: issuer.jwksUrl,
-      TASKS_SERVICE_ACCOUNT: TASKS_SA,
-      DISPATCHER_URL,
-      PUSH_SERVICE_ACCOUNT: PUSH_SA,
-      INTERNAL_AUTH: 'front-end',
-      LOCAL_WIRING: 'true',
-    }
-    deps = {
-      worker: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: WORKER_URL } }),
-      dispatcher: await createTestDeps({ env: { ...common, PUSH_AUDIENCE: DISPATCHER_URL } }),
-    }
-    worker = await buildWorker(deps.worker)
-    dispatcher = await buildDispatcher(deps.dispatcher)
-    workerUrl = await listen(worker)
-    dispatcherUrl = await listen(dispatcher)
+    apps = await startInternalApps({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' })
+    ;({ issuer, workerUrl, dispatcherUrl } = apps)
   })
-  afterAll(async () => {
-    await worker?.close()
-    await dispatcher?.close()
-    await deps?.worker.cleanup()
-    await deps?.dispatcher.cleanup()
-    await issuer?.close()
-  })
+  afterAll(() => apps?.close())
 
   const post = (url: string, headers: Record<string, string>, body = envelope()) =>
     fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
