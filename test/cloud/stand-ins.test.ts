@@ -41,6 +41,17 @@ interface Hit {
   at: number
 }
 
+/**
+ * What infra/ grants around the dispatcher's queue: the dispatcher enqueues and acts as the
+ * invoker, and (as the dispatcher's Cloud Run service) only the invoker identity may be called.
+ */
+const DISPATCHER_GRANTS = [
+  { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
+  { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
+  { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
+]
+const ROLE_PERMISSIONS = { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] }
+
 describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's adapter", () => {
   let issuer: OidcIssuer
   let standIn: CloudTasksStandIn
@@ -65,14 +76,11 @@ describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's a
     target = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
     const iam = createIam(
       [
-        { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
-        { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
+        ...DISPATCHER_GRANTS,
         // may enqueue, but not act as the invoker
         { member: `serviceAccount:${sa('portal-api')}`, role: ROLE, resource: 'project' },
-        // the receiver plays the dispatcher's Cloud Run service: only the invoker identity may call it
-        { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
       ],
-      { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] },
+      ROLE_PERMISSIONS,
     )
     standIn = createCloudTasksStandIn({
       project: PROJECT,
@@ -245,14 +253,7 @@ describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's sign
 
   beforeAll(async () => {
     issuer = await startOidcIssuer()
-    const iam = createIam(
-      [
-        { member: `serviceAccount:${DISPATCHER}`, role: ROLE, resource: 'project' },
-        { member: `serviceAccount:${DISPATCHER}`, role: 'roles/iam.serviceAccountUser', resource: `serviceAccount:${INVOKER}` },
-        { member: `serviceAccount:${INVOKER}`, role: 'roles/run.invoker', resource: 'run:webhook-dispatcher' },
-      ],
-      { [ROLE]: ['cloudtasks.queues.create', 'cloudtasks.queues.update', 'cloudtasks.tasks.create'] },
-    )
+    const iam = createIam(DISPATCHER_GRANTS, ROLE_PERMISSIONS)
     standIn = createCloudTasksStandIn({
       project: PROJECT,
       issuer,
