@@ -27,7 +27,6 @@ import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 import { scanPartnerCrmLocation } from '@lsv/shared/domain/ingest/location-scan.ts'
 import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.ts'
-import { withinDeadline } from '@lsv/shared/http/dependency-deadline.ts'
 
 /** What onRequest established for the handler. */
 interface PushCaller {
@@ -64,9 +63,7 @@ async function send202(reply: FastifyReply, body: PushAccepted) {
  * now, so failures of routing and authentication never count). Then the body: over the cap while
  * it streams in (413 `payload too large`, nothing more buffered), JSON (400 `invalid JSON body`),
  * shape (400 `invalid payload`), record count (413 `too many contacts`), publish (503 when the
- * queue refuses), 202. Each dependency stage (the checks before the body; the publish) answers
- * 503 `temporarily unavailable` when it has not settled within DEPENDENCY_DEADLINE_MS
- * (http/dependency-deadline.ts): a stalled store or queue never holds a push. The partner CRM names its location in the body. Before its body: the
+ * queue refuses), 202. The partner CRM names its location in the body. Before its body: the
  * subdomain (404); a presented token is looked up by its hash (identifying its location: the
  * caller is authenticated); a call without a token is refused at once when the account has no
  * partner CRM connection (404) or the connection is cut over (401). A body whose caller is not
@@ -91,12 +88,9 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     if (accountId !== undefined) activity.record(accountId, reply.statusCode)
   })
   app.addHook('onClose', async () => activity.close())
-  /**
-   * acceptPush within the dependency deadline (a publish that has not settled by then answers
-   * 503, never 202), and the accepted push's sample for the portal's mapping screens (push-sample.ts)
-   */
+  /** acceptPush, and the accepted push's sample for the portal's mapping screens (push-sample.ts) */
   const accept = async (ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => {
-    const answer = await withinDeadline(acceptPush(ctx, input))
+    const answer = await acceptPush(ctx, input)
     activity.sample(input.connection.id, input.shape, acceptedRecords(input.shape, input.body))
     return answer
   }
@@ -129,16 +123,10 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       },
       onRequest: async (request) => {
         try {
-          // one deadline for the stage: tenant lookup, credential, rate limiter (dependency-deadline.ts)
-          const caller = await withinDeadline(
-            (async () => {
-              const account = await resolveAccount(request)
-              const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
-              await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
-              return { account, connection: auth.connection }
-            })(),
-          )
-          callers.set(request, caller)
+          const account = await resolveAccount(request)
+          const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
+          await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
+          callers.set(request, { account, connection: auth.connection })
         } catch (err) {
           throw retryable(err)
         }
@@ -172,18 +160,13 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       },
       onRequest: async (request) => {
         try {
-          const caller = await withinDeadline(
-            (async () => {
-              const account = await resolveAccount(request)
-              const ctx = withRequestLog(deps, request)
-              const token = presentedSourceToken(request.headers, request.query)
-              let identified: PartnerCrmCaller | null = null
-              if (token === null) await refuseTokenlessEarly(ctx, account)
-              else identified = await identifyPartnerCrmToken(ctx, account, token)
-              return { account, identified }
-            })(),
-          )
-          callers.set(request, caller)
+          const account = await resolveAccount(request)
+          const ctx = withRequestLog(deps, request)
+          const token = presentedSourceToken(request.headers, request.query)
+          let identified: PartnerCrmCaller | null = null
+          if (token === null) await refuseTokenlessEarly(ctx, account)
+          else identified = await identifyPartnerCrmToken(ctx, account, token)
+          callers.set(request, { account, identified })
         } catch (err) {
           throw retryable(err)
         }
@@ -206,7 +189,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       const bodyLocation = record ? partnerCrmLocationId(record) : scanPartnerCrmLocation(request.rawBody ?? Buffer.alloc(0))
       let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
       try {
-        auth = await withinDeadline(authenticatePartnerCrm(ctx, caller.account, bodyLocation, request.headers, request.query, caller.identified ?? null))
+        auth = await authenticatePartnerCrm(ctx, caller.account, bodyLocation, request.headers, request.query, caller.identified ?? null)
       } catch (err) {
         throw retryable(err)
       }
@@ -220,11 +203,11 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       const locationId = auth.location.location_id
       if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
       const accountId = caller.account.id
-      await withinDeadline(
-        consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId }),
-      ).catch((err: unknown) => {
-        throw retryable(err)
-      })
+      await consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId }).catch(
+        (err: unknown) => {
+          throw retryable(err)
+        },
+      )
       return send202(reply, await accept(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
     },
   )
@@ -232,17 +215,12 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   /** onRequest of both source routes, for the source id the path names */
   const authenticateBySource = async (request: FastifyRequest, sourceId: string): Promise<void> => {
     try {
-      const caller = await withinDeadline(
-        (async () => {
-          const account = await resolveAccount(request)
-          const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query, account)
-          // only a caller holding the source's token learns that it belongs to another tenant
-          if (connection.account_id !== account.id) throw new AppError('forbidden')
-          await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
-          return { account, connection }
-        })(),
-      )
-      callers.set(request, caller)
+      const account = await resolveAccount(request)
+      const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query, account)
+      // only a caller holding the source's token learns that it belongs to another tenant
+      if (connection.account_id !== account.id) throw new AppError('forbidden')
+      await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
+      callers.set(request, { account, connection })
     } catch (err) {
       throw retryable(err)
     }
