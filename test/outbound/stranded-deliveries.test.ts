@@ -56,10 +56,10 @@ describe('stranded deliveries: the sweep and a redelivered visit event enqueue t
   const requestsFor = (eventId: string) => receiver.requests.filter((r) => r.headers['webhook-id'] === eventId)
   const minutes = (n: number) => n * 60_000
 
-  async function lostDelivery() {
+  /** a delivery of a new event to a new tenant's endpoint, created now (its first task enqueued) */
+  async function newDelivery() {
     const t = await tenant()
     const eventId = `evt_${randomSuffix()}`
-    lose = true
     const delivery = await createDelivery(deps, {
       accountId: t.account.id,
       integrationId: t.integration.id,
@@ -67,8 +67,17 @@ describe('stranded deliveries: the sweep and a redelivered visit event enqueue t
       body: JSON.stringify({ id: eventId }),
       now: new Date(clock.now()).toISOString(),
     })
-    lose = false
     return { delivery, eventId }
+  }
+
+  /** a new delivery whose first task never reached the scheduler */
+  async function lostDelivery() {
+    lose = true
+    try {
+      return await newDelivery()
+    } finally {
+      lose = false
+    }
   }
 
   it('a pending delivery whose task is gone is found once its grace passed, enqueued again and delivered; then it is no longer listed', async () => {
@@ -94,15 +103,7 @@ describe('stranded deliveries: the sweep and a redelivered visit event enqueue t
   })
 
   it('is idempotent with a live task: sweeping twice enqueues the one name the task already has, and the receiver gets one request', async () => {
-    const t = await tenant()
-    const eventId = `evt_${randomSuffix()}`
-    const delivery = await createDelivery(deps, {
-      accountId: t.account.id,
-      integrationId: t.integration.id,
-      eventId,
-      body: JSON.stringify({ id: eventId }),
-      now: new Date(clock.now()).toISOString(),
-    })
+    const { delivery, eventId } = await newDelivery()
     clock.advance(minutes(11))
     await sweepStrandedDeliveries(deps)
     await sweepStrandedDeliveries(deps)
@@ -115,16 +116,8 @@ describe('stranded deliveries: the sweep and a redelivered visit event enqueue t
   })
 
   it('a retrying delivery whose retry task is gone gets the attempt it waits for (seq and attempt number), at its time', async () => {
-    const t = await tenant()
-    const eventId = `evt_${randomSuffix()}`
     script = () => ({ status: 500 })
-    const delivery = await createDelivery(deps, {
-      accountId: t.account.id,
-      integrationId: t.integration.id,
-      eventId,
-      body: JSON.stringify({ id: eventId }),
-      now: new Date(clock.now()).toISOString(),
-    })
+    const { delivery } = await newDelivery()
     lose = true // the first attempt fails and its retry task vanishes
     await drainDueTasks(deps)
     lose = false
