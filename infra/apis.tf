@@ -9,6 +9,7 @@ locals {
     "certificatemanager.googleapis.com",
     "cloudbuild.googleapis.com",
     "cloudtasks.googleapis.com",
+    "cloudtrace.googleapis.com",
     "compute.googleapis.com",
     "firestore.googleapis.com",
     "iam.googleapis.com",

@@ -29,7 +29,7 @@ resource "google_firestore_index" "deliveries_by_integration" {
 
 # TTL policies: expiring data is deleted by Firestore (within ~24 h of expire_at).
 resource "google_firestore_field" "ttl" {
-  for_each   = toset(["rate_limits", "claims", "deliveries", "portal_links", "portal_sessions", "portal_reveals"])
+  for_each   = toset(["rate_limits", "claims", "deliveries", "portal_links", "portal_sessions", "portal_reveals", "pushes"])
   database   = google_firestore_database.main.name
   collection = each.value
   field      = "expire_at"

@@ -22,14 +22,22 @@ ephemeral "random_bytes" "link_signing_key" {
   length = 32
 }
 
+# the Standard Webhooks secret (`whsec_<base64>`) that signs operational events to
+# var.operator_events_url (shared/src/domain/operations/target.ts); give it to the operator's receiver
+ephemeral "random_bytes" "operator_events_secret" {
+  length = 24
+}
+
 locals {
-  secret_ids = toset(["operator-token", "key-pepper", "link-signing-keys"])
+  secret_ids = toset(["operator-token", "key-pepper", "link-signing-keys", "operator-events-secret"])
 
   # secrets a service reads through the Secret Manager API while running (not as environment
   # variables): link-signing-keys, to mint signed links (portal-api) and to resolve them in
   # visits (webhook-dispatcher). shared/src/domain/links/signing-keys.ts
   runtime_secret_readers = {
     "link-signing-keys" = ["portal-api", "webhook-dispatcher"]
+    # operational events are deliveries: the dispatcher signs them when it sends them
+    "operator-events-secret" = ["webhook-dispatcher"]
   }
 
   # every (secret, service) pair that gets secretAccessor: the environment each service is given
@@ -61,9 +69,10 @@ resource "google_secret_manager_secret_version" "initial" {
   for_each = local.secret_ids
   secret   = google_secret_manager_secret.platform[each.key].id
   secret_data_wo = {
-    "operator-token"    = ephemeral.random_password.operator_token.result
-    "key-pepper"        = ephemeral.random_password.key_pepper.result
-    "link-signing-keys" = jsonencode({ current = "k1", keys = { k1 = ephemeral.random_bytes.link_signing_key.base64 } })
+    "operator-token"         = ephemeral.random_password.operator_token.result
+    "key-pepper"             = ephemeral.random_password.key_pepper.result
+    "link-signing-keys"      = jsonencode({ current = "k1", keys = { k1 = ephemeral.random_bytes.link_signing_key.base64 } })
+    "operator-events-secret" = "whsec_${ephemeral.random_bytes.operator_events_secret.base64}"
   }[each.key]
   # constant: Terraform never writes a second value (rotation is gcloud's, docs/operations.md)
   secret_data_wo_version = 1

@@ -86,3 +86,12 @@ resource "google_service_account_iam_member" "task_creators_act_as_invoker" {
   role               = "roles/iam.serviceAccountUser"
   member             = "serviceAccount:${local.sa[each.value]}"
 }
+
+# Each service exports its OpenTelemetry spans to Cloud Trace (shared/src/platform/telemetry.ts;
+# docs/operations.md, "Traces"): cloudtrace.traces.patch, nothing else.
+resource "google_project_iam_member" "trace_agent" {
+  for_each = toset(local.service_names)
+  project  = var.project_id
+  role     = "roles/cloudtrace.agent"
+  member   = "serviceAccount:${local.sa[each.value]}"
+}

@@ -18,6 +18,8 @@ locals {
     STORE_BACKEND        = "firestore"
     QUEUE_BACKEND        = "pubsub"
     LOG_LEVEL            = "info"
+    # operational events (docs/operations.md): any service may observe one; empty = logged only
+    OPERATOR_EVENTS_URL = var.operator_events_url
   }
   # services that create delivery tasks: Cloud Tasks in the region, each task calling the
   # dispatcher's /tasks/deliver with the tasks-invoker identity and the dispatcher URL as audience
@@ -27,6 +29,9 @@ locals {
     DISPATCHER_URL        = local.service_url["webhook-dispatcher"]
     TASKS_SERVICE_ACCOUNT = google_service_account.tasks_invoker.email
     WEBHOOK_ENDPOINT_RATE = var.webhook_endpoint_rate
+    # the queue pool (tasks.tf): how many endpoints get a queue of their own, how many queues the rest share
+    TASK_QUEUE_DEDICATED_LIMIT = var.task_queue_dedicated_limit
+    TASK_QUEUE_POOL_SIZE       = var.task_queue_pool_size
   }
   # the whole environment of each service (plain values; secrets are in service_secret_env)
   service_env = {

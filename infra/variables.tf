@@ -37,6 +37,12 @@ variable "initial_image" {
   default     = "us-docker.pkg.dev/cloudrun/container/hello"
 }
 
+variable "operator_events_url" {
+  description = "Where operational events (endpoint.failing, endpoint.disabled, batch.dead_lettered, queue.created_late) are POSTed, signed with the Secret Manager secret operator-events-secret (OPERATOR_EVENTS_URL, docs/operations.md). Empty: they are only logged."
+  type        = string
+  default     = ""
+}
+
 variable "partnercrm_token_cutover" {
   description = "ISO-8601 instant after which partner CRM webhooks without a token answer 401; empty keeps accepting and flagging them."
   type        = string
@@ -56,6 +62,26 @@ variable "webhook_endpoint_rate" {
   validation {
     condition     = var.webhook_endpoint_rate >= 1 && var.webhook_endpoint_rate <= 500
     error_message = "webhook_endpoint_rate must be between 1 and 500 (Cloud Tasks' per-queue maximum)."
+  }
+}
+
+variable "task_queue_pool_size" {
+  description = "Shared delivery queues (TASK_QUEUE_POOL_SIZE) for the webhook endpoints past task_queue_dedicated_limit: tasks.tf creates webhook-pool-00 and on. Never lower it: a pool queue is never deleted (tasks.tf)."
+  type        = number
+  default     = 32
+  validation {
+    condition     = var.task_queue_pool_size >= 1 && var.task_queue_pool_size <= 100
+    error_message = "task_queue_pool_size must be between 1 and 100."
+  }
+}
+
+variable "task_queue_dedicated_limit" {
+  description = "Webhook endpoints that get a Cloud Tasks queue of their own (TASK_QUEUE_DEDICATED_LIMIT); later ones share the pool. With task_queue_pool_size it must stay under the project's queue quota (1,000 per region by default)."
+  type        = number
+  default     = 900
+  validation {
+    condition     = var.task_queue_dedicated_limit >= 0 && var.task_queue_dedicated_limit + var.task_queue_pool_size < 1000
+    error_message = "task_queue_dedicated_limit plus task_queue_pool_size must stay under Cloud Tasks' default quota of 1,000 queues per region (raise the quota first, then this check)."
   }
 }
 

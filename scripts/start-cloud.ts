@@ -111,6 +111,7 @@ try {
     operatorToken: env.OPERATOR_TOKEN || null,
     firestoreHost: env.FIRESTORE_EMULATOR_HOST || null,
     pubsubHost: env.PUBSUB_EMULATOR_HOST || null,
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null,
     say,
     abort: aborter.signal,
   })

@@ -185,7 +185,7 @@ describe('infra/ read by code', () => {
     expect(batches.deadLetterPolicy).toMatchObject({ deadLetterTopic: 'contact-batches-dead-letter' })
     const bigquery = shape.subscriptions.find((s) => s.replacesBigQuery)!
     expect(bigquery).toMatchObject({ name: 'contact-changes-bigquery', topic: 'contact-changes', push: null })
-    expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-token'])
+    expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-events-secret', 'operator-token'])
   })
 
   it("the real infra/'s IAM grants, as the stand-ins enforce them: task creators may create tasks as tasks-invoker, secrets only for their readers", async () => {
@@ -205,6 +205,9 @@ describe('infra/ read by code', () => {
     }
     for (const reader of ['portal-api', 'webhook-dispatcher'])
       expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:link-signing-keys'), reader).toBe(true)
+    // the dispatcher signs operational events; no other service reads their secret
+    expect(iam.allows(sa('webhook-dispatcher'), 'secretmanager.versions.access', 'secret:operator-events-secret')).toBe(true)
+    expect(iam.allows(sa('portal-api'), 'secretmanager.versions.access', 'secret:operator-events-secret')).toBe(false)
     expect(iam.allows(sa('upsert-worker'), 'secretmanager.versions.access', 'secret:key-pepper')).toBe(false)
   })
 

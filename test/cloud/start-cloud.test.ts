@@ -100,6 +100,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       'OIDC_JWKS_URL',
       'ALLOW_LOOPBACK_WEBHOOKS',
       'METADATA_SERVER_DETECTION',
+      // no OTEL_EXPORTER_OTLP_ENDPOINT here: each service keeps its last spans in DATA_DIR/traces
+      'DATA_DIR',
     ]
     const processes = run.tree().map((pid) => ({ pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
     for (const service of shape.services) {

@@ -13,17 +13,18 @@ import {
   type UpdateQueueRequest,
   QUEUE_RETRY_CONFIG,
 } from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
+import { QueueQuotaError, QueueUnavailableError } from '@lsv/shared/errors/queue-errors.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 import { taskSchedulerConformance } from './suites/task-scheduler.ts'
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 
 describe('task scheduler: embedded (node:sqlite)', () => {
-  taskSchedulerConformance(async () => {
+  taskSchedulerConformance(async (options) => {
     const dir = tempDataDir()
     const db = openEmbeddedDb(dir.dir)
     const clock = new ManualClock()
-    const scheduler = createEmbeddedTaskScheduler(db, { clock, logger, pollIntervalMs: 10 })
+    const scheduler = createEmbeddedTaskScheduler(db, { clock, logger, pollIntervalMs: 10, ...options })
     return {
       scheduler,
       clock,
@@ -191,6 +192,20 @@ describe('task scheduler: Cloud Tasks requests (fake client)', () => {
     expect(fake.calls).toHaveLength(2)
     await scheduler.ensureQueue('int-abc', { maxDispatchesPerSecond: 4, maxConcurrentDispatches: 1 })
     expect(fake.calls).toHaveLength(3)
+  })
+
+  it('maps RESOURCE_EXHAUSTED on createQueue to QueueQuotaError and NOT_FOUND on createTask to QueueUnavailableError', async () => {
+    const fake = fakeCloudTasks()
+    const scheduler = createCloudTasksScheduler(fake.client, options)
+    fake.failWith('createQueue', 8)
+    // mutation: rethrow the raw error -> the pool never takes over when the quota is spent
+    await expect(scheduler.ensureQueue('int-new', { maxDispatchesPerSecond: 1, maxConcurrentDispatches: 1 })).rejects.toBeInstanceOf(QueueQuotaError)
+    // nothing else was tried: no update of a queue that does not exist
+    expect(fake.calls.map((c) => c.method)).toEqual(['createQueue'])
+    fake.failWith('createTask', 5)
+    await expect(scheduler.enqueue({ queue: 'int-new', name: 'n', payload: Buffer.from('{}') })).rejects.toBeInstanceOf(QueueUnavailableError)
+    fake.failWith('createTask', 9)
+    await expect(scheduler.enqueue({ queue: 'int-new', name: 'n', payload: Buffer.from('{}') })).rejects.toBeInstanceOf(QueueUnavailableError)
   })
 
   it('ensureQueue rethrows errors other than ALREADY_EXISTS', async () => {

@@ -151,6 +151,54 @@ describe('tenant lookup cache', () => {
     expect(reads).toEqual(['getAccount', 'getAccount'])
   })
 
+  // issue 23: a cold instance's burst was one store read per request (1,800 for 600 pushes)
+  // Mutation: sharedRead returns load() unshared -> three reads
+  it('while unconfirmed, concurrent misses of a key share one read, and nothing is kept after it', async () => {
+    const { a, reads, v, cache } = await setUp()
+    v.state.value = null
+    const all = await Promise.all([1, 2, 3].map(() => cache.lookups.getAccount(a.id)))
+    expect(all.every((x) => x?.id === a.id)).toBe(true)
+    expect(reads).toEqual(['getAccount'])
+    await cache.lookups.getAccount(a.id)
+    expect(reads).toEqual(['getAccount', 'getAccount'])
+  })
+
+  // Mutation: the bound not checked -> the late caller joins the old read (one read)
+  it('while unconfirmed, a read older than the bound is not joined', async () => {
+    const { a, reads, gate, proxy } = await setUp()
+    const version: TenantConfigVersion = { boundMs: 20, confirmed: () => null }
+    const tight = createTenantLookupCache(proxy, version)
+    let release!: () => void
+    gate.hold = new Promise<void>((r) => {
+      release = r
+    })
+    const first = tight.lookups.getAccount(a.id)
+    await new Promise((r) => setTimeout(r, 40))
+    gate.hold = null
+    const late = tight.lookups.getAccount(a.id)
+    release()
+    await Promise.all([first, late])
+    expect(reads).toEqual(['getAccount', 'getAccount'])
+  })
+
+  // Mutation: clear() keeps the unconfirmed reads -> a lookup after this instance's write joins the older read and sees the old record
+  it('while unconfirmed, a write through the cache is seen by the next lookup, not hidden by a read under way', async () => {
+    const { c, gate, v, cache } = await setUp()
+    v.state.value = null
+    let release!: () => void
+    gate.hold = new Promise<void>((r) => {
+      release = r
+    })
+    const slow = cache.lookups.getConnection(c.id)
+    await new Promise((r) => setTimeout(r, 10))
+    gate.hold = null
+    await cache.tenants.updateConnection(c.id, { active: false })
+    const after = cache.lookups.getConnection(c.id)
+    release()
+    expect((await slow)!.active).toBe(true)
+    expect((await after)!.active).toBe(false)
+  })
+
   it('keys lookups by every argument', async () => {
     const { a, reads, cache } = await setUp()
     const i1 = integration(a.id)

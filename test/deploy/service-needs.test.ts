@@ -96,9 +96,12 @@ function sample(key: string, expression: string): string {
     GOOGLE_CLOUD_REGION: 'europe-west1',
     EDGE_DOMAIN: 'edge.example.com',
     PARTNERCRM_TOKEN_CUTOVER: '',
+    OPERATOR_EVENTS_URL: 'https://ops.example.com/events',
     PORTAL_BASE_URL: 'https://portal.example.com',
     EDGE_BASE_URL_TEMPLATE: 'https://{public_id}.edge.example.com',
     WEBHOOK_ENDPOINT_RATE: '100',
+    TASK_QUEUE_DEDICATED_LIMIT: '900',
+    TASK_QUEUE_POOL_SIZE: '32',
   }
   if (key in samples) return samples[key]!
   throw new Error(`no sample for ${key} = ${expression}`)

@@ -85,6 +85,8 @@ describe('Cloud Tasks: whoever creates delivery tasks may do so, nobody more', (
     // the project-level roles that remain, each for a reason written next to it in infra/
     expect(projectGrants.map(([, b]) => String(b.role)).sort()).toEqual([
       '${google_project_iam_custom_role.delivery_queues.name}',
+      // each service exports its spans (infra/service-accounts.tf trace_agent)
+      'roles/cloudtrace.agent',
       'roles/datastore.user',
       'roles/logging.logWriter',
     ])

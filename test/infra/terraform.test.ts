@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadTerraform, resource, allText, localExpr, INFRA_DIR, type Terraform } from './hcl.ts'
 import { FIRESTORE_COMPOSITE_INDEXES, FIRESTORE_TTL_FIELDS } from '@lsv/shared/adapters/google/firestore-indexes.ts'
+import { QUEUE_RETRY_CONFIG } from '@lsv/shared/adapters/google/cloud-tasks-scheduler.ts'
+import { POOL_QUEUE_RATE } from '@lsv/shared/domain/webhooks/queue-pool.ts'
 
 const SERVICES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher']
 let tf: Terraform
@@ -99,7 +101,24 @@ describe('terraform (infra/)', () => {
   })
 
   it('sets the per-endpoint delivery rate from a validated variable and keeps no unused queue or variable', () => {
-    expect(tf.resource.google_cloud_tasks_queue, 'queues are created per endpoint at run time').toBeUndefined()
+    // endpoint queues are created at run time; Terraform creates only the shared pool (tasks.tf),
+    // named as the code names them (queue-pool.ts poolQueueName), with the code's retry plan
+    // mutation: a second queue resource, or the pool at another rate or retry plan
+    expect(Object.keys(tf.resource.google_cloud_tasks_queue ?? {})).toEqual(['delivery_pool'])
+    const pool = resource(tf, 'google_cloud_tasks_queue', 'delivery_pool')
+    expect(pool.name).toBe('${each.key}')
+    expect(String(localExpr(tf, 'task_queue_pool'))).toContain('format("webhook-pool-%02d", i)')
+    expect(first(pool.rate_limits)).toEqual({
+      max_dispatches_per_second: POOL_QUEUE_RATE.maxDispatchesPerSecond,
+      max_concurrent_dispatches: POOL_QUEUE_RATE.maxConcurrentDispatches,
+    })
+    expect(first(pool.retry_config)).toEqual({
+      max_attempts: QUEUE_RETRY_CONFIG.maxAttempts,
+      min_backoff: `${QUEUE_RETRY_CONFIG.minBackoff.seconds}s`,
+      max_backoff: `${QUEUE_RETRY_CONFIG.maxBackoff.seconds}s`,
+      max_doublings: QUEUE_RETRY_CONFIG.maxDoublings,
+      max_retry_duration: `${QUEUE_RETRY_CONFIG.maxRetryDuration.seconds}s`,
+    })
     const rate = tf.variable.webhook_endpoint_rate?.[0]
     expect(rate).toMatchObject({ type: '${number}', default: 100 })
     expect(String(first(rate!.validation).condition)).toBe('${var.webhook_endpoint_rate >= 1 && var.webhook_endpoint_rate <= 500}')

@@ -78,7 +78,7 @@ describe('delivery task payloads on consume', () => {
       start: async () => ({ close: async () => {} }),
       close: async () => {},
     }
-    await enqueueAttempt({ tasks }, { id: 'dlv_abc', integration_id: 'int_1' } as DeliveryRecord, { seq: 3, attempt: 2 })
+    await enqueueAttempt({ ...deps, tasks }, { id: 'dlv_abc', integration_id: 'int_1' } as DeliveryRecord, { seq: 3, attempt: 2 })
     expect(readDeliveryTask(enqueued[0]!.payload)).toEqual({ ok: true, value: { v: 1, delivery_id: 'dlv_abc', seq: 3, attempt: 2 } })
   })
 

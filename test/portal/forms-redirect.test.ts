@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LightMyRequestResponse } from 'fastify'
 import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
+import { createIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
@@ -32,6 +33,8 @@ interface Ids {
   deliveryId: string
   contactId: string
   cookie: string
+  /** an integration of its own for the delete form (deleting the base one would empty the other cases) */
+  spareIntegrationId: string
 }
 interface Case {
   /** the path with its ids, and a valid form */
@@ -108,6 +111,17 @@ const CASES: Record<string, Case> = {
     invalid: (ids) => [hook(ids, '/secret/rotate'), { grace_seconds: '5' }],
   },
   'POST /portal/webhooks/:integrationId/test': { valid: async (ids) => [hook(ids, '/test'), {}] },
+  // the confirmed post (the first one, without `confirm`, answers the confirmation page and changes nothing)
+  'POST /portal/webhooks/:integrationId/delete': { valid: async (ids) => [`/portal/webhooks/${ids.spareIntegrationId}/delete`, { confirm: 'yes' }] },
+  // the POST is the confirmed step (the GET shows what would be sent); an empty since is refused
+  'POST /portal/webhooks/:integrationId/recover': {
+    valid: async (ids) => [hook(ids, '/recover'), { since: new Date(Date.now() - 3_600_000).toISOString().slice(0, 19) }],
+    invalid: (ids) => [hook(ids, '/recover'), { since: '' }],
+  },
+  'POST /portal/settings/branding': {
+    valid: async () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: '#2f6fd6' }],
+    invalid: () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: 'orange' }],
+  },
   'POST /portal/webhooks/:integrationId/deliveries/:deliveryId/replay': { valid: async (ids) => [hook(ids, `/deliveries/${ids.deliveryId}/replay`), {}] },
   'POST /contacts/:contactId/links': {
     valid: async (ids) => [`/contacts/${ids.contactId}/links`, { destination_url: 'https://example.com/walk' }],
@@ -145,7 +159,8 @@ describe('every portal form answers a redirect (303) when valid and an error pag
       [{ source: 'crm', external_id: 'walk-1', writer: 'form', at: now, origin: 'test:0', patch: { business_email: 'walk@example.com' } }],
       mergeContact,
     )
-    ids = { t, deliveryId: delivery.id, contactId: contact!.contactId, cookie: await signIn(portal, t.accountId) }
+    const spare = await createIntegration(deps, t.accountId, { url: 'https://hooks.example.com/walk-spare', payload_version: 2 })
+    ids = { t, deliveryId: delivery.id, contactId: contact!.contactId, cookie: await signIn(portal, t.accountId), spareIntegrationId: spare.id }
   })
   afterAll(async () => {
     await ids?.t.cleanup()

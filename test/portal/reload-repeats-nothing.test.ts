@@ -79,7 +79,7 @@ describe('portal: reloading a form answer repeats nothing (issue 22, defect 2)',
   })
 
   it('rotate secret, stop it now: reloading does not rotate again, so the secret copied keeps verifying', async () => {
-    const answer = await formPost(h.portal, `/portal/webhooks/${t.integrationId}/secret/rotate`, cookie, { grace_seconds: '0' })
+    const answer = await formPost(h.portal, `/portal/webhooks/${t.integrationId}/secret/rotate`, cookie, { grace_seconds: '0', confirm: 'yes' })
     const shown = await followReveal(h.portal, answer, cookie)
     const copied = secretIn(shown.body)
     expect(copied).not.toBe(t.signingSecret)

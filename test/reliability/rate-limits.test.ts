@@ -32,24 +32,35 @@ async function drive(label: string, make: (clock: ManualClock) => Promise<[Deps,
   try {
     const tenant = await createTestTenant({ managementApi: portal, deps: a }, RELIABILITY_TENANT)
     const body = JSON.stringify({ contacts: [contactRecord(1)] })
+    // the emulator variant creates its topics on first use (createMissing; in Google Cloud
+    // Terraform creates them): done here, so the burst's answer times measure serving, not setup
+    for (const d of [a, b]) await (await d.queue.subscribe('contact-batches', async () => 'nack')).close()
+    const startedAt = performance.now()
+    const answeredMs: number[] = []
     const results = await Promise.all(
-      Array.from({ length: REQUESTS }, (_, i) =>
-        (i % 2 === 0 ? edgeA : edgeB).inject({
+      Array.from({ length: REQUESTS }, async (_, i) => {
+        const res = await (i % 2 === 0 ? edgeA : edgeB).inject({
           method: 'POST',
           url: '/v1/contacts',
           payload: body,
           headers: { host: tenant.host, authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' },
-        }),
-      ),
+        })
+        answeredMs.push(performance.now() - startedAt)
+        return res
+      }),
     )
+    answeredMs.sort((x, y) => x - y)
+    const p99 = answeredMs[Math.ceil(0.99 * answeredMs.length) - 1]!
     const admitted = results.filter((r) => r.statusCode === 202).length
     const limited = results.filter((r) => r.statusCode === 429)
     const other = results.filter((r) => r.statusCode !== 202 && r.statusCode !== 429).map((r) => `${r.statusCode} ${r.body}`)
     const badRetryAfter = limited.filter((r) => r.headers['retry-after'] !== '60' || r.json().error !== 'rate limited' || r.json().ok !== false)
     printFigure(
       `rate-limits-${label}`,
-      `${admitted} admitted of ${REQUESTS} concurrent requests over 2 instances (limit ${LIMIT}/60 s); ${limited.length} answered 429, ${badRetryAfter.length} with a wrong Retry-After or body`,
+      `${admitted} admitted of ${REQUESTS} concurrent requests over 2 instances (limit ${LIMIT}/60 s); ${limited.length} answered 429, ${badRetryAfter.length} with a wrong Retry-After or body; answers from the start of the burst: p99 ${Math.round(p99)} ms, longest ${Math.round(answeredMs.at(-1)!)} ms (dependency deadline ${a.config.edgeDependencyDeadlineMs} ms per stage)`,
     )
+    // a stage cut by the edge's dependency deadline is a 503 here. Mutation (issue 23): the tenant
+    // lookup cache reading the store once per request while unconfirmed -> 600 × 503 on the emulator
     expect(other).toEqual([])
     expect(admitted).toBeLessThanOrEqual(LIMIT)
     expect(admitted).toBeGreaterThan(0)

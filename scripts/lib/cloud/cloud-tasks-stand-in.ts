@@ -21,6 +21,10 @@
  * Cloud Run service's URL meets Cloud Run's invoker check first (iam.ts, invokerRefusal): without
  * run.routes.invoke for the token's identity the attempt gets a 403 and is retried like any other
  * failure, and the service never sees it.
+ *
+ * The queue quota is played: past `maxQueues` queues (Cloud Tasks: 1,000 per region, default
+ * queue included; small in tests) CreateQueue, and UpdateQueue of a queue that does not exist,
+ * answer RESOURCE_EXHAUSTED, which the scheduler turns into QueueQuotaError (the pool takes over).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { listen, readJson, sendGoogleError, sendJson, type Listener } from './http.ts'
@@ -86,6 +90,8 @@ const TASK_RETENTION_MS = 31 * 24 * 3_600_000
 const NAME_REUSE_AFTER_MS = 3_600_000
 const DEFAULT_RETRY: RetryConfig = { maxAttempts: 100, minBackoffMs: 100, maxBackoffMs: 3_600_000, maxDoublings: 16, maxRetryDurationMs: 0 }
 const DEFAULT_RATE = { maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000 }
+/** Cloud Tasks' default quota of queues per project and region */
+const DEFAULT_MAX_QUEUES = 1000
 const HTTP_METHODS = ['HTTP_METHOD_UNSPECIFIED', 'POST', 'GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']
 
 /** proto3 JSON Duration ("1.5s") or the object form ({seconds, nanos}) → ms */
@@ -156,10 +162,19 @@ export interface CloudTasksStandInOptions {
   log: (line: TaskLogLine | Record<string, unknown>) => void
   /** the Cloud Run service a URL belongs to (its invoker grants apply), null for any other URL */
   cloudRunServiceAt(url: string): string | null
+  /** queues the project may hold in the region (default 1,000, Cloud Tasks' default quota) */
+  maxQueues?: number
 }
 
 export function createCloudTasksStandIn(options: CloudTasksStandInOptions): CloudTasksStandIn {
   const { project, issuer, iam, log, cloudRunServiceAt } = options
+  const maxQueues = options.maxQueues ?? DEFAULT_MAX_QUEUES
+  const quotaSpent = (res: ServerResponse) =>
+    sendGoogleError(
+      res,
+      'RESOURCE_EXHAUSTED',
+      `Quota exceeded: the project has ${queues.size} queues in this location, the most it may hold (start:cloud plays a queue quota of ${maxQueues})`,
+    )
   const queues = new Map<string, Queue>()
   const tasks = new Map<string, Task>()
   /** names of tasks that ran or were deleted, with when: not reusable for an hour (de-duplication window) */
@@ -367,6 +382,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
         return sendGoogleError(res, 'INVALID_ARGUMENT', `bad queue name ${name}`)
       if (!may('cloudtasks.queues.create', `queue:${name.split('/').pop()}`, p)) return deny('cloudtasks.queues.create', name)
       if (queues.has(name)) return sendGoogleError(res, 'ALREADY_EXISTS', 'Queue already exists')
+      if (queues.size >= maxQueues) return quotaSpent(res)
       return sendJson(res, 200, queueJson(upsertQueue(name, body, undefined)))
     }
 
@@ -382,6 +398,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
         const existing = queues.get(name)
         const permission = existing ? 'cloudtasks.queues.update' : 'cloudtasks.queues.create'
         if (!may(permission, `queue:${id}`, p)) return deny(permission, name)
+        if (!existing && queues.size >= maxQueues) return quotaSpent(res)
         const body = await readJson(req)
         const mask = (url.searchParams.get('updateMask') ?? '').split(',').filter(Boolean)
         const masked: Record<string, unknown> = {}

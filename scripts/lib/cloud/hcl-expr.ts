@@ -277,6 +277,29 @@ const FUNCTIONS: Record<string, (args: HclValue[]) => HclValue> = {
     if (typeof v === 'string') return [...v].length
     throw new HclError('length: argument has no length')
   },
+  /** range(limit) or range(start, limit): whole numbers, step 1 (what infra/ uses) */
+  range(args) {
+    const [a, b] = args
+    const [start, limit] = b === undefined ? [0, a] : [a, b]
+    if (typeof start !== 'number' || typeof limit !== 'number' || !Number.isInteger(start) || !Number.isInteger(limit))
+      throw new HclError('range: only whole-number start and limit are supported')
+    return Array.from({ length: Math.max(0, limit - start) }, (_, i) => start + i)
+  },
+  /** format() with the verbs infra/ uses: %s, %d, %0Nd, %% */
+  format(args) {
+    const [spec, ...values] = args
+    if (typeof spec !== 'string') throw new HclError('format: the spec is not a string')
+    let next = 0
+    return spec.replace(/%(%|s|0?\d*d)/g, (_, verb: string) => {
+      if (verb === '%') return '%'
+      const v = values[next++]
+      if (v === undefined) throw new HclError(`format: too few arguments for ${spec}`)
+      if (verb === 's') return String(v)
+      if (typeof v !== 'number') throw new HclError(`format: %d of ${describe(v)}`)
+      const width = Number(verb.slice(0, -1) || '0')
+      return String(Math.trunc(v)).padStart(width, verb.startsWith('0') ? '0' : ' ')
+    })
+  },
 }
 
 /** hclsyntax's operation names (as the bridge reports them), back to what infra/ would have written. */

@@ -31,6 +31,8 @@ export interface CloudOptions {
   /** emulators already running (host:port); the missing ones are started here */
   firestoreHost: string | null
   pubsubHost: string | null
+  /** OTEL_EXPORTER_OTLP_ENDPOINT of start:cloud's environment: every service exports its spans there (docs/operations.md, "Traces") */
+  otlpEndpoint?: string | null
   /** progress lines for the terminal */
   say(line: string): void
   /** aborts a start in progress (Ctrl-C while starting): what started is stopped, the promise rejects */
@@ -61,6 +63,8 @@ const WIRING = [
   'OIDC_JWKS_URL',
   'ALLOW_LOOPBACK_WEBHOOKS',
   'METADATA_SERVER_DETECTION',
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'DATA_DIR',
 ] as const
 
 /**
@@ -205,6 +209,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
         // no Google metadata server here: the client libraries must not probe for one
         METADATA_SERVER_DETECTION: 'none',
+        // the developer's collector, else each service keeps its last spans in DATA_DIR/traces
+        ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint } : { DATA_DIR: options.dataDir }),
       })
     }
 

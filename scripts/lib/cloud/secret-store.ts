@@ -42,6 +42,8 @@ const GENERATORS: Record<string, () => string> = {
     const kid = randomBytes(6).toString('base64url')
     return JSON.stringify({ current: kid, keys: { [kid]: randomBytes(32).toString('base64') } })
   },
+  // shared/src/domain/operations/target.ts: a Standard Webhooks secret, as infra/secrets.tf writes it
+  'operator-events-secret': () => `whsec_${randomBytes(24).toString('base64')}`,
 }
 
 /** Opens (or creates) the store and gives every declared secret a first version. */

@@ -1,4 +1,7 @@
-import { serve } from '@lsv/shared/platform/serve.ts'
-import { edgeIngest } from './service.ts'
+import { startTelemetry } from '@lsv/shared/platform/telemetry.ts'
 
+// before fastify, undici and the Google clients load: the instrumentations patch them as they load
+await startTelemetry('edge-ingest')
+const { serve } = await import('@lsv/shared/platform/serve.ts')
+const { edgeIngest } = await import('./service.ts')
 await serve(edgeIngest)

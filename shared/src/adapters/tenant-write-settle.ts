@@ -23,6 +23,7 @@ const SETTLED = [
   'updateApiKey',
   'updateLocation',
   'updateIntegration',
+  'deleteIntegration',
   'createCustomField',
 ] as const satisfies ReadonlyArray<keyof TenantStore>
 

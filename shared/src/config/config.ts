@@ -79,13 +79,23 @@ export interface BaseConfig {
   /** operator token and key pepper may come straight from the environment (Cloud Run, tests) */
   operatorToken: Value<'OPERATOR_TOKEN'> | null
   keyPepper: Value<'KEY_PEPPER'> | null
+  /** where operational events are POSTed (domain/operations/); null: they are logged only */
+  operatorEventsUrl: Value<'OPERATOR_EVENTS_URL'> | null
+  /** the signing secret of operational events; null: from the secrets backend */
+  operatorEventsSecret: Value<'OPERATOR_EVENTS_SECRET'> | null
   /** deliveries per second to one webhook endpoint (its task queue's rate) */
   webhookEndpointRate: Value<'WEBHOOK_ENDPOINT_RATE'>
+  /** endpoints with a task queue of their own; later ones share the pool (domain/webhooks/queue-pool.ts) */
+  taskQueueDedicatedLimit: Value<'TASK_QUEUE_DEDICATED_LIMIT'>
+  /** shared task queues for the endpoints past taskQueueDedicatedLimit */
+  taskQueuePoolSize: Value<'TASK_QUEUE_POOL_SIZE'>
   /**
    * proxies in front of the service whose X-Forwarded-For entries are believed (0: none, the
    * socket's peer is the client). Behind the load balancer and Cloud Run: 2 (docs/operations.md)
    */
   trustedProxyHops: Value<'TRUSTED_PROXY_HOPS'>
+  /** how long one dependency stage of the edge's push path may take before it answers 503 (http/dependency-deadline.ts) */
+  edgeDependencyDeadlineMs: Value<'EDGE_DEPENDENCY_DEADLINE_MS'>
 }
 
 /** A Google backend is selected only with the project it lives in. */
@@ -288,8 +298,13 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     pubsubNamePrefix: v.PUBSUB_NAME_PREFIX ?? null,
     operatorToken: v.OPERATOR_TOKEN ?? null,
     keyPepper: v.KEY_PEPPER ?? null,
+    operatorEventsUrl: v.OPERATOR_EVENTS_URL ?? null,
+    operatorEventsSecret: v.OPERATOR_EVENTS_SECRET ?? null,
     webhookEndpointRate: v.WEBHOOK_ENDPOINT_RATE,
+    taskQueueDedicatedLimit: v.TASK_QUEUE_DEDICATED_LIMIT,
+    taskQueuePoolSize: v.TASK_QUEUE_POOL_SIZE,
     trustedProxyHops: v.TRUSTED_PROXY_HOPS,
+    edgeDependencyDeadlineMs: v.EDGE_DEPENDENCY_DEADLINE_MS,
   }
   return { ...base, ...store, ...queue, ...tasks, ...secrets }
 }

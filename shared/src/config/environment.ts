@@ -107,6 +107,14 @@ function positiveNumber(doc: Doc) {
   )
 }
 
+/** A whole number in min..max (the schema checks the digits, the decoder the range). */
+function integerIn(min: number, max: number, doc: Doc) {
+  return Type.Decode(
+    Type.Refine(Type.String({ pattern: '^[0-9]{1,6}$', ...annotations(`an integer ${min}..${max}`, doc) }), (raw) => Number(raw) >= min && Number(raw) <= max),
+    Number,
+  )
+}
+
 function instant(doc: Doc) {
   return Type.Decode(
     Type.Refine(Type.String(annotations('an ISO-8601 date', doc)), (raw) => !Number.isNaN(new Date(raw).getTime())),
@@ -136,6 +144,22 @@ const ENVIRONMENT = Type.Object({
       readers: ALL,
       defaultText: '`info` (`silent` under `NODE_ENV=test`)',
       description: "pino level; JSON lines in Cloud Logging's shape, pretty on a terminal",
+    }),
+  ),
+  TRACE_EXPORTER: Type.Optional(
+    oneOf(['cloud-trace', 'otlp', 'file', 'none'], {
+      readers: [...ALL, 'local stack'],
+      defaultText:
+        '`otlp` when `OTEL_EXPORTER_OTLP_ENDPOINT` is set, else `cloud-trace` in production (not `LOCAL_WIRING`), `none` under `NODE_ENV=test`, else `file`',
+      description:
+        'where OpenTelemetry spans go: Cloud Trace, an OTLP/HTTP collector, or the last spans of each process as JSON lines in `DATA_DIR/traces/<process>.jsonl` (docs/operations.md, "Traces")',
+    }),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
+    origin({
+      readers: [...ALL, 'local stack'],
+      defaultText: 'unset',
+      description: 'OTLP/HTTP collector (JSON, `<endpoint>/v1/traces`); set, spans go there unless `TRACE_EXPORTER` says otherwise',
     }),
   ),
   DATA_DIR: text('a folder', { readers: ALL, default: '.data', description: 'folder of the embedded adapters (SQLite database, secrets files)' }),
@@ -227,10 +251,37 @@ const ENVIRONMENT = Type.Object({
       description: 'instant after which token-less partner CRM calls answer 401',
     }),
   ),
+  OPERATOR_EVENTS_URL: Type.Optional(
+    exactUrl({
+      readers: ALL,
+      defaultText: 'unset (operational events are logged, not sent)',
+      description:
+        'where operational events (`endpoint.failing`, `endpoint.disabled`, `batch.dead_lettered`, `queue.created_late`) are POSTed, signed as Standard Webhooks (docs/operations.md, "Operational events"); Terraform `var.operator_events_url`',
+    }),
+  ),
+  OPERATOR_EVENTS_SECRET: Type.Optional(
+    text('a secret', {
+      readers: ALL,
+      defaultText: 'from the secrets backend (`operator-events-secret`, generated on first use when file-backed)',
+      description: 'the `whsec_…` secret that signs operational events; in Cloud Run from Secret Manager `operator-events-secret`',
+    }),
+  ),
   WEBHOOK_ENDPOINT_RATE: positiveNumber({
     readers: using((n) => n.createsTasks),
     default: '100',
     description: "deliveries per second to one webhook endpoint (its task queue's rate; at most 500 with Cloud Tasks); Terraform `var.webhook_endpoint_rate`",
+  }),
+  TASK_QUEUE_DEDICATED_LIMIT: integerIn(0, 100_000, {
+    readers: using((n) => n.createsTasks),
+    default: '900',
+    description:
+      'webhook endpoints that get a task queue of their own; later ones share the pool (docs/capacity.md, "Past 1,000 endpoints"). With `TASK_QUEUE_POOL_SIZE`, keep it under the Cloud Tasks queue quota (1,000 per region by default)',
+  }),
+  TASK_QUEUE_POOL_SIZE: integerIn(1, 100, {
+    readers: using((n) => n.createsTasks),
+    default: '32',
+    description:
+      'shared task queues for the endpoints past `TASK_QUEUE_DEDICATED_LIMIT` (`webhook-pool-00`…); Terraform `var.task_queue_pool_size` creates them',
   }),
   TRUSTED_PROXY_HOPS: Type.Decode(
     Type.String({
@@ -244,6 +295,12 @@ const ENVIRONMENT = Type.Object({
     }),
     Number,
   ),
+  EDGE_DEPENDENCY_DEADLINE_MS: integerIn(100, 60_000, {
+    readers: ['edge-ingest'],
+    default: '5000',
+    description:
+      'milliseconds one dependency stage of a push (the checks before the body; the publish) may take before the edge answers 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
+  }),
   PUSH_AUDIENCE: Type.Optional(
     text("an audience (the service's Cloud Run URL)", {
       readers: using((n) => n.pushRoutes),

@@ -322,11 +322,18 @@ export const CustomFieldList = Type.Object({ data: Type.Array(CustomField) }, { 
 
 const IntegrationUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'absolute https (or http) URL of a public host' })
 const PayloadVersion = IntegerEnum([1, 2] as const, { description: 'only 2 is the contract body (`visitor.identified` v2)' })
+/** the tenant's own words for an endpoint (issue 22 job 5); `null` on an update clears them */
+export const INTEGRATION_NAME_MAX = 100
+export const INTEGRATION_DESCRIPTION_MAX = 500
+const IntegrationName = Type.String({ minLength: 1, maxLength: INTEGRATION_NAME_MAX, description: 'a label for the endpoint, shown in the portal' })
+const IntegrationDescription = Type.String({ minLength: 1, maxLength: INTEGRATION_DESCRIPTION_MAX, description: 'what the endpoint is for' })
 
 export const CreateIntegrationBody = Type.Object(
   {
     url: IntegrationUrl,
     payload_version: PayloadVersion,
+    name: Type.Optional(IntegrationName),
+    description: Type.Optional(IntegrationDescription),
     tiers: Type.Optional(
       Type.Object(
         { contact_handles: Type.Optional(Type.Boolean({ default: false })), sensitive_traits: Type.Optional(Type.Boolean({ default: false })) },
@@ -341,6 +348,8 @@ export const UpdateIntegrationBody = Type.Object(
   {
     url: Type.Optional(IntegrationUrl),
     payload_version: Type.Optional(PayloadVersion),
+    name: Type.Optional(Type.Union([IntegrationName, Type.Null()], { description: 'a label for the endpoint; null removes it' })),
+    description: Type.Optional(Type.Union([IntegrationDescription, Type.Null()], { description: 'what the endpoint is for; null removes it' })),
     tiers: Type.Optional(
       Type.Object(
         { contact_handles: Type.Optional(Type.Boolean()), sensitive_traits: Type.Optional(Type.Boolean()) },
@@ -359,6 +368,18 @@ const integrationProperties = {
   tiers: IntegrationTiers,
   active: Type.Boolean(),
   disabled_reason: Nullable(Type.String(), 'why the platform disabled the integration'),
+  name: Nullable(Type.String(), "the tenant's label for the endpoint"),
+  description: Nullable(Type.String(), 'what the endpoint is for'),
+  failing: Nullable(
+    Type.Object(
+      {
+        since: Timestamp,
+        percent: Type.Integer({ description: 'the highest step of the failure threshold reached: 50, 70, 90 or 100' }),
+      },
+      { additionalProperties: false },
+    ),
+    "set while the endpoint's newest deliveries keep failing (docs/operations.md, endpoint.failing)",
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
 }

@@ -108,6 +108,9 @@ export const ChangeRow = Type.Object(
     ),
     traits: Type.Array(Type.Object({ key: NullableText, label: NullableText, value: NullableText, group: Type.String() }, { additionalProperties: false })),
     custom_fields: Type.String({ description: 'JSON text of the stored custom fields (`{key: {value, source, enriched_at}}`), keys sorted' }),
+    trace_id: Nullable(
+      Type.String({ pattern: '^[0-9a-f]{32}$', description: 'the trace the change was made in (Cloud Trace id); null: none (the export command)' }),
+    ),
   },
   { title: 'ChangeRow', additionalProperties: false },
 )
@@ -133,6 +136,13 @@ export const DeliveryJob = Type.Object(
     delivery_id: NonEmpty(),
     seq: Type.Integer({ minimum: 1, description: 'the position of this attempt in `attempts` (1-based); a task whose attempt is already recorded is stale' }),
     attempt: Type.Integer({ minimum: 1, description: 'the attempt within the current run (1..MAX_ATTEMPTS); a replay starts a new run at 1' }),
+    rate_slot: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "on a shared (pool) queue: the start (ms since the epoch) of the endpoint's rate window this task was deferred to and already counted in; absent: counted when it runs (domain/webhooks/pool-admission.ts)",
+      }),
+    ),
   },
   { title: 'DeliveryJob' },
 )

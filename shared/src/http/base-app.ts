@@ -9,7 +9,8 @@ import type { IncomingMessage } from 'node:http'
 import { registerJsonBodyParser } from './json-body.ts'
 import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
 import { createValidatorCompiler, formatSchemaErrors } from './validation.ts'
-import { traceContextOf, traceLogFields } from '../logging/trace.ts'
+import { traceLogFields } from '../logging/trace.ts'
+import { requestTraceContext } from '../logging/trace-propagation.ts'
 import { REQUEST_SCOPED_LOGGER, withTraceFields } from '../logging/trace-scope.ts'
 import { HTTP_TIMEOUTS, type HttpTimeouts } from './timeouts.ts'
 import { handleClientError } from './client-errors.ts'
@@ -96,7 +97,7 @@ export function buildBaseApp(options: BaseAppOptions): App {
     // every line logged through request.log carries the request's trace (as bindings; marked so
     // the logger's mixin does not add them a second time: logging/trace-scope.ts)
     childLoggerFactory: (logger, bindings, childOptions, rawReq) => {
-      const child = logger.child({ ...bindings, ...traceLogFields(traceContextOf(rawReq.headers), project) }, childOptions)
+      const child = logger.child({ ...bindings, ...traceLogFields(requestTraceContext(rawReq.headers), project) }, childOptions)
       ;(child as unknown as Record<symbol, boolean>)[REQUEST_SCOPED_LOGGER] = true
       return child
     },
@@ -119,7 +120,7 @@ export function buildBaseApp(options: BaseAppOptions): App {
   // the rest of the request runs in the scope of its id and trace, so what domain code logs
   // through another logger (deps.logger) is found with the request's lines (logging/trace-scope.ts)
   app.addHook('onRequest', (request, _reply, done) => {
-    withTraceFields({ reqId: request.id, ...traceLogFields(traceContextOf(request.raw.headers), project) }, done)
+    withTraceFields({ reqId: request.id, ...traceLogFields(requestTraceContext(request.raw.headers), project) }, done)
   })
   // first of the checks: a fragment in the target or a second Host is refused (request-target.ts);
   // credential checks below see a repeated credential header as malformed

@@ -2,6 +2,7 @@ import { AppError } from '../errors/app-error.ts'
 import type { App } from './base-app.ts'
 import { checkInternalCaller, type InternalCallers } from './internal-callers.ts'
 import type { MessageHandler, QueueMessage } from '../ports/queue.ts'
+import { inMessageSpan } from '../logging/trace-propagation.ts'
 
 export interface PushEndpointOptions {
   /** who may post: the push subscription's OIDC identity, or loopback only (local) */
@@ -67,7 +68,8 @@ export function registerPushEndpoint(app: App, path: string, handler: MessageHan
       const message = decodePushEnvelope(request.body)
       let result: 'ack' | 'nack'
       try {
-        result = (await handler(message)) === 'ack' ? 'ack' : 'nack'
+        // the publisher's trace (the message's attribute), not the push request's
+        result = (await inMessageSpan(path.slice(path.lastIndexOf('/') + 1), message, () => handler(message))) === 'ack' ? 'ack' : 'nack'
       } catch (err) {
         request.log.error({ err, messageId: message.id }, 'push message handler failed')
         result = 'nack'

@@ -53,8 +53,20 @@ export interface AccountRecord {
    * no framing at all.
    */
   portal_frame_ancestors?: string[]
+  /** The tenant's light branding of its portal screens (issue 22, job 9); absent: the defaults. */
+  portal_branding?: PortalBranding
   created_at: string
   updated_at: string
+}
+
+/**
+ * Set on the portal's Settings screen (domain/tenants/branding.ts checks it): a display name for
+ * the header and titles, and an accent colour (`#rrggbb`, lower-case) whose contrast was checked
+ * against both colour schemes when it was saved. null: not set.
+ */
+export interface PortalBranding {
+  display_name: string | null
+  accent: string | null
 }
 
 export interface FieldMapping {
@@ -141,6 +153,25 @@ export interface IntegrationRecord {
   /** why the integration was disabled by the platform (for example `endpoint answered 410`) */
   disabled_reason: string | null
   signing_secrets: SigningSecret[]
+  /** the tenant's own label (at most 100 characters); absent on integrations created before it existed */
+  name?: string | null
+  /** the tenant's note on what the endpoint is for (at most 500 characters) */
+  description?: string | null
+  /**
+   * set while the endpoint's newest deliveries keep failing (domain/operations/endpoint-failing.ts):
+   * when the streak began and the highest step of the failure threshold it reached (50, 70, 90,
+   * 100 %); written only when a step is crossed and cleared by the next success, so the portal's
+   * banner reads it from the cached integration list
+   */
+  failing?: { since: string; percent: number } | null
+  /**
+   * the task queue its deliveries go on, recorded at the first delivery so it stays the same
+   * (domain/webhooks/queue-pool.ts): its own queue, or a shared `webhook-pool-NN` one past
+   * TASK_QUEUE_DEDICATED_LIMIT or the Cloud Tasks queue quota; absent until then
+   */
+  delivery_queue?: string
+  /** deliveries per second to this endpoint, set by an operator; absent: WEBHOOK_ENDPOINT_RATE */
+  delivery_rate?: number
   created_at: string
   updated_at: string
 }
@@ -155,6 +186,12 @@ export interface DeliveryAttempt {
   latency_ms: number
   /** at most the first 1 KiB of the response body, as text */
   response_excerpt: string | null
+  /**
+   * a bounded, redacted subset of the response headers (adapters/outbound-http/response-headers.ts):
+   * at most 20, names lower-case, values cut to 256 bytes, credential-like values replaced; absent
+   * on attempts recorded before it was kept, null when no answer arrived
+   */
+  response_headers?: Record<string, string> | null
 }
 
 export interface DeliveryRecord {
@@ -170,6 +207,11 @@ export interface DeliveryRecord {
   next_attempt_at: string | null
   created_at: string
   updated_at: string
+  /**
+   * the trace of the visit that made the delivery (Cloud Trace id, 32 hex): its tasks and attempts
+   * continue it (docs/operations.md, "Traces"); absent on records from before traces, null without one
+   */
+  trace_id?: string | null
 }
 
 export interface LinkTokenRecord {

@@ -16,6 +16,8 @@ import type { PlatformDeps } from '../ports/deps.ts'
 import { createPlatformDeps } from './deps.ts'
 import { loadBackground, type Background } from './background.ts'
 import type { HostMessage, ThreadData, ThreadHealth, ThreadMessage } from './background-thread.ts'
+import { setTraceProject } from '../logging/trace-scope.ts'
+import { startTelemetry, stopTelemetry } from './telemetry.ts'
 
 const data = workerData as ThreadData
 const port = parentPort!
@@ -31,6 +33,7 @@ async function release(): Promise<void> {
   for (const b of started.reverse()) await b.close().catch((err: unknown) => logger.error({ err }, 'closing a consumer failed'))
   started = []
   await deps?.close()
+  await stopTelemetry()
   flushLoggerSync(logger)
 }
 
@@ -43,6 +46,10 @@ port.on('message', (message: HostMessage) => {
 })
 
 try {
+  // a thread has an OpenTelemetry of its own (the SDK is per isolate): the messages it consumes
+  // are handled in their publishers' traces (docs/operations.md, "Traces"), spans in a file of its own
+  await startTelemetry(`${data.loggerName}-${data.service}`)
+  setTraceProject(data.config.gcpProject)
   const background = await loadBackground(data.module)
   deps = await createPlatformDeps(data.config, logger, {}, { writeGate: { buffer: data.writeGate, role: 'background' } })
   started = await background(deps, data.plan)

@@ -13,6 +13,7 @@ import type { LinkTokenStore } from '../ports/link-tokens.ts'
 import type { PortalAccessStore } from '../ports/portal-access.ts'
 import type { AuditLogStore } from '../ports/audit-log.ts'
 import type { RateLimiter } from '../ports/rate-limiter.ts'
+import type { PushLog } from '../ports/push-log.ts'
 import type { Queue } from '../ports/queue.ts'
 import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
@@ -40,6 +41,7 @@ export interface DepsOverrides {
   portalAccess?: PortalAccessStore
   auditLog?: AuditLogStore
   rateLimiter?: RateLimiter
+  pushLog?: PushLog
   queue?: Queue
   tasks?: TaskScheduler
   secrets?: Secrets
@@ -122,6 +124,7 @@ export async function createPlatformDeps(
   let portalAccess = overrides.portalAccess
   let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
+  let pushLog = overrides.pushLog
   if (config.storeBackend === 'firestore') {
     const { Firestore } = await import('@google-cloud/firestore')
     const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
@@ -137,6 +140,7 @@ export async function createPlatformDeps(
     portalAccess ??= (await import('../adapters/google/firestore-portal-access.ts')).createFirestorePortalAccessStore(fs)
     auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
     rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
+    pushLog ??= (await import('../adapters/google/firestore-push-log.ts')).createFirestorePushLog(fs)
   } else {
     const db = await embedded()
     contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
@@ -150,6 +154,7 @@ export async function createPlatformDeps(
     portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
     auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
+    pushLog ??= (await import('../adapters/embedded/push-log.ts')).createEmbeddedPushLog(db)
   }
 
   if (!tenantLookups) {
@@ -168,7 +173,8 @@ export async function createPlatformDeps(
   if (!queue) {
     if (config.queueBackend === 'pubsub') {
       const { PubSub } = await import('@google-cloud/pubsub')
-      const pubsub = new PubSub({ projectId: config.gcpProject })
+      // its own spans (publish, and `googclient_traceparent` on each message: logging/trace-propagation.ts)
+      const pubsub = new PubSub({ projectId: config.gcpProject, enableOpenTelemetryTracing: true })
       queue = (await import('../adapters/google/pubsub-queue.ts')).createPubSubQueue(pubsub, {
         logger,
         // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions, and
@@ -228,6 +234,7 @@ export async function createPlatformDeps(
     portalAccess,
     auditLog,
     rateLimiter,
+    pushLog,
     queue,
     tasks,
     secrets,
@@ -240,6 +247,7 @@ export async function createPlatformDeps(
         deps.tasks,
         deps.queue,
         deps.rateLimiter,
+        deps.pushLog,
         deps.contacts,
         deps.linkTokens,
         deps.tenants,

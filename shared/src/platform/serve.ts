@@ -9,6 +9,8 @@ import { backgroundFor, isIdle, loadBackground, type Background, type Host } fro
 import { startBackgroundThread, withThreadHealth, type BackgroundThread } from './background-thread.ts'
 import { createWriteGateBuffer } from '../adapters/embedded/write-gate.ts'
 import type { App } from '../http/base-app.ts'
+import { setTraceProject } from '../logging/trace-scope.ts'
+import { stopTelemetry } from './telemetry.ts'
 
 export type { Background }
 
@@ -89,6 +91,8 @@ async function shutdown(started: Started): Promise<void> {
   await Promise.all(started.apps.map((a) => a.close()))
   for (const b of started.background.reverse()) await b.close()
   await started.deps?.close()
+  // last: the spans of everything above are exported before the process exits
+  await stopTelemetry()
 }
 
 /**
@@ -123,6 +127,8 @@ export async function runServices(defs: readonly ServiceDefinition[], options: R
     }
     throw err
   }
+  // log lines name the trace of the span they were written in (logging/trace-scope.ts)
+  setTraceProject(config.gcpProject)
   const logger = createLogger(config.logLevel, name)
   const started: Started = { deps: null, apps: [], background: [] }
   let draining: Promise<void> | null = null

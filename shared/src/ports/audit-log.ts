@@ -27,11 +27,20 @@ export interface AuditPage {
   data: AuditEntry[]
   /** the id to pass as `before` for the next (older) page, or null at the end */
   next_before: string | null
+  /**
+   * the id to pass as `after` for the previous (newer) page, or null when the page is the newest
+   * (a portal's "Newer" link: issue 22, tables of 10,000 rows page both ways)
+   */
+  newer_after: string | null
 }
 
 export interface AuditLogStore {
   append(entry: AuditEntry): Promise<void>
-  /** the account's entries with ids strictly below `before` (all when absent), newest first */
-  list(accountId: string, options: { before?: string; limit: number }): Promise<AuditPage>
+  /**
+   * The account's entries with ids strictly below `before` (all when absent), newest first; or,
+   * with `after` instead, the `limit` entries just above `after` (the newer page), still newest
+   * first. Both directions read at most `limit` + 1 entries and one more to probe the other side.
+   */
+  list(accountId: string, options: { before?: string; after?: string; limit: number }): Promise<AuditPage>
   close(): Promise<void>
 }

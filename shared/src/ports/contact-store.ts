@@ -35,8 +35,12 @@ export interface ContactStore {
   /** first contact of the account whose identity.network_url (or business_email) equals the value */
   findByNetworkUrl(accountId: string, networkUrl: string): Promise<ContactRecord | null>
   findByBusinessEmail(accountId: string, email: string): Promise<ContactRecord | null>
-  /** keyset page ordered by contact id ascending, starting strictly after `after` */
-  list(accountId: string, options: { after?: string; limit: number }): Promise<ContactRecord[]>
+  /**
+   * keyset page ordered by contact id ascending, starting strictly after `after`; or, with
+   * `before` instead, the `limit` contacts just below `before`, still ascending (the previous
+   * page: the portal's tables page both ways, issue 22)
+   */
+  list(accountId: string, options: { after?: string; before?: string; limit: number }): Promise<ContactRecord[]>
 
   /** removes every contact of the account (tests, account deletion) */
   deleteAccountData(accountId: string): Promise<void>

@@ -10,6 +10,7 @@ import type { LinkTokenStore } from './link-tokens.ts'
 import type { PortalAccessStore } from './portal-access.ts'
 import type { AuditLogStore } from './audit-log.ts'
 import type { RateLimiter } from './rate-limiter.ts'
+import type { PushLog } from './push-log.ts'
 import type { Queue } from './queue.ts'
 import type { TaskScheduler } from './task-scheduler.ts'
 import type { Secrets } from './secrets.ts'
@@ -49,6 +50,8 @@ export interface PlatformDeps {
   /** what the portal changed (domain/audit) */
   auditLog: AuditLogStore
   rateLimiter: RateLimiter
+  /** recent pushes per connection, for the portal's inbound debugger (domain/activity/push-log.ts) */
+  pushLog: PushLog
   queue: Queue
   tasks: TaskScheduler
   secrets: Secrets

@@ -30,7 +30,9 @@ export type TaskHandler = (payload: Buffer, meta: TaskMeta) => Promise<void>
  * the handler in process.
  */
 export interface TaskScheduler {
+  /** creates the queue or sets its rate; a new queue past the quota: QueueQuotaError (errors/queue-errors.ts) */
   ensureQueue(queue: string, rate: QueueRate): Promise<void>
+  /** a queue that does not exist (yet): QueueUnavailableError */
   enqueue(task: TaskRequest): Promise<void>
   /** pull-style adapters (embedded) run tasks through this handler; push-style ones resolve a no-op */
   start(handler: TaskHandler): Promise<{ close(): Promise<void> }>

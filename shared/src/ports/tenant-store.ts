@@ -61,6 +61,8 @@ export interface TenantStore {
   getIntegration(id: string): Promise<IntegrationRecord | null>
   updateIntegration(id: string, patch: Patch<IntegrationRecord>, options?: WriteOptions<IntegrationRecord>): Promise<IntegrationRecord | null>
   listIntegrations(accountId: string): Promise<IntegrationRecord[]>
+  /** removes the integration; returns it as it was, null when there was none (the audit entry is built from it) */
+  deleteIntegration(id: string, options?: WriteOptions<IntegrationRecord>): Promise<IntegrationRecord | null>
 
   /** removes the account and everything under it (tests) */
   deleteAccountData(accountId: string): Promise<void>

@@ -7,6 +7,8 @@ export interface SendResult {
   /** at most the first 1 KiB of the response body, as text */
   excerpt: string | null
   retryAfter: string | undefined
+  /** the answer's headers, bounded and redacted (absent from senders that do not keep them) */
+  headers?: Record<string, string>
 }
 
 /**

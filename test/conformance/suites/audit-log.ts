@@ -36,7 +36,7 @@ export function auditLogConformance(open: () => Promise<AuditLogHarness>): void 
     const account = `acc-${randomSuffix()}`
     const e = entry(account, 1)
     await h.store.append(e)
-    expect(await h.other.list(account, { limit: 10 })).toEqual({ data: [e], next_before: null })
+    expect(await h.other.list(account, { limit: 10 })).toEqual({ data: [e], next_before: null, newer_after: null })
   })
 
   it('lists newest first, with keyset pages that neither skip nor repeat, whichever instance wrote', async () => {
@@ -60,6 +60,29 @@ export function auditLogConformance(open: () => Promise<AuditLogHarness>): void 
     }
     expect(seen).toEqual(expected)
     expect(seen.map((e) => e.target.key_id)).toEqual(['key_7', 'key_6', 'key_5', 'key_4', 'key_3', 'key_2', 'key_1'])
+  })
+
+  it('pages back (newer) from any page as exactly as it pages forward (older), and says where each direction ends', async () => {
+    const account = `acc-${randomSuffix()}`
+    for (const s of [5, 1, 4, 2, 3, 7, 6]) await (s % 2 ? h.store : h.other).append(entry(account, s))
+    const keys = (p: { data: AuditEntry[] }) => p.data.map((e) => e.target.key_id)
+    // forward: [7 6 5] [4 3 2] [1]
+    const p1 = await h.store.list(account, { limit: 3 })
+    expect(p1.newer_after).toBeNull() // mutation: the first page offering a newer page fails here
+    const p2 = await h.other.list(account, { before: p1.next_before!, limit: 3 })
+    const p3 = await h.store.list(account, { before: p2.next_before!, limit: 3 })
+    expect([keys(p2), keys(p3)]).toEqual([['key_4', 'key_3', 'key_2'], ['key_1']])
+    expect(p3.next_before).toBeNull()
+    // back: from the last page to the one before it, and from there to the first, row for row
+    // (mutation: reading `after` newest first instead of just above it returns [7 6 5] here)
+    const back2 = await h.other.list(account, { after: p3.newer_after!, limit: 3 })
+    expect(back2).toEqual(p2)
+    const back1 = await h.store.list(account, { after: back2.newer_after!, limit: 3 })
+    expect(back1).toEqual(p1)
+    // a short newer page: only two entries lie above key_5
+    const short = await h.store.list(account, { after: p1.data[2]!.id, limit: 3 })
+    expect(keys(short)).toEqual(['key_7', 'key_6'])
+    expect([short.newer_after, short.next_before]).toEqual([null, short.data[1]!.id])
   })
 
   it('a page that ends exactly at the last entry says there is no next page', async () => {

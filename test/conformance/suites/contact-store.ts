@@ -256,6 +256,11 @@ export function contactStoreConformance(open: () => Promise<ContactStoreHarness>
     expect((await store.list(acc, { after: ids[4], limit: 10 })).map((r) => r.id)).toEqual(ids.slice(5))
     expect(await store.list(acc, { after: ids[6], limit: 10 })).toEqual([])
     expect(await store.list(newAccount(), { limit: 10 })).toEqual([])
+    // back (the portal's "Previous page"): the `limit` just below, still ascending
+    // (mutation: returning them in the order read, descending, fails the first)
+    expect((await store.list(acc, { before: ids[5], limit: 3 })).map((r) => r.id)).toEqual(ids.slice(2, 5))
+    expect((await store.list(acc, { before: ids[2], limit: 3 })).map((r) => r.id)).toEqual(ids.slice(0, 2))
+    expect(await store.list(acc, { before: ids[0], limit: 3 })).toEqual([])
   })
 
   it('deletes the contacts of one account only', async () => {

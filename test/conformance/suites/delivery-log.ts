@@ -72,6 +72,25 @@ export function deliveryLogConformance(open: () => Promise<TwoInstances<Delivery
     expect(await log.list(i, { before: `missing-${randomSuffix()}`, limit: 10 })).toEqual([])
   })
 
+  it('lists a time range of created_at (from inclusive, before exclusive), paged with the same cursor', async () => {
+    const a = newAccount()
+    const i = `int-${randomSuffix()}`
+    const p = `del-${randomSuffix()}`
+    const rows = [1, 2, 2, 3, 4, 5].map((s, n) => delivery(a, i, { id: `${p}-${n}`, created_at: at(s) }))
+    for (const d of rows) await log.put(d)
+    // at(2) up to (not including) at(4): rows 1, 2 (same time, id breaks the tie) and 3
+    const range = { createdFrom: at(2), createdBefore: at(4) }
+    // mutation: dropping the createdFrom bound in an adapter makes this include rows[0]
+    expect(await log.list(i, { ...range, limit: 10 })).toEqual([rows[3], rows[2], rows[1]])
+    const first = await log.list(i, { ...range, limit: 2 })
+    expect(first).toEqual([rows[3], rows[2]])
+    // the cursor keeps the range: the next page stops at its lower bound
+    expect(await log.list(i, { ...range, before: first.at(-1)!.id, limit: 10 })).toEqual([rows[1]])
+    // one open end each
+    expect(await log.list(i, { createdFrom: at(4), limit: 10 })).toEqual([rows[5], rows[4]])
+    expect(await log.list(i, { createdBefore: at(2), limit: 10 })).toEqual([rows[0]])
+  })
+
   it('what one instance records, the other reads (the dispatcher writes, the portal lists)', async () => {
     const d = delivery(newAccount(), `int-${randomSuffix()}`)
     await harness.store.put(d)

@@ -1,6 +1,7 @@
 import { afterEach, expect, it } from 'vitest'
 import type { ManualClock } from '@lsv/shared/model/clock.ts'
 import type { TaskHandler, TaskMeta } from '@lsv/shared/ports/task-scheduler.ts'
+import { QueueQuotaError } from '@lsv/shared/errors/queue-errors.ts'
 import type { EmbeddedTaskScheduler } from '@lsv/shared/adapters/embedded/task-scheduler.ts'
 import { waitFor } from './wait.ts'
 
@@ -27,15 +28,30 @@ const recorder = () => {
   return { dispatches, handler }
 }
 
-export function taskSchedulerConformance(makeHarness: () => Promise<TaskSchedulerHarness>): void {
+/** `maxQueues`: the queue quota the adapter plays (Cloud Tasks: 1,000 per region by default) */
+export function taskSchedulerConformance(makeHarness: (options?: { maxQueues?: number }) => Promise<TaskSchedulerHarness>): void {
   const open: TaskSchedulerHarness[] = []
-  const harness = async () => {
-    const h = await makeHarness()
+  const harness = async (options?: { maxQueues?: number }) => {
+    const h = await makeHarness(options)
     open.push(h)
     return h
   }
   afterEach(async () => {
     await Promise.all(open.splice(0).map((h) => h.close()))
+  })
+
+  it('past the queue quota a new queue is refused with QueueQuotaError; existing queues keep taking tasks', async () => {
+    const { scheduler } = await harness({ maxQueues: 2 })
+    await scheduler.ensureQueue('q-1', { maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5 })
+    await scheduler.ensureQueue('q-2', { maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5 })
+    // mutation: no quota check in ensureQueue -> resolves, and the pool never takes over
+    await expect(scheduler.ensureQueue('q-3', { maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5 })).rejects.toBeInstanceOf(QueueQuotaError)
+    // an existing queue is not a new one: its rate can still change
+    await scheduler.ensureQueue('q-1', { maxDispatchesPerSecond: 20, maxConcurrentDispatches: 5 })
+    await scheduler.enqueue({ queue: 'q-2', name: 'after-quota', payload: Buffer.from('x') })
+    const { dispatches, handler } = recorder()
+    expect(await scheduler.runDue(handler)).toBe(1)
+    expect(dispatches.map((d) => d.meta.queue)).toEqual(['q-2'])
   })
 
   it('runs an enqueued task once, with its payload unchanged and dispatchCount 1', async () => {

@@ -64,6 +64,7 @@ export function auditedTenantStoreConformance(open: () => Promise<AuditedTenantS
     const i = integration(a.id)
     await h.tenants.createIntegration(i, audit('integration.create'))
     await h.tenants.updateIntegration(i.id, { active: false }, audit('integration.update'))
+    await h.tenants.deleteIntegration(i.id, audit('integration.delete'))
     expect(await actions(a.id)).toEqual(
       [
         'account.create',
@@ -77,6 +78,7 @@ export function auditedTenantStoreConformance(open: () => Promise<AuditedTenantS
         'custom_field.create',
         'integration.create',
         'integration.update',
+        'integration.delete',
       ].sort(),
     )
     // the entry of an update is built from the patched record

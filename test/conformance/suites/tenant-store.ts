@@ -304,6 +304,12 @@ export function tenantStoreConformance(open: () => Promise<TenantStoreHarness>):
     expect(await store.getIntegration(i1.id)).toEqual(disabled)
     expect(await store.updateIntegration(`missing-${randomSuffix()}`, { active: false })).toBeNull()
     expect(await store.getIntegration(`missing-${randomSuffix()}`)).toBeNull()
+    // delete: returns the record as it was, then it is gone from get and list (the other stays);
+    // mutation: a delete that leaves the row, or removes every integration of the account
+    expect(await store.deleteIntegration(i1.id)).toEqual(disabled)
+    expect(await store.getIntegration(i1.id)).toBeNull()
+    expect(await store.listIntegrations(a.id)).toEqual([i2])
+    expect(await store.deleteIntegration(i1.id)).toBeNull()
   })
 
   it('deletes one account and everything under it, leaving other accounts intact', async () => {

@@ -24,9 +24,14 @@ import { meteredBody, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-bu
 import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
 import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
 import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
+import { keysOf, PushLogRecorder } from '@lsv/shared/domain/activity/push-log.ts'
+import { apiKeyCredential, refusedApiKey, refusedSource } from '@lsv/shared/domain/activity/push-credentials.ts'
+import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
+import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { partnerCrmContactId, partnerCrmLocationId } from '@lsv/shared/domain/ingest/mapping.ts'
 import { scanPartnerCrmLocation } from '@lsv/shared/domain/ingest/location-scan.ts'
 import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.ts'
+import { StageDeadline, withinDeadline } from '@lsv/shared/http/dependency-deadline.ts'
 
 /** What onRequest established for the handler. */
 interface PushCaller {
@@ -50,6 +55,32 @@ function objectBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>
 }
 
+/** What the inbound debugger records of a request once its connection is known (push-log.ts). */
+interface Logged {
+  connectionId: string
+  credential: PushCredential
+  accepted?: number
+  keys?: string[]
+  error?: string
+}
+
+/** The `error` text of an error envelope as sent (bounded), or null. */
+function errorTextOf(payload: string): string | null {
+  try {
+    const v = JSON.parse(payload) as { error?: unknown }
+    return typeof v.error === 'string' ? v.error.slice(0, 300) : null
+  } catch {
+    return null
+  }
+}
+
+/** A partner CRM location's token (or none, before the cutover), named by its location id. */
+const locationCredential = (locationId: string, tokenless: boolean): PushCredential =>
+  tokenless ? { kind: 'none', id: locationId, label: null } : { kind: 'location_token', id: locationId, label: null }
+
+/** 401 and 403: the refusals whose credential may still name a connection of the account. */
+const refusedCredential = (err: unknown) => isAppError(err) && (err.code === 'unauthorized' || err.code === 'forbidden')
+
 async function send202(reply: FastifyReply, body: PushAccepted) {
   return reply.code(202).send(body)
 }
@@ -63,7 +94,9 @@ async function send202(reply: FastifyReply, body: PushAccepted) {
  * now, so failures of routing and authentication never count). Then the body: over the cap while
  * it streams in (413 `payload too large`, nothing more buffered), JSON (400 `invalid JSON body`),
  * shape (400 `invalid payload`), record count (413 `too many contacts`), publish (503 when the
- * queue refuses), 202. The partner CRM names its location in the body. Before its body: the
+ * queue refuses), 202. The checks before the body are one dependency stage, what the handler
+ * awaits after it another; a stage unsettled after EDGE_DEPENDENCY_DEADLINE_MS answers 503
+ * `temporarily unavailable` with Retry-After (http/dependency-deadline.ts). The partner CRM names its location in the body. Before its body: the
  * subdomain (404); a presented token is looked up by its hash (identifying its location: the
  * caller is authenticated); a call without a token is refused at once when the account has no
  * partner CRM connection (404) or the connection is cut over (401). A body whose caller is not
@@ -77,21 +110,68 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   // the portal's activity counts: every answer to a request whose account is known, counted in
   // memory after it is sent and written in batches (domain/activity/push-recorder.ts)
   const activity = new PushActivityRecorder(deps)
+  // dependency deadlines (http/dependency-deadline.ts): the checks before the body are one stage;
+  // what the handler awaits after it (the partner CRM's checks and rate limit, the publish) another
+  const deadlineMs = deps.config.edgeDependencyDeadlineMs
+  const beforeBody = <A extends unknown[], T>(fn: (...args: A) => Promise<T>) => withinDeadline(deadlineMs, fn)
+  const afterBodyStages = new WeakMap<FastifyRequest, StageDeadline>()
+  /** the request's after-body stage, started by its first dependency call */
+  const afterBody = (request: FastifyRequest): StageDeadline => {
+    let stage = afterBodyStages.get(request)
+    if (!stage) afterBodyStages.set(request, (stage = new StageDeadline(deadlineMs)))
+    return stage
+  }
   const accountOf = new WeakMap<FastifyRequest, string>()
   const resolveAccount = async (request: FastifyRequest) => {
     const account = await resolveEdgeAccount(deps, request.headers.host)
     accountOf.set(request, account.id)
     return account
   }
+  // the inbound debugger: every answer to a request whose connection is known, recorded after it
+  // is sent and written in batches (domain/activity/push-log.ts)
+  const pushLog = new PushLogRecorder(deps)
+  const logged = new WeakMap<FastifyRequest, Logged>()
+  /** a refusal's connection, when its credential names one of the account's (never throws) */
+  const logRefusal = async (request: FastifyRequest, err: unknown, find: (accountId: string) => Promise<Logged | null>) => {
+    const accountId = accountOf.get(request)
+    if (accountId === undefined || logged.has(request) || !refusedCredential(err)) return
+    const found = await find(accountId).catch(() => null)
+    if (found) logged.set(request, found)
+  }
+  app.addHook('onSend', async (request, reply, payload) => {
+    const l = logged.get(request)
+    if (l && reply.statusCode >= 400 && typeof payload === 'string') l.error = errorTextOf(payload) ?? undefined
+    return payload
+  })
   app.addHook('onResponse', async (request, reply) => {
     const accountId = accountOf.get(request)
     if (accountId !== undefined) activity.record(accountId, reply.statusCode)
+    const l = logged.get(request)
+    if (accountId !== undefined && l) {
+      pushLog.record({
+        connectionId: l.connectionId,
+        accountId,
+        status: reply.statusCode,
+        error: reply.statusCode >= 400 ? (l.error ?? null) : null,
+        accepted: l.accepted ?? null,
+        keys: l.keys ?? [],
+        requestId: request.id,
+        headers: request.headers,
+        credential: l.credential,
+      })
+    }
   })
-  app.addHook('onClose', async () => activity.close())
+  app.addHook('onClose', async () => Promise.all([activity.close(), pushLog.close()]))
   /** acceptPush, and the accepted push's sample for the portal's mapping screens (push-sample.ts) */
-  const accept = async (ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => {
-    const answer = await acceptPush(ctx, input)
-    activity.sample(input.connection.id, input.shape, acceptedRecords(input.shape, input.body))
+  const accept = async (request: FastifyRequest, ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => {
+    const answer = await afterBody(request).within(acceptPush(ctx, input))
+    const records = acceptedRecords(input.shape, input.body)
+    activity.sample(input.connection.id, input.shape, records)
+    const l = logged.get(request)
+    if (l) {
+      l.accepted = answer.accepted
+      l.keys = keysOf(records)
+    }
     return answer
   }
 
@@ -121,23 +201,30 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
         body: ContactsPushBodyDocumented,
         response: { 202: PushAccepted, ...errorResponses(400, 401, 403, 404, 413, 429, 503) },
       },
-      onRequest: async (request) => {
+      onRequest: beforeBody(async (request: FastifyRequest) => {
         try {
           const account = await resolveAccount(request)
-          const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account })
+          const auth = await authenticateApiKey(deps, request.headers, { scope: 'contacts:write', account }).catch(async (err: unknown) => {
+            await logRefusal(request, err, async (accountId) => {
+              const key = await refusedApiKey(deps, request.headers, accountId)
+              return key ? { connectionId: key.connection_id, credential: apiKeyCredential(key) } : null
+            })
+            throw err
+          })
+          logged.set(request, { connectionId: auth.connection.id, credential: apiKeyCredential(auth.key) })
           await consumePushQuota(deps, { kind: 'key', keyId: auth.key.id })
           callers.set(request, { account, connection: auth.connection })
         } catch (err) {
           throw retryable(err)
         }
-      },
+      }),
     },
     async (request, reply) => {
       const caller = callers.get(request)
       if (!caller?.connection) throw new AppError('unauthorized')
       return send202(
         reply,
-        await accept(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+        await accept(request, withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
       )
     },
   )
@@ -158,7 +245,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
         body: PartnerCrmContactBody,
         response: { 202: PushAccepted, ...errorResponses(400, 401, 404, 413, 429, 503) },
       },
-      onRequest: async (request) => {
+      onRequest: beforeBody(async (request: FastifyRequest) => {
         try {
           const account = await resolveAccount(request)
           const ctx = withRequestLog(deps, request)
@@ -166,11 +253,13 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
           let identified: PartnerCrmCaller | null = null
           if (token === null) await refuseTokenlessEarly(ctx, account)
           else identified = await identifyPartnerCrmToken(ctx, account, token)
+          if (identified)
+            logged.set(request, { connectionId: identified.connection.id, credential: locationCredential(identified.location.location_id, false) })
           callers.set(request, { account, identified })
         } catch (err) {
           throw retryable(err)
         }
-      },
+      }),
       preParsing: async (request, reply, payload) => {
         const caller = callers.get(request)
         if (!caller || caller.identified) return payload
@@ -189,10 +278,13 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       const bodyLocation = record ? partnerCrmLocationId(record) : scanPartnerCrmLocation(request.rawBody ?? Buffer.alloc(0))
       let auth: Awaited<ReturnType<typeof authenticatePartnerCrm>>
       try {
-        auth = await authenticatePartnerCrm(ctx, caller.account, bodyLocation, request.headers, request.query, caller.identified ?? null)
+        auth = await afterBody(request).within(
+          authenticatePartnerCrm(ctx, caller.account, bodyLocation, request.headers, request.query, caller.identified ?? null),
+        )
       } catch (err) {
         throw retryable(err)
       }
+      logged.set(request, { connectionId: auth.connection.id, credential: locationCredential(auth.location.location_id, auth.tokenless) })
       if (!record) {
         record = objectBody(await parseDeferredBody(request))
         // the scan reads what the parse reads; were they ever to differ, the body is refused
@@ -203,20 +295,24 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       const locationId = auth.location.location_id
       if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
       const accountId = caller.account.id
-      await consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId }).catch(
-        (err: unknown) => {
+      await afterBody(request)
+        .within(consumePushQuota(deps, auth.tokenless ? { kind: 'location-tokenless', accountId, locationId } : { kind: 'location', accountId, locationId }))
+        .catch((err: unknown) => {
           throw retryable(err)
-        },
-      )
-      return send202(reply, await accept(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
+        })
+      return send202(reply, await accept(request, ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body, locationId }))
     },
   )
 
   /** onRequest of both source routes, for the source id the path names */
-  const authenticateBySource = async (request: FastifyRequest, sourceId: string): Promise<void> => {
+  const authenticateBySource = beforeBody(async (request: FastifyRequest, sourceId: string): Promise<void> => {
     try {
       const account = await resolveAccount(request)
-      const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query, account)
+      const { connection } = await authenticateSource(deps, sourceId, request.headers, request.query, account).catch(async (err: unknown) => {
+        await logRefusal(request, err, (accountId) => refusedSource(deps, sourceId, request.headers, request.query, accountId))
+        throw err
+      })
+      logged.set(request, { connectionId: connection.id, credential: { kind: 'source_token', id: null, label: null } })
       // only a caller holding the source's token learns that it belongs to another tenant
       if (connection.account_id !== account.id) throw new AppError('forbidden')
       await consumePushQuota(deps, { kind: 'source', connectionId: connection.id })
@@ -224,13 +320,13 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     } catch (err) {
       throw retryable(err)
     }
-  }
+  })
   const bySourceHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = callers.get(request)
     if (!caller?.connection) throw new AppError('unauthorized')
     return send202(
       reply,
-      await accept(withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
+      await accept(request, withRequestLog(deps, request), { shape: 'contacts', connection: caller.connection, raw: request.rawBody!, body: request.body }),
     )
   }
   app.post(

@@ -6,6 +6,7 @@ import { html } from '../routes/portal/html.ts'
 import { registerPortalAssets } from './assets.ts'
 import { registerFormParser } from './forms.ts'
 import { requirePortalSession } from './session.ts'
+import { loadEndpointBanner } from './endpoint-banner.ts'
 import { notFound, sendFrameError } from './errors.ts'
 import { registerConnectionsScreen } from './connections/index.ts'
 import { registerSettingsScreen } from './settings/index.ts'
@@ -45,6 +46,8 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
     // is read; only then is a form parsed, within its route's small limit (forms.ts)
     scope.addHook('onRequest', requirePortalSession(deps))
     registerFormParser(scope)
+    // a disabled or failing webhook is named on every screen of the account
+    scope.addHook('preHandler', loadEndpointBanner(deps))
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (isAppError(error) && error.status === 404) return notFound(request, reply)
       if (error.validation || (isAppError(error) && error.status === 400)) {

@@ -1,7 +1,9 @@
 import type { FastifyReply } from 'fastify'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
+import { brandingOf } from '@lsv/shared/domain/tenants/branding.ts'
 import { html, noStore, type SafeHtml } from '../routes/portal/html.ts'
+import { bannerOf } from './banner-slot.ts'
 
 export { html, SafeHtml } from '../routes/portal/html.ts'
 
@@ -31,6 +33,22 @@ const SCREEN_CSP = screenCsp([])
 
 export const ASSET_CSS = '/portal/assets/portal.css'
 export const ASSET_JS = '/portal/assets/portal.js'
+/**
+ * An accent's stylesheet, `…/brand/<rrggbb>.css` (assets.ts): the CSP allows no inline style, and
+ * the colour alone decides its content, so one URL per colour, the same for every tenant.
+ */
+export const ASSET_BRAND_CSS = '/portal/assets/brand'
+
+/** The name the screens show: the tenant's display name, else the operator's, else the public id. */
+function shownName(account: AccountRecord): string {
+  return brandingOf(account).display_name ?? account.name ?? account.public_id
+}
+
+/** the accent's stylesheet link, when the account has an accent (portal.css has the default) */
+function brandStylesheet(account: AccountRecord): SafeHtml | '' {
+  const { accent } = brandingOf(account)
+  return accent ? html`<link rel="stylesheet" href="${ASSET_BRAND_CSS}/${accent.slice(1)}.css">` : ''
+}
 
 /** The landing page after sign-in: the overview (overview/index.ts). */
 const HOME_PATH = '/portal/'
@@ -65,21 +83,22 @@ export interface Frame {
 }
 
 /** A whole screen: skip link, header with the account, navigation, main, footer. */
-function screen(frame: Frame, title: string, body: SafeHtml): string {
+function screen(frame: Frame, title: string, body: SafeHtml, banner: SafeHtml | '' = ''): string {
   const nav = NAV.map((n) => html`<li><a href="${n.path}"${isCurrent(n.path, frame.current) ? html` aria-current="page"` : ''}>${n.label}</a></li>`)
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · ${frame.account.name ?? frame.account.public_id} · Portal</title>
+<title>${title} · ${shownName(frame.account)} · Portal</title>
 <link rel="stylesheet" href="${ASSET_CSS}">
+${brandStylesheet(frame.account)}
 <script src="${ASSET_JS}" defer></script>
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-<p class="brand">Portal · <span class="account">${frame.account.name ?? frame.account.public_id}</span> <code title="account public id">${frame.account.public_id}</code></p>
+<p class="brand">Portal · <span class="account">${shownName(frame.account)}</span> <code title="account public id">${frame.account.public_id}</code></p>
 <nav aria-label="Portal">
 <ul>${nav}
 <li><form method="post" action="${SIGN_OUT_PATH}"><button type="submit" class="link">Sign out</button></form></li>
@@ -88,6 +107,7 @@ function screen(frame: Frame, title: string, body: SafeHtml): string {
 </header>
 <main id="main" tabindex="-1">
 <h1>${title}</h1>
+${banner}
 ${frame.flash ? html`<p class="flash" role="status">${frame.flash}</p>` : ''}
 ${frame.error ? html`<div class="error-summary" role="alert"><p>${frame.error}</p></div>` : ''}
 ${body}
@@ -105,10 +125,13 @@ ${body}
  */
 export function sendScreen(reply: FastifyReply, status: number, frame: Frame, title: string, body: SafeHtml): FastifyReply {
   const ancestors = frameAncestorsOf(frame.account)
-  return noStore(reply, screenCsp(ancestors), { frameable: ancestors.length > 0 })
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .send(screen(frame, title, body))
+  return (
+    noStore(reply, screenCsp(ancestors), { frameable: ancestors.length > 0 })
+      .code(status)
+      .type('text/html; charset=utf-8')
+      // the account's webhook banner, when the screens' hook computed one (endpoint-banner.ts, banner-slot.ts)
+      .send(screen(frame, title, body, bannerOf(reply.request)))
+  )
 }
 
 /** A page outside the frame (no session, not found without an account): plain, same headers. */

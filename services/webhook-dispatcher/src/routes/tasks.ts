@@ -41,7 +41,9 @@ export function registerTaskRoutes(app: App, deps: PlatformDeps, sweeper: Delive
         onRequest: async (request) => checkInternalCaller(request, callers),
       },
       async (request) => {
-        const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0))
+        // the queue the task was created on (the scheduler's own header; only Cloud Tasks gets this far)
+        const queue = request.headers['x-delivery-queue']
+        const outcome = await handler(Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), typeof queue === 'string' ? { queue } : undefined)
         await sweeper.maybeRun()
         return { ok: true as const, outcome }
       },

@@ -44,16 +44,32 @@ export function createEmbeddedAuditLogStore(edb: EmbeddedDb): AuditLogStore {
   const { db } = edb
   const append = auditAppender(edb)
   const first = db.prepare('SELECT * FROM audit_log WHERE account_id = ? ORDER BY id DESC LIMIT ?')
-  const after = db.prepare('SELECT * FROM audit_log WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+  const older = db.prepare('SELECT * FROM audit_log WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
+  const newer = db.prepare('SELECT * FROM audit_log WHERE account_id = ? AND id > ? ORDER BY id ASC LIMIT ?')
+  // whether anything lies beyond a page on the side it was not read from: one row of the primary key
+  const anyFrom = db.prepare('SELECT 1 FROM audit_log WHERE account_id = ? AND id >= ? LIMIT 1')
+  const anyUpTo = db.prepare('SELECT 1 FROM audit_log WHERE account_id = ? AND id <= ? LIMIT 1')
   return {
     async append(e) {
       append(e)
     },
-    async list(accountId, { before, limit }) {
+    async list(accountId, { before, after, limit }) {
+      if (after !== undefined && before === undefined) {
+        // the newer page: the `limit` entries just above `after`, read upwards, shown newest first
+        const rows = newer.all(accountId, after, limit + 1) as unknown as Row[]
+        const data = rows.slice(0, limit).map(fromRow).reverse()
+        const olderExists = anyUpTo.get(accountId, after) !== undefined
+        return {
+          data,
+          next_before: olderExists ? (data[data.length - 1]?.id ?? null) : null,
+          newer_after: rows.length > limit ? data[0]!.id : null,
+        }
+      }
       // one more than asked: whether an older page exists, without a second query
-      const rows = (before === undefined ? first.all(accountId, limit + 1) : after.all(accountId, before, limit + 1)) as unknown as Row[]
+      const rows = (before === undefined ? first.all(accountId, limit + 1) : older.all(accountId, before, limit + 1)) as unknown as Row[]
       const data = rows.slice(0, limit).map(fromRow)
-      return { data, next_before: rows.length > limit ? data[data.length - 1]!.id : null }
+      const newerExists = before !== undefined && anyFrom.get(accountId, before) !== undefined
+      return { data, next_before: rows.length > limit ? data[data.length - 1]!.id : null, newer_after: newerExists ? (data[0]?.id ?? null) : null }
     },
     async close() {},
   }

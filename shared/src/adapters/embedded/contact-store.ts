@@ -43,6 +43,8 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
   const byEmail = db.prepare(LOOKUP_SQL.byEmail)
   const pageFirst = db.prepare('SELECT data FROM contacts WHERE account_id = ? ORDER BY id LIMIT ?')
   const pageAfter = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?')
+  // the previous page, read downwards from its end on the primary key, then put back in order
+  const pageBefore = db.prepare('SELECT data FROM contacts WHERE account_id = ? AND id < ? ORDER BY id DESC LIMIT ?')
 
   const parse = (row: unknown): ContactRecord | null => (row ? (JSON.parse((row as { data: string }).data) as ContactRecord) : null)
   const get = (accountId: string, contactId: string) => parse(selectOne.get(accountId, contactId))
@@ -103,8 +105,13 @@ export function createEmbeddedContactStore(edb: EmbeddedDb): ContactStore {
     async findByBusinessEmail(accountId, email) {
       return parse(byEmail.get(accountId, email.toLowerCase()))
     },
-    async list(accountId, { after, limit }) {
+    async list(accountId, { after, before, limit }) {
       if (limit <= 0) return []
+      if (before !== undefined && after === undefined)
+        return pageBefore
+          .all(accountId, before, limit)
+          .map((r) => parse(r)!)
+          .reverse()
       const rows = after === undefined ? pageFirst.all(accountId, limit) : pageAfter.all(accountId, after, limit)
       return rows.map((r) => parse(r)!)
     },

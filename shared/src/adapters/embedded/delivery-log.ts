@@ -47,10 +47,13 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
   )
   const select = `SELECT d.data AS data, b.body AS body FROM tenant_deliveries d LEFT JOIN tenant_delivery_bodies b ON b.id = d.id`
   const getOne = db.prepare(`${select} WHERE d.id = ?`)
-  const firstPage = db.prepare(`${select} WHERE d.integration_id = ? ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
+  // the time range is always bound (open ends as sentinels: '' sorts before and '~' after every
+  // ISO 8601 time), so one statement serves both and the index's range scan stays
+  const inRange = `d.created_at >= ? AND d.created_at < ?`
+  const firstPage = db.prepare(`${select} WHERE d.integration_id = ? AND ${inRange} ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
   const cursorOf = db.prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
   const nextPage = db.prepare(
-    `${select} WHERE d.integration_id = ? AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+    `${select} WHERE d.integration_id = ? AND ${inRange} AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
   )
   // the partial index above holds only waiting deliveries (done ones have next_attempt_at null)
   const due = db.prepare(
@@ -76,12 +79,14 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
       const row = getOne.get(id) as Row | undefined
       return row ? toRecord(row) : null
     },
-    async list(integrationId, { before, limit }) {
-      if (before === undefined) return (firstPage.all(integrationId, limit) as unknown as Row[]).map(toRecord)
+    async list(integrationId, { before, limit, createdFrom, createdBefore }) {
+      const from = createdFrom ?? ''
+      const to = createdBefore ?? '~'
+      if (before === undefined) return (firstPage.all(integrationId, from, to, limit) as unknown as Row[]).map(toRecord)
       const cursor = cursorOf.get(before, integrationId) as { created_at: string } | undefined
       // an unknown cursor (expired or foreign) ends the listing rather than restarting it
       if (!cursor) return []
-      return (nextPage.all(integrationId, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
+      return (nextPage.all(integrationId, from, to, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
     },
     async listDue(before, limit) {
       return (due.all(before, limit) as unknown as Row[]).map(toRecord)

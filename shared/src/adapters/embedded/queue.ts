@@ -8,6 +8,7 @@ import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import { nextSlice } from '../../lib/slices.ts'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
+import { inMessageSpan, withTraceparent } from '../../logging/trace-propagation.ts'
 
 export interface EmbeddedQueueOptions {
   clock: Clock
@@ -322,7 +323,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       const now = clock.now()
       // publishes (and other hot writes) of one event-loop turn share a commit
       const { changes } = await edb.groupCommit(() =>
-        insert.run(id, topic, data, JSON.stringify(attributes), new Date(now).toISOString(), now, now + retentionMs, topic),
+        insert.run(id, topic, data, JSON.stringify(withTraceparent(attributes)), new Date(now).toISOString(), now, now + retentionMs, topic),
       )
       // no subscription: nothing was kept, so there is nothing to wait for (Pub/Sub accepts and drops it too)
       if (Number(changes) === 0) return id
@@ -363,7 +364,9 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
         )
         let result: 'ack' | 'nack'
         try {
-          result = (await handler(toMessage(row))) === 'ack' ? 'ack' : 'nack'
+          // in a span continuing the publisher's trace (its `traceparent` attribute)
+          const message = toMessage(row)
+          result = (await inMessageSpan(topic, message, () => handler(message))) === 'ack' ? 'ack' : 'nack'
         } catch (err) {
           logger.error({ err, topic, messageId: row.id, attempt: row.delivery_count }, 'message handler failed')
           result = 'nack'

@@ -3,6 +3,7 @@ import type { Clock } from '../../model/clock.ts'
 import type { EmbeddedDb } from './db.ts'
 import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import type { QueueRate, TaskHandler, TaskScheduler } from '../../ports/task-scheduler.ts'
+import { QueueQuotaError } from '../../errors/queue-errors.ts'
 
 export interface EmbeddedTaskSchedulerOptions {
   clock: Clock
@@ -11,6 +12,8 @@ export interface EmbeddedTaskSchedulerOptions {
   pollIntervalMs?: number
   /** first retry delay after a throwing handler; doubles per dispatch up to 5 min (default 1 s) */
   retryBackoffMs?: number
+  /** queues the file may hold, as Cloud Tasks' per-region quota (default: no limit; small in tests) */
+  maxQueues?: number
 }
 
 export interface EmbeddedTaskScheduler extends TaskScheduler {
@@ -89,6 +92,8 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     ON CONFLICT (queue) DO UPDATE SET max_dispatches_per_second = excluded.max_dispatches_per_second,
       max_concurrent_dispatches = excluded.max_concurrent_dispatches`)
   const selectQueues = db.prepare('SELECT queue, max_dispatches_per_second, max_concurrent_dispatches FROM task_queues')
+  const queueExists = db.prepare('SELECT 1 FROM task_queues WHERE queue = ?')
+  const countQueues = db.prepare('SELECT COUNT(*) AS n FROM task_queues')
   const insertTask = db.prepare('INSERT OR IGNORE INTO task_tasks (queue, name, payload, run_at) VALUES (?, ?, ?, ?)')
   // the queues with a due task: a loose index scan (one index seek per queue with pending
   // tasks), then one EXISTS probe each — not a scan of every pending task on every poll
@@ -252,7 +257,11 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   const scheduler: EmbeddedTaskScheduler = {
     async ensureQueue(queue, rate) {
       if (!(rate.maxDispatchesPerSecond > 0) || !(rate.maxConcurrentDispatches >= 1)) throw new Error(`invalid rate for queue ${queue}`)
-      upsertQueue.run(queue, rate.maxDispatchesPerSecond, Math.floor(rate.maxConcurrentDispatches))
+      const maxQueues = options.maxQueues
+      edb.transaction(() => {
+        if (maxQueues !== undefined && !queueExists.get(queue) && Number((countQueues.get() as { n: number }).n) >= maxQueues) throw new QueueQuotaError(queue)
+        upsertQueue.run(queue, rate.maxDispatchesPerSecond, Math.floor(rate.maxConcurrentDispatches))
+      })
     },
 
     async enqueue(task) {

@@ -220,6 +220,15 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async listIntegrations(accountId) {
       return many<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE account_id = ? ORDER BY created_at, id`, accountId)
     },
+    async deleteIntegration(id, options) {
+      return edb.transaction(() => {
+        const prev = one<IntegrationRecord>(`SELECT data FROM tenant_integrations WHERE id = ?`, id)
+        if (!prev) return null
+        run(`DELETE FROM tenant_integrations WHERE id = ?`, id)
+        audited(prev, options)
+        return prev
+      })
+    },
 
     async deleteAccountData(accountId) {
       edb.transaction(() => {

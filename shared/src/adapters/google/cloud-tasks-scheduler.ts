@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto'
 import type { QueueRate, TaskRequest, TaskScheduler } from '../../ports/task-scheduler.ts'
-import { ALREADY_EXISTS, codeOf } from './grpc-codes.ts'
+import { QueueQuotaError, QueueUnavailableError } from '../../errors/queue-errors.ts'
+import { withTraceparent } from '../../logging/trace-propagation.ts'
+import { ALREADY_EXISTS, codeOf, NOT_FOUND } from './grpc-codes.ts'
+
+/** CreateQueue past the project's queue quota (1,000 per region by default) */
+const RESOURCE_EXHAUSTED = 8
+/** CreateTask on a queue that is not running (paused, disabled): handled like a missing one */
+const FAILED_PRECONDITION = 9
 
 /** The part of `CloudTasksClient` (@google-cloud/tasks) this adapter calls; tests pass a fake. */
 export interface CloudTasksApi {
@@ -135,6 +142,7 @@ export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudT
           queue: { name: queuePath(queue), rateLimits, retryConfig: QUEUE_RETRY_CONFIG },
         })
       } catch (err) {
+        if (codeOf(err) === RESOURCE_EXHAUSTED) throw new QueueQuotaError(queue)
         if (codeOf(err) !== ALREADY_EXISTS) throw err
         // a queue created by an older version keeps its old retry config unless it is patched
         await client.updateQueue({
@@ -154,7 +162,8 @@ export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudT
           httpRequest: {
             url: options.targetUrl,
             httpMethod: 'POST',
-            headers: { 'Content-Type': 'application/json', 'X-Delivery-Queue': task.queue },
+            // the enqueuer's trace: /tasks/deliver continues it (platform/telemetry-propagator.ts)
+            headers: withTraceparent({ 'Content-Type': 'application/json', 'X-Delivery-Queue': task.queue }),
             body: task.payload,
             oidcToken: { serviceAccountEmail: options.serviceAccountEmail, audience: options.audience },
           },
@@ -168,6 +177,8 @@ export function createCloudTasksScheduler(client: CloudTasksApi, options: CloudT
       try {
         await client.createTask(request)
       } catch (err) {
+        // a new queue can take minutes to accept tasks; a deleted one never will again
+        if (codeOf(err) === NOT_FOUND || codeOf(err) === FAILED_PRECONDITION) throw new QueueUnavailableError(task.queue)
         if (codeOf(err) !== ALREADY_EXISTS) throw err
       }
     },

@@ -25,12 +25,34 @@ export function createFirestoreAuditLogStore(firestore: Firestore): AuditLogStor
       createAuditEntryIn(firestore, batch, e)
       await batch.commit()
     },
-    async list(accountId, { before, limit }) {
+    async list(accountId, { before, after, limit }) {
+      // whether anything lies beyond a page on the side it was not read from: one document
+      const anyWhere = async (op: '>=' | '<=', id: string) => !(await entries(accountId).where('id', op, id).limit(1).get()).empty
+      if (after !== undefined && before === undefined) {
+        // the newer page: the `limit` entries just above `after`, read upwards, shown newest first
+        const [snap, olderExists] = await Promise.all([
+          entries(accountId)
+            .orderBy('id', 'asc')
+            .where('id', '>', after)
+            .limit(limit + 1)
+            .get(),
+          anyWhere('<=', after),
+        ])
+        const data = snap.docs
+          .slice(0, limit)
+          .map((d) => d.data() as AuditEntry)
+          .reverse()
+        return {
+          data,
+          next_before: olderExists ? (data[data.length - 1]?.id ?? null) : null,
+          newer_after: snap.docs.length > limit ? data[0]!.id : null,
+        }
+      }
       let query = entries(accountId).orderBy('id', 'desc')
       if (before !== undefined) query = query.where('id', '<', before)
-      const snap = await query.limit(limit + 1).get()
+      const [snap, newerExists] = await Promise.all([query.limit(limit + 1).get(), before !== undefined ? anyWhere('>=', before) : Promise.resolve(false)])
       const data = snap.docs.slice(0, limit).map((d) => d.data() as AuditEntry)
-      return { data, next_before: snap.docs.length > limit ? data[data.length - 1]!.id : null }
+      return { data, next_before: snap.docs.length > limit ? data[data.length - 1]!.id : null, newer_after: newerExists ? (data[0]?.id ?? null) : null }
     },
     async close() {},
   }

@@ -212,8 +212,15 @@ export function createFirestoreContactStore(firestore: Firestore, options: { bul
     },
     findByNetworkUrl: (accountId, networkUrl) => first(accountId, 'identity.network_url', networkUrl),
     findByBusinessEmail: (accountId, email) => first(accountId, 'business_email', email.toLowerCase()),
-    async list(accountId, { after, limit }) {
+    async list(accountId, { after, before, limit }) {
       if (limit <= 0) return []
+      if (before !== undefined && after === undefined) {
+        // the previous page, read downwards from its end, then put back in order. On the `id` field
+        // (the document id, copied in every record): Firestore scans document ids upwards only,
+        // while a single field has an automatic descending index
+        const snap = await contacts(accountId).orderBy('id', 'desc').where('id', '<', before).limit(limit).get()
+        return snap.docs.map((d) => d.data() as ContactRecord).reverse()
+      }
       let query = contacts(accountId).orderBy(FieldPath.documentId()).limit(limit)
       if (after !== undefined) query = query.startAfter(after)
       const snap = await query.get()

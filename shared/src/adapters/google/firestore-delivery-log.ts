@@ -24,9 +24,13 @@ export function createFirestoreDeliveryLog(firestore: Firestore): DeliveryLog {
       const snap = await deliveries.doc(id).get()
       return snap.exists ? toDelivery(snap.data()!) : null
     },
-    async list(integrationId, { before, limit }) {
-      // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC)
-      let query = deliveries.where('integration_id', '==', integrationId).orderBy('created_at', 'desc').orderBy(FieldPath.documentId(), 'desc').limit(limit)
+    async list(integrationId, { before, limit, createdFrom, createdBefore }) {
+      // composite index: deliveries (integration_id ASC, created_at DESC, __name__ DESC); the
+      // time range is on created_at, the first order field, so the same index serves it
+      let query = deliveries.where('integration_id', '==', integrationId)
+      if (createdFrom !== undefined) query = query.where('created_at', '>=', createdFrom)
+      if (createdBefore !== undefined) query = query.where('created_at', '<', createdBefore)
+      query = query.orderBy('created_at', 'desc').orderBy(FieldPath.documentId(), 'desc').limit(limit)
       if (before !== undefined) {
         const cursor = await deliveries.doc(before).get()
         // an unknown cursor (expired or foreign) ends the listing rather than restarting it

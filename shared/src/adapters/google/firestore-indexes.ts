@@ -46,4 +46,6 @@ export const FIRESTORE_TTL_FIELDS: readonly FirestoreTtlField[] = [
   { collectionGroup: 'portal_sessions', field: 'expire_at' },
   // and secrets shown once after a form (after their few minutes)
   { collectionGroup: 'portal_reveals', field: 'expire_at' },
+  // the inbound debugger's recent pushes (push_log/{connection}/pushes: kept 7 days)
+  { collectionGroup: 'pushes', field: 'expire_at' },
 ]

@@ -3,7 +3,8 @@ import { FieldValue, Timestamp } from '@google-cloud/firestore'
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore'
 import type { RateLimiter } from '../../ports/rate-limiter.ts'
 import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
-import { decide, ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
+import { ExhaustionMemo, memoKeyOf, rejection } from '../rate-limit-windows.ts'
+import { RateLimitLanes, roomFor } from '../rate-limit-lanes.ts'
 import { slotOf } from '../../model/rate-limit-window.ts'
 import { backoff, isConflict } from './grpc-codes.ts'
 
@@ -12,8 +13,12 @@ import { backoff, isConflict } from './grpc-codes.ts'
  * `{ count, expire_at }`; `expire_at` (the end of the window) is the field of a TTL policy
  * (listed in ../firestore-indexes.ts), so old windows disappear without a sweeper.
  *
- * Each request is an optimistic transaction over its window documents: one `getAll` reads them,
- * and only when every window admits the request, one atomic WriteBatch increments them all, each
+ * The requests of one key waiting in one instance are claimed together (rate-limit-lanes.ts: at
+ * most one transaction per key per instance in flight, so only instances contend; 300 concurrent
+ * pushes on one key per instance each running their own took longer than the edge's dependency
+ * deadline). A claim of n requests is an optimistic transaction over the window documents: one
+ * `getAll` reads them, and when the windows have room for k of the n (k > 0), one atomic
+ * WriteBatch adds k to them all (the first k waiting are admitted, the rest refused), each
  * write conditioned on the document being unchanged since the read (`update` with
  * `lastUpdateTime`, or `create` for a window's first request). A concurrent increment makes the
  * batch fail as a whole; the request then re-reads and retries after a short jittered wait.
@@ -22,7 +27,7 @@ import { backoff, isConflict } from './grpc-codes.ts'
  * the documents and, on contention, retry with a backoff starting at one second, which stalls
  * exactly the hot keys a rate limiter serves.)
  *
- * Write rate: every admitted request writes each of its window documents once. Firestore
+ * Write rate: every claim with an admitted request writes each of its window documents once. Firestore
  * sustains roughly one write per second per document (bursts above that, about 120 per minute
  * here, work but contend: transactions on one hot document serialize and retry). The platform's
  * limits (120 per 60 s per key; link minting 120 per minute per customer) stay within that, and
@@ -50,6 +55,7 @@ const liveNote = (snap: DocumentSnapshot, nowMs: number): string | null => {
 export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
   const collection = firestore.collection('rate_limits')
   const memo = new ExhaustionMemo()
+  const lanes = new RateLimitLanes(memo)
 
   return {
     async consume(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<RateLimitDecision> {
@@ -64,32 +70,30 @@ export function createFirestoreRateLimiter(firestore: Firestore): RateLimiter {
       if (known >= 0) return rejection(slots[known]!, nowMs)
 
       const refs = docIds.map((id) => collection.doc(id))
-      for (let attempt = 1; ; attempt++) {
-        const snaps = await firestore.getAll(...refs)
-        const current = snaps.map((snap) => (snap.exists ? Number(snap.get('count') ?? 0) : 0))
-        // refused: no write. A count read now can only grow within its window, so the refusal holds.
-        if (current.some((c, i) => c >= slots[i]!.window.limit)) return decide(false, current, slots, memoKeys, memo, nowMs)
-        const batch = firestore.batch()
-        snaps.forEach((snap, i) => {
-          const data = { count: current[i]! + 1, expire_at: Timestamp.fromMillis(slots[i]!.endMs) }
-          if (snap.exists) batch.update(refs[i]!, data, { lastUpdateTime: snap.updateTime! })
-          else batch.create(refs[i]!, data)
-        })
-        try {
-          await batch.commit()
-          return decide(
-            true,
-            current.map((c) => c + 1),
-            slots,
-            memoKeys,
-            memo,
-            nowMs,
-          )
-        } catch (err) {
-          if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err
-          await retryWait(attempt)
+      // one transaction for the n requests of this key waiting in this instance (rate-limit-lanes.ts)
+      const claim = async (n: number) => {
+        for (let attempt = 1; ; attempt++) {
+          const snaps = await firestore.getAll(...refs)
+          const current = snaps.map((snap) => (snap.exists ? Number(snap.get('count') ?? 0) : 0))
+          const admitted = roomFor(n, current, slots)
+          // all refused: no write. A count read now can only grow within its window, so the refusal holds.
+          if (admitted === 0) return { current, admitted }
+          const batch = firestore.batch()
+          snaps.forEach((snap, i) => {
+            const data = { count: current[i]! + admitted, expire_at: Timestamp.fromMillis(slots[i]!.endMs) }
+            if (snap.exists) batch.update(refs[i]!, data, { lastUpdateTime: snap.updateTime! })
+            else batch.create(refs[i]!, data)
+          })
+          try {
+            await batch.commit()
+            return { current, admitted }
+          } catch (err) {
+            if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err
+            await retryWait(attempt)
+          }
         }
       }
+      return lanes.consume(memoKeys.join(' '), slots, memoKeys, nowMs, claim)
     },
     async peek(key: string, windows: readonly RateLimitWindow[], nowMs: number): Promise<number[]> {
       if (windows.length === 0) return []

@@ -251,6 +251,18 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
     async listIntegrations(accountId) {
       return (await listByAccount<IntegrationRecord>(integrations, accountId)).sort(byCreatedThen((r) => r.id))
     },
+    async deleteIntegration(id, options) {
+      const ref = integrations.doc(id)
+      return firestore.runTransaction(async (tx) => {
+        const snap = await tx.get(ref)
+        if (!snap.exists) return null
+        const prev = snap.data() as IntegrationRecord
+        tx.delete(ref)
+        bump(tx)
+        audited(tx, prev, options)
+        return prev
+      })
+    },
 
     async deleteAccountData(accountId) {
       const refs: DocumentReference[] = [accounts.doc(accountId)]

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
+import { inMessageSpan, withTraceparent } from '../../logging/trace-propagation.ts'
 
 export interface PubSubQueueOptions {
   logger: Logger
@@ -116,7 +117,8 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
   async function publishTo(name: string, data: Buffer, attributes: Record<string, string>): Promise<string> {
     if (closed) throw new Error('queue closed')
     await ensure(name.endsWith('-dead-letter') ? name.slice(0, -'-dead-letter'.length) : name)
-    return topicFor(name).publishMessage({ data, attributes })
+    // our `traceparent`; with the client's tracing on it adds `googclient_traceparent` (its publish span)
+    return topicFor(name).publishMessage({ data, attributes: withTraceparent(attributes) })
   }
 
   return {
@@ -156,7 +158,7 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
         }
         let result: 'ack' | 'nack'
         try {
-          result = (await handler(queueMessage)) === 'ack' ? 'ack' : 'nack'
+          result = (await inMessageSpan(topic, queueMessage, () => handler(queueMessage))) === 'ack' ? 'ack' : 'nack'
         } catch (err) {
           logger.error({ err, topic, messageId: message.id, attempt }, 'message handler failed')
           result = 'nack'

@@ -1,5 +1,6 @@
 import { request, type Dispatcher } from 'undici'
 import type { SendResult } from '../../ports/webhook-sender.ts'
+import { keptResponseHeaders } from './response-headers.ts'
 
 export const SEND_TIMEOUT_MS = 15_000
 export const MAX_RESPONSE_BYTES = 64 * 1024
@@ -50,6 +51,7 @@ export async function postOnce(
       latencyMs: now() - started,
       excerpt: text.length ? text : null,
       retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+      headers: keptResponseHeaders(res.headers),
     }
   } catch (err) {
     const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } }

@@ -18,6 +18,7 @@ const AUDITABLE_WRITES = {
   createCustomField: 1,
   createIntegration: 1,
   updateIntegration: 2,
+  deleteIntegration: 1,
 } as const satisfies Partial<Record<keyof TenantStore, number>>
 
 type Auditable = keyof typeof AUDITABLE_WRITES

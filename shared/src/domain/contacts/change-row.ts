@@ -1,5 +1,6 @@
 import type { ContactRecord } from '../../model/records.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
+import { activeTraceId } from '../../logging/trace-propagation.ts'
 import { CHANGE_ROW_VERSION, type ChangeLoadRow, type ChangeOp, type ChangeRow, type ChangeRowAttributes } from '../../contract/messages.ts'
 
 /**
@@ -32,19 +33,22 @@ export function epochMicros(iso: string): number {
   return ms * 1000 + Number(fraction.padEnd(6, '0').slice(3, 6))
 }
 
-/** The row the upsert worker publishes to `contact-changes` (TIMESTAMP columns in microseconds). */
-export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeRow {
-  return rowOf(record, at, op, epochMicros)
+/**
+ * The row the upsert worker publishes to `contact-changes` (TIMESTAMP columns in microseconds),
+ * with the trace it is made in: the batch's, which began at the edge's request (docs/operations.md, "Traces").
+ */
+export function toChangeRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert', traceId: string | null = activeTraceId()): ChangeRow {
+  return { ...rowOf(record, at, op, epochMicros), trace_id: traceId }
 }
 
 /** The row the export command writes for `bq load` (TIMESTAMP columns as the stored ISO strings). */
 export function toLoadRow(record: ContactRecord, at: string, op: ChangeOp = 'upsert'): ChangeLoadRow {
-  return rowOf(record, at, op, (iso) => iso)
+  return { ...rowOf(record, at, op, (iso) => iso), trace_id: null }
 }
 
 type Instants<T> = { changed_at: T; first_seen_at: T | null; last_seen_at: T | null; updated_at: T | null }
 
-function rowOf<T>(record: ContactRecord, at: string, op: ChangeOp, instant: (iso: string) => T): Omit<ChangeRow, keyof Instants<T>> & Instants<T> {
+function rowOf<T>(record: ContactRecord, at: string, op: ChangeOp, instant: (iso: string) => T): Omit<ChangeRow, keyof Instants<T> | 'trace_id'> & Instants<T> {
   const maybe = (iso: string | null | undefined) => (iso === null || iso === undefined ? null : instant(iso))
   return {
     account_id: record.account_id,
@@ -147,4 +151,5 @@ export const CHANGE_ROW_BIGQUERY_SCHEMA: readonly BigQueryField[] = [
     fields: [str('key', 'Trait key'), str('label', 'Trait label'), str('value', 'Trait value'), str('group', 'demographics, financial or household')],
   },
   str('custom_fields', 'JSON object text: {key: {value, source, enriched_at}}'),
+  str('trace_id', 'Cloud Trace id of the trace the change was made in (the push that carried it); null for exported rows'),
 ]

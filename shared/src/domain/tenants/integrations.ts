@@ -1,5 +1,12 @@
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
-import type { CreateIntegrationBody, CreatedIntegration, IntegrationView, UpdateIntegrationBody } from '../../contract/admin.ts'
+import {
+  INTEGRATION_DESCRIPTION_MAX,
+  INTEGRATION_NAME_MAX,
+  type CreateIntegrationBody,
+  type CreatedIntegration,
+  type IntegrationView,
+  type UpdateIntegrationBody,
+} from '../../contract/admin.ts'
 import { checkUrlStatically } from '../webhooks/ssrf.ts'
 import { generateSigningSecret } from '../webhooks/signing.ts'
 import { prefixedId } from '../../model/ids.ts'
@@ -37,6 +44,18 @@ async function requireIntegration(deps: TenantDeps, accountId: string, integrati
   return integration
 }
 
+/**
+ * A label or note as stored: trimmed, an empty one is none (null). Bounded here too, not only by
+ * the API's schema: the portal's forms call these functions directly.
+ */
+function words(value: string | null | undefined, field: 'name' | 'description'): string | null {
+  const trimmed = value?.trim()
+  if (!trimmed) return null
+  const max = field === 'name' ? INTEGRATION_NAME_MAX : INTEGRATION_DESCRIPTION_MAX
+  if (trimmed.length > max) throw invalidPayload(issue(`/${field}`, 'too_long', `the ${field} has at most ${max} characters`))
+  return trimmed
+}
+
 /** `POST /api/v1/admin/accounts/{accountId}/integrations`: the signing secret is in this response only. */
 export async function createIntegration(deps: TenantDeps, accountId: string, body: CreateIntegrationBody): Promise<CreatedIntegration> {
   const account = await requireAccount(deps, accountId)
@@ -54,6 +73,8 @@ export async function createIntegration(deps: TenantDeps, accountId: string, bod
     active: true,
     disabled_reason: null,
     signing_secrets: [{ secret, created_at: now, expires_at: null }],
+    name: words(body.name, 'name'),
+    description: words(body.description, 'description'),
     created_at: now,
     updated_at: now,
   }
@@ -81,6 +102,8 @@ export async function updateIntegration(deps: TenantDeps, accountId: string, int
     ...(url !== undefined ? { url } : {}),
     ...(body.payload_version !== undefined ? { payload_version: body.payload_version } : {}),
     ...(tiers !== undefined ? { tiers } : {}),
+    ...(body.name !== undefined ? { name: words(body.name, 'name') } : {}),
+    ...(body.description !== undefined ? { description: words(body.description, 'description') } : {}),
     ...(body.active !== undefined ? { active: body.active, ...(body.active ? { disabled_reason: null } : {}) } : {}),
     updated_at: nowIso(deps),
   })
@@ -96,4 +119,18 @@ export async function getIntegration(deps: TenantDeps, accountId: string, integr
 export async function listIntegrations(deps: TenantDeps, accountId: string): Promise<{ data: IntegrationView[] }> {
   await requireAccount(deps, accountId)
   return { data: (await deps.tenants.listIntegrations(accountId)).map(integrationView) }
+}
+
+/**
+ * `DELETE …/integrations/{integrationId}`: the integration is removed; its delivery log stays
+ * until it ages out (DELIVERY_RETENTION_MS). Deliveries still queued for it find no integration
+ * and end as `failed` on their next attempt without a request (domain/webhooks/deliver.ts), so
+ * nothing retries forever. Returns what was deleted (the caller's audit entry names it).
+ */
+export async function deleteIntegration(deps: TenantDeps, accountId: string, integrationId: string): Promise<IntegrationView> {
+  await requireAccount(deps, accountId)
+  await requireIntegration(deps, accountId, integrationId)
+  const deleted = await deps.tenants.deleteIntegration(integrationId)
+  if (!deleted) throw new AppError('not_found')
+  return integrationView(deleted)
 }

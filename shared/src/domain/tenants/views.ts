@@ -73,6 +73,9 @@ export function integrationView(i: IntegrationRecord): IntegrationView {
     tiers: { contact_handles: i.tiers.contact_handles, sensitive_traits: i.tiers.sensitive_traits },
     active: i.active,
     disabled_reason: i.disabled_reason,
+    name: i.name ?? null,
+    description: i.description ?? null,
+    failing: i.failing ?? null,
     created_at: i.created_at,
     updated_at: i.updated_at,
   }

@@ -5,6 +5,10 @@ import { enqueueAttempt, readDeliveryTask } from './deliveries.ts'
 import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
 import { activeSecrets, signatureHeaders } from './signing.ts'
 import { checkUrlStatically } from './ssrf.ts'
+import { OPERATOR_INTEGRATION_ID, operatorTarget } from '../operations/target.ts'
+import { noteEndpointOutcome } from '../operations/endpoint-failing.ts'
+import { holdForEndpointRate } from './pool-admission.ts'
+import { activeTraceId } from '../../logging/trace-propagation.ts'
 
 export const GONE_REASON = 'endpoint answered 410'
 
@@ -32,7 +36,9 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
   if (delivery.status === 'succeeded' && job.attempt !== 1) return 'stale'
 
   const nowMs = deps.clock.now()
-  const integration = await deps.tenantLookups.getIntegration(delivery.integration_id)
+  // operational events are deliveries to the operator's endpoint (domain/operations/target.ts)
+  const integration =
+    delivery.integration_id === OPERATOR_INTEGRATION_ID ? await operatorTarget(deps) : await deps.tenantLookups.getIntegration(delivery.integration_id)
   const record = async (attempt: DeliveryAttempt, patch: Partial<DeliveryRecord>) => {
     const updated: DeliveryRecord = { ...delivery, ...patch, attempts: [...delivery.attempts, attempt], updated_at: new Date(deps.clock.now()).toISOString() }
     await deps.deliveries.put(updated)
@@ -57,6 +63,8 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
       error: fields.error,
       latencyMs: fields.latencyMs,
       ...(fields.nextAttemptAt ? { nextAttemptAt: fields.nextAttemptAt } : {}),
+      // the attempt's trace (the visit's, carried by the task) in plain sight, also where no project names it for Cloud Logging
+      traceId: activeTraceId(),
     }
     if (outcome === 'succeeded') deps.logger.info(line, 'webhook delivered')
     else if (outcome === 'retrying') deps.logger.warn(line, 'webhook delivery failed: retry scheduled')
@@ -77,6 +85,7 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
   let error: string | null = null
   let latencyMs = 0
   let excerpt: string | null = null
+  let responseHeaders: Record<string, string> | null = null
   let retryAfterMs: number | null = null
   const secrets = activeSecrets(integration.signing_secrets, nowMs)
   if (!staticCheck.ok) error = `destination not allowed: ${staticCheck.reason}`
@@ -89,45 +98,61 @@ export async function runDeliveryJob(deps: PlatformDeps, job: DeliveryJob, rando
     error = res.error
     latencyMs = res.latencyMs
     excerpt = res.excerpt
+    responseHeaders = res.headers ?? null
     retryAfterMs = parseRetryAfter(res.retryAfter, deps.clock.now())
   }
-  const attempt: DeliveryAttempt = { attempt: job.attempt, at, status_code: statusCode, error, latency_ms: latencyMs, response_excerpt: excerpt }
+  const attempt: DeliveryAttempt = {
+    attempt: job.attempt,
+    at,
+    status_code: statusCode,
+    error,
+    latency_ms: latencyMs,
+    response_excerpt: excerpt,
+    response_headers: responseHeaders,
+  }
 
   const outcome = { statusCode, error, latencyMs }
   if (statusCode === 200) {
     await record(attempt, { status: 'succeeded', next_attempt_at: null })
     logAttempt('succeeded', outcome)
+    // health: a success ends a failure streak (domain/operations/endpoint-failing.ts)
+    await noteEndpointOutcome(deps, integration, { kind: 'succeeded' })
     return 'succeeded'
   }
   if (statusCode === 410) {
     await record(attempt, { status: 'failed', next_attempt_at: null })
     await deps.tenants.updateIntegration(integration.id, { active: false, disabled_reason: GONE_REASON, updated_at: new Date(deps.clock.now()).toISOString() })
     logAttempt('disabled', outcome)
+    await noteEndpointOutcome(deps, integration, { kind: 'disabled', reason: GONE_REASON, at })
     return 'disabled'
   }
   const delay = retryDelayMs(job.attempt + 1, random(), retryAfterMs)
   if (delay === null) {
     await record(attempt, { status: 'failed', next_attempt_at: null })
     logAttempt('failed', outcome)
+    await noteEndpointOutcome(deps, integration, { kind: 'failed', error: statusCode !== null ? `HTTP ${statusCode}` : error })
     return 'failed'
   }
   const next = new Date(deps.clock.now() + delay)
   const updated = await record(attempt, { status: 'retrying', next_attempt_at: next.toISOString() })
   await enqueueAttempt(deps, updated, { seq: job.seq + 1, attempt: job.attempt + 1 }, next)
   logAttempt('retrying', { ...outcome, nextAttemptAt: next.toISOString() })
+  await noteEndpointOutcome(deps, integration, { kind: 'failed', error: statusCode !== null ? `HTTP ${statusCode}` : error })
   return 'retrying'
 }
 
 /** The TaskHandler both paths use: Cloud Tasks' POST /tasks/deliver and the embedded runner. */
 /** `random` is the jitter source in [0,1) (tests fix it). */
 export function createDeliveryTaskHandler(deps: PlatformDeps, random: () => number = Math.random) {
-  return async (payload: Buffer): Promise<AttemptOutcome | 'invalid'> => {
+  // `meta.queue`: the task's queue; on a shared pool queue the endpoint's rate is held here (pool-admission.ts)
+  return async (payload: Buffer, meta?: { queue: string }): Promise<AttemptOutcome | 'invalid' | 'deferred'> => {
     const job = readDeliveryTask(payload)
     if (!job.ok) {
       // done, not failed: the scheduler would only run the same bytes again
       deps.logger.error({ reason: job.reason, bytes: payload.length }, 'dropping an unreadable delivery task')
       return 'invalid'
     }
+    if (meta && (await holdForEndpointRate(deps, job.value, meta.queue))) return 'deferred'
     return runDeliveryJob(deps, job.value, random)
   }
 }

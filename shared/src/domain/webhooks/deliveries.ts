@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { QueueRate, TaskScheduler } from '../../ports/task-scheduler.ts'
+import type { QueueRate } from '../../ports/task-scheduler.ts'
 import type { DeliveryRecord } from '../../model/records.ts'
 import { DELIVERY_JOB_VERSION, DeliveryJob } from '../../contract/messages.ts'
 import { messageCheck, type Checked } from '../../contract/message-check.ts'
+import { deliveryQueueFor, enqueueOnDeliveryQueue, type QueuePoolDeps } from './queue-pool.ts'
+import { activeTraceId } from '../../logging/trace-propagation.ts'
 
 /**
  * Per-endpoint queue rate: bounded rate and concurrency protect the receiver, not us. The rate is
@@ -11,6 +13,9 @@ import { messageCheck, type Checked } from '../../contract/message-check.ts'
  * to 500 per queue); at most 50 deliveries to one endpoint are in flight.
  */
 const ENDPOINT_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 100, maxConcurrentDispatches: 50 }
+
+/** What scheduling a delivery attempt needs: the scheduler, and the queue pool's choice (queue-pool.ts). */
+export type EnqueueDeps = QueuePoolDeps & { config: Pick<PlatformDeps['config'], 'webhookEndpointRate'> }
 
 function endpointQueueRate(config: { webhookEndpointRate?: number } | undefined): QueueRate {
   return { ...ENDPOINT_QUEUE_RATE, maxDispatchesPerSecond: config?.webhookEndpointRate ?? ENDPOINT_QUEUE_RATE.maxDispatchesPerSecond }
@@ -33,29 +38,11 @@ export function taskNameFor(deliveryId: string, seq: number, attempt: number): s
   return `${deliveryId}-${seq}-${attempt}`
 }
 
-const ensured = new WeakMap<TaskScheduler, Set<string>>()
-
-/** ensureQueue once per process and queue. */
-async function ensureEndpointQueue(tasks: TaskScheduler, integrationId: string, rate: QueueRate = ENDPOINT_QUEUE_RATE): Promise<string> {
-  const name = queueNameFor(integrationId)
-  let set = ensured.get(tasks)
-  if (!set) ensured.set(tasks, (set = new Set()))
-  if (!set.has(name)) {
-    await tasks.ensureQueue(name, rate)
-    set.add(name)
-  }
-  return name
-}
-
-export async function enqueueAttempt(
-  deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } },
-  delivery: DeliveryRecord,
-  job: Omit<DeliveryJob, 'v' | 'delivery_id'>,
-  at?: Date,
-): Promise<void> {
-  const queue = await ensureEndpointQueue(deps.tasks, delivery.integration_id, endpointQueueRate(deps.config))
+/** Schedules one attempt on the endpoint's queue: its own, or a shared pool queue (queue-pool.ts). */
+export async function enqueueAttempt(deps: EnqueueDeps, delivery: DeliveryRecord, job: Omit<DeliveryJob, 'v' | 'delivery_id'>, at?: Date): Promise<void> {
+  const queue = await deliveryQueueFor(deps, delivery.integration_id, queueNameFor(delivery.integration_id), endpointQueueRate(deps.config))
   const payload: DeliveryJob = { v: DELIVERY_JOB_VERSION, delivery_id: delivery.id, ...job }
-  await deps.tasks.enqueue({
+  await enqueueOnDeliveryQueue(deps, delivery.integration_id, {
     queue,
     name: taskNameFor(delivery.id, job.seq, job.attempt),
     payload: Buffer.from(JSON.stringify(payload)),
@@ -105,10 +92,7 @@ function awaitedJobOf(d: DeliveryRecord): Omit<DeliveryJob, 'v' | 'delivery_id'>
  * writes the record, so it cannot undo an attempt recorded meanwhile. False when the delivery
  * is done.
  */
-export async function resumeDelivery(
-  deps: Pick<PlatformDeps, 'tasks'> & { config?: { webhookEndpointRate?: number } },
-  delivery: DeliveryRecord,
-): Promise<boolean> {
+export async function resumeDelivery(deps: EnqueueDeps, delivery: DeliveryRecord): Promise<boolean> {
   const job = awaitedJobOf(delivery)
   if (!job) return false
   const at = delivery.next_attempt_at ? new Date(delivery.next_attempt_at) : undefined
@@ -122,7 +106,7 @@ export async function resumeDelivery(
  * enqueued again (resumeDelivery; the scheduler dedupes task names).
  */
 export async function createDelivery(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks'>,
+  deps: EnqueueDeps & Pick<PlatformDeps, 'deliveries'>,
   args: { accountId: string; integrationId: string; eventId: string; body: string; now: string },
 ): Promise<DeliveryRecord> {
   const id = deliveryIdFor(args.eventId, args.integrationId)
@@ -142,6 +126,8 @@ export async function createDelivery(
     next_attempt_at: args.now,
     created_at: args.now,
     updated_at: args.now,
+    // the visit's trace, which the delivery task's `traceparent` carries to each attempt
+    trace_id: activeTraceId(),
   }
   await deps.deliveries.put(delivery)
   await enqueueAttempt(deps, delivery, { seq: 1, attempt: 1 })
@@ -149,7 +135,7 @@ export async function createDelivery(
 }
 
 /** Replay: a new run of attempts for a kept delivery (any status), starting now. */
-export async function replayDelivery(deps: Pick<PlatformDeps, 'deliveries' | 'tasks' | 'clock'>, delivery: DeliveryRecord): Promise<DeliveryRecord> {
+export async function replayDelivery(deps: EnqueueDeps & Pick<PlatformDeps, 'deliveries'>, delivery: DeliveryRecord): Promise<DeliveryRecord> {
   const now = new Date(deps.clock.now()).toISOString()
   const updated: DeliveryRecord = { ...delivery, status: 'pending', next_attempt_at: now, updated_at: now }
   await deps.deliveries.put(updated)

@@ -1,13 +1,14 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { AppError } from '../../errors/app-error.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
-import { deliveryIdFor, replayDelivery } from './deliveries.ts'
+import { deliveryIdFor, replayDelivery, type EnqueueDeps } from './deliveries.ts'
 import { TEST_EVENT_ID_PREFIX } from './test-event.ts'
 import { decodeKeysetCursor, encodeKeysetCursor } from '../contacts/cursor.ts'
 
 export type DeliveryLogEntry = Omit<DeliveryRecord, 'body' | 'account_id' | 'integration_id'>
 
-async function integrationOf(deps: Pick<PlatformDeps, 'tenants'>, accountId: string, integrationId: string): Promise<IntegrationRecord> {
+/** The account's integration, or 404 (another account's is indistinguishable from a missing one). */
+export async function integrationOf(deps: Pick<PlatformDeps, 'tenants'>, accountId: string, integrationId: string): Promise<IntegrationRecord> {
   const integration = await deps.tenants.getIntegration(integrationId)
   // another account's integration is indistinguishable from a missing one
   if (!integration || integration.account_id !== accountId) throw new AppError('not_found')
@@ -16,11 +17,21 @@ async function integrationOf(deps: Pick<PlatformDeps, 'tenants'>, accountId: str
 
 export type DeliveryStatus = DeliveryRecord['status']
 
-/** Rows read per page at most when a status filter skips rows (the page then ends early, with a cursor). */
-const FILTER_SCAN_LIMIT = 1000
+/**
+ * Rows read per page at most when a status filter skips rows (the page then ends early, with a
+ * cursor). 250, not 1,000: at 1,000 a rare filter cost 32–41 ms at p50 on bench:portal's 100,000
+ * deliveries (docs/portal.md "Speed"); a short page with Older costs the tenant one click.
+ */
+const FILTER_SCAN_LIMIT = 250
 
 /** Test events (`sendTestEvent`) or the deliveries of real visits. */
 export type DeliveryKind = 'test' | 'real'
+
+/**
+ * The HTTP status of a delivery's last attempt: a class (`2xx`…`5xx`), one exact code, or
+ * `none` (no answer: a transport error, or not attempted yet).
+ */
+export type StatusCodeFilter = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'none' | number
 
 /** What a page of the log is narrowed to; every filter given must hold. */
 export interface DeliveryLogFilter {
@@ -28,22 +39,44 @@ export interface DeliveryLogFilter {
   kind?: DeliveryKind | undefined
   /** one event: at most one delivery per integration (its id is derived from the event id) */
   eventId?: string | undefined
+  statusCode?: StatusCodeFilter | undefined
+  /** created at or after this instant (ISO 8601); the store narrows by it (an index range) */
+  from?: string | undefined
+  /** created strictly before this instant (ISO 8601) */
+  to?: string | undefined
 }
+
+function codeMatches(filter: StatusCodeFilter, row: DeliveryRecord): boolean {
+  const code = row.attempts.at(-1)?.status_code ?? null
+  if (filter === 'none') return code === null
+  if (typeof filter === 'number') return code === filter
+  return code !== null && Math.floor(code / 100) === Number(filter[0])
+}
+
+const inTimeRange = (filter: DeliveryLogFilter, row: DeliveryRecord) =>
+  (filter.from === undefined || row.created_at >= filter.from) && (filter.to === undefined || row.created_at < filter.to)
 
 type DeliveryLogPage = { object: 'list'; data: DeliveryLogEntry[]; has_more: boolean; next_cursor: string | null }
 
 const entryOf = ({ body: _b, account_id: _a, integration_id: _i, ...entry }: DeliveryRecord): DeliveryLogEntry => entry
 
-/** The row test of the status and kind filters; null when neither is set (every row is kept). */
+/**
+ * The row test of the status, kind and status-code filters (none of them is indexed); null when
+ * none is set (every row is kept). The time range is the store's (an index range), not a row test.
+ */
 function keepOf(filter: DeliveryLogFilter): ((row: DeliveryRecord) => boolean) | null {
-  const { status, kind } = filter
-  if (status === undefined && kind === undefined) return null
-  return (row) => (status === undefined || row.status === status) && (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test'))
+  const { status, kind, statusCode } = filter
+  if (status === undefined && kind === undefined && statusCode === undefined) return null
+  return (row) =>
+    (status === undefined || row.status === status) &&
+    (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test')) &&
+    (statusCode === undefined || codeMatches(statusCode, row))
 }
 
 /**
  * One page of the delivery log, newest first; bodies are not listed (they stay for replay). With
- * `status` or `kind`, only the matching deliveries: rows are read in store pages and filtered, at
+ * `from` / `to`, the store lists that range of creation times only. With `status`, `kind` or
+ * `statusCode`, only the matching deliveries: rows are read in store pages and filtered, at
  * most FILTER_SCAN_LIMIT per answer, so a rare match answers a short page with a cursor to go on.
  * With `eventId`, the one delivery of that event is read by its id (no scan, no cursor), and the
  * other filters apply to it.
@@ -58,7 +91,8 @@ export async function listDeliveryLog(
   const keep = keepOf(options)
   if (options.eventId !== undefined) {
     const row = await deps.deliveries.get(deliveryIdFor(options.eventId, integrationId))
-    const found = row !== null && row.integration_id === integrationId && row.event_id === options.eventId && (keep === null || keep(row))
+    const found =
+      row !== null && row.integration_id === integrationId && row.event_id === options.eventId && inTimeRange(options, row) && (keep === null || keep(row))
     return { object: 'list', data: found ? [entryOf(row)] : [], has_more: false, next_cursor: null }
   }
   let before = decodeKeysetCursor('d1', options.cursor)
@@ -68,7 +102,12 @@ export async function listDeliveryLog(
   let lastSeen: string | undefined
   for (;;) {
     const chunk = keep === null ? options.limit + 1 : Math.min(FILTER_SCAN_LIMIT - scanned, 100) + 1
-    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), limit: chunk })
+    const rows = await deps.deliveries.list(integrationId, {
+      ...(before ? { before } : {}),
+      ...(options.from ? { createdFrom: options.from } : {}),
+      ...(options.to ? { createdBefore: options.to } : {}),
+      limit: chunk,
+    })
     const more = rows.length === chunk
     const taken = more ? rows.slice(0, chunk - 1) : rows
     for (const row of taken) {
@@ -105,7 +144,7 @@ export async function listDeliveryLog(
 
 /** Replay of one kept delivery; 409 while the integration is disabled (re-enable it first). */
 export async function replayDeliveryFor(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock'>,
+  deps: EnqueueDeps & Pick<PlatformDeps, 'deliveries'>,
   accountId: string,
   integrationId: string,
   deliveryId: string,
@@ -115,4 +154,17 @@ export async function replayDeliveryFor(
   if (!delivery || delivery.integration_id !== integration.id) throw new AppError('not_found')
   if (!integration.active) throw new AppError('conflict')
   return replayDelivery(deps, delivery)
+}
+
+/** One delivery of the account's integration, with its body (the delivery debugger shows the bytes). */
+export async function getDeliveryFor(
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries'>,
+  accountId: string,
+  integrationId: string,
+  deliveryId: string,
+): Promise<{ integration: IntegrationRecord; delivery: DeliveryRecord }> {
+  const integration = await integrationOf(deps, accountId, integrationId)
+  const delivery = await deps.deliveries.get(deliveryId)
+  if (!delivery || delivery.integration_id !== integration.id) throw new AppError('not_found')
+  return { integration, delivery }
 }

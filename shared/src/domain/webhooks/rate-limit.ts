@@ -47,3 +47,19 @@ export function webhookActionLimitText(action: WebhookAction, retryAfterSeconds:
   const what = { test_event: 'test events', replay: 'replays', integration_create: 'new webhooks' }[action]
   return `Too many ${what} for this account: at most ${limit} ${per}. Try again in ${retryAfterSeconds} seconds.`
 }
+
+/**
+ * The window that holds one endpoint to `rate` deliveries a second on a shared (pool) queue,
+ * where the queue's own rate is the pool's (pool-admission.ts): 1 s windows of the whole part of
+ * the rate, or for a rate under 1 one delivery per ceil(1/rate) seconds. Rounded down, never up:
+ * the endpoint gets at most its rate, as a queue of its own would give it (Cloud Tasks' bucket
+ * also lets a full second's worth through at once).
+ */
+export function endpointRateWindow(rate: number): RateLimitWindow {
+  if (rate >= 1) return { name: 'endpoint-rate', limit: Math.floor(rate), seconds: 1 }
+  return { name: 'endpoint-rate', limit: 1, seconds: Math.ceil(1 / rate) }
+}
+
+export function endpointRateKey(integrationId: string): string {
+  return `webhooks:endpoint-rate:${integrationId}`
+}

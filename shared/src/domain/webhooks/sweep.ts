@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
-import { resumeDelivery } from './deliveries.ts'
+import { resumeDelivery, type EnqueueDeps } from './deliveries.ts'
 
 /**
  * The way back for a delivery whose task is gone. A waiting delivery (pending or retrying) always
@@ -34,7 +34,7 @@ export interface SweepResult {
 }
 
 export async function sweepStrandedDeliveries(
-  deps: Pick<PlatformDeps, 'deliveries' | 'tasks' | 'clock' | 'logger'> & { config?: { webhookEndpointRate?: number } },
+  deps: EnqueueDeps & Pick<PlatformDeps, 'deliveries'>,
   options: SweepOptions = SWEEP_DEFAULTS,
 ): Promise<SweepResult> {
   const before = new Date(deps.clock.now() - options.graceMs).toISOString()

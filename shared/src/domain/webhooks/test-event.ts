@@ -7,7 +7,7 @@ import { mergeContact } from '../contacts/merge.ts'
 import { contactIdFor } from '../../model/ids.ts'
 import type { DeliveryRecord } from '../../model/records.ts'
 import { buildWebhookEventV2 } from './build-event.ts'
-import { createDelivery } from './deliveries.ts'
+import { createDelivery, type EnqueueDeps } from './deliveries.ts'
 
 /** Test events are marked twice: the id starts with this, and `classification` is `test`. */
 export const TEST_EVENT_ID_PREFIX = 'evt_test_'
@@ -22,7 +22,7 @@ const TEST_SOURCE = 'test'
  * Active v2 integrations only: a v1 receiver is never sent a v2 body, a disabled one nothing.
  */
 export async function sendTestEvent(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'config'>,
+  deps: EnqueueDeps & Pick<PlatformDeps, 'deliveries' | 'config'>,
   accountId: string,
   integrationId: string,
 ): Promise<DeliveryRecord> {

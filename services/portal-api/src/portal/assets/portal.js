@@ -114,7 +114,20 @@ function enableSourceField(root) {
   }
 }
 
+// Times marked <time datetime="ISO" data-local> are rendered in UTC by the server (what a page
+// without script shows); here they read in the viewer's own zone, with the UTC text kept as the
+// title.
+function localiseTimes(root) {
+  for (const el of root.querySelectorAll('time[data-local][datetime]')) {
+    const at = new Date(el.getAttribute('datetime'))
+    if (Number.isNaN(at.getTime())) continue
+    el.title = el.textContent
+    el.textContent = at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+  }
+}
+
 document.addEventListener('DOMContentLoaded', () => {
+  localiseTimes(document)
   enableCopyButtons(document)
   enableReplacingForms(document)
   enableSourceField(document)

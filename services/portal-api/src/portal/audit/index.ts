@@ -7,10 +7,13 @@ import { html } from '../../routes/portal/html.ts'
 import { sendScreen } from '../layout.ts'
 import { sessionOf } from '../session.ts'
 import { scrollingTable, when } from '../ui.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf, pager } from '../pager.ts'
 
 const AUDIT_PATH = '/portal/audit'
 const PAGE_SIZE = 50
-const AuditQuery = Type.Object({ before: Type.Optional(Type.String({ pattern: '^\\d{13}-[0-9a-f]{16}$' })) })
+/** an entry id (domain/audit/record.ts): what `before` and `after` carry */
+const ENTRY_ID = /^\d{13}-[0-9a-f]{16}$/
+const AuditQuery = Type.Object({ before: PageLinkValue, after: PageLinkValue, page: PageLinkValue })
 
 function describe(values: Record<string, unknown>): string {
   return Object.entries(values)
@@ -27,8 +30,23 @@ function row(e: AuditEntry) {
 export function registerAuditScreen(scope: App, deps: PlatformDeps): void {
   scope.get(AUDIT_PATH, { schema: { hide: true, querystring: AuditQuery } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const { before } = request.query
-    const page = await listAudit(deps, account.id, before === undefined ? { limit: PAGE_SIZE } : { before, limit: PAGE_SIZE })
+    const { before, after } = request.query
+    const pageNo = pageNumberOf(request.query.page)
+    if (pageNo === null || [before, after].some((id) => id !== undefined && !ENTRY_ID.test(id))) {
+      return sendScreen(
+        reply,
+        400,
+        { account, current: AUDIT_PATH, error: BAD_PAGE_LINK },
+        'Audit log',
+        html`<p><a href="${AUDIT_PATH}">Newest entries</a></p>`,
+      )
+    }
+    // newer (after) or older (before) than an entry of the page the tenant came from; never both
+    const page = await listAudit(deps, account.id, {
+      ...(before !== undefined ? { before } : after !== undefined ? { after } : {}),
+      limit: PAGE_SIZE,
+    })
+    const first = before === undefined && after === undefined
     return sendScreen(
       reply,
       200,
@@ -43,12 +61,22 @@ ${
         html`<table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
 <tbody>${page.data.map(row)}</tbody></table>`,
       )
-    : html`<p>${before === undefined ? 'Nothing changed in the portal yet.' : 'No older entries.'}</p>`
+    : html`<p>${first ? 'Nothing changed in the portal yet.' : 'No entries on this page.'}</p>`
 }
-<nav class="pager" aria-label="Audit log pages">
-${before !== undefined ? html`<a href="${AUDIT_PATH}">Newest</a>` : ''}
-${page.next_before ? html`<a href="${AUDIT_PATH}?before=${page.next_before}">Older</a>` : ''}
-</nav>`,
+${pager({
+  label: 'Audit log pages',
+  path: AUDIT_PATH,
+  page: pageNo,
+  rows: page.data.length,
+  size: PAGE_SIZE,
+  noun: 'entries',
+  prev: page.newer_after ? `after=${page.newer_after}` : null,
+  next: page.next_before ? `before=${page.next_before}` : null,
+  firstText: 'Newest',
+  prevText: 'Newer',
+  nextText: 'Older',
+  away: !first,
+})}`,
     )
   })
 }

@@ -24,6 +24,7 @@ import { redirectToReveal } from '../reveal.ts'
 import { CONNECTIONS_PATH, connectionPath, detailView, listView, type DetailState } from './views.ts'
 import { reviewPath, reviewView } from './mapping-review.ts'
 import { readPushSample } from '@lsv/shared/domain/activity/push-sample.ts'
+import { registerRecentPushes } from './recent-pushes.ts'
 
 const ConnectionParams = Type.Object({ connectionId: Type.String() })
 const KeyParams = Type.Object({ connectionId: Type.String(), keyId: Type.String() })
@@ -71,6 +72,7 @@ function queryRows(query: { from?: string | string[]; to?: string | string[]; ro
  * shown once, on the reveal page the redirect leads to (reveal.ts), never in a URL.
  */
 export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void {
+  registerRecentPushes(scope, deps)
   const ctxOf = async (accountId: string) => ({
     keys: await deps.tenants.listApiKeys(accountId),
     locations: await deps.tenants.listLocations(accountId),

@@ -9,6 +9,7 @@ import { errorOf, formError, textField, uid, when } from '../ui.ts'
 import { droppedKeysTable } from './mapping-review.ts'
 import { emptyState } from '../empty-state.ts'
 import { howToSendSection } from './how-to-send.ts'
+import { recentPushesPath } from './recent-pushes.ts'
 
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
@@ -248,6 +249,7 @@ export function detailView(
   return html`<p><a href="${CONNECTIONS_PATH}">All connections</a></p>
 ${s.secret ?? ''}
 <dl><dt>Type</dt><dd>${TYPE_LABEL[c.type] ?? c.type}</dd><dt>Source</dt><dd><code>${c.source}</code></dd><dt>Id</dt><dd><code>${c.id}</code></dd><dt>State</dt><dd>${c.active ? 'active' : 'inactive'}</dd></dl>
+<p><a href="${recentPushesPath(c.id)}">Recent pushes</a>: why a push was refused, what it carried, which key or token sent it (the inbound debugger).</p>
 ${c.type === 'api' ? keysSection(c, ctx.keys, s.errors?.keys) : ''}
 ${c.type === 'webhook' ? tokenSection(c, s.errors?.token) : ''}
 ${c.type === 'partnercrm' ? locationsSection(c, ctx.locations, ctx.partnerCrmUrl, s.errors?.locations) : ''}

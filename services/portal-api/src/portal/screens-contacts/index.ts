@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
-import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
+import { readContact, readContactPage } from '@lsv/shared/domain/contacts/read.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import type { LinkType } from '@lsv/shared/contract/links.ts'
@@ -11,14 +11,16 @@ import { sendScreen } from '../layout.ts'
 import { redirectToReveal } from '../reveal.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { formOf, fieldValue } from '../forms.ts'
-import { contactListBody, contactPageBody, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../pager.ts'
+import { contactListBody, contactPageBody, CONTACTS_PAGE_SIZE, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
 
 /** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
 const ALL_TIERS = 'contact_handles,sensitive_traits'
-const PAGE = 25
 
 const ListQuery = Type.Object({
-  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  cursor: PageLinkValue,
+  before: PageLinkValue,
+  page: PageLinkValue,
   email: Type.Optional(Type.String({ maxLength: 320 })),
   source: Type.Optional(Type.String({ maxLength: 64 })),
   external_id: Type.Optional(Type.String({ maxLength: 256 })),
@@ -53,13 +55,33 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
         lookupMessage = email !== '' ? `No contact with the business email ${email}.` : `No contact with source ${source} and external id ${externalId}.`
       }
     }
-    const list = await readContactList(deps, account.id, { include: undefined, cursor: q.cursor, limit: PAGE })
+    const first = q.cursor === undefined && q.before === undefined
+    const pageNo = pageNumberOf(q.page)
+    const list =
+      pageNo === null
+        ? null
+        : await readContactPage(deps, account.id, { include: undefined, cursor: q.cursor, before: q.before, limit: CONTACTS_PAGE_SIZE }).catch(
+            (err: unknown) => {
+              // a page link that was edited or cut short: said in words, with the way back to page 1
+              if (isAppError(err) && err.code === 'invalid_cursor') return null
+              throw err
+            },
+          )
+    if (list === null) {
+      return sendScreen(
+        reply,
+        400,
+        { account, current: CONTACTS_PATH, error: BAD_PAGE_LINK },
+        'Contacts',
+        contactListBody({ data: [], next_cursor: null, prev_cursor: null }, { email, source, externalId, first: false }, 1),
+      )
+    }
     return sendScreen(
       reply,
       200,
       { account, current: CONTACTS_PATH, error: lookupMessage },
       'Contacts',
-      contactListBody(list, { email, source, externalId, first: q.cursor === undefined }),
+      contactListBody(list, { email, source, externalId, first }, pageNo ?? 1),
     )
   })
 

@@ -1,14 +1,14 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import type { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
+import type { ContactTablePage, readContact } from '@lsv/shared/domain/contacts/read.ts'
 import { html, type SafeHtml } from '../layout.ts'
 import { emptyState } from '../empty-state.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
+import { pager } from '../pager.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
 
 /** The Contact exactly as the read contract returns it, and its list page. */
 export type ContactView = Awaited<ReturnType<typeof readContact>>
-export type ContactListView = Awaited<ReturnType<typeof readContactList>>
 
 export type MintResult = { ok: true; link: string; type: string } | { ok: false; error: string; destinationUrl: string; type: string }
 
@@ -23,7 +23,10 @@ const MISSING_REASON_TEXT: Record<string, string> = {
 
 export const nameOf = (c: ContactView) => c.identity.full_name ?? ([c.identity.first_name, c.identity.last_name].filter(Boolean).join(' ') || '—')
 
-export function contactListBody(list: ContactListView, lookup: { email: string; source: string; externalId: string; first: boolean }): SafeHtml {
+/** Rows per page of the contact table. */
+export const CONTACTS_PAGE_SIZE = 25
+
+export function contactListBody(list: ContactTablePage, lookup: { email: string; source: string; externalId: string; first: boolean }, page: number): SafeHtml {
   const rows = list.data.map(
     (c) => html`<tr>
 <td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
@@ -57,15 +60,23 @@ ${
         })
       : html`<p>No contacts on this page.</p>`
     : html`<div class="table-wrap"><table>
-<caption class="hint">Ordered by contact id; 25 per page.</caption>
+<caption class="hint">Ordered by contact id; ${CONTACTS_PAGE_SIZE} per page.</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen (UTC)</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`
 }
-<nav class="pager" aria-label="Contact pages">
-${lookup.first ? '' : html`<a href="${CONTACTS_PATH}">First page</a>`}
-${list.next_cursor ? html`<a href="${CONTACTS_PATH}?cursor=${encodeURIComponent(list.next_cursor)}" rel="next">Next page</a>` : ''}
-</nav>
+${pager({
+  label: 'Contact pages',
+  path: CONTACTS_PATH,
+  page,
+  rows: list.data.length,
+  size: CONTACTS_PAGE_SIZE,
+  noun: 'contacts',
+  prev: list.prev_cursor ? `before=${encodeURIComponent(list.prev_cursor)}` : null,
+  next: list.next_cursor ? `cursor=${encodeURIComponent(list.next_cursor)}` : null,
+  firstText: 'First page',
+  away: !lookup.first,
+})}
 </section>`
 }
 

@@ -12,7 +12,7 @@ import { consumeWebhookActionQuota, webhookActionLimitText, type WebhookAction }
 import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
 import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
-import { redirectTo, sendScreen } from '../layout.ts'
+import { html, redirectTo, sendScreen } from '../layout.ts'
 import { redirectToReveal } from '../reveal.ts'
 import { flashText } from '../flash.ts'
 import { actorOf, sessionOf } from '../session.ts'
@@ -28,8 +28,17 @@ import {
   type FormState,
   type ShownSecret,
 } from './views.ts'
+import { CodeInput, codeFilterOf, instantOf, TimeInput } from './delivery-filters.ts'
+import { registerDeliveryDebugger } from './delivery-debugger.ts'
+import { registerRecoverScreens } from './recover.ts'
+import { registerEndpointDelete } from './endpoint-delete.ts'
+import { readEndpointHealth, type EndpointHealth } from './endpoint-health.ts'
+import { describedForm, endpointTitle } from './endpoint-fields.ts'
+import { isConfirmed, sendConfirmation } from './confirm.ts'
 
 const PAGE = 20
+/** the endpoint list reads health for this many endpoints at most (one bounded log read each) */
+const HEALTH_ON_LIST = 50
 const GRACE_CHOICES = new Set([0, 3600, 86_400, 604_800])
 
 const IntegrationParams = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
@@ -42,18 +51,34 @@ const DetailQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_STATUSES.map((s) => Type.Literal(s))])),
   kind: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_KINDS.map((k) => Type.Literal(k))])),
   event_id: Type.Optional(Type.String({ maxLength: 256 })),
+  code: Type.Optional(CodeInput),
+  from: Type.Optional(TimeInput),
+  to: Type.Optional(TimeInput),
 })
 const NO_FILTER: LogFilter = { status: undefined, kind: undefined, eventId: undefined, cursor: undefined }
 
 /** The form's fields as the management API's body (the same domain function validates them). */
-function integrationForm(fields: FormFields | undefined): { state: Omit<FormState, 'error'>; body: CreateIntegrationBody } {
+function integrationForm(fields: FormFields | undefined): {
+  state: Omit<FormState, 'error'>
+  body: CreateIntegrationBody
+  /** name and description for an update: null clears them */
+  described: { name: string | null; description: string | null }
+} {
   const url = fieldValue(fields, 'url').trim()
   const payloadVersion = fieldValue(fields, 'payload_version') === '1' ? '1' : '2'
   const contactHandles = fieldValue(fields, 'contact_handles') === 'on'
   const sensitiveTraits = fieldValue(fields, 'sensitive_traits') === 'on'
+  const described = describedForm(fields)
   return {
-    state: { url, payloadVersion, contactHandles, sensitiveTraits },
-    body: { url, payload_version: payloadVersion === '1' ? 1 : 2, tiers: { contact_handles: contactHandles, sensitive_traits: sensitiveTraits } },
+    state: { url, payloadVersion, contactHandles, sensitiveTraits, name: described.name, description: described.description },
+    body: {
+      url,
+      payload_version: payloadVersion === '1' ? 1 : 2,
+      tiers: { contact_handles: contactHandles, sensitive_traits: sensitiveTraits },
+      ...(described.body.name ? { name: described.body.name } : {}),
+      ...(described.body.description ? { description: described.body.description } : {}),
+    },
+    described: described.body,
   }
 }
 
@@ -92,6 +117,9 @@ const previousNote = (until: string | null): string =>
  * test event. Every change is in the audit log (never the secret).
  */
 export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
+  registerDeliveryDebugger(scope, deps)
+  registerRecoverScreens(scope, deps)
+  registerEndpointDelete(scope, deps)
   const audit = (request: FastifyRequest, action: string, integrationId: string, details: Record<string, string | number | boolean> = {}) => {
     const session = sessionOf(request)
     return recordAudit(deps, { account_id: session.account.id, actor: actorOf(session), action, target: { integration_id: integrationId }, details })
@@ -123,12 +151,16 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   ) => {
     const { account } = sessionOf(request)
     const { data } = await listIntegrations(deps, account.id)
+    // health at a glance: one bounded delivery-log read per endpoint, for the first HEALTH_ON_LIST
+    const health = new Map<string, EndpointHealth>(
+      await Promise.all(data.slice(0, HEALTH_ON_LIST).map(async (i) => [i.id, await readEndpointHealth(deps, i.id)] as const)),
+    )
     return sendScreen(
       reply,
       status,
       { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.form ? 'The webhook was not added.' : null },
       'Webhooks',
-      listBody(account, data, extra.created ?? null, extra.form ?? null),
+      listBody(account, data, extra.created ?? null, extra.form ?? null, health),
     )
   }
 
@@ -148,13 +180,16 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       status: filter.status,
       kind: filter.kind,
       eventId: filter.eventId,
+      statusCode: codeFilterOf(filter.code),
+      from: filter.from,
+      to: filter.to,
     })
     return sendScreen(
       reply,
       status,
       { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
-      `Webhook ${integration.url}`,
-      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null),
+      `Webhook ${endpointTitle(integration)}`,
+      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null, await readEndpointHealth(deps, integrationId)),
     )
   }
 
@@ -201,6 +236,9 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       kind: q.kind || undefined,
       eventId: eventId || undefined,
       cursor: q.cursor || undefined,
+      code: q.code || undefined,
+      from: instantOf(q.from),
+      to: instantOf(q.to),
     }
     return showDetail(request, reply, request.params.integrationId, 200, { flash: flashText(q.flash), filter })
   })
@@ -209,8 +247,28 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     const fields = formOf(request.body)
-    const { state, body } = integrationForm(fields)
-    const update: UpdateIntegrationBody = { ...body, active: fieldValue(fields, 'active') === 'on' }
+    const { state, body, described } = integrationForm(fields)
+    const update: UpdateIntegrationBody = { ...body, ...described, active: fieldValue(fields, 'active') === 'on' }
+    // switching an active webhook off is destructive (nothing is delivered meanwhile): confirm first,
+    // once the form is otherwise complete (an empty URL is refused at once, below)
+    if (!update.active && !isConfirmed(fields) && state.url.length > 0 && state.url.length <= 2048) {
+      const current = await getIntegration(deps, account.id, integrationId)
+      if (current.active) {
+        const repeated: Record<string, string> = {}
+        for (const name of ['url', 'payload_version', 'contact_handles', 'sensitive_traits', 'name', 'description']) {
+          const value = fieldValue(fields, name)
+          if (value !== '') repeated[name] = value
+        }
+        return sendConfirmation(request, reply, {
+          title: 'Disable this webhook?',
+          what: html`<p><strong>${endpointTitle(current)}</strong> will stop receiving events: nothing is delivered to it while it is disabled, and deliveries waiting for a retry end as failed. You can re-enable it on its page.</p>`,
+          action: webhookPath(integrationId),
+          fields: repeated,
+          button: 'Disable webhook',
+          cancel: webhookPath(integrationId),
+        })
+      }
+    }
     try {
       if (state.url.length === 0 || state.url.length > 2048)
         throw new AppError('invalid_payload', { issues: [{ path: '/url', code: 'url', message: 'give an endpoint URL of at most 2048 characters' }] })
@@ -257,6 +315,18 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const raw = fieldValue(formOf(request.body), 'grace_seconds')
     const grace = raw === '' ? DEFAULT_SECRET_GRACE_SECONDS : Number(raw)
     if (!GRACE_CHOICES.has(grace)) throw new AppError('invalid_payload')
+    // "stop it now" ends the secret receivers verify with at once: confirm first
+    if (grace === 0 && !isConfirmed(formOf(request.body))) {
+      await getIntegration(deps, account.id, integrationId)
+      return sendConfirmation(request, reply, {
+        title: 'Rotate the secret and stop the old one now?',
+        what: html`<p>Deliveries are signed with a new secret at once, and the current one stops signing immediately: a receiver still verifying with it refuses every delivery until you give it the new secret. A grace period (24 hours, 1 hour or 7 days) avoids that.</p>`,
+        action: `${webhookPath(integrationId)}/secret/rotate`,
+        fields: { grace_seconds: '0' },
+        button: 'Rotate and stop the old secret now',
+        cancel: webhookPath(integrationId),
+      })
+    }
     const rotated = await rotateSigningSecret(
       audited(request, 'integration.secret_rotated', () => ({ grace_seconds: grace })),
       account.id,

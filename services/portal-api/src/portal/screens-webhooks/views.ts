@@ -4,6 +4,10 @@ import type { DeliveryKind, DeliveryLogEntry, DeliveryStatus } from '@lsv/shared
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { html, type SafeHtml } from '../layout.ts'
 import { emptyState } from '../empty-state.ts'
+import { inputValueOf, timeOf } from './delivery-filters.ts'
+import { recoverForm } from './recover-views.ts'
+import { healthCell, healthSection, type EndpointHealth } from './endpoint-health.ts'
+import { describeFields, endpointTitle } from './endpoint-fields.ts'
 
 export const WEBHOOKS_PATH = '/portal/webhooks'
 export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponent(id)}`
@@ -11,6 +15,13 @@ export const webhookPath = (id: string) => `${WEBHOOKS_PATH}/${encodeURIComponen
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying', 'succeeded', 'failed']
 export const DELIVERY_KINDS: readonly DeliveryKind[] = ['test', 'real']
 const KIND_TEXT: Record<DeliveryKind, string> = { test: 'test events only', real: 'real events only' }
+const CODE_CHOICES: ReadonlyArray<readonly [string, string]> = [
+  ['2xx', '2xx success'],
+  ['3xx', '3xx redirect'],
+  ['4xx', '4xx client error'],
+  ['5xx', '5xx server error'],
+  ['none', 'no answer (timeout, refused…)'],
+]
 
 /** The delivery log's filters and page, as the filter form and the pager links carry them. */
 export interface LogFilter {
@@ -18,6 +29,11 @@ export interface LogFilter {
   kind: DeliveryKind | undefined
   eventId: string | undefined
   cursor: string | undefined
+  /** last attempt's HTTP status as the form sent it: `4xx`, `404`, `none` (delivery-filters.ts) */
+  code?: string | undefined
+  /** created at or after / before these instants (ISO 8601) */
+  from?: string | undefined
+  to?: string | undefined
 }
 
 /** The query of a log link with these filters (no cursor), ending in `&` when not empty. */
@@ -26,13 +42,23 @@ function filterQuery(f: LogFilter): string {
   if (f.status) q.set('status', f.status)
   if (f.kind) q.set('kind', f.kind)
   if (f.eventId) q.set('event_id', f.eventId)
+  if (f.code) q.set('code', f.code)
+  if (f.from) q.set('from', inputValueOf(f.from))
+  if (f.to) q.set('to', inputValueOf(f.to))
   const text = q.toString()
   return text ? `${text}&` : ''
 }
 
 /** The filters in words, for an empty result. */
 function filterWords(f: LogFilter): string {
-  return [f.eventId ? `for event ${f.eventId}` : null, f.status ? `with status ${f.status}` : null, f.kind ? `among ${f.kind} events` : null]
+  return [
+    f.eventId ? `for event ${f.eventId}` : null,
+    f.status ? `with status ${f.status}` : null,
+    f.kind ? `among ${f.kind} events` : null,
+    f.code ? (f.code === 'none' ? 'without an HTTP answer' : `answered ${f.code}`) : null,
+    f.from ? `since ${inputValueOf(f.from).replace('T', ' ')} UTC` : null,
+    f.to ? `before ${inputValueOf(f.to).replace('T', ' ')} UTC` : null,
+  ]
     .filter(Boolean)
     .join(', ')
 }
@@ -48,6 +74,9 @@ export interface ShownSecret {
 export interface FormState {
   error: string
   url: string
+  /** the endpoint's label and note (endpoint-fields.ts) */
+  name: string
+  description: string
   payloadVersion: string
   contactHandles: boolean
   sensitiveTraits: boolean
@@ -115,15 +144,19 @@ export function listBody(
   integrations: IntegrationView[],
   created: { integration: IntegrationView; secret: ShownSecret } | null,
   form: FormState | null,
+  /** health at a glance per integration id (endpoint-health.ts); absent ones show "—" */
+  health: ReadonlyMap<string, EndpointHealth> = new Map(),
 ): SafeHtml {
-  const rows = integrations.map(
-    (i) => html`<tr>
-<td><a href="${webhookPath(i.id)}">${i.url}</a></td>
+  const rows = integrations.map((i) => {
+    const h = health.get(i.id)
+    return html`<tr>
+<td><a href="${webhookPath(i.id)}">${endpointTitle(i)}</a>${i.name ? html`<br><span class="hint">${i.url}</span>` : ''}${i.description ? html`<br><span class="hint">${i.description}</span>` : ''}</td>
 <td>${i.payload_version}</td>
-<td>${i.active ? 'active' : html`<strong>disabled</strong>${i.disabled_reason ? html` (${i.disabled_reason})` : ''}`}</td>
+<td>${i.active ? (i.failing ? html`<strong class="bad-text">failing</strong> (${i.failing.percent} % of the threshold)` : 'active') : html`<strong>disabled</strong>${i.disabled_reason ? html` (${i.disabled_reason})` : ''}`}</td>
 <td>${['1', i.tiers.contact_handles ? '2' : null, i.tiers.sensitive_traits ? '3' : null].filter(Boolean).join(', ')}</td>
-</tr>`,
-  )
+<td>${h ? healthCell(h) : '—'}</td>
+</tr>`
+  })
   return html`
 ${
   created
@@ -138,7 +171,7 @@ ${
   integrations.length === 0
     ? emptyState('No webhook yet: identified visitors are delivered to the endpoints you add here.', { href: '#new-h', text: 'Add your first webhook' })
     : html`<div class="table-wrap"><table>
-<thead><tr><th scope="col">URL</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Tiers</th></tr></thead>
+<thead><tr><th scope="col">Endpoint</th><th scope="col">Version</th><th scope="col">State</th><th scope="col">Tiers</th><th scope="col">Success (24 h)</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
 }
 </section>
@@ -148,6 +181,7 @@ ${
 <label for="new-url">Endpoint URL</label>
 <input type="url" id="new-url" name="url" required maxlength="2048" value="${form?.url ?? ''}"${form ? html` aria-invalid="true" aria-describedby="new-error"` : ''}>
 ${form ? html`<p class="field-error" id="new-error">${form.error}</p>` : html`<p class="hint">An https URL of a public host.</p>`}
+${describeFields('new', { name: form?.name ?? '', description: form?.description ?? '' })}
 ${versionSelect('new-version', form?.payloadVersion ?? '2')}
 ${tierBoxes(account, { contactHandles: form?.contactHandles ?? false, sensitiveTraits: form?.sensitiveTraits ?? false }, 'new')}
 <p><button type="submit">Add webhook</button></p>
@@ -169,8 +203,9 @@ function deliveryRow(integrationId: string, d: DeliveryLogEntry, active: boolean
 <td>${d.attempts.length}</td>
 <td>${last ? (last.status_code ?? html`<span title="${last.error ?? ''}">${last.error ?? '—'}</span>`) : '—'}</td>
 <td>${last ? `${last.latency_ms} ms` : '—'}</td>
-<td>${d.status === 'retrying' && d.next_attempt_at ? html`<time datetime="${d.next_attempt_at}">${d.next_attempt_at.slice(0, 19).replace('T', ' ')}</time>` : '—'}</td>
+<td>${d.status === 'retrying' && d.next_attempt_at ? timeOf(d.next_attempt_at) : '—'}</td>
 <td>${active ? html`<form method="post" action="${webhookPath(integrationId)}/deliveries/${encodeURIComponent(d.id)}/replay"><button type="submit" aria-label="Replay delivery of ${d.event_id}">Replay</button></form>` : '—'}</td>
+<td><a href="${webhookPath(integrationId)}/deliveries/${encodeURIComponent(d.id)}" aria-label="Debug the delivery of ${d.event_id}">Debug</a></td>
 </tr>`
 }
 
@@ -181,12 +216,16 @@ export function detailBody(
   filter: LogFilter,
   shown: ShownSecret | null,
   form: FormState | null,
+  /** health at a glance (endpoint-health.ts) */
+  health: EndpointHealth | null = null,
 ): SafeHtml {
   const base = webhookPath(i.id)
   const query = filterQuery(filter)
   const words = filterWords(filter)
   return html`
-<p class="hint">Webhook <code>${i.id}</code> · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
+<p class="hint">Webhook <code>${i.id}</code>${i.name ? html` · <code>${i.url}</code>` : ''} · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
+${i.description ? html`<p id="endpoint-description">${i.description}</p>` : ''}
+${health ? healthSection(health) : ''}
 ${
   i.active
     ? ''
@@ -201,11 +240,17 @@ ${
 <label for="edit-url">Endpoint URL</label>
 <input type="url" id="edit-url" name="url" required maxlength="2048" value="${form?.url ?? i.url}"${form ? html` aria-invalid="true" aria-describedby="edit-error"` : ''}>
 ${form ? html`<p class="field-error" id="edit-error">${form.error}</p>` : ''}
+${describeFields('edit', { name: form?.name ?? i.name ?? '', description: form?.description ?? i.description ?? '' })}
 ${versionSelect('edit-version', form?.payloadVersion ?? String(i.payload_version))}
 ${tierBoxes(account, { contactHandles: form?.contactHandles ?? i.tiers.contact_handles, sensitiveTraits: form?.sensitiveTraits ?? i.tiers.sensitive_traits }, 'edit')}
 <label class="inline" for="edit-active"><input type="checkbox" id="edit-active" name="active" value="on"${i.active ? html` checked` : ''}> Active</label>
 <p><button type="submit">Save</button></p>
 </form>
+</section>
+<section aria-labelledby="delete-h">
+<h2 id="delete-h">Delete</h2>
+<p>Stops every delivery to this endpoint for good. You confirm on the next page.</p>
+<form method="get" action="${base}/delete"><button type="submit" class="danger" id="delete-start">Delete webhook…</button></form>
 </section>
 <section aria-labelledby="secret-h">
 <h2 id="secret-h">Signing secret</h2>
@@ -239,9 +284,15 @@ ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks re
 <select id="kind" name="kind"><option value="">test and real</option>${DELIVERY_KINDS.map((k) => html`<option value="${k}"${filter.kind === k ? html` selected` : ''}>${KIND_TEXT[k]}</option>`)}</select></div>
 <div><label for="event-id">Event id</label>
 <input type="text" id="event-id" name="event_id" maxlength="256" value="${filter.eventId ?? ''}" aria-describedby="event-id-hint" autocomplete="off"></div>
+<div><label for="code">HTTP status</label>
+<select id="code" name="code"><option value="">any</option>${CODE_CHOICES.map(([v, t]) => html`<option value="${v}"${filter.code === v ? html` selected` : ''}>${t}</option>`)}${filter.code && !CODE_CHOICES.some(([v]) => v === filter.code) ? html`<option value="${filter.code}" selected>exactly ${filter.code}</option>` : ''}</select></div>
+<div><label for="from">From (UTC)</label>
+<input type="datetime-local" id="from" name="from" step="1" value="${inputValueOf(filter.from)}"></div>
+<div><label for="to">Before (UTC)</label>
+<input type="datetime-local" id="to" name="to" step="1" value="${inputValueOf(filter.to)}"></div>
 <button type="submit">Filter</button>
 </form>
-<p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook).</p>
+<p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>). Debug opens a delivery's attempts and its signed request.</p>
 ${
   log.data.length === 0
     ? words
@@ -249,12 +300,13 @@ ${
       : emptyState('No deliveries yet: events appear here as they are sent.', { href: '#test-h', text: 'Send a test event' })
     : html`<div class="table-wrap"><table>
 <caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
-<thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th></tr></thead>
+<thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th><th scope="col">Details</th></tr></thead>
 <tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`
 }
 <nav class="pager" aria-label="Delivery log pages">
 ${filter.cursor ? html`<a href="${base}?${query}#deliveries">Newest</a>` : ''}
 ${log.next_cursor ? html`<a href="${base}?${query}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}
 </nav>
-</section>`
+</section>
+${recoverForm(i)}`
 }

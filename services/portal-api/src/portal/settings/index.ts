@@ -9,6 +9,8 @@ import { CUSTOM_FIELD_TYPES, type AccountRecord, type CustomFieldDefinition } fr
 import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
 import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
+import { brandingOf, setPortalBranding } from '@lsv/shared/domain/tenants/branding.ts'
+import type { PortalBranding } from '@lsv/shared/model/records.ts'
 import { html } from '../../routes/portal/html.ts'
 import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
@@ -24,6 +26,8 @@ interface SettingsState {
   domainErrors?: FieldErrors | null
   fieldErrors?: FieldErrors | null
   fieldValues?: Record<string, string>
+  brandingErrors?: FieldErrors | null
+  brandingValues?: { display_name: string; accent: string }
 }
 
 /** One domain a line: blank lines ignored. */
@@ -94,7 +98,8 @@ ${
     : html`<p id="frame-ancestors">No other site may show this portal inside its pages.</p>`
 }
 <p class="hint">Set by your operator (it changes how this portal's sign-in works), so it cannot be changed here.</p>
-</section>`,
+</section>
+${brandingSection(account, s)}`,
     )
   }
 
@@ -130,6 +135,22 @@ ${
     return redirectTo(reply, SETTINGS_PATH, 'domains-saved')
   })
 
+  scope.post(`${SETTINGS_PATH}/branding`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const values = { display_name: fieldValue(request.body, 'display_name'), accent: fieldValue(request.body, 'accent') }
+    try {
+      const withEntry = audited(request, (a: AccountRecord) => ({
+        action: 'branding.set',
+        target: { account_id: account.id },
+        details: { ...brandingOf(a) },
+      }))
+      await setPortalBranding(withEntry, account.id, values)
+    } catch (err) {
+      return render(request, reply, 400, { brandingErrors: fieldErrorsOf(err), brandingValues: values })
+    }
+    return redirectTo(reply, SETTINGS_PATH, 'branding-saved')
+  })
+
   scope.post(`${SETTINGS_PATH}/custom-fields`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const values = { key: fieldValue(request.body, 'key').trim(), label: fieldValue(request.body, 'label').trim(), type: fieldValue(request.body, 'type') }
@@ -147,4 +168,23 @@ ${
     }
     return redirectTo(reply, SETTINGS_PATH, 'custom-field-created')
   })
+}
+
+/**
+ * The branding form (issue 22, job 9; docs/portal.md, "Branding"): a display name and an accent
+ * colour, checked by domain/tenants/branding.ts (its refusals are written for the tenant).
+ */
+function brandingSection(account: AccountRecord, s: SettingsState) {
+  const saved: PortalBranding = brandingOf(account)
+  const v = s.brandingValues ?? { display_name: saved.display_name ?? '', accent: saved.accent ?? '' }
+  return html`<section aria-labelledby="brand-h">
+<h2 id="brand-h">Branding</h2>
+<p class="hint">Your name and colour on every portal screen. Leave a field empty for the default.</p>
+<form method="post" action="${SETTINGS_PATH}/branding">
+${textField({ id: 'brand-name', label: 'Display name', name: 'display_name', value: v.display_name, hint: 'shown in the header and the window title', error: errorOf(s.brandingErrors, '/display_name') })}
+${textField({ id: 'brand-accent', label: 'Accent colour', name: 'accent', value: v.accent, hint: '# and six hex digits, such as #2f6fd6; it must stay readable in light and dark mode', error: errorOf(s.brandingErrors, '/accent') })}
+${formError(s.brandingErrors && !s.brandingErrors['/display_name'] && !s.brandingErrors['/accent'] ? s.brandingErrors : null)}
+<p><button type="submit">Save branding</button></p>
+</form>
+</section>`
 }

@@ -2,6 +2,9 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
+import { NoContent } from '@lsv/shared/contract/common.ts'
+import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
+import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
 import {
   AccountParams,
   CreateIntegrationBody,
@@ -12,7 +15,7 @@ import {
   UpdateIntegrationBody,
 } from '@lsv/shared/contract/admin.ts'
 import { consumeWebhookActionQuota } from '@lsv/shared/domain/webhooks/rate-limit.ts'
-import { createIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
+import { createIntegration, deleteIntegration, getIntegration, listIntegrations, updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 
 /** Outbound `visitor.identified` integrations (the delivery log is in `./deliveries.ts`). */
 export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
@@ -85,7 +88,7 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
       schema: {
         operationId: 'updateIntegration',
         tags: ['management'],
-        summary: 'Change an integration (url, payload version, tiers, active)',
+        summary: 'Change an integration (url, payload version, tiers, active, name, description)',
         security: SECURITY.operator,
         params: IntegrationParams,
         body: UpdateIntegrationBody,
@@ -95,6 +98,34 @@ export function registerIntegrationRoutes(app: App, deps: PlatformDeps): void {
     async (request) => {
       const { accountId, integrationId } = request.params
       return updateIntegration(deps, accountId, integrationId, request.body)
+    },
+  )
+
+  app.delete(
+    `${path}/:integrationId`,
+    {
+      config: { validationIssues: true },
+      schema: {
+        operationId: 'deleteIntegration',
+        tags: ['management'],
+        summary: 'Delete an integration: nothing more is delivered to it (queued deliveries end as failed)',
+        security: SECURITY.operator,
+        params: IntegrationParams,
+        response: { 204: NoContent('deleted'), ...errorResponsesWithIssues(400, 401, 404) },
+      },
+    },
+    async (request, reply) => {
+      const { accountId, integrationId } = request.params
+      // the account's audit log shows the deletion, committed with it (actor: the operator's API)
+      const audited = withAuditedChange(deps, (deleted: IntegrationRecord) => ({
+        account_id: accountId,
+        actor: 'operator',
+        action: 'integration.deleted',
+        target: { integration_id: deleted.id },
+        details: { host: new URL(deleted.url).host },
+      }))
+      await deleteIntegration(audited, accountId, integrationId)
+      return reply.code(204).send()
     },
   )
 }

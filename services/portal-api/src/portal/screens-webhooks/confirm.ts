@@ -1,0 +1,49 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { AccountRecord } from '@lsv/shared/model/records.ts'
+import { html, sendScreen, type SafeHtml } from '../layout.ts'
+import { fieldValue, type FormFields } from '../forms.ts'
+import { sessionOf } from '../session.ts'
+import { WEBHOOKS_PATH } from './views.ts'
+
+/**
+ * The confirmation step of a destructive webhook action, without JavaScript: the action's form
+ * posts once without `confirm`, the answer is this page (200, nothing changed) which repeats
+ * the same fields with `confirm=yes`; only that second post acts (and answers 303). A reload of
+ * this page re-posts the first form, which asks again: it never acts by itself.
+ */
+const CONFIRM_FIELD = 'confirm'
+
+/** true when the post is the confirmed one */
+export const isConfirmed = (fields: FormFields | undefined): boolean => fieldValue(fields, CONFIRM_FIELD) === 'yes'
+
+export interface Confirmation {
+  title: string
+  /** what will happen, in words */
+  what: SafeHtml
+  /** where the confirmed form posts */
+  action: string
+  /** the fields of the first post, sent again */
+  fields?: Record<string, string>
+  /** the button's words, e.g. "Delete webhook" */
+  button: string
+  /** where "Cancel" goes back to */
+  cancel: string
+}
+
+function confirmBody(c: Confirmation): SafeHtml {
+  const hidden = Object.entries(c.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)
+  return html`<div class="confirm card" role="alert" id="confirm">
+${c.what}
+<form method="post" action="${c.action}" class="actions">
+${hidden}<input type="hidden" name="${CONFIRM_FIELD}" value="yes">
+<button type="submit" class="danger">${c.button}</button>
+<a href="${c.cancel}">Cancel</a>
+</form>
+</div>`
+}
+
+/** Answers the confirmation page for this request's account. */
+export function sendConfirmation(request: FastifyRequest, reply: FastifyReply, c: Confirmation): FastifyReply {
+  const { account }: { account: AccountRecord } = sessionOf(request)
+  return sendScreen(reply, 200, { account, current: WEBHOOKS_PATH }, c.title, confirmBody(c))
+}

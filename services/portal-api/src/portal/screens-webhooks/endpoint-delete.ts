@@ -1,0 +1,55 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
+import { deleteIntegration, getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
+import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
+import { html, redirectTo } from '../layout.ts'
+import { formOf } from '../forms.ts'
+import { actorOf, sessionOf } from '../session.ts'
+import { isConfirmed, sendConfirmation } from './confirm.ts'
+import { WEBHOOKS_PATH, webhookPath } from './views.ts'
+
+const IntegrationParams = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
+
+/**
+ * Deleting a webhook (issue 22 job 5): `GET …/delete` is the confirmation page, its form posts
+ * `confirm=yes` to `POST …/delete`, which deletes through the management API's domain function
+ * with its audit entry in the same write, then answers 303 to the list. A post without the
+ * confirmation only shows the page again. Deliveries still queued end as failed without a
+ * request (domain/webhooks/deliver.ts); the delivery log is kept until it ages out.
+ */
+export function registerEndpointDelete(scope: App, deps: PlatformDeps): void {
+  const path = `${WEBHOOKS_PATH}/:integrationId/delete`
+
+  const ask = async (request: Parameters<typeof sessionOf>[0], reply: Parameters<typeof sendConfirmation>[1], integrationId: string) => {
+    const { account } = sessionOf(request)
+    const i = await getIntegration(deps, account.id, integrationId)
+    return sendConfirmation(request, reply, {
+      title: 'Delete this webhook?',
+      what: html`<p><strong>${i.name ?? i.url}</strong>${i.name ? html` (<code>${i.url}</code>)` : ''} will be deleted.</p>
+<p>Nothing more is sent to it: deliveries still waiting for a retry end as failed. Its signing secret stops working, and a webhook you add later gets a new one. The deletion is recorded in the audit log. This cannot be undone.</p>`,
+      action: `${webhookPath(i.id)}/delete`,
+      button: 'Delete webhook',
+      cancel: webhookPath(i.id),
+    })
+  }
+
+  scope.get(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => ask(request, reply, request.params.integrationId))
+
+  scope.post(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
+    const { integrationId } = request.params
+    if (!isConfirmed(formOf(request.body))) return ask(request, reply, integrationId)
+    const session = sessionOf(request)
+    const audited = withAuditedChange(deps, (deleted: IntegrationRecord) => ({
+      account_id: session.account.id,
+      actor: actorOf(session),
+      action: 'integration.deleted',
+      target: { integration_id: deleted.id },
+      // the host only: a URL's path or query may carry the receiver's own token
+      details: { host: new URL(deleted.url).host, ...(deleted.name ? { name: deleted.name } : {}) },
+    }))
+    await deleteIntegration(audited, session.account.id, integrationId)
+    return redirectTo(reply, WEBHOOKS_PATH, 'integration-deleted')
+  })
+}

@@ -1,0 +1,108 @@
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
+import { html, type SafeHtml } from '../layout.ts'
+
+/**
+ * Health at a glance (issue 22 job 5): the attempts of the last 24 hours among the endpoint's
+ * newest HEALTH_DELIVERIES deliveries: one bounded read of the delivery log per endpoint, whatever
+ * the traffic (the log is newest first, so a busy endpoint's figures cover its latest traffic, and
+ * the page says when the window was cut short).
+ */
+const HEALTH_DELIVERIES = 100
+const HOUR_MS = 3_600_000
+const HOURS = 24
+
+export interface EndpointHealth {
+  /** attempts in the last 24 h, answered 200 / not */
+  succeeded: number
+  failed: number
+  lastSuccess: string | null
+  lastFailure: string | null
+  /** 24 hourly buckets, oldest first: attempts answered 200 and not */
+  hourly: { ok: number; failed: number }[]
+  /** true when HEALTH_DELIVERIES deliveries were read: older ones of the 24 h are not counted */
+  capped: boolean
+}
+
+/** The figures from deliveries as read (pure, so tests can feed it rows). */
+function healthOf(deliveries: readonly DeliveryRecord[], nowMs: number, capped: boolean): EndpointHealth {
+  const hourly = Array.from({ length: HOURS }, () => ({ ok: 0, failed: 0 }))
+  let succeeded = 0
+  let failed = 0
+  let lastSuccess: string | null = null
+  let lastFailure: string | null = null
+  for (const d of deliveries) {
+    for (const a of d.attempts) {
+      const ok = a.status_code === 200
+      if (ok && (lastSuccess === null || a.at > lastSuccess)) lastSuccess = a.at
+      if (!ok && (lastFailure === null || a.at > lastFailure)) lastFailure = a.at
+      const age = nowMs - Date.parse(a.at)
+      if (!(age >= 0 && age < HOURS * HOUR_MS)) continue
+      const bucket = hourly[HOURS - 1 - Math.floor(age / HOUR_MS)]!
+      if (ok) {
+        succeeded++
+        bucket.ok++
+      } else {
+        failed++
+        bucket.failed++
+      }
+    }
+  }
+  return { succeeded, failed, lastSuccess, lastFailure, hourly, capped }
+}
+
+export async function readEndpointHealth(deps: Pick<PlatformDeps, 'deliveries' | 'clock'>, integrationId: string): Promise<EndpointHealth> {
+  const rows = await deps.deliveries.list(integrationId, { limit: HEALTH_DELIVERIES })
+  return healthOf(rows, deps.clock.now(), rows.length === HEALTH_DELIVERIES)
+}
+
+/** The success rate in words: "98 %", or "no attempts" (never a made-up 100 %). */
+function rateText(h: EndpointHealth): string {
+  const total = h.succeeded + h.failed
+  if (total === 0) return 'no attempts'
+  return `${Math.floor((h.succeeded / total) * 1000) / 10} %`
+}
+
+const when = (iso: string | null): SafeHtml | string => (iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never')
+
+/**
+ * The 24-hour sparkline: one bar per hour, its height the attempts of that hour (scaled to the
+ * busiest), the failed part on top in the failure colour. An image with a text alternative that
+ * says the same in words (totals and the hours with failures), so colour carries nothing alone.
+ */
+function sparkline(h: EndpointHealth): SafeHtml {
+  const max = Math.max(1, ...h.hourly.map((b) => b.ok + b.failed))
+  const W = 4
+  const GAP = 1
+  const H = 20
+  const bars = h.hourly.map((b, i) => {
+    const x = i * (W + GAP)
+    const okH = Math.round((b.ok / max) * H)
+    const badH = Math.round((b.failed / max) * H)
+    return html`${okH > 0 ? html`<rect class="ok" x="${x}" y="${H - okH}" width="${W}" height="${okH}"/>` : ''}${badH > 0 ? html`<rect class="bad" x="${x}" y="${H - okH - badH}" width="${W}" height="${badH}"/>` : ''}${okH + badH === 0 ? html`<rect class="none" x="${x}" y="${H - 1}" width="${W}" height="1"/>` : ''}`
+  })
+  const failingHours = h.hourly.filter((b) => b.failed > 0).length
+  const label = `Last 24 hours: ${h.succeeded} attempts succeeded, ${h.failed} failed${h.failed > 0 ? `, in ${failingHours} of 24 hours` : ''}.`
+  return html`<svg class="spark" role="img" aria-label="${label}" viewBox="0 0 ${HOURS * (W + GAP)} ${H}" width="${HOURS * (W + GAP) * 2}" height="${H * 1.5}" focusable="false"><title>${label}</title>${bars}</svg>`
+}
+
+/** The compact cell of the endpoint list: rate, sparkline. */
+export function healthCell(h: EndpointHealth): SafeHtml {
+  const bad = h.failed > 0 && h.failed >= h.succeeded
+  return html`<span class="${bad ? 'rate bad' : 'rate'}">${rateText(h)}</span> ${sparkline(h)}`
+}
+
+/** The endpoint page's section: the figures, the sparkline and what they are computed from. */
+export function healthSection(h: EndpointHealth): SafeHtml {
+  const bad = h.failed > 0 && h.failed >= h.succeeded
+  return html`<section aria-labelledby="health-h" id="health">
+<h2 id="health-h">Health</h2>
+<dl class="stats">
+<div><dt>Success rate (24 h)</dt><dd${bad ? html` class="bad"` : ''} id="health-rate">${rateText(h)}</dd></div>
+<div><dt>Last success</dt><dd class="when" id="health-last-success">${when(h.lastSuccess)}</dd></div>
+<div><dt>Last failure</dt><dd class="when" id="health-last-failure">${when(h.lastFailure)}</dd></div>
+</dl>
+<p>${sparkline(h)}</p>
+<p class="hint">Attempts of the last 24 hours, one bar per hour (oldest on the left); a failure is any answer but 200, or no answer.${h.capped ? ` Computed from the newest ${HEALTH_DELIVERIES} deliveries.` : ''}</p>
+</section>`
+}

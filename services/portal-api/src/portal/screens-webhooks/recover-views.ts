@@ -1,0 +1,91 @@
+import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
+import { RECOVER_MAX_DELIVERIES, RECOVER_SCAN_LIMIT, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
+import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
+import { html, type SafeHtml } from '../layout.ts'
+import { inputValueOf, timeOf } from './delivery-filters.ts'
+
+const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`
+const sinceWords = (since: string) => html`${timeOf(since)}`
+const { limit: REPLAY_LIMIT } = WEBHOOK_ACTION_WINDOWS.replay
+
+const BOUNDS = `At most ${RECOVER_MAX_DELIVERIES} failed deliveries per recover, found among the newest ${RECOVER_SCAN_LIMIT} since that time, replayed oldest first. Each replay counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest stay failed, and recovering again from the same time later sends only those.`
+
+/** The detail page's entry to recover: a GET form that leads to the confirmation page. */
+export function recoverForm(i: IntegrationView): SafeHtml {
+  return html`<section aria-labelledby="recover-h" id="recover">
+<h2 id="recover-h">Recover failed deliveries</h2>
+<p>Send again every delivery to this endpoint that failed since a time, for example after your endpoint was down. You confirm on the next page.</p>
+<form method="get" action="${recoverPath(i.id)}" class="card">
+<label for="recover-since">Failed since (UTC)</label>
+<input type="datetime-local" id="recover-since" name="since" step="1" required aria-describedby="recover-hint">
+<p class="hint" id="recover-hint">${BOUNDS}</p>
+<p><button type="submit"${i.active ? '' : html` disabled`}>Review what would be sent</button></p>
+${i.active ? '' : html`<p class="hint">Re-enable this webhook before recovering.</p>`}
+</form>
+</section>`
+}
+
+/** The confirmation step: what a recover would send, and the button that sends it. */
+export function recoverConfirmBody(i: IntegrationView, since: string, failed: number, complete: boolean): SafeHtml {
+  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+  return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
+<section aria-labelledby="confirm-h" class="card">
+<h2 id="confirm-h">Replay ${failed} failed ${failed === 1 ? 'delivery' : 'deliveries'}?</h2>
+<dl class="kv">
+<dt>Endpoint</dt><dd><code>${i.url}</code></dd>
+<dt>Failed since</dt><dd>${sinceWords(since)}</dd>
+<dt>To send again</dt><dd>${failed}${complete ? '' : html` (the most this recover takes: there may be more, recover again afterwards)`}</dd>
+</dl>
+<p class="hint">${BOUNDS}</p>
+${
+  failed === 0
+    ? html`<p>Nothing failed since that time: nothing to send.</p><p><a href="${back}#recover">Choose another time</a></p>`
+    : html`<form method="post" action="${recoverPath(i.id)}" class="actions">
+<input type="hidden" name="since" value="${since}">
+<button type="submit" class="danger">Replay ${failed} failed ${failed === 1 ? 'delivery' : 'deliveries'}</button>
+<a href="${back}#recover">Cancel</a>
+</form>`
+}
+</section>`
+}
+
+export interface RecoverOutcome {
+  since: string
+  found: number
+  replayed: number
+  retryAfter: number | null
+}
+
+/** The result of a recover, with the live state of the deliveries since its time (its progress). */
+export function recoverResultBody(i: IntegrationView, outcome: RecoverOutcome, counts: StatusCounts): SafeHtml {
+  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+  const held = outcome.found - outcome.replayed
+  const logQuery = new URLSearchParams({ from: inputValueOf(outcome.since) }).toString()
+  return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
+<section aria-labelledby="result-h" id="recover-result">
+<h2 id="result-h">${outcome.replayed} ${outcome.replayed === 1 ? 'delivery' : 'deliveries'} queued again</h2>
+<dl class="kv">
+<dt>Failed since</dt><dd>${sinceWords(outcome.since)}</dd>
+<dt>Found failed</dt><dd>${outcome.found}</dd>
+<dt>Queued again</dt><dd>${outcome.replayed}</dd>
+</dl>
+${
+  held > 0
+    ? html`<div class="error-summary" role="alert"><p>The replay limit (${REPLAY_LIMIT} a minute) held back ${held} ${held === 1 ? 'delivery' : 'deliveries'}. Recover again from the same time in ${outcome.retryAfter ?? 60} seconds: the ones queued now are no longer failed, so they are not sent twice.</p>
+<form method="get" action="${recoverPath(i.id)}"><input type="hidden" name="since" value="${inputValueOf(outcome.since)}"><button type="submit">Recover again from the same time</button></form></div>`
+    : ''
+}
+</section>
+<section aria-labelledby="progress-h" id="recover-progress">
+<h2 id="progress-h">Progress</h2>
+<p>Every delivery to this endpoint since that time, as it stands now. Reload to follow the replays.</p>
+<dl class="stats">
+<div><dt>Waiting to be sent</dt><dd>${counts.pending}</dd></div>
+<div><dt>Retrying</dt><dd>${counts.retrying}</dd></div>
+<div><dt>Succeeded</dt><dd>${counts.succeeded}</dd></div>
+<div><dt>Failed</dt><dd>${counts.failed}</dd></div>
+</dl>
+${counts.complete ? '' : html`<p class="hint">Counted among the newest ${RECOVER_SCAN_LIMIT} deliveries since that time.</p>`}
+<p><a href="${back}?${logQuery}#deliveries">See these deliveries in the log</a></p>
+</section>`
+}

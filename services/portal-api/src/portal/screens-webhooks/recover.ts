@@ -1,0 +1,105 @@
+import { Type } from 'typebox'
+import type { App } from '@lsv/shared/http/base-app.ts'
+import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
+import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
+import { getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
+import { planRecover, recoverFailedDeliveries, statusCountsSince } from '@lsv/shared/domain/webhooks/recover.ts'
+import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
+import { redirectTo, sendScreen } from '../layout.ts'
+import { actorOf, sessionOf } from '../session.ts'
+import { fieldValue, formOf } from '../forms.ts'
+import { instantOf, TimeInput } from './delivery-filters.ts'
+import { recoverConfirmBody, recoverResultBody } from './recover-views.ts'
+import { WEBHOOKS_PATH, webhookPath } from './views.ts'
+
+const Params = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
+const SinceQuery = Type.Object({ since: TimeInput })
+const Count = Type.String({ maxLength: 5, pattern: '^\\d{1,5}$' })
+const ResultQuery = Type.Object({ since: TimeInput, found: Count, replayed: Count, retry_after: Type.Optional(Count) })
+
+/** A since time, required: '' is refused like a malformed one. */
+function sinceOf(value: string): string {
+  const since = instantOf(value)
+  if (!since) throw new AppError('invalid_payload', { issues: [{ path: '/since', code: 'required', message: 'give the time to recover from' }] })
+  return since
+}
+
+/**
+ * Recover (Svix's name): replay every failed delivery of one webhook since a time. A GET shows
+ * what would be sent (the confirmation step: it sends traffic to the tenant's endpoint), the POST
+ * replays (domain/webhooks/recover.ts: bounded, in the replay limit) and writes the audit entry,
+ * and answers 303 to the result page, which shows the live progress of those deliveries. The
+ * result's numbers travel in its URL as numbers only, never words.
+ */
+export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
+  const path = `${WEBHOOKS_PATH}/:integrationId/recover`
+
+  scope.get(path, { schema: { hide: true, params: Params, querystring: SinceQuery } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { integrationId } = request.params
+    const integration = await getIntegration(deps, account.id, integrationId)
+    const since = sinceOf(request.query.since)
+    const plan = await planRecover(deps, account.id, integrationId, since)
+    return sendScreen(
+      reply,
+      200,
+      { account, current: WEBHOOKS_PATH, flash: null, error: integration.active ? null : 'This webhook is disabled: re-enable it before recovering.' },
+      'Recover failed deliveries',
+      recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete),
+    )
+  })
+
+  scope.post(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+    const session = sessionOf(request)
+    const { integrationId } = request.params
+    const since = sinceOf(fieldValue(formOf(request.body), 'since'))
+    let result
+    try {
+      result = await recoverFailedDeliveries(deps, session.account.id, integrationId, since)
+    } catch (err) {
+      if (isAppError(err) && err.status === 409) {
+        const integration = await getIntegration(deps, session.account.id, integrationId)
+        return sendScreen(
+          reply,
+          409,
+          { account: session.account, current: WEBHOOKS_PATH, flash: null, error: 'This webhook is disabled: re-enable it before recovering.' },
+          'Recover failed deliveries',
+          recoverConfirmBody(integration, since, 0, true),
+        )
+      }
+      throw err
+    }
+    await recordAudit(deps, {
+      account_id: session.account.id,
+      actor: actorOf(session),
+      action: 'delivery.recovered',
+      target: { integration_id: integrationId },
+      details: { since, found: result.found, replayed: result.replayed },
+    })
+    const q = new URLSearchParams({ since, found: String(result.found), replayed: String(result.replayed) })
+    if (result.retryAfter !== null) q.set('retry_after', String(result.retryAfter))
+    return redirectTo(reply, `${webhookPath(integrationId)}/recover/result?${q}`)
+  })
+
+  scope.get(`${path}/result`, { schema: { hide: true, params: Params, querystring: ResultQuery } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { integrationId } = request.params
+    const integration = await getIntegration(deps, account.id, integrationId)
+    const q = request.query
+    const since = sinceOf(q.since)
+    const counts = await statusCountsSince(deps, account.id, integrationId, since)
+    const outcome = {
+      since,
+      found: Number(q.found),
+      replayed: Math.min(Number(q.replayed), Number(q.found)),
+      retryAfter: q.retry_after ? Number(q.retry_after) : null,
+    }
+    return sendScreen(
+      reply,
+      200,
+      { account, current: WEBHOOKS_PATH, flash: null, error: null },
+      'Recover: result',
+      recoverResultBody(integration, outcome, counts),
+    )
+  })
+}

@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto'
+import type { PlatformDeps } from '../../ports/deps.ts'
+import type { PushCredential, PushLogEntry } from '../../ports/push-log.ts'
+import type { InboundRecord } from '../ingest/mapping.ts'
+import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
+
+/**
+ * The inbound debugger's recent pushes (docs/portal.md, "Inbound debugger"): per connection, the
+ * last KEEP_PER_CONNECTION answered pushes of the last RETENTION_MS, accepted or refused.
+ *
+ * Recorded after the answer is sent (the edge's onResponse), gathered in memory and written every
+ * FLUSH_EVERY_MS in one append: the push path gains a map insert, never a store write, so a 202
+ * still waits only for the batch to be durable (the entry is a view of that answer, not part of
+ * it; an instance that dies loses at most its last FLUSH_EVERY_MS of entries, never a batch).
+ * Refused pushes are recorded only once their connection is known, and only their answer and
+ * public credential parts: never a body of an unauthenticated caller, never a secret. The
+ * memory is bounded before authentication too: at most KEEP_PER_CONNECTION pending entries per
+ * connection (older pending ones give way) and MAX_PENDING_CONNECTIONS connections per flush.
+ */
+const KEEP_PER_CONNECTION = 100
+const RETENTION_MS = 7 * 86_400_000
+const RETENTION_DAYS = RETENTION_MS / 86_400_000
+export const PUSH_LOG_BOUNDS = `the last ${KEEP_PER_CONNECTION} pushes of the last ${RETENTION_DAYS} days`
+const FLUSH_EVERY_MS = 2_000
+const MAX_PENDING_CONNECTIONS = 1_000
+/** distinct top-level keys kept per entry, from at most KEY_SCAN_RECORDS records */
+const MAX_KEYS = 50
+const MAX_KEY_LENGTH = 128
+const KEY_SCAN_RECORDS = 1_000
+
+let lastMs = -1
+let sequence = 0
+/** Time-ordered, unique across instances (a random tail), sorting as text. */
+export function pushLogEntryId(nowMs: number): string {
+  if (nowMs === lastMs) sequence = (sequence + 1) & 0xffff
+  else {
+    lastMs = nowMs
+    sequence = 0
+  }
+  return `${String(nowMs).padStart(13, '0')}-${sequence.toString(16).padStart(4, '0')}${randomBytes(4).toString('hex')}`
+}
+
+/** The distinct top-level keys of a push's records, bounded (first records, first keys). */
+export function keysOf(records: readonly InboundRecord[]): string[] {
+  const keys = new Set<string>()
+  for (const r of records.slice(0, KEY_SCAN_RECORDS)) {
+    if (r === null || typeof r !== 'object') continue
+    for (const k of Object.keys(r)) {
+      if (keys.size >= MAX_KEYS) return [...keys]
+      if (k.length <= MAX_KEY_LENGTH) keys.add(k)
+    }
+  }
+  return [...keys]
+}
+
+/** What the edge knows of one answered push (the recorder adds id, time, trace and expiry). */
+export interface AnsweredPush {
+  connectionId: string
+  accountId: string
+  status: number
+  error: string | null
+  accepted: number | null
+  keys: string[]
+  requestId: string
+  headers: Record<string, string | string[] | undefined>
+  credential: PushCredential
+}
+
+export class PushLogRecorder {
+  #pending = new Map<string, PushLogEntry[]>()
+  #timer: NodeJS.Timeout | null = null
+  #flushing: Promise<void> = Promise.resolve()
+  readonly #deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>
+
+  constructor(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>) {
+    this.#deps = deps
+  }
+
+  record(p: AnsweredPush): void {
+    let list = this.#pending.get(p.connectionId)
+    if (!list) {
+      if (this.#pending.size >= MAX_PENDING_CONNECTIONS) return
+      list = []
+      this.#pending.set(p.connectionId, list)
+    }
+    const nowMs = this.#deps.clock.now()
+    // what the request's log lines carry as logging.googleapis.com/trace; without a project (npm
+    // start) the lines carry none, and the bare trace id is what a tracing backend would show
+    const context = traceContextOf(p.headers)
+    const trace = traceLogFields(context, this.#deps.config.gcpProject)['logging.googleapis.com/trace'] ?? context?.traceId
+    list.push({
+      id: pushLogEntryId(nowMs),
+      connection_id: p.connectionId,
+      account_id: p.accountId,
+      at: new Date(nowMs).toISOString(),
+      status: p.status,
+      error: p.error,
+      accepted: p.accepted,
+      keys: p.keys,
+      request_id: p.requestId,
+      trace: typeof trace === 'string' ? trace : null,
+      credential: p.credential,
+      expire_at_ms: nowMs + RETENTION_MS,
+    })
+    // only the newest KEEP_PER_CONNECTION could survive the store's trim anyway
+    if (list.length > KEEP_PER_CONNECTION) list.shift()
+    if (!this.#timer) {
+      this.#timer = setTimeout(() => {
+        this.#timer = null
+        void this.flush()
+      }, FLUSH_EVERY_MS)
+      this.#timer.unref()
+    }
+  }
+
+  /** Writes what is gathered in one append; a failure is logged and the entries dropped. */
+  flush(): Promise<void> {
+    const entries = [...this.#pending.values()].flat()
+    this.#pending.clear()
+    if (entries.length === 0) return this.#flushing
+    this.#flushing = this.#flushing.then(() =>
+      this.#deps.pushLog.append(entries, KEEP_PER_CONNECTION, this.#deps.clock.now()).catch((err: unknown) => {
+        this.#deps.logger.warn({ err, entries: entries.length }, 'recent pushes not stored')
+      }),
+    )
+    return this.#flushing
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer)
+    this.#timer = null
+    await this.flush()
+  }
+}
+
+/** The connection's recent pushes, newest first. */
+export function readRecentPushes(deps: Pick<PlatformDeps, 'pushLog' | 'clock'>, connectionId: string): Promise<PushLogEntry[]> {
+  return deps.pushLog.recent(connectionId, KEEP_PER_CONNECTION, deps.clock.now())
+}

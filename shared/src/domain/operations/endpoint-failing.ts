@@ -1,0 +1,105 @@
+import type { PlatformDeps } from '../../ports/deps.ts'
+import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
+import { FAILING_STEPS } from '../../contract/operational-event.ts'
+import { emitOperationalEvent, type OperationsDeps } from './emit.ts'
+import { OPERATOR_INTEGRATION_ID } from './target.ts'
+
+/**
+ * The failure threshold of an endpoint: this many of its newest deliveries in a row whose latest
+ * attempt failed (any answer but 200, or none). `endpoint.failing` is sent when the streak
+ * reaches 50, 70, 90 and 100 % of it (10, 14, 18, 20), once per step and streak; the streak ends
+ * with the next delivery answered 200. Reaching 100 % does not disable the endpoint: deliveries
+ * keep their retry schedule (only a 410 disables, `endpoint.disabled`).
+ */
+export const FAILURE_THRESHOLD = 20
+
+/** what the attempt just recorded ended as */
+export type EndpointOutcome = { kind: 'succeeded' } | { kind: 'failed'; error: string | null } | { kind: 'disabled'; reason: string; at: string }
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host
+  } catch {
+    return ''
+  }
+}
+
+const failedLast = (d: DeliveryRecord): boolean | null => {
+  const last = d.attempts.at(-1)
+  return last ? last.status_code !== 200 : null
+}
+
+/** The streak among the newest deliveries (newest first): its length and the oldest delivery in it. */
+function failureStreak(newestFirst: readonly DeliveryRecord[]): { length: number; oldest: DeliveryRecord | null } {
+  let length = 0
+  let oldest: DeliveryRecord | null = null
+  for (const d of newestFirst) {
+    const failed = failedLast(d)
+    if (failed === null) continue // not attempted yet: neither extends nor ends the streak
+    if (!failed) break
+    length++
+    oldest = d
+  }
+  return { length, oldest }
+}
+
+/** The highest step (50, 70, 90, 100) a streak of this length reaches, or 0. */
+function stepOf(length: number, threshold = FAILURE_THRESHOLD): number {
+  let reached = 0
+  for (const p of FAILING_STEPS) if (length >= Math.ceil((p / 100) * threshold)) reached = p
+  return reached
+}
+
+/**
+ * After each recorded attempt to a tenant endpoint (domain/webhooks/deliver.ts): keeps the
+ * integration's `failing` mark (the portal's banner) and sends `endpoint.failing` and
+ * `endpoint.disabled`. One bounded read (FAILURE_THRESHOLD deliveries) after a failed attempt,
+ * none after a success; a tenant write only when a step is crossed or a streak ends. Never
+ * throws: the attempt is recorded, and a lost note is made again by the next attempt.
+ */
+export async function noteEndpointOutcome(
+  deps: OperationsDeps & Pick<PlatformDeps, 'tenants'>,
+  integration: IntegrationRecord,
+  outcome: EndpointOutcome,
+): Promise<void> {
+  if (integration.id === OPERATOR_INTEGRATION_ID) return
+  const endpoint = { account_id: integration.account_id, integration_id: integration.id, host: hostOf(integration.url), name: integration.name ?? null }
+  const now = new Date(deps.clock.now()).toISOString()
+  try {
+    if (outcome.kind === 'succeeded') {
+      if (integration.failing) await deps.tenants.updateIntegration(integration.id, { failing: null, updated_at: now })
+      return
+    }
+    if (outcome.kind === 'disabled') {
+      await emitOperationalEvent(
+        deps,
+        { type: 'endpoint.disabled', occurred_at: outcome.at, data: { ...endpoint, reason: outcome.reason } },
+        { key: `${integration.id}\u0000${outcome.at}` },
+      )
+      return
+    }
+    const streak = failureStreak(await deps.deliveries.list(integration.id, { limit: FAILURE_THRESHOLD }))
+    const step = stepOf(streak.length)
+    if (step === 0 || !streak.oldest || (integration.failing?.percent ?? 0) >= step) return
+    const since = streak.oldest.created_at
+    await deps.tenants.updateIntegration(integration.id, { failing: { since, percent: step }, updated_at: now })
+    await emitOperationalEvent(
+      deps,
+      {
+        type: 'endpoint.failing',
+        occurred_at: now,
+        data: {
+          ...endpoint,
+          percent: step as (typeof FAILING_STEPS)[number],
+          consecutive_failures: streak.length,
+          threshold: FAILURE_THRESHOLD,
+          since,
+          last_error: outcome.error?.slice(0, 512) ?? null,
+        },
+      },
+      { key: `${integration.id}\u0000${since}\u0000${step}` },
+    )
+  } catch (err) {
+    deps.logger.error({ err, integrationId: integration.id, outcome: outcome.kind }, 'endpoint health note failed')
+  }
+}

@@ -1,0 +1,61 @@
+import { AppError } from '../errors/app-error.ts'
+
+/**
+ * Deadlines on the edge's push path (issue 23; docs/architecture.md, "Dependency deadlines"). A
+ * stalled Firestore or Pub/Sub would otherwise hold a push until the client library's own
+ * timeouts (15 s for a publish, 60 s and more for Firestore) or until the client gives up: with
+ * the Firestore emulator paused 20 s, pushes hung 19.9 s and then answered 202. A push has two
+ * dependency stages, each bounded by EDGE_DEPENDENCY_DEADLINE_MS (config): the checks before
+ * the body (tenant lookup, credential, rate limit) and the work after it (the partner CRM's
+ * checks, the publish). A stage that has not settled in time answers 503 `temporarily
+ * unavailable`, which the contract says is safe to retry, with `Retry-After`.
+ */
+
+/** the 503 a stage that outlived its deadline answers: retry after about one deadline */
+function deadlineExceeded(ms: number): AppError {
+  return new AppError('temporarily_unavailable', {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(ms / 1000))) },
+    cause: new Error(`no answer from a dependency within ${ms} ms`),
+  })
+}
+
+/**
+ * One stage's deadline, fixed when the stage starts: every call raced with `within` shares it,
+ * so a stage of several calls (partner CRM: location check, rate limit, publish) is bounded as a
+ * whole, not per call.
+ */
+export class StageDeadline {
+  readonly #ms: number
+  readonly #endsAt: number
+
+  constructor(ms: number, now: number = performance.now()) {
+    this.#ms = ms
+    this.#endsAt = now + ms
+  }
+
+  /**
+   * `work`, or the 503 once the stage's deadline passes without it settling. The abandoned call
+   * keeps running until its own library gives up: a publish that completes after the 503 is a
+   * batch queued twice once the client retries, which the worker's upsert absorbs (idempotent
+   * per account on (source, external_id), docs/merge.md). So a 202 is only ever sent for a batch
+   * whose publish settled, and nothing acknowledged is lost.
+   */
+  async within<T>(work: Promise<T>): Promise<T> {
+    // the loser of the race settles unobserved: its rejection must not become an unhandled one
+    work.catch(() => {})
+    let timer: NodeJS.Timeout | undefined
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(deadlineExceeded(this.#ms)), Math.max(0, this.#endsAt - performance.now()))
+    })
+    try {
+      return await Promise.race([work, expired])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** `fn` as one stage: each call gets a fresh deadline of `ms` for everything it awaits. */
+export function withinDeadline<A extends unknown[], T>(ms: number, fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+  return (...args: A) => new StageDeadline(ms).within(fn(...args))
+}

@@ -1,0 +1,50 @@
+/**
+ * The inbound debugger's record of recent pushes (docs/portal.md, "Inbound debugger"): one entry
+ * per answered push whose connection is known, accepted or refused. A view for the tenant, not a
+ * ledger: entries are written after the answer, in batches (domain/activity/push-log.ts), and
+ * bounded by count per connection (`append`'s `keep`) and by age (`expire_at_ms`, a TTL policy in
+ * Firestore, pruning in the embedded store).
+ */
+
+/** Which credential the push presented: its public parts only, never the secret. */
+export interface PushCredential {
+  kind: 'api_key' | 'source_token' | 'location_token' | 'none'
+  /** the API key's id, or the partner CRM location id; null for a source token */
+  id: string | null
+  /** the key's name, or `lsk_ab12…` (its stored display prefix); the token's slot ("current", "previous") */
+  label: string | null
+}
+
+export interface PushLogEntry {
+  /** time-ordered and unique (domain/activity/push-log.ts pushLogEntryId) */
+  id: string
+  connection_id: string
+  account_id: string
+  /** when the answer was sent (ISO) */
+  at: string
+  status: number
+  /** the error envelope's `error` text as the caller got it; null on success */
+  error: string | null
+  /** `accepted` of the 202 (or 200) answer; null when refused */
+  accepted: number | null
+  /** distinct top-level keys of the push's records (bounded): the page names the ones no mapping reads */
+  keys: string[]
+  request_id: string
+  /** the trace the request's log lines carry (`logging.googleapis.com/trace`), null without one */
+  trace: string | null
+  credential: PushCredential
+  /** when the entry may be deleted */
+  expire_at_ms: number
+}
+
+export interface PushLog {
+  /**
+   * Stores entries (any connections). Afterwards each connection they name keeps at most its
+   * `keep` newest entries; older ones are deleted (by the time the call returns), and so may be
+   * its entries expired at `nowMs`.
+   */
+  append(entries: readonly PushLogEntry[], keep: number, nowMs: number): Promise<void>
+  /** The connection's newest entries first, at most `limit`, none expired at `nowMs`. */
+  recent(connectionId: string, limit: number, nowMs: number): Promise<PushLogEntry[]>
+  close(): Promise<void>
+}

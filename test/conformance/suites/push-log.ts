@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { PushLog, PushLogEntry } from '@lsv/shared/ports/push-log.ts'
+import { pushLogEntryId } from '@lsv/shared/domain/activity/push-log.ts'
+import { randomSuffix } from '../../helpers/embedded.ts'
+
+/** Two logs over one backend, as two edge instances and a portal-api instance would be. */
+export interface PushLogHarness {
+  store: PushLog
+  other: PushLog
+  close(): Promise<void>
+}
+
+const T0 = Date.UTC(2026, 8, 4, 12, 0, 0)
+const DAY = 86_400_000
+
+/** The behaviour every PushLog adapter must share. Call inside a `describe`. */
+export function pushLogConformance(open: () => Promise<PushLogHarness>): void {
+  let h: PushLogHarness
+  beforeAll(async () => {
+    h = await open()
+  })
+  afterAll(async () => {
+    await h.close()
+  })
+
+  const entry = (connectionId: string, seconds: number, status = 202): PushLogEntry => ({
+    id: pushLogEntryId(T0 + seconds * 1000),
+    connection_id: connectionId,
+    account_id: 'acc_1',
+    at: new Date(T0 + seconds * 1000).toISOString(),
+    status,
+    error: status === 202 ? null : 'unauthorized',
+    accepted: status === 202 ? 3 : null,
+    keys: ['email', 'plan'],
+    request_id: `req-${seconds}`,
+    trace: 'projects/p/traces/0af7651916cd43dd8448eb211c80319c',
+    credential: { kind: 'api_key', id: 'key_1', label: 'CRM sync (lsk_ab12…)' },
+    expire_at_ms: T0 + seconds * 1000 + 7 * DAY,
+  })
+
+  it('reads back what was appended, field for field, newest first, from the other instance', async () => {
+    const c = `src_${randomSuffix()}`
+    const written = [entry(c, 1), entry(c, 3, 401), entry(c, 2, 413)]
+    await h.store.append(written, 100, T0)
+    // mutation: ordering ascending (or by status) fails this
+    expect(await h.other.recent(c, 10, T0)).toEqual([written[1], written[2], written[0]])
+  })
+
+  it('keeps only the newest `keep` entries of a connection, whichever instance wrote them', async () => {
+    const c = `src_${randomSuffix()}`
+    const neighbour = `src_${randomSuffix()}`
+    await h.store.append([entry(neighbour, 1)], 3, T0)
+    for (const s of [1, 2, 3, 4]) await (s % 2 ? h.store : h.other).append([entry(c, s)], 3, T0)
+    await h.store.append([entry(c, 5), entry(c, 6)], 3, T0)
+    const left = await h.other.recent(c, 10, T0)
+    // mutation: skipping the trim (or trimming the newest) fails this
+    expect(left.map((e) => e.request_id)).toEqual(['req-6', 'req-5', 'req-4'])
+    // another connection's entries are not counted against it
+    expect(await h.store.recent(neighbour, 10, T0)).toHaveLength(1)
+  })
+
+  it('answers at most `limit`, and nothing expired at the time read', async () => {
+    const c = `src_${randomSuffix()}`
+    await h.store.append([entry(c, 1), entry(c, 2), entry(c, 3)], 100, T0)
+    expect((await h.other.recent(c, 2, T0)).map((e) => e.request_id)).toEqual(['req-3', 'req-2'])
+    // 7 days and 2 s later: the first two have expired
+    // mutation: ignoring expire_at_ms on read fails this
+    expect((await h.other.recent(c, 10, T0 + 7 * DAY + 2_500)).map((e) => e.request_id)).toEqual(['req-3'])
+    expect(await h.other.recent(`src_${randomSuffix()}`, 10, T0)).toEqual([])
+  })
+}
