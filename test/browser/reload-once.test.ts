@@ -96,6 +96,8 @@ describe('reloading after a form in Chromium repeats nothing', { timeout: 120_00
     await page.goto(`${stack.portal}/portal/webhooks/${integration.id}`)
     await page.getByLabel('Keep the old secret signing for').selectOption('0')
     await page.getByRole('button', { name: 'Rotate secret' }).click()
+    // "stop it now" asks first (issue 22 job 5: destructive actions confirm); only the confirmed post rotates
+    await page.getByRole('button', { name: 'Rotate and stop the old secret now' }).click()
     await page.waitForURL(/\/portal\/reveal\//)
     const copied = await secretOnPage()
     await screenshots(page, 'reveal-rotated')

@@ -142,7 +142,10 @@ describe('queue pool past the Cloud Tasks queue quota (deployed shape: stand-in 
     // mutation: QueueQuotaError not caught in queue-pool.ts -> createDelivery throws for the third endpoint
     expect(queueList.filter((q) => !isPoolQueue(q))).toHaveLength(2)
     expect(queueList.slice(0, 2).every((q) => !isPoolQueue(q))).toBe(true)
-    expect(new Set(queueList.filter(isPoolQueue))).toEqual(new Set([poolQueueName(0), poolQueueName(1)]))
+    // the pooled eight are on the pool's queues only (which one is a hash of the random endpoint id:
+    // all eight on one of the two happens 1 time in 128, so the test does not ask for both)
+    expect(queueList.filter(isPoolQueue)).toHaveLength(8)
+    for (const q of queueList.filter(isPoolQueue)) expect([poolQueueName(0), poolQueueName(1)]).toContain(q)
 
     const total = [...expected.values()].reduce((n, s) => n + s.size, 0)
     const received = () => [...arrivals.values()].reduce((n, l) => n + l.length, 0)

@@ -19,12 +19,20 @@ type Body = Record<string, unknown>
 const iamMembers = (): Array<[string, Body]> => resources(tf).filter(([address]) => /_iam_member\./.test(address))
 
 describe('secrets: each service reads exactly what it uses', () => {
-  it('the services that read link-signing-keys through the API are the ones whose code loads the signing keys', () => {
-    const readersInCode = SERVICE_NAMES.filter((s) => reachableModules(`services/${s}/src/server.ts`).has('shared/src/domain/links/signing-keys.ts'))
-    expect(readersInCode.length).toBeGreaterThan(0)
+  // each secret read through the API at run time, and the module whose code reads it
+  const RUNTIME_READ_BY: Record<string, string> = {
+    'link-signing-keys': 'shared/src/domain/links/signing-keys.ts',
+    'operator-events-secret': 'shared/src/domain/operations/target.ts',
+  }
+  it('the services that read a secret through the API (link-signing-keys, operator-events-secret) are the ones whose code loads it', () => {
     const declared = localExpr(tf, 'runtime_secret_readers') as Record<string, string[]>
-    expect(Object.keys(declared)).toEqual(['link-signing-keys'])
-    expect([...declared['link-signing-keys']!].sort()).toEqual([...readersInCode].sort())
+    expect(Object.keys(declared).sort()).toEqual(Object.keys(RUNTIME_READ_BY).sort())
+    for (const [secret, module] of Object.entries(RUNTIME_READ_BY)) {
+      const readersInCode = SERVICE_NAMES.filter((s) => reachableModules(`services/${s}/src/server.ts`).has(module))
+      expect(readersInCode.length, secret).toBeGreaterThan(0)
+      // a grant to a service that never reads it, or a reader without one, fails here
+      expect([...declared[secret]!].sort(), secret).toEqual([...readersInCode].sort())
+    }
   })
 
   it('secretAccessor grants are derived from service_secret_env and those run-time readers, and nothing else grants on secrets', () => {
