@@ -15,6 +15,7 @@ import type { DeliveryAttempt, DeliveryRecord } from '@lsv/shared/model/records.
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
 import { followReveal, secretIn } from './reveal-support.ts'
+import { TEST_OPERATOR_TOKEN } from '../helpers/test-secrets.ts'
 
 const run = promisify(execFile)
 
@@ -99,6 +100,15 @@ describe('portal: the delivery debugger', () => {
     expect(res.body).toContain('{&quot;error&quot;:&quot;database &lt;down&gt;&quot;}')
     // never the secret
     expect(res.body).not.toContain(secret)
+    // the management API lists the same stored, redacted headers (its schema used to drop them silently)
+    // mutation: removing response_headers from routes/admin/deliveries.ts's Attempt drops them here
+    const listed = await fixture.h.portal.inject({
+      url: `/api/v1/admin/accounts/${fixture.t.account.id}/integrations/${integrationId}/deliveries?event_id=${delivery.event_id}`,
+      headers: { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` },
+    })
+    expect(listed.statusCode).toBe(200)
+    const apiHeaders = (listed.json() as { data: Array<{ attempts: Array<{ response_headers?: Record<string, string> }> }> }).data[0]!.attempts[0]!.response_headers
+    expect(apiHeaders).toMatchObject({ 'x-request-id': 'req-abc', 'set-cookie': '[redacted]' })
 
     // the request shown is the one the receiver got, header for header and byte for byte
     const headers = textOf(res.body, 'signed-headers')

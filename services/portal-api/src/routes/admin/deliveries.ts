@@ -14,6 +14,8 @@ const Attempt = Type.Object(
     error: Type.Union([Type.String(), Type.Null()]),
     latency_ms: Type.Integer(),
     response_excerpt: Type.Union([Type.String(), Type.Null()]),
+    // bounded and redacted when stored (adapters/outbound-http/response-headers.ts); absent on older attempts
+    response_headers: Type.Optional(Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()])),
   },
   { additionalProperties: false },
 )
@@ -25,6 +27,8 @@ const DeliveryEntry = Type.Object(
     status: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')]),
     attempts: Type.Array(Attempt),
     next_attempt_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    // the visit's trace (OpenTelemetry); absent on deliveries stored before tracing
+    trace_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
   },
