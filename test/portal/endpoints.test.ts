@@ -130,9 +130,10 @@ describe('portal: webhook endpoints as a product', () => {
     expect(ask.statusCode).toBe(200)
     expect(ask.body).toContain('Delete this webhook?')
     expect(ask.body).toContain('name="confirm" value="yes"')
-    // a post without the confirmation only asks again (mutation: delete on the first post -> gone here)
+    // a post without the confirmation is sent to the question (mutation: delete on the first post -> gone here)
     const unconfirmed = await formPost(portal, `/portal/webhooks/${i.id}/delete`, cookie, {})
-    expect(unconfirmed.statusCode).toBe(200)
+    expect(unconfirmed.statusCode).toBe(303)
+    expect(unconfirmed.headers.location).toBe(`/portal/webhooks/${i.id}/delete`)
     expect(await deps.tenants.getIntegration(i.id)).not.toBeNull()
 
     const confirmed = await formPost(portal, `/portal/webhooks/${i.id}/delete`, cookie, { confirm: 'yes' })
@@ -170,27 +171,42 @@ describe('portal: webhook endpoints as a product', () => {
     const i = await addWebhook({ url: 'https://hooks.example.com/confirm', name: 'Confirm me' })
     const secretBefore = (await deps.tenants.getIntegration(i.id))!.signing_secrets[0]!.secret
     const rotate = await formPost(portal, `/portal/webhooks/${i.id}/secret/rotate`, cookie, { grace_seconds: '0' })
-    // mutation: no confirmation for "stop it now" -> 303 and a new secret here
-    expect(rotate.statusCode).toBe(200)
-    expect(rotate.body).toContain('Rotate the secret and stop the old one now?')
+    // mutation: no confirmation for "stop it now" -> a reveal page and a new secret here
+    expect(rotate.statusCode).toBe(303)
+    expect(rotate.headers.location).toBe(`/portal/webhooks/${i.id}/secret/rotate-now`)
+    const rotateAsk = await page(portal, `/portal/webhooks/${i.id}/secret/rotate-now`, cookie)
+    expect(rotateAsk.body).toContain('Rotate the secret and stop the old one now?')
+    expect(rotateAsk.body).toContain('name="grace_seconds" value="0"')
     expect((await deps.tenants.getIntegration(i.id))!.signing_secrets[0]!.secret).toBe(secretBefore)
 
-    const off = { url: i.url, payload_version: '2', name: 'Confirm me' }
-    const ask = await formPost(portal, `/portal/webhooks/${i.id}`, cookie, off)
+    // unticking "active" saves the other fields with the webhook still on, then asks (303, never a 200 to a post)
+    const off = { url: i.url, payload_version: '2', name: 'Confirm me, renamed' }
+    const saved = await formPost(portal, `/portal/webhooks/${i.id}`, cookie, off)
+    expect(saved.statusCode).toBe(303)
+    expect(saved.headers.location).toBe(`/portal/webhooks/${i.id}/disable?flash=integration-updated`)
+    // mutation: disabling on the first post -> active false here
+    expect(await deps.tenants.getIntegration(i.id)).toMatchObject({ active: true, name: 'Confirm me, renamed' })
+    const ask = await page(portal, `/portal/webhooks/${i.id}/disable?flash=integration-updated`, cookie)
     expect(ask.statusCode).toBe(200)
     expect(ask.body).toContain('Disable this webhook?')
+    expect(ask.body).toContain('It is still on.')
+    // a post to it without the confirmation only leads back to the question
+    const crafted = await formPost(portal, `/portal/webhooks/${i.id}/disable`, cookie, {})
+    expect(crafted.headers.location).toBe(`/portal/webhooks/${i.id}/disable`)
     expect((await deps.tenants.getIntegration(i.id))!.active).toBe(true)
-    // the confirmation repeats the form's fields: the name is kept
-    expect(ask.body).toContain('name="name" value="Confirm me"')
-    const done = await formPost(portal, `/portal/webhooks/${i.id}`, cookie, { ...off, confirm: 'yes' })
+    const done = await formPost(portal, `/portal/webhooks/${i.id}/disable`, cookie, { confirm: 'yes' })
     expect(done.statusCode).toBe(303)
-    expect(await deps.tenants.getIntegration(i.id)).toMatchObject({ active: false, name: 'Confirm me' })
+    expect(await deps.tenants.getIntegration(i.id)).toMatchObject({ active: false, name: 'Confirm me, renamed' })
+    const entry = (await listAudit(deps, t.account.id, { limit: 50 })).data.find((e) => e.action === 'integration.updated' && e.details.active === false)
+    expect(entry).toBeDefined()
+    // the question of an endpoint already off leads back to its page
+    expect((await page(portal, `/portal/webhooks/${i.id}/disable`, cookie)).statusCode).toBe(303)
 
     // the banner, on another screen of the account (mutation: the hook not registered -> absent)
     const settings = (await page(portal, '/portal/settings', cookie)).body
     expect(settings).toContain('id="endpoint-banner"')
     expect(settings).toContain('A webhook is disabled')
-    expect(settings).toContain(`href="/portal/webhooks/${i.id}">Confirm me</a>`)
+    expect(settings).toContain(`href="/portal/webhooks/${i.id}">Confirm me, renamed</a>`)
     await deps.tenants.updateIntegration(t.integration.id, { failing: { since: new Date().toISOString(), percent: 70 } })
     const again = (await page(portal, '/portal/settings', cookie)).body
     expect(again).toContain('A webhook keeps failing')

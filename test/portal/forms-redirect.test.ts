@@ -111,7 +111,9 @@ const CASES: Record<string, Case> = {
     invalid: (ids) => [hook(ids, '/secret/rotate'), { grace_seconds: '5' }],
   },
   'POST /portal/webhooks/:integrationId/test': { valid: async (ids) => [hook(ids, '/test'), {}] },
-  // the confirmed post (the first one, without `confirm`, answers the confirmation page and changes nothing)
+  // the confirmed post switches the spare one off (the unconfirmed one answers 303 to the question)
+  'POST /portal/webhooks/:integrationId/disable': { valid: async (ids) => [`/portal/webhooks/${ids.spareIntegrationId}/disable`, { confirm: 'yes' }] },
+  // the confirmed post (the first one, without `confirm`, answers 303 to the confirmation page and changes nothing)
   'POST /portal/webhooks/:integrationId/delete': { valid: async (ids) => [`/portal/webhooks/${ids.spareIntegrationId}/delete`, { confirm: 'yes' }] },
   // the POST is the confirmed step (the GET shows what would be sent); an empty since is refused
   'POST /portal/webhooks/:integrationId/recover': {

@@ -6,10 +6,10 @@ import { sessionOf } from '../session.ts'
 import { WEBHOOKS_PATH } from './views.ts'
 
 /**
- * The confirmation step of a destructive webhook action, without JavaScript: the action's form
- * posts once without `confirm`, the answer is this page (200, nothing changed) which repeats
- * the same fields with `confirm=yes`; only that second post acts (and answers 303). A reload of
- * this page re-posts the first form, which asks again: it never acts by itself.
+ * The confirmation step of a destructive webhook action, without JavaScript: the action's first
+ * form (or a link) leads with a 303 to a GET page that asks, and repeats the fields with
+ * `confirm=yes`; only that post acts (and answers 303). Every form answers a redirect, and a
+ * reload of the question asks again: it never acts by itself.
  */
 const CONFIRM_FIELD = 'confirm'
 

@@ -16,7 +16,7 @@ const IntegrationParams = Type.Object({ integrationId: Type.String({ minLength: 
  * Deleting a webhook (issue 22 job 5): `GET …/delete` is the confirmation page, its form posts
  * `confirm=yes` to `POST …/delete`, which deletes through the management API's domain function
  * with its audit entry in the same write, then answers 303 to the list. A post without the
- * confirmation only shows the page again. Deliveries still queued end as failed without a
+ * confirmation is answered 303 to that page. Deliveries still queued end as failed without a
  * request (domain/webhooks/deliver.ts); the delivery log is kept until it ages out.
  */
 export function registerEndpointDelete(scope: App, deps: PlatformDeps): void {
@@ -39,7 +39,8 @@ export function registerEndpointDelete(scope: App, deps: PlatformDeps): void {
 
   scope.post(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { integrationId } = request.params
-    if (!isConfirmed(formOf(request.body))) return ask(request, reply, integrationId)
+    // a post without the confirmation (crafted, or an old page) is sent to the question: every form answers a redirect
+    if (!isConfirmed(formOf(request.body))) return redirectTo(reply, `${webhookPath(integrationId)}/delete`)
     const session = sessionOf(request)
     const audited = withAuditedChange(deps, (deleted: IntegrationRecord) => ({
       account_id: session.account.id,

@@ -249,24 +249,15 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const fields = formOf(request.body)
     const { state, body, described } = integrationForm(fields)
     const update: UpdateIntegrationBody = { ...body, ...described, active: fieldValue(fields, 'active') === 'on' }
-    // switching an active webhook off is destructive (nothing is delivered meanwhile): confirm first,
-    // once the form is otherwise complete (an empty URL is refused at once, below)
-    if (!update.active && !isConfirmed(fields) && state.url.length > 0 && state.url.length <= 2048) {
+    // switching an active webhook off is destructive (nothing is delivered meanwhile): the other
+    // fields are saved with the webhook still on, then a 303 leads to the confirmation page, whose
+    // form alone switches it off (every form answers a redirect; nothing typed is lost)
+    let askToDisable = false
+    if (!update.active && !isConfirmed(fields)) {
       const current = await getIntegration(deps, account.id, integrationId)
       if (current.active) {
-        const repeated: Record<string, string> = {}
-        for (const name of ['url', 'payload_version', 'contact_handles', 'sensitive_traits', 'name', 'description']) {
-          const value = fieldValue(fields, name)
-          if (value !== '') repeated[name] = value
-        }
-        return sendConfirmation(request, reply, {
-          title: 'Disable this webhook?',
-          what: html`<p><strong>${endpointTitle(current)}</strong> will stop receiving events: nothing is delivered to it while it is disabled, and deliveries waiting for a retry end as failed. You can re-enable it on its page.</p>`,
-          action: webhookPath(integrationId),
-          fields: repeated,
-          button: 'Disable webhook',
-          cancel: webhookPath(integrationId),
-        })
+        update.active = true
+        askToDisable = true
       }
     }
     try {
@@ -284,6 +275,35 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       if (isAppError(err) && err.status === 404) throw err
       return showDetail(request, reply, integrationId, 400, { form: { ...state, error: refusal(err) } })
     }
+    if (askToDisable) return redirectTo(reply, `${webhookPath(integrationId)}/disable`, 'integration-updated')
+    return redirectTo(reply, webhookPath(integrationId), 'integration-updated')
+  })
+
+  const disablePath = `${WEBHOOKS_PATH}/:integrationId/disable`
+  scope.get(disablePath, { schema: { hide: true, params: IntegrationParams, querystring: ListQuery } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const current = await getIntegration(deps, account.id, request.params.integrationId)
+    if (!current.active) return redirectTo(reply, webhookPath(current.id))
+    const saved = flashText(request.query.flash)
+    return sendConfirmation(request, reply, {
+      title: 'Disable this webhook?',
+      what: html`${saved ? html`<p class="flash" role="status">${saved} It is still on.</p>` : ''}<p><strong>${endpointTitle(current)}</strong> will stop receiving events: nothing is delivered to it while it is disabled, and deliveries waiting for a retry end as failed. You can re-enable it on its page.</p>`,
+      action: `${webhookPath(current.id)}/disable`,
+      button: 'Disable webhook',
+      cancel: webhookPath(current.id),
+    })
+  })
+  scope.post(disablePath, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { integrationId } = request.params
+    // a post without the confirmation (crafted, or an old page) goes to the question, never acts
+    if (!isConfirmed(formOf(request.body))) return redirectTo(reply, `${webhookPath(integrationId)}/disable`)
+    await updateIntegration(
+      audited(request, 'integration.updated', (i) => ({ host: hostOf(i.url), active: i.active })),
+      account.id,
+      integrationId,
+      { active: false },
+    )
     return redirectTo(reply, webhookPath(integrationId), 'integration-updated')
   })
 
@@ -309,23 +329,29 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     })
   })
 
+  scope.get(`${WEBHOOKS_PATH}/:integrationId/secret/rotate-now`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const current = await getIntegration(deps, account.id, request.params.integrationId)
+    return sendConfirmation(request, reply, {
+      title: 'Rotate the secret and stop the old one now?',
+      what: html`<p>Deliveries to <strong>${endpointTitle(current)}</strong> are signed with a new secret at once, and the current one stops signing immediately: a receiver still verifying with it refuses every delivery until you give it the new secret. A grace period (24 hours, 1 hour or 7 days) avoids that.</p>`,
+      action: `${webhookPath(current.id)}/secret/rotate`,
+      fields: { grace_seconds: '0' },
+      button: 'Rotate and stop the old secret now',
+      cancel: webhookPath(current.id),
+    })
+  })
+
   scope.post(`${WEBHOOKS_PATH}/:integrationId/secret/rotate`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     const raw = fieldValue(formOf(request.body), 'grace_seconds')
     const grace = raw === '' ? DEFAULT_SECRET_GRACE_SECONDS : Number(raw)
     if (!GRACE_CHOICES.has(grace)) throw new AppError('invalid_payload')
-    // "stop it now" ends the secret receivers verify with at once: confirm first
+    // "stop it now" ends the secret receivers verify with at once: a 303 to the question first
     if (grace === 0 && !isConfirmed(formOf(request.body))) {
       await getIntegration(deps, account.id, integrationId)
-      return sendConfirmation(request, reply, {
-        title: 'Rotate the secret and stop the old one now?',
-        what: html`<p>Deliveries are signed with a new secret at once, and the current one stops signing immediately: a receiver still verifying with it refuses every delivery until you give it the new secret. A grace period (24 hours, 1 hour or 7 days) avoids that.</p>`,
-        action: `${webhookPath(integrationId)}/secret/rotate`,
-        fields: { grace_seconds: '0' },
-        button: 'Rotate and stop the old secret now',
-        cancel: webhookPath(integrationId),
-      })
+      return redirectTo(reply, `${webhookPath(integrationId)}/secret/rotate-now`)
     }
     const rotated = await rotateSigningSecret(
       audited(request, 'integration.secret_rotated', () => ({ grace_seconds: grace })),
