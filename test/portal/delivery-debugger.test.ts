@@ -107,7 +107,8 @@ describe('portal: the delivery debugger', () => {
       headers: { authorization: `Bearer ${TEST_OPERATOR_TOKEN}` },
     })
     expect(listed.statusCode).toBe(200)
-    const apiHeaders = (listed.json() as { data: Array<{ attempts: Array<{ response_headers?: Record<string, string> }> }> }).data[0]!.attempts[0]!.response_headers
+    const apiHeaders = (listed.json() as { data: Array<{ attempts: Array<{ response_headers?: Record<string, string> }> }> }).data[0]!.attempts[0]!
+      .response_headers
     expect(apiHeaders).toMatchObject({ 'x-request-id': 'req-abc', 'set-cookie': '[redacted]' })
 
     // the request shown is the one the receiver got, header for header and byte for byte
