@@ -82,9 +82,11 @@ describe('portal screen: activity', () => {
     const limited = statuses.filter((s) => s === 429).length
     // two windows can meet inside the loop; whatever the split, every answer is counted once
     expect(accepted + limited + 1).toBe(123)
-    const res = await activityShowing(new RegExp(`^${today} ${accepted} 1 1 ${limited} ${accepted + limited + 2}$`))
+    // when two windows met and nothing was limited, the page has no 429 column at all (it lists the answers seen)
+    const limitedCell = limited === 0 ? '(?: 0)?' : ` ${limited}`
+    const res = await activityShowing(new RegExp(`^${today} ${accepted} 1 1${limitedCell} ${accepted + limited + 2}$`))
     expect(res.body).toContain('202 accepted')
-    expect(res.body).toContain('429 rate limited')
+    if (limited > 0) expect(res.body).toContain('429 rate limited')
     expect(res.body).toContain('401 unauthorized')
     // windows now: the key's 60 s window, the source's (untouched)
     expect(rowText(res.body, 'API key')).toMatch(/of 120/)
