@@ -92,7 +92,12 @@ function windowHoppingClock(): Clock {
   return { now: () => (t += 61_000) }
 }
 
-const nullQueue = (): Queue => ({ publish: async () => 'x', subscribe: async () => ({ close: async () => {} }), close: async () => {} })
+const nullQueue = (): Queue => ({
+  publish: async () => 'x',
+  subscribe: async () => ({ close: async () => {} }),
+  subscribeDeadLetters: async () => ({ close: async () => {} }),
+  close: async () => {},
+})
 
 async function makeDeps(dir: string, overrides: { clock?: Clock; queue?: Queue } = {}): Promise<PlatformDeps> {
   const config = loadConfig({

@@ -27,6 +27,30 @@ resource "google_firestore_index" "deliveries_by_integration" {
   }
 }
 
+# the delivery log narrowed to one status (the portal's status filter, recover's failed
+# deliveries) and its count() per status
+resource "google_firestore_index" "deliveries_by_integration_status" {
+  database    = google_firestore_database.main.name
+  collection  = "deliveries"
+  query_scope = "COLLECTION"
+  fields {
+    field_path = "integration_id"
+    order      = "ASCENDING"
+  }
+  fields {
+    field_path = "status"
+    order      = "ASCENDING"
+  }
+  fields {
+    field_path = "created_at"
+    order      = "DESCENDING"
+  }
+  fields {
+    field_path = "__name__"
+    order      = "DESCENDING"
+  }
+}
+
 # TTL policies: expiring data is deleted by Firestore (within ~24 h of expire_at).
 resource "google_firestore_field" "ttl" {
   for_each   = toset(["rate_limits", "claims", "deliveries", "portal_links", "portal_sessions", "portal_reveals", "pushes"])

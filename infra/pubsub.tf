@@ -3,7 +3,8 @@
 #   visit-events    -> webhook-dispatcher /pubsub/visit-events
 #   contact-changes -> BigQuery (bigquery.tf)
 # Every subscription has a retry policy and a dead-letter topic; every dead-letter topic has its
-# own pull subscription so dead letters can be inspected and replayed (docs/operations.md).
+# own pull subscription so dead letters can be inspected and replayed (docs/operations.md), and a
+# push subscription to the webhook-dispatcher that reports each one to the operator.
 
 locals {
   push_topics = {
@@ -34,6 +35,36 @@ resource "google_pubsub_subscription" "dead_letter" {
   message_retention_duration = "604800s"
   expiration_policy {
     ttl = ""
+  }
+  retry_policy {
+    minimum_backoff = "10s"
+    maximum_backoff = "600s"
+  }
+}
+
+# The dead letters' second subscription: every dead letter is pushed to the webhook-dispatcher,
+# which tells the operator once (`batch.dead_lettered`, docs/operations.md "Operational events")
+# and acks; `<topic>-dead-letter-sub` above keeps its own copy for inspection and replay (a topic
+# gives every subscription every message). No dead_letter_policy, by choice: its only possible
+# target is this same dead-letter topic, where a report that keeps failing would come back as a
+# new dead letter, again and again; it is retried (backoff up to 600 s) until the 7-day retention
+# instead, and a backlog here is in the push backlog alert (monitoring.tf).
+resource "google_pubsub_subscription" "dead_letter_alerts" {
+  for_each                   = toset(local.all_topics)
+  name                       = "${each.value}-dead-letter-alerts"
+  topic                      = google_pubsub_topic.dead_letter[each.value].id
+  ack_deadline_seconds       = 60
+  message_retention_duration = "604800s"
+  expiration_policy {
+    ttl = ""
+  }
+  push_config {
+    # the path the code serves (shared/src/model/topics.ts deadLetterPushPath)
+    push_endpoint = "${local.service_url["webhook-dispatcher"]}/pubsub/${each.value}-dead-letter"
+    oidc_token {
+      service_account_email = google_service_account.pubsub_push.email
+      audience              = local.service_url["webhook-dispatcher"]
+    }
   }
   retry_policy {
     minimum_backoff = "10s"

@@ -11,7 +11,7 @@
  *
  * Environment: EDGE_PORT (8080), PORTAL_PORT (8081), UPSERT_WORKER_PORT (8082),
  * WEBHOOK_DISPATCHER_PORT (8083), EDGE_DOMAIN, EDGE_BASE_URL_TEMPLATE, PORTAL_BASE_URL,
- * OPERATOR_TOKEN, GOOGLE_CLOUD_PROJECT (demo-lsv-local), FIRESTORE_EMULATOR_HOST and
+ * OPERATOR_TOKEN, LISTEN_HOST (127.0.0.1: this machine only), GOOGLE_CLOUD_PROJECT (demo-lsv-local), FIRESTORE_EMULATOR_HOST and
  * PUBSUB_EMULATOR_HOST (running emulators; otherwise started here), CLOUD_DATA_DIR (.data-cloud:
  * secrets, demo credentials, logs/), INFRA_DIR (infra/).
  * Ctrl-C / SIGTERM stops everything it started, by pid, and exits 0; a start-up failure names
@@ -109,9 +109,11 @@ try {
     edgeBaseUrlTemplate,
     portalBaseUrl,
     operatorToken: env.OPERATOR_TOKEN || null,
+    operatorEventsUrl: env.OPERATOR_EVENTS_URL || null,
     firestoreHost: env.FIRESTORE_EMULATOR_HOST || null,
     pubsubHost: env.PUBSUB_EMULATOR_HOST || null,
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT || null,
+    listenHost: env.LISTEN_HOST || null,
     say,
     abort: aborter.signal,
   })

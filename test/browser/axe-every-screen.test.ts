@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { portalApi } from '../../services/portal-api/src/service.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { join } from 'node:path'
 import { copyScreenshotsToDocs } from './docs-screenshots.ts'
-import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack } from './support.ts'
+import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, "Tested as a tenant": EVERY portal screen, as the portal app's own route table lists
@@ -37,6 +36,9 @@ const NOT_WALKED: Record<string, string> = {
   '/portal/assets/portal.css': 'the stylesheet, not a screen',
   '/portal/assets/portal.js': 'the script, not a screen',
   '/portal/assets/brand/:file': "an accent's stylesheet, not a screen (test/browser/branding.test.ts)",
+  '/portal/assets/logo/:id': "the account's logo, an image, not a screen (test/portal/branding-logo.test.ts)",
+  '/portal/settings/logo/delete':
+    'the logo removal question: only a page while the account has a logo, so walked (axe in both schemes) by test/browser/branding-logo.test.ts',
 }
 
 /** What a walked screen answers when not 200 (a state that is itself the screen). */
@@ -74,12 +76,6 @@ const nameOf = (route: string) =>
     .replace(/[:*]/g, '')
     .replace(/[^a-z0-9]+/gi, '-')
     .replace(/^-|-$/g, '')
-
-/** every axe violation, whatever its impact */
-async function violations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
-  return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
 
 /**
  * Tabs through the page from the top: which visible interactive elements were never focused, and
@@ -220,8 +216,7 @@ describe('every portal screen in Chromium: axe in light and dark, keyboard, 390 
 
     // signed in, as a tenant: branding and domains saved through the forms (audit entries), a key
     // created (its one-time view is a screen too)
-    const link = (await must(fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' }), 201)) as { url: string }
-    await page.goto(link.url)
+    await signInPage(page, stack)
     await page.goto(`${stack.portal}/portal/settings`)
     await page.getByLabel('Display name').fill('Acme Reach')
     await page.getByLabel('Accent colour').fill('#c2410c')
@@ -291,7 +286,7 @@ describe('every portal screen in Chromium: axe in light and dark, keyboard, 390 
       for (const scheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme: scheme })
         // mutation: an input without its label, or --ok green on a dark Canvas, makes axe report it
-        const found = await violations(page)
+        const found = await allViolations(page)
         if (found.length) failures.push(`${route} (${scheme}): ${JSON.stringify(found)}`)
         // dark mode at 1280 px only: the 360 px shot shows the layout, which the scheme does not change
         if (scheme === 'light') await screenshots(page, name)

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { copyScreenshotsToDocs } from './docs-screenshots.ts'
-import { launchChromium, screenshots, startLocalStack, type LocalStack } from './support.ts'
+import { launchChromium, screenshots, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 9, light branding in Debian's Chromium against `npm start`'s stack: the tenant
@@ -17,7 +16,6 @@ describe('the portal in Chromium: branding', { timeout: 180_000 }, () => {
   let chromium: Awaited<ReturnType<typeof launchChromium>>
   let page: Page
   const cspViolations: string[] = []
-  const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
 
   beforeAll(async () => {
     chromium = await launchChromium()
@@ -26,13 +24,7 @@ describe('the portal in Chromium: branding', { timeout: 180_000 }, () => {
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text())
     })
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: operator(),
-      body: '{}',
-    })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
   }, 120_000)
   afterAll(async () => {
     await chromium?.close()
@@ -76,8 +68,7 @@ describe('the portal in Chromium: branding', { timeout: 180_000 }, () => {
       expect(painted.nameText).toBe('rgb(255, 255, 255)')
       for (const scheme of ['light', 'dark'] as const) {
         await page.emulateMedia({ colorScheme: scheme })
-        const found = (await new AxeBuilder({ page }).analyze()).violations.map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) }))
-        expect(found, `axe, ${scheme}, ${path}`).toEqual([])
+        expect(await allViolations(page), `axe, ${scheme}, ${path}`).toEqual([])
       }
       await page.emulateMedia({ colorScheme: 'light' })
     }

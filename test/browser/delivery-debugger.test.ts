@@ -4,18 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
 import { startReceiver } from '../outbound/harness.ts'
-import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack } from './support.ts'
+import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 const run = promisify(execFile)
-
-/** Every axe violation, whatever its impact (the new screens must have none, in either scheme). */
-async function violations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
-  return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
 
 /**
  * Issue 22, job 4 ("Debug a delivery") in Debian's Chromium against `npm start`'s stack: an
@@ -34,12 +27,11 @@ describe('the portal in Chromium: the delivery debugger', { timeout: 180_000 }, 
   let healthy = false
   let secret: string
   let webhookUrl: string
-  const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
 
   const checkScreen = async (name: string) => {
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme })
-      expect(await violations(page), `axe, ${scheme}, ${name}`).toEqual([])
+      expect(await allViolations(page), `axe, ${scheme}, ${name}`).toEqual([])
       await screenshots(page, `${name}-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })
@@ -59,13 +51,7 @@ describe('the portal in Chromium: the delivery debugger', { timeout: 180_000 }, 
     ])
     await chromium.context.grantPermissions(['clipboard-read', 'clipboard-write'])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: operator(),
-      body: '{}',
-    })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
   }, 120_000)
   afterAll(async () => {
     await chromium?.close()

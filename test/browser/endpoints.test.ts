@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { AxeBuilder } from '@axe-core/playwright'
-import { eventually, launchChromium, screenshots, startLocalStack, type LocalStack } from './support.ts'
+import { eventually, launchChromium, screenshots, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 import { startReceiver } from '../outbound/harness.ts'
 
 /**
@@ -20,13 +19,7 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
   beforeAll(async () => {
     ;[chromium, stack, receiver] = await Promise.all([launchChromium(), startLocalStack(), startReceiver()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' },
-      body: '{}',
-    })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
   }, 180_000)
   afterAll(async () => {
     await chromium?.close()
@@ -38,11 +31,7 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme })
       // every violation, whatever its impact (mutation: the sparkline without its aria-label -> svg-img-alt)
-      const result = await new AxeBuilder({ page }).analyze()
-      expect(
-        result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-        `axe, ${scheme}, ${name}`,
-      ).toEqual([])
+      expect(await allViolations(page), `axe, ${scheme}, ${name}`).toEqual([])
       await screenshots(page, `endpoints-${name}-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })

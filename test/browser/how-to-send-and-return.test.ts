@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, jobs 7 and 9 in Chromium against `npm start`'s stack. Come back: a portal page opened
@@ -34,13 +34,7 @@ describe('coming back to a deep link, and how to send, in Chromium', { timeout: 
     await expect.poll(() => page.textContent('h1')).toBe('Not signed in')
 
     // the operator mints a sign-in link (management-api.md); the tenant opens it in the same browser
-    const minted = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' },
-      body: '{}',
-    })
-    expect(minted.status).toBe(201)
-    await page.goto(((await minted.json()) as { url: string }).url)
+    await signInPage(page, stack)
     await page.waitForURL((u) => u.pathname === deepLink)
 
     const section = page.locator('section', { has: page.getByRole('heading', { name: 'How to send' }) })

@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { AxeBuilder } from '@axe-core/playwright'
-import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack } from './support.ts'
-
-/** Every axe violation, whatever its impact (the screen must have none). */
-async function violations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
-  return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
+import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 6 ("see why a push failed") in Debian's Chromium against `npm start`'s stack:
@@ -45,8 +38,7 @@ describe('the inbound debugger in Chromium', { timeout: 120_000 }, () => {
 
     const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
     const apiId = list.data.find((c) => c.type === 'api')!.id
-    const link = (await (await fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' })).json()) as { url: string }
-    await page.goto(link.url)
+    await signInPage(page, stack)
 
     // from the connection page, as a tenant finds it
     await page.goto(`${stack.portal}/portal/connections/${apiId}`)
@@ -67,7 +59,7 @@ describe('the inbound debugger in Chromium', { timeout: 120_000 }, () => {
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme })
       // mutation: a status badge in --bad red without the dark palette fails contrast in dark mode
-      expect(await violations(page), `axe, ${scheme}, inbound debugger`).toEqual([])
+      expect(await allViolations(page), `axe, ${scheme}, inbound debugger`).toEqual([])
       await screenshots(page, `inbound-debugger-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })
@@ -83,7 +75,7 @@ describe('the inbound debugger in Chromium', { timeout: 120_000 }, () => {
     })
     expect(await page.locator('tbody tr').first().textContent()).toContain('a token that does not match')
     expect(await page.content()).not.toContain('wrong-token-value')
-    expect(await violations(page), 'axe, webhook source debugger').toEqual([])
+    expect(await allViolations(page), 'axe, webhook source debugger').toEqual([])
     await screenshots(page, 'inbound-debugger-source')
   })
 })

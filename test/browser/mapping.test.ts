@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { edgePush, eventually, launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+import { edgePush, eventually, launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, defect 1, as a tenant walks it in Chromium against `npm start`'s stack: a push on the
@@ -45,8 +45,7 @@ describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
     )
     expect(pushed.status, pushed.body).toBe(202)
 
-    const link = (await (await fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' })).json()) as { url: string }
-    await page.goto(link.url)
+    await signInPage(page, stack)
     // the edge writes its sample within a couple of seconds (push-recorder.ts): the page lists the dropped key then
     await eventually('the connection page to count the dropped keys', async () => {
       await page.goto(`${stack.portal}/portal/connections/${connectionId}`)

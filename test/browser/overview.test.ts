@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AxeBuilder } from '@axe-core/playwright'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack } from './support.ts'
-
-/** Every axe violation, whatever its impact (the overview must have none, in either scheme). */
-async function violations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
-  return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
-}
+import { launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 8 ("Start") in Debian's Chromium against `npm start`'s stack: signing in lands
@@ -20,19 +13,12 @@ describe('the portal in Chromium: the overview', { timeout: 120_000 }, () => {
   let stack: LocalStack
   let chromium: Awaited<ReturnType<typeof launchChromium>>
   let page: Page
-  const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
 
   beforeAll(async () => {
     chromium = await launchChromium()
     stack = await startLocalStack()
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: operator(),
-      body: '{}',
-    })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
   }, 120_000)
   afterAll(async () => {
     await chromium?.close()
@@ -60,7 +46,7 @@ describe('the portal in Chromium: the overview', { timeout: 120_000 }, () => {
       await page.emulateMedia({ colorScheme: scheme })
       // mutation: a "Done" in --ok green on a dark Canvas without the dark palette, or a figure
       // without its term (dl.stats without dt), makes axe report it
-      expect(await violations(page), `axe, ${scheme}, overview`).toEqual([])
+      expect(await allViolations(page), `axe, ${scheme}, overview`).toEqual([])
       await screenshots(page, `overview-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })
@@ -87,7 +73,7 @@ describe('the portal in Chromium: the overview', { timeout: 120_000 }, () => {
     expect(await empty.locator('a').getAttribute('href')).toBe('#new-h')
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme })
-      expect(await violations(page), `axe, ${scheme}, webhooks empty`).toEqual([])
+      expect(await allViolations(page), `axe, ${scheme}, webhooks empty`).toEqual([])
       await screenshots(page, `overview-webhooks-empty-${scheme}`)
     }
     await page.emulateMedia({ colorScheme: 'light' })

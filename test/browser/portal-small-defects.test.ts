@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BrowserContext, Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, defect 3 ("smaller defects"), where they show: in Debian's Chromium against
@@ -39,9 +39,7 @@ describe('the portal in Chromium: the smaller defects of issue 22', { timeout: 1
     stack = await startLocalStack()
     context = chromium.context
     page = context.pages()[0] ?? (await context.newPage())
-    const res = await fetch(admin('/portal-links'), { method: 'POST', headers: operator(), body: '{}' })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
     expect(new URL(page.url()).pathname).toBe('/portal/')
     const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
     apiConnectionId = list.data.find((c) => c.type === 'api')!.id

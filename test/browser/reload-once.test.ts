@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, defect 2 in Chromium against `npm start`'s stack: the browser's own reload after
@@ -37,13 +37,7 @@ describe('reloading after a form in Chromium repeats nothing', { timeout: 120_00
   beforeAll(async () => {
     ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/portal-links`, {
-      method: 'POST',
-      headers: { ...operator(), 'content-type': 'application/json' },
-      body: '{}',
-    })
-    expect(res.status).toBe(201)
-    await page.goto(((await res.json()) as { url: string }).url)
+    await signInPage(page, stack)
     await page.waitForURL((u) => u.pathname === '/portal/')
   }, 120_000)
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, seriousViolations, startLocalStack, type LocalStack } from './support.ts'
+import { launchChromium, seriousViolations, startLocalStack, type LocalStack, mintPortalLink } from './support.ts'
 
 /**
  * Issue 21, 8d in Chromium against `npm start`'s stack: a sign-in link of another account, opened
@@ -16,11 +16,7 @@ describe('a sign-in link opened while signed in, in Chromium', { timeout: 120_00
   const otherPublicId = `t-${randomBytes(5).toString('hex')}`
   let otherAccountId: string
   const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
-  const mint = async (accountId: string) => {
-    const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${accountId}/portal-links`, { method: 'POST', headers: operator(), body: '{}' })
-    expect(res.status).toBe(201)
-    return ((await res.json()) as { url: string }).url
-  }
+  const mint = (accountId: string) => mintPortalLink(stack, accountId)
 
   beforeAll(async () => {
     ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])

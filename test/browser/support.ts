@@ -122,6 +122,28 @@ export function edgePush(stack: LocalStack, path: string, headers: Record<string
   })
 }
 
+/** Every axe violation of the page as it is, whatever its impact (a screen must have none). */
+export async function allViolations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
+  const result = await new AxeBuilder({ page }).analyze()
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
+}
+
+/** A single-use portal sign-in link the operator mints (management-api.md), for the demo account or another. */
+export async function mintPortalLink(stack: LocalStack, accountId = stack.credentials.account_id): Promise<string> {
+  const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${accountId}/portal-links`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' },
+    body: '{}',
+  })
+  if (res.status !== 201) throw new Error(`minting a portal link answered ${res.status}: ${await res.text()}`)
+  return ((await res.json()) as { url: string }).url
+}
+
+/** Signs the page in as a tenant does: it opens a freshly minted sign-in link. */
+export async function signInPage(page: Page, stack: LocalStack, accountId?: string): Promise<void> {
+  await page.goto(await mintPortalLink(stack, accountId))
+}
+
 /** axe-core on the page as it is: no serious or critical violation. Returns them for the assertion. */
 export async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; help: string; nodes: string[] }>> {
   const result = await new AxeBuilder({ page }).analyze()

@@ -183,6 +183,16 @@ describe('infra/ read by code', () => {
       noWrapper: null,
     })
     expect(batches.deadLetterPolicy).toMatchObject({ deadLetterTopic: 'contact-batches-dead-letter' })
+    // the dead letters' second subscription, pushed to the dispatcher (batch.dead_lettered); the
+    // inspection subscription stays a pull one (mutation: alerts resource dropped -> undefined)
+    const alerts = shape.subscriptions.find((s) => s.name === 'contact-batches-dead-letter-alerts')!
+    expect(alerts).toMatchObject({ topic: 'contact-batches-dead-letter', deadLetterPolicy: null })
+    expect(alerts.push).toEqual({
+      endpoint: 'http://127.0.0.1:18083/pubsub/contact-batches-dead-letter',
+      oidc: { serviceAccountEmail: 'pubsub-push@demo-lsv-shape.iam.gserviceaccount.com', audience: 'http://127.0.0.1:18083' },
+      noWrapper: null,
+    })
+    expect(shape.subscriptions.find((s) => s.name === 'contact-batches-dead-letter-sub')?.push).toBeNull()
     const bigquery = shape.subscriptions.find((s) => s.replacesBigQuery)!
     expect(bigquery).toMatchObject({ name: 'contact-changes-bigquery', topic: 'contact-changes', push: null })
     expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-events-secret', 'operator-token'])

@@ -27,6 +27,7 @@ import { contactIdFor } from '@lsv/shared/model/ids.ts'
 import { pullMessages } from '../../scripts/lib/cloud/pubsub-setup.ts'
 import { readDeployedShape } from '../../scripts/lib/cloud/deployed-shape.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
+import { listeningAddresses } from '../helpers/listening.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { contractValidator } from '../outbound/schema.ts'
 import {
@@ -102,6 +103,7 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       'METADATA_SERVER_DETECTION',
       // no OTEL_EXPORTER_OTLP_ENDPOINT here: each service keeps its last spans in DATA_DIR/traces
       'DATA_DIR',
+      'LISTEN_HOST',
     ]
     const processes = run.tree().map((pid) => ({ pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
     for (const service of shape.services) {
@@ -114,7 +116,10 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
           .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
       )
       expect(Object.keys(environ).sort(), service.name).toEqual([...Object.keys(service.env), ...Object.keys(service.secretEnv), ...wiring].sort())
-      expect(environ, service.name).toMatchObject({ ...service.env, PORT: String(service.port), LOCAL_WIRING: 'true' })
+      expect(environ, service.name).toMatchObject({ ...service.env, PORT: String(service.port), LOCAL_WIRING: 'true', LISTEN_HOST: '127.0.0.1' })
+      // this machine only, as npm start (mutation: no LISTEN_HOST in the wiring → server.ts's
+      // Cloud Run default, every interface: 00000000)
+      expect(listeningAddresses(service.port), service.name).toEqual(['0100007F'])
     }
 
     const [push, mint] = curlCommands(run.output())
@@ -242,7 +247,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
   }
 
   it('broken on purpose: push subscriptions with no_wrapper get a 400 from the worker and the contact never arrives', async () => {
-    const infra = infraCopy([{ file: 'pubsub.tf', from: /push_config \{\n/, to: 'push_config {\n    no_wrapper {\n      write_metadata = false\n    }\n' }])
+    // every push subscription (the dead-letter alerts' too: g)
+    const infra = infraCopy([{ file: 'pubsub.tf', from: /push_config \{\n/g, to: 'push_config {\n    no_wrapper {\n      write_metadata = false\n    }\n' }])
     await pushAndSeeRefused(await startCloud({ infraDir: infra }), 400)
   }, 150_000)
 
@@ -250,7 +256,8 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     const infra = infraCopy([
       {
         file: 'pubsub.tf',
-        from: /service_account_email = google_service_account\.pubsub_push\.email/,
+        // every push subscription's identity (g)
+        from: /service_account_email = google_service_account\.pubsub_push\.email/g,
         to: 'service_account_email = google_service_account.tasks_invoker.email',
       },
       // the invoker grant follows the identity, so the push passes Cloud Run's IAM and meets the worker's own check

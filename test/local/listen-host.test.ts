@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { freeLocalStackPorts } from '../../scripts/lib/local-stack.ts'
 import { listenHostOf } from '@lsv/shared/platform/serve.ts'
 import { ConfigError } from '@lsv/shared/config/config-error.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
+import { listeningAddresses } from '../helpers/listening.ts'
 import { spawnLocalStack, type LocalStackPorts, type LocalStackProcess } from './local-stack.ts'
 
 /**
@@ -16,21 +17,6 @@ const dataDirs: Array<{ cleanup(): void }> = []
 afterAll(() => {
   for (const d of dataDirs) d.cleanup()
 })
-
-/** the local addresses (hex, as the kernel writes them) of the sockets listening on `port` */
-function listeningAddresses(port: number): string[] {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0')
-  const out: string[] = []
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    if (!existsSync(file)) continue
-    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
-      const [, local, , state] = line.trim().split(/\s+/)
-      // state 0A: LISTEN
-      if (local?.endsWith(`:${hexPort}`) && state === '0A') out.push(local.slice(0, local.lastIndexOf(':')))
-    }
-  }
-  return out
-}
 
 async function waitListening(stack: LocalStackProcess, ports: LocalStackPorts): Promise<void> {
   for (let i = 0; i < 300 && stack.child.exitCode === null; i++) {

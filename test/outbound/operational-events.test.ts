@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Webhook } from 'standardwebhooks'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
-import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
+import { createDelivery, queueNameFor } from '@lsv/shared/domain/webhooks/deliveries.ts'
+import { isPoolQueue } from '@lsv/shared/domain/webhooks/queue-pool.ts'
+import { QueueUnavailableError } from '@lsv/shared/errors/queue-errors.ts'
+import type { TaskScheduler } from '@lsv/shared/ports/task-scheduler.ts'
 import { generateSigningSecret } from '@lsv/shared/domain/webhooks/signing.ts'
 import { emitOperationalEvent } from '@lsv/shared/domain/operations/emit.ts'
 import { FAILURE_THRESHOLD, noteEndpointOutcome } from '@lsv/shared/domain/operations/endpoint-failing.ts'
@@ -135,7 +138,7 @@ describe('operational events: signed POSTs to OPERATOR_EVENTS_URL', () => {
       const sent = await emitOperationalEvent(flakyDeps, {
         type: 'queue.created_late',
         occurred_at: new Date(clock.now()).toISOString(),
-        data: { queue: 'webhook-int-x-0123456789ab', integration_id: 'int_x', waited_ms: 0 },
+        data: { queue: 'webhook-int-x-0123456789ab', integration_id: 'int_x', pool_queue: 'webhook-pool-00' },
       })
       expect(sent?.id).toMatch(/^opev_/)
       await drainDueTasks(flakyDeps)
@@ -149,5 +152,50 @@ describe('operational events: signed POSTs to OPERATOR_EVENTS_URL', () => {
       await flaky.close()
       await flakyDeps.cleanup()
     }
+  })
+
+  it("an endpoint's new queue does not take tasks yet: queue.created_late, signed, once (the same queue again: no second POST)", async () => {
+    const t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: endpoint.url } })
+    tenants.push(t)
+    operator.requests.length = 0
+    answer = () => ({ status: 200 })
+    const own = queueNameFor(t.integration.id)
+    // Cloud Tasks' answer for a queue created moments ago, on this endpoint's own queue only
+    const late: TaskScheduler = {
+      ...deps.tasks,
+      enqueue: (task) => (task.queue === own ? Promise.reject(new QueueUnavailableError(task.queue)) : deps.tasks.enqueue(task)),
+    }
+    const send = () =>
+      createDelivery(
+        { ...deps, tasks: late },
+        {
+          accountId: t.account.id,
+          integrationId: t.integration.id,
+          eventId: `evt_${Math.random().toString(36).slice(2)}`,
+          body: '{}',
+          now: new Date(clock.now()).toISOString(),
+        },
+      )
+    await send()
+    await drainDueTasks(deps)
+    // mutation: the emit in enqueueOnDeliveryQueue removed (only the log line, as before) -> 0 POSTs
+    expect(operator.requests).toHaveLength(1)
+    const event = verified(operator.requests[0]!)
+    expect(event).toMatchObject({ type: 'queue.created_late', data: { queue: own, integration_id: t.integration.id } })
+    expect(event.type === 'queue.created_late' && isPoolQueue(event.data.pool_queue)).toBe(true)
+    // the tenant's delivery went out through the pool queue meanwhile
+    expect(endpoint.requests.length).toBeGreaterThan(0)
+
+    // the same process meets the queue late again: reported once per queue and process
+    await send()
+    // another instance (its own scheduler, nothing remembered) meets it late too: the same id,
+    // so the same delivery and no second POST (mutation: key on occurred_at or a random id -> 2)
+    const other: TaskScheduler = { ...late, enqueue: (task) => late.enqueue(task) }
+    await createDelivery(
+      { ...deps, tasks: other },
+      { accountId: t.account.id, integrationId: t.integration.id, eventId: 'evt_other_instance', body: '{}', now: new Date(clock.now()).toISOString() },
+    )
+    await drainDueTasks(deps)
+    expect(operator.requests).toHaveLength(1)
   })
 })

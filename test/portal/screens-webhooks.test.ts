@@ -230,6 +230,20 @@ describe('portal screen: webhooks', () => {
       // the first page has no "Newest" link, a later one does
       expect((await logOf('')).body).not.toContain('>Newest</a>')
       expect((await logOf((await logOf('')).older!)).body).toContain('>Newest</a>')
+      // where the tenant is, without counting the log (mutation: drop the pager's page from the
+      // Older link → page 2 says "Page 1 · deliveries 1–8")
+      expect((await logOf('')).body).toContain('Page 1 · deliveries 1–20 · 20 per page')
+      expect((await logOf((await logOf('')).older!)).body).toContain('Page 2 · deliveries 21–28 · 20 per page')
+    })
+
+    it('a page link it did not make: 400 in words, with the way back', async () => {
+      for (const bad of ['?page=0', '?page=x', '?page=9999999']) {
+        const res = await page(fixture.h.portal, `/portal/webhooks/${logId}${bad}`, cookie)
+        // mutation: no pageNumberOf check → 200 with "Page NaN"
+        expect(res.statusCode, bad).toBe(400)
+        expect(res.body).toContain('That page link is not one the portal made')
+        expect(res.body).toContain(`href="/portal/webhooks/${logId}#deliveries"`)
+      }
     })
 
     it('filters by test or real events; the pager keeps the filter', async () => {
@@ -239,6 +253,8 @@ describe('portal screen: webhooks', () => {
       expect(realPages.map((p) => p.length)).toEqual([20, 5])
       expect(realPages.flat()).toEqual([...real].reverse())
       expect((await logOf('?kind=real')).older).toMatch(/^\?kind=real&cursor=/)
+      // the Newest link keeps the filter (mutation: firstQuery dropped → back to every kind)
+      expect((await logOf((await logOf('?kind=real')).older!)).body).toContain(`href="/portal/webhooks/${logId}?kind=real#deliveries">Newest</a>`)
       // with the status filter too: every delivery here is pending
       expect((await logOf('?kind=test&status=pending')).ids).toHaveLength(3)
       const none = await logOf('?kind=real&status=succeeded')

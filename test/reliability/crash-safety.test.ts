@@ -187,6 +187,9 @@ describe('reliability 1: replayed and reordered batch messages converge', () => 
       async subscribe() {
         return { close: async () => {} }
       },
+      async subscribeDeadLetters() {
+        return { close: async () => {} }
+      },
       async close() {},
     }
     const clock = new ManualClock(Date.UTC(2026, 8, 4, 12))

@@ -30,6 +30,9 @@ function faultyQueue(when: (n: number) => boolean) {
     async subscribe() {
       return { close: async () => {} }
     },
+    async subscribeDeadLetters() {
+      return { close: async () => {} }
+    },
     async close() {},
   }
   return { queue, published, attempts: () => n }

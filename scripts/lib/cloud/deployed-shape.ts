@@ -24,6 +24,8 @@ export interface LocalSettings {
   /** `http://{public_id}.<edgeDomain>:<edge port>` unless overridden */
   edgeBaseUrlTemplate: string
   portalBaseUrl: string
+  /** `var.operator_events_url` (start:cloud's OPERATOR_EVENTS_URL); unset: the variable's default (empty: events only logged) */
+  operatorEventsUrl?: string | null
 }
 
 export interface ServiceShape {
@@ -304,7 +306,12 @@ function grants(tf: TerraformModule, project: string): Grant[] {
 export async function readDeployedShape(local: LocalSettings): Promise<DeployedShape> {
   const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${local.ports[n]}`])) as Record<CloudServiceName, string>
   const tf = await loadTerraform(local.infraDir, {
-    variables: { project_id: local.project, edge_domain: local.edgeDomain, portal_domain: new URL(local.portalBaseUrl).host },
+    variables: {
+      project_id: local.project,
+      edge_domain: local.edgeDomain,
+      portal_domain: new URL(local.portalBaseUrl).host,
+      ...(local.operatorEventsUrl ? { operator_events_url: local.operatorEventsUrl } : {}),
+    },
     // the Cloud Run URLs and the portal origin are this machine's
     overrides: { service_url: urls, portal_base_url: local.portalBaseUrl },
     projectNumber: FAKE_PROJECT_NUMBER,

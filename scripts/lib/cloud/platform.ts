@@ -28,11 +28,19 @@ export interface CloudOptions {
   portalBaseUrl: string
   /** OPERATOR_TOKEN of start:cloud's environment: the latest operator token for this run */
   operatorToken: string | null
+  /** OPERATOR_EVENTS_URL of start:cloud's environment: `var.operator_events_url`, as `terraform apply -var` would set it */
+  operatorEventsUrl?: string | null
   /** emulators already running (host:port); the missing ones are started here */
   firestoreHost: string | null
   pubsubHost: string | null
   /** OTEL_EXPORTER_OTLP_ENDPOINT of start:cloud's environment: every service exports its spans there (docs/operations.md, "Traces") */
   otlpEndpoint?: string | null
+  /**
+   * LISTEN_HOST of start:cloud's environment; unset: 127.0.0.1. On Cloud Run a service listens on
+   * its container's every interface, which only Google's front end reaches; here every interface
+   * is this machine's network, and the stack's internal routes trust loopback callers.
+   */
+  listenHost?: string | null
   /** progress lines for the terminal */
   say(line: string): void
   /** aborts a start in progress (Ctrl-C while starting): what started is stopped, the promise rejects */
@@ -65,6 +73,7 @@ const WIRING = [
   'METADATA_SERVER_DETECTION',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'DATA_DIR',
+  'LISTEN_HOST',
 ] as const
 
 /**
@@ -106,6 +115,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       edgeDomain: options.edgeDomain,
       edgeBaseUrlTemplate: options.edgeBaseUrlTemplate,
       portalBaseUrl: options.portalBaseUrl,
+      operatorEventsUrl: options.operatorEventsUrl ?? null,
     })
     // before anything starts: a taken port is the commonest failure (npm start still running)
     for (const service of shape.services) await assertPortFree(service.port, service.name)
@@ -199,6 +209,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         ...service.env,
         ...resolveSecretEnv(service, store, iam),
         PORT: String(service.port),
+        LISTEN_HOST: options.listenHost || '127.0.0.1',
         LOCAL_WIRING: 'true',
         FIRESTORE_EMULATOR_HOST: emulators.firestore,
         PUBSUB_EMULATOR_HOST: emulators.pubsub,

@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { HandlerResult, QueueMessage } from '@lsv/shared/ports/queue.ts'
-import { deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
+import { DEAD_LETTER_ATTRIBUTES, deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
 import { countDeadLetters } from '@lsv/shared/domain/activity/counts.ts'
@@ -42,6 +42,19 @@ type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'l
  * - one change row per changed contact goes to `contact-changes`, then the message is acked.
  * Anything thrown (store or queue unavailable) is a nack: the queue redelivers with backoff.
  */
+/**
+ * What a message parked here carries besides its own attributes: why, and the message and attempt
+ * it came from, so the operator's `batch.dead_lettered` names the original message and a parking
+ * repeated after a lost ack is the same event (domain/operations/dead-letter.ts).
+ */
+function parkedAttributes(message: QueueMessage, reason: string): Record<string, string> {
+  return {
+    [DEAD_LETTER_ATTRIBUTES.reason]: reason.slice(0, 200),
+    [DEAD_LETTER_ATTRIBUTES.originalMessageId]: message.id,
+    [DEAD_LETTER_ATTRIBUTES.attempts]: String(message.deliveryAttempt),
+  }
+}
+
 export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<HandlerResult> {
   const log = deps.logger.child({ messageId: message.id, attempt: message.deliveryAttempt, batchId: message.attributes?.batch_id })
   let batch: DecodedBatch
@@ -50,7 +63,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
   } catch (err) {
     if (!(err instanceof InvalidBatchMessage)) throw err
     log.error({ event: 'dead_lettered', kind: 'message', err, reason: err.message }, 'batch message can never be processed: dead-lettered')
-    await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, 'x-dead-letter-reason': err.message.slice(0, 200) })
+    await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, ...parkedAttributes(message, err.message) })
     // a message that cannot be read counts as one (its records cannot be counted either)
     await countDeadLetters(deps, message.attributes?.account_id, 'unreadable', 1)
     return 'ack'
@@ -84,7 +97,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     )
     await deps.queue.publish(DEAD_LETTER_TOPIC, deadLetterBody(batch.shape, records), {
       ...batchAttributes(batch, indexes),
-      'x-dead-letter-reason': given[0]!.reason.slice(0, 200),
+      ...parkedAttributes(message, given[0]!.reason),
     })
     await countDeadLetters(deps, batch.accountId, 'too_large', result.unstorable.length)
     await countDeadLetters(deps, batch.accountId, 'store_failed', result.failed.length)

@@ -4,10 +4,12 @@ import type { BuildOptions } from '@lsv/shared/platform/serve.ts'
 import { serviceReadiness } from '@lsv/shared/http/readiness.ts'
 import { registerTaskRoutes } from './routes/tasks.ts'
 import { registerVisitPushRoutes } from './routes/visits-push.ts'
+import { registerDeadLetterPushRoutes } from './routes/dead-letters-push.ts'
 import { createDeliverySweeper } from '@lsv/shared/domain/webhooks/sweep.ts'
 
 /**
- * Webhook dispatcher: Pub/Sub push endpoint for visit events and the Cloud Tasks delivery endpoint.
+ * Webhook dispatcher: Pub/Sub push endpoints for visit events and for the dead letters (the
+ * operator's `batch.dead_lettered`), and the Cloud Tasks delivery endpoint.
  * Both run the instance's stranded-delivery sweeper when it is due (one per app).
  */
 export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): Promise<App> {
@@ -21,5 +23,6 @@ export async function buildApp(deps: PlatformDeps, options: BuildOptions = {}): 
   const sweeper = createDeliverySweeper(deps)
   registerTaskRoutes(app, deps, sweeper)
   registerVisitPushRoutes(app, deps, sweeper)
+  registerDeadLetterPushRoutes(app, deps)
   return app
 }

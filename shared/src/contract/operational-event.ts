@@ -45,10 +45,17 @@ const EndpointDisabledData = Type.Object(
 
 const BatchDeadLetteredData = Type.Object(
   {
-    subscription: Type.String({ maxLength: 256, description: 'the subscription that gave up on the message' }),
-    message_id: Id,
+    subscription: Type.String({ maxLength: 256, description: 'the subscription that gave up on the message (or whose consumer parked it)' }),
+    message_id: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'the dead letter as `<topic>-dead-letter-sub` holds it (the original message id when its attributes carry it)',
+    }),
     account_id: Type.Union([Id, Type.Null()], { description: 'the account the batch belongs to, when its attributes say' }),
     delivery_attempts: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    reason: Type.Union([Type.String({ maxLength: 200 }), Type.Null()], {
+      description: 'why the consumer parked it (`x-dead-letter-reason`); null when Pub/Sub forwarded it after its delivery attempts',
+    }),
   },
   { additionalProperties: false },
 )
@@ -57,7 +64,8 @@ const QueueCreatedLateData = Type.Object(
   {
     queue: Type.String({ maxLength: 100, description: 'the Cloud Tasks queue id' }),
     integration_id: Type.Union([Id, Type.Null()]),
-    waited_ms: Type.Integer({ minimum: 0, description: 'how long work waited for the queue to become available' }),
+    // not how long work waited: nothing waits, the pool queue takes the deliveries at once
+    pool_queue: Type.String({ maxLength: 100, description: "the pool queue that takes the endpoint's deliveries until its own queue does" }),
   },
   { additionalProperties: false },
 )

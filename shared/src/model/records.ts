@@ -67,6 +67,18 @@ export interface AccountRecord {
 export interface PortalBranding {
   display_name: string | null
   accent: string | null
+  /** the logo's reference (the bytes are in the BrandAssets store); absent or null: no logo */
+  logo?: LogoRef | null
+}
+
+/** A stored logo (domain/tenants/logo.ts): what the header needs, never the bytes. */
+export interface LogoRef {
+  /** hex SHA-256 of the bytes: the BrandAssets id and the last segment of its URL */
+  id: string
+  /** sniffed from the bytes when it was uploaded */
+  content_type: 'image/png' | 'image/jpeg' | 'image/webp'
+  /** bytes */
+  size: number
 }
 
 export interface FieldMapping {

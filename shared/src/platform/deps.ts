@@ -14,6 +14,7 @@ import type { PortalAccessStore } from '../ports/portal-access.ts'
 import type { AuditLogStore } from '../ports/audit-log.ts'
 import type { RateLimiter } from '../ports/rate-limiter.ts'
 import type { PushLog } from '../ports/push-log.ts'
+import type { BrandAssets } from '../ports/brand-assets.ts'
 import type { Queue } from '../ports/queue.ts'
 import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
@@ -42,6 +43,7 @@ export interface DepsOverrides {
   auditLog?: AuditLogStore
   rateLimiter?: RateLimiter
   pushLog?: PushLog
+  brandAssets?: BrandAssets
   queue?: Queue
   tasks?: TaskScheduler
   secrets?: Secrets
@@ -125,6 +127,7 @@ export async function createPlatformDeps(
   let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
   let pushLog = overrides.pushLog
+  let brandAssets = overrides.brandAssets
   if (config.storeBackend === 'firestore') {
     const { Firestore } = await import('@google-cloud/firestore')
     const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
@@ -141,6 +144,7 @@ export async function createPlatformDeps(
     auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
     rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
     pushLog ??= (await import('../adapters/google/firestore-push-log.ts')).createFirestorePushLog(fs)
+    brandAssets ??= (await import('../adapters/google/firestore-brand-assets.ts')).createFirestoreBrandAssets(fs)
   } else {
     const db = await embedded()
     contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
@@ -155,6 +159,7 @@ export async function createPlatformDeps(
     auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
     pushLog ??= (await import('../adapters/embedded/push-log.ts')).createEmbeddedPushLog(db)
+    brandAssets ??= (await import('../adapters/embedded/brand-assets.ts')).createEmbeddedBrandAssets(db)
   }
 
   if (!tenantLookups) {
@@ -235,10 +240,19 @@ export async function createPlatformDeps(
     auditLog,
     rateLimiter,
     pushLog,
+    brandAssets,
     queue,
     tasks,
     secrets,
     webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
+    // over these deps (a caller that swaps one adapter in a copy still sends through these);
+    // loaded when first used, so a service that never emits does not load the delivery machinery
+    operationalEvents: {
+      async emit(event, options) {
+        const { emitOperationalEvent } = await import('../domain/operations/emit.ts')
+        return emitOperationalEvent(deps, event, options)
+      },
+    },
     async close() {
       if (closed) return
       closed = true
@@ -248,6 +262,7 @@ export async function createPlatformDeps(
         deps.queue,
         deps.rateLimiter,
         deps.pushLog,
+        deps.brandAssets,
         deps.contacts,
         deps.linkTokens,
         deps.tenants,

@@ -11,10 +11,12 @@ import type { PortalAccessStore } from './portal-access.ts'
 import type { AuditLogStore } from './audit-log.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 import type { PushLog } from './push-log.ts'
+import type { BrandAssets } from './brand-assets.ts'
 import type { Queue } from './queue.ts'
 import type { TaskScheduler } from './task-scheduler.ts'
 import type { Secrets } from './secrets.ts'
 import type { WebhookSender } from './webhook-sender.ts'
+import type { OperationalEvents } from './operational-events.ts'
 
 /*
  * The dependencies a domain function receives: types only. Domain code imports this module, never
@@ -52,11 +54,20 @@ export interface PlatformDeps {
   rateLimiter: RateLimiter
   /** recent pushes per connection, for the portal's inbound debugger (domain/activity/push-log.ts) */
   pushLog: PushLog
+  /** the tenants' portal logos, apart from the account records (domain/tenants/logo.ts) */
+  brandAssets: BrandAssets
   queue: Queue
   tasks: TaskScheduler
   secrets: Secrets
   /** signed webhook POSTs to receivers (SSRF-filtered) */
   webhookSender: WebhookSender
+  /**
+   * operational events to the operator (ports/operational-events.ts): emitOperationalEvent over
+   * these deps, for code the delivery machinery itself imports (the queue pool). A service
+   * without the task scheduler (edge-ingest, upsert-worker) can only log them: with
+   * OPERATOR_EVENTS_URL set, emit() there rejects (its scheduler is the `unused` stand-in)
+   */
+  operationalEvents: OperationalEvents
   /** closes every adapter (idempotent) */
   close(): Promise<void>
 }

@@ -38,6 +38,16 @@ export interface Queue {
   publish(topic: Topic, data: Buffer, attributes?: Record<string, string>): Promise<string>
   subscribe(topic: Topic, handler: MessageHandler, options?: SubscribeOptions): Promise<Subscription>
   /**
+   * Attaches a consumer to the second subscription of `topic`'s dead-letter topic,
+   * `<topic>-dead-letter-alerts` (model/topics.ts deadLetterAlertsOf): every message that lands
+   * on `<topic>-dead-letter`, forwarded after its delivery attempts or published there by a
+   * consumer, reaches it at least once with the CloudPubSubDeadLetter* attributes where the
+   * forwarding adds them, while `<topic>-dead-letter-sub` keeps its own copy for inspection and
+   * replay. The subscription exists from the start (embedded, emulator; Terraform in Google
+   * Cloud). A nacked dead letter comes back after a backoff; dead letters are never dead-lettered.
+   */
+  subscribeDeadLetters(topic: Topic, handler: MessageHandler, options?: Pick<SubscribeOptions, 'maxInFlight'>): Promise<Subscription>
+  /**
    * Whether this adapter can publish and its subscribers can receive, from state it already has
    * (no call to a service): /readyz asks it. Adapters that cannot tell leave it out.
    */

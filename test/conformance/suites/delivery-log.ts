@@ -91,6 +91,56 @@ export function deliveryLogConformance(open: () => Promise<TwoInstances<Delivery
     expect(await log.list(i, { createdBefore: at(2), limit: 10 })).toEqual([rows[0]])
   })
 
+  it('lists one status only: same order, cursor and time range; another integration never', async () => {
+    const a = newAccount()
+    const i = `int-${randomSuffix()}`
+    const other = `int-${randomSuffix()}`
+    const p = `del-${randomSuffix()}`
+    const failed = (n: number, s: number) => delivery(a, i, { id: `${p}-f${n}`, status: 'failed', created_at: at(s) })
+    // f2 and f3 share a time (the id breaks the tie); succeeded rows sit between the failed ones
+    const rows = [failed(1, 1), failed(2, 2), failed(3, 2), failed(4, 4), failed(5, 6)]
+    for (const d of rows) await log.put(d)
+    for (const s of [1, 3, 5]) await log.put(delivery(a, i, { status: 'succeeded', created_at: at(s) }))
+    await log.put(delivery(a, other, { status: 'failed', created_at: at(3) }))
+    const [f1, f2, f3, f4, f5] = rows
+
+    // mutation: ignoring `status` in an adapter lists the succeeded rows too
+    expect(await log.list(i, { status: 'failed', limit: 10 })).toEqual([f5, f4, f3, f2, f1])
+    expect(await log.list(i, { status: 'pending', limit: 10 })).toEqual([])
+    const first = await log.list(i, { status: 'failed', limit: 2 })
+    expect(first).toEqual([f5, f4])
+    // the cursor goes on within the status, across the tie on created_at
+    const second = await log.list(i, { status: 'failed', before: first.at(-1)!.id, limit: 2 })
+    expect(second).toEqual([f3, f2])
+    expect(await log.list(i, { status: 'failed', before: second.at(-1)!.id, limit: 2 })).toEqual([f1])
+    // a cursor whose row changed status since is still a position (a replayed delivery)
+    await log.put({ ...f4!, status: 'pending' })
+    expect(await log.list(i, { status: 'failed', before: f4!.id, limit: 10 })).toEqual([f3, f2, f1])
+    // with the time range: at(2) up to (not including) at(6)
+    // mutation: dropping the range from the status statement in an adapter adds f5 and f1
+    expect(await log.list(i, { status: 'failed', createdFrom: at(2), createdBefore: at(6), limit: 10 })).toEqual([f3, f2])
+    expect(await log.list(i, { status: 'failed', createdFrom: at(2), before: f3!.id, limit: 10 })).toEqual([f2])
+    // another integration's failed delivery is never listed under this one, nor its cursor
+    expect((await log.list(other, { status: 'failed', limit: 10 })).map((d) => d.integration_id)).toEqual([other])
+    expect(await log.list(i, { status: 'failed', before: (await log.list(other, { limit: 1 }))[0]!.id, limit: 10 })).toEqual([])
+  })
+
+  it('counts each status of an integration, in a time range, each stopping at the cap', async () => {
+    const a = newAccount()
+    const i = `int-${randomSuffix()}`
+    const other = `int-${randomSuffix()}`
+    const statuses = ['failed', 'failed', 'failed', 'failed', 'succeeded', 'succeeded', 'retrying'] as const
+    for (const [n, status] of statuses.entries()) await log.put(delivery(a, i, { status, created_at: at(n) }))
+    await log.put(delivery(a, other, { status: 'failed', created_at: at(1) }))
+    // mutation: counting without the integration in an adapter makes failed 5
+    expect(await log.countByStatus(i, { cap: 100 })).toEqual({ pending: 0, retrying: 1, succeeded: 2, failed: 4 })
+    // mutation: dropping the cap (limit) in an adapter makes failed 4 here
+    expect(await log.countByStatus(i, { cap: 3 })).toEqual({ pending: 0, retrying: 1, succeeded: 2, failed: 3 })
+    // at(2) up to (not including) at(5): failed 2 and 3, succeeded 4
+    expect(await log.countByStatus(i, { createdFrom: at(2), createdBefore: at(5), cap: 100 })).toEqual({ pending: 0, retrying: 0, succeeded: 1, failed: 2 })
+    expect(await log.countByStatus(`int-${randomSuffix()}`, { cap: 100 })).toEqual({ pending: 0, retrying: 0, succeeded: 0, failed: 0 })
+  })
+
   it('what one instance records, the other reads (the dispatcher writes, the portal lists)', async () => {
     const d = delivery(newAccount(), `int-${randomSuffix()}`)
     await harness.store.put(d)

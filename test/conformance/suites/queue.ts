@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterEach, expect, it } from 'vitest'
 import type { Queue, QueueMessage } from '@lsv/shared/ports/queue.ts'
-import type { Topic } from '@lsv/shared/model/topics.ts'
+import { DEAD_LETTER_ATTRIBUTES, deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
 import { sleep, waitFor } from './wait.ts'
 
 /** A dead letter as the harness reads it back from `<topic>-dead-letter`. */
@@ -158,6 +158,36 @@ export function queueConformance(makeHarness: () => Promise<QueueHarness>): void
     expect(dead).toHaveLength(1)
     expect(dead[0]!.data.toString()).toBe('poison')
     expect(dead[0]!.attributes.account_id).toBe('acc-dl')
+  })
+
+  it('gives every dead letter to the dead-letter alerts consumer too (source attributes added), and the inspection subscription keeps its copy', async () => {
+    const h = await harness()
+    const alerts: QueueMessage[] = []
+    const alertSub = await h.queue.subscribeDeadLetters(TOPIC, async (m) => {
+      alerts.push(m)
+      return 'ack'
+    })
+    await h.queue.publish(TOPIC, Buffer.from('poison-2'), { account_id: 'acc-dla' })
+    const sub = await h.queue.subscribe(TOPIC, async () => 'nack', { maxDeliveryAttempts: 2 })
+    // a consumer parking a message itself (the upsert worker): published straight to the dead-letter topic
+    await h.queue.publish(deadLetterTopicOf(TOPIC) as Topic, Buffer.from('parked'), { account_id: 'acc-dla', [DEAD_LETTER_ATTRIBUTES.reason]: 'unreadable' })
+    // mutation: the embedded queue's copy to the alerts rows removed (or the adapter's alerts
+    // subscription not created) -> nothing arrives here
+    const got = await waitFor(() => (alerts.length >= 2 ? alerts : undefined), 'dead letters on the alerts subscription')
+    await sub.close()
+    await alertSub.close()
+    const forwarded = got.find((m) => m.data.toString() === 'poison-2')!
+    expect(forwarded.attributes.account_id).toBe('acc-dla')
+    // what Pub/Sub's dead-letter policy adds (mutation: json_set / the attributes dropped -> undefined)
+    expect(forwarded.attributes[DEAD_LETTER_ATTRIBUTES.sourceDeliveryCount]).toBe('2')
+    expect(forwarded.attributes[DEAD_LETTER_ATTRIBUTES.sourceSubscription]).toMatch(/contact-batches/)
+    expect(got.find((m) => m.data.toString() === 'parked')!.attributes[DEAD_LETTER_ATTRIBUTES.reason]).toBe('unreadable')
+    // the inspection subscription still has both (mutation: alerts read the inspection rows -> 0 left)
+    const kept = await waitFor(async () => {
+      const letters = await h.deadLetters(TOPIC)
+      return letters.length >= 2 ? letters : undefined
+    }, 'dead letters kept for inspection')
+    expect(kept.map((l) => l.data.toString()).sort()).toEqual(['parked', 'poison-2'])
   })
 
   it('delivers every message at least once when the handler throws on first sight', async () => {

@@ -28,6 +28,9 @@ export function recordingQueue() {
     async subscribe() {
       return { close: async () => {} }
     },
+    async subscribeDeadLetters() {
+      return { close: async () => {} }
+    },
     async close() {},
   }
   return {

@@ -15,6 +15,8 @@ const FLASHES: Record<string, string> = {
   'require-token-off': 'Token no longer required.',
   'domains-saved': 'Authorized domains saved.',
   'branding-saved': 'Branding saved.',
+  'logo-saved': 'Logo saved.',
+  'logo-removed': 'Logo removed.',
   'custom-field-created': 'Custom field created.',
   'integration-created': 'Webhook created.',
   'integration-updated': 'Webhook updated.',

@@ -16,6 +16,7 @@ import { registerContactScreens } from './screens-contacts/index.ts'
 import { registerActivityScreens } from './screens-activity/index.ts'
 import { registerPortalNotFound } from './not-found.ts'
 import { registerRevealScreen } from './reveal.ts'
+import { registerLogoImage } from './settings/logo-image.ts'
 
 /** A screen: registers its routes in the screens' scope (session required, forms parsed). */
 type Screen = (scope: App, deps: PlatformDeps) => void
@@ -39,6 +40,8 @@ const SCREENS: readonly Screen[] = [
  */
 export function registerPortalScreens(app: App, deps: PlatformDeps): void {
   registerPortalAssets(app)
+  // the account's logo: behind the session, but outside the screens' scope (settings/logo-image.ts)
+  registerLogoImage(app, deps)
   // an unknown /portal/* path: a 404 page, not the API's JSON (not-found.ts)
   registerPortalNotFound(app, deps)
   app.register(async (scope: App) => {

@@ -38,6 +38,11 @@ export const ASSET_JS = '/portal/assets/portal.js'
  * the colour alone decides its content, so one URL per colour, the same for every tenant.
  */
 export const ASSET_BRAND_CSS = '/portal/assets/brand'
+/**
+ * The account's logo, `…/logo/<sha256>` (settings/logo-image.ts): behind the session, and the URL
+ * changes with the content, so it may be cached for good; `img-src 'self'` is all it needs.
+ */
+export const ASSET_LOGO = '/portal/assets/logo'
 
 /** The name the screens show: the tenant's display name, else the operator's, else the public id. */
 function shownName(account: AccountRecord): string {
@@ -48,6 +53,12 @@ function shownName(account: AccountRecord): string {
 function brandStylesheet(account: AccountRecord): SafeHtml | '' {
   const { accent } = brandingOf(account)
   return accent ? html`<link rel="stylesheet" href="${ASSET_BRAND_CSS}/${accent.slice(1)}.css">` : ''
+}
+
+/** the account's logo in the header, when it has one; its text alternative is the name shown */
+function brandLogo(account: AccountRecord): SafeHtml | '' {
+  const { logo } = brandingOf(account)
+  return logo ? html`<img class="logo" src="${ASSET_LOGO}/${logo.id}" alt="${shownName(account)}"> ` : ''
 }
 
 /** The landing page after sign-in: the overview (overview/index.ts). */
@@ -98,7 +109,7 @@ ${brandStylesheet(frame.account)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
-<p class="brand">Portal · <span class="account">${shownName(frame.account)}</span> <code title="account public id">${frame.account.public_id}</code></p>
+<p class="brand">${brandLogo(frame.account)}Portal · <span class="account">${shownName(frame.account)}</span> <code title="account public id">${frame.account.public_id}</code></p>
 <nav aria-label="Portal">
 <ul>${nav}
 <li><form method="post" action="${SIGN_OUT_PATH}"><button type="submit" class="link">Sign out</button></form></li>

@@ -45,6 +45,9 @@ export interface PagerLinks {
   nextText?: string
   /** whether this is not the table's start (reached through a link): the link back is shown */
   away: boolean
+  /** the query the first-page link keeps (a log's filters), and a fragment every link ends with */
+  firstQuery?: string
+  fragment?: string
 }
 
 /** "Page 3 · contacts 51–75 · 25 per page", then First / Previous / Next links (rel prev/next). */
@@ -54,10 +57,12 @@ export function pager(p: PagerLinks): SafeHtml {
     p.rows === 0
       ? html`Page ${grouped(p.page)} · no ${p.noun} here · ${p.size} per page`
       : html`Page ${grouped(p.page)} · ${p.noun} ${grouped(from)}–${grouped(from + p.rows - 1)} · ${p.size} per page`
-  const link = (query: string, page: number) => `${p.path}?${query}${page > 1 ? `&page=${page}` : ''}`
+  const hash = p.fragment ? `#${p.fragment}` : ''
+  const link = (query: string, page: number) => `${p.path}?${query}${page > 1 ? `&page=${page}` : ''}${hash}`
+  const first = `${p.path}${p.firstQuery ? `?${p.firstQuery}` : ''}${hash}`
   return html`<nav class="pager" aria-label="${p.label}">
 <p class="hint">${where}</p>
-${p.away ? html`<a href="${p.path}">${p.firstText}</a>` : ''}
+${p.away ? html`<a href="${first}">${p.firstText}</a>` : ''}
 ${p.prev !== null ? html`<a href="${link(p.prev, Math.max(1, p.page - 1))}" rel="prev">${p.prevText ?? 'Previous page'}</a>` : ''}
 ${p.next !== null ? html`<a href="${link(p.next, p.page + 1)}" rel="next">${p.nextText ?? 'Next page'}</a>` : ''}
 </nav>`

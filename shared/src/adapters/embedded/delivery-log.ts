@@ -9,6 +9,9 @@ import type { DeliveryLog } from '../../ports/delivery-log.ts'
  * the small record (status, attempts) and many of them share a page, instead of a page per attempt
  * (the commit's WAL write was the largest store cost of a delivery). Rows written before keep
  * their body inside `data` until their next write.
+ * The status stays inside `data`: an index on its expression serves the listing and counts by
+ * status (queries must spell it exactly as the index does), with no column to migrate or keep in
+ * step; a data folder from before gets the index when it is opened (IF NOT EXISTS builds it).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tenant_deliveries (
@@ -17,9 +20,25 @@ CREATE TABLE IF NOT EXISTS tenant_deliveries (
 CREATE INDEX IF NOT EXISTS tenant_deliveries_page ON tenant_deliveries (integration_id, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tenant_deliveries_account ON tenant_deliveries (account_id);
 CREATE TABLE IF NOT EXISTS tenant_delivery_bodies (id TEXT PRIMARY KEY, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS tenant_deliveries_status ON tenant_deliveries (integration_id, json_extract(data, '$.status'), created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS tenant_deliveries_due ON tenant_deliveries (json_extract(data, '$.next_attempt_at'))
   WHERE json_extract(data, '$.next_attempt_at') IS NOT NULL;
 `
+
+const SELECT = `SELECT d.data AS data, b.body AS body FROM tenant_deliveries d LEFT JOIN tenant_delivery_bodies b ON b.id = d.id`
+// the time range is always bound (open ends as sentinels: '' sorts before and '~' after every
+// ISO 8601 time), so one statement serves both and the index's range scan stays
+const IN_RANGE = `d.created_at >= ? AND d.created_at < ?`
+// narrowed to one status, spelled as tenant_deliveries_status spells it (else SQLite scans)
+const BY_STATUS = `d.integration_id = ? AND json_extract(d.data, '$.status') = ? AND ${IN_RANGE}`
+
+/** The statements narrowed to one status (exported for the test that checks SQLite's plan for them). */
+export const STATUS_SQL = {
+  firstPage: `${SELECT} WHERE ${BY_STATUS} ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+  nextPage: `${SELECT} WHERE ${BY_STATUS} AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+  // the inner LIMIT stops at the cap; the index covers the query (no record is read)
+  count: `SELECT count(*) AS n FROM (SELECT 1 FROM tenant_deliveries d WHERE ${BY_STATUS} LIMIT ?)`,
+}
 
 interface Row {
   data: string
@@ -41,23 +60,24 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
     `INSERT INTO tenant_delivery_bodies (id, body) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body WHERE body IS NOT excluded.body`,
   )
   const putRecord = db.prepare(
-    // an update in place: the indexed columns of a delivery never change after its creation
+    // an update in place: the indexed columns of a delivery never change after its creation (the
+    // status and next_attempt_at indexes, on expressions of `data`, follow it)
     `INSERT INTO tenant_deliveries (id, account_id, integration_id, created_at, data) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET data = excluded.data`,
   )
-  const select = `SELECT d.data AS data, b.body AS body FROM tenant_deliveries d LEFT JOIN tenant_delivery_bodies b ON b.id = d.id`
-  const getOne = db.prepare(`${select} WHERE d.id = ?`)
-  // the time range is always bound (open ends as sentinels: '' sorts before and '~' after every
-  // ISO 8601 time), so one statement serves both and the index's range scan stays
-  const inRange = `d.created_at >= ? AND d.created_at < ?`
-  const firstPage = db.prepare(`${select} WHERE d.integration_id = ? AND ${inRange} ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
+  const getOne = db.prepare(`${SELECT} WHERE d.id = ?`)
+  const firstPage = db.prepare(`${SELECT} WHERE d.integration_id = ? AND ${IN_RANGE} ORDER BY d.created_at DESC, d.id DESC LIMIT ?`)
   const cursorOf = db.prepare(`SELECT created_at FROM tenant_deliveries WHERE id = ? AND integration_id = ?`)
   const nextPage = db.prepare(
-    `${select} WHERE d.integration_id = ? AND ${inRange} AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+    `${SELECT} WHERE d.integration_id = ? AND ${IN_RANGE} AND (d.created_at < ? OR (d.created_at = ? AND d.id < ?)) ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
   )
+  // the same pages narrowed to one status: tenant_deliveries_status serves them
+  const firstStatusPage = db.prepare(STATUS_SQL.firstPage)
+  const nextStatusPage = db.prepare(STATUS_SQL.nextPage)
+  const countStatus = db.prepare(STATUS_SQL.count)
   // the partial index above holds only waiting deliveries (done ones have next_attempt_at null)
   const due = db.prepare(
-    `${select} WHERE json_extract(d.data, '$.next_attempt_at') IS NOT NULL AND json_extract(d.data, '$.next_attempt_at') < ?
+    `${SELECT} WHERE json_extract(d.data, '$.next_attempt_at') IS NOT NULL AND json_extract(d.data, '$.next_attempt_at') < ?
      ORDER BY json_extract(d.data, '$.next_attempt_at'), d.id LIMIT ?`,
   )
   const deleteBodies = db.prepare(`DELETE FROM tenant_delivery_bodies WHERE id IN (SELECT id FROM tenant_deliveries WHERE account_id = ?)`)
@@ -79,14 +99,25 @@ export function createEmbeddedDeliveryLog(edb: EmbeddedDb): DeliveryLog {
       const row = getOne.get(id) as Row | undefined
       return row ? toRecord(row) : null
     },
-    async list(integrationId, { before, limit, createdFrom, createdBefore }) {
-      const from = createdFrom ?? ''
-      const to = createdBefore ?? '~'
-      if (before === undefined) return (firstPage.all(integrationId, from, to, limit) as unknown as Row[]).map(toRecord)
+    async list(integrationId, { before, limit, createdFrom, createdBefore, status }) {
+      // the leading bound values: the integration, then (narrowed) the status, then the range
+      const lead = status === undefined ? [integrationId] : [integrationId, status]
+      const range = [createdFrom ?? '', createdBefore ?? '~']
+      if (before === undefined) {
+        const stmt = status === undefined ? firstPage : firstStatusPage
+        return (stmt.all(...lead, ...range, limit) as unknown as Row[]).map(toRecord)
+      }
+      // the cursor is a position (time, id), whatever the status of its row is now
       const cursor = cursorOf.get(before, integrationId) as { created_at: string } | undefined
       // an unknown cursor (expired or foreign) ends the listing rather than restarting it
       if (!cursor) return []
-      return (nextPage.all(integrationId, from, to, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
+      const stmt = status === undefined ? nextPage : nextStatusPage
+      return (stmt.all(...lead, ...range, cursor.created_at, cursor.created_at, before, limit) as unknown as Row[]).map(toRecord)
+    },
+    async countByStatus(integrationId, { createdFrom, createdBefore, cap }) {
+      const count = (status: DeliveryRecord['status']) =>
+        (countStatus.get(integrationId, status, createdFrom ?? '', createdBefore ?? '~', cap) as { n: number }).n
+      return { pending: count('pending'), retrying: count('retrying'), succeeded: count('succeeded'), failed: count('failed') }
     },
     async listDue(before, limit) {
       return (due.all(before, limit) as unknown as Row[]).map(toRecord)

@@ -7,7 +7,7 @@ import { retryWhileBusy, type EmbeddedDb } from './db.ts'
 import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import { nextSlice } from '../../lib/slices.ts'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
-import { deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
+import { DEAD_LETTER_ATTRIBUTES, deadLetterAlertsOf, deadLetterTopicOf, SUBSCRIBED_TOPICS, TOPICS, type Topic } from '../../model/topics.ts'
 import { inMessageSpan, withTraceparent } from '../../logging/trace-propagation.ts'
 
 export interface EmbeddedQueueOptions {
@@ -54,6 +54,12 @@ export interface EmbeddedQueue extends Queue {
 }
 
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5
+const ALERTS_ROW_SUFFIX = '#alerts'
+/** the alerts subscription of a dead-letter topic's name, or null for another topic */
+const alertsOfDeadLetterTopic = (name: string): string | null => {
+  const source = TOPICS.find((t) => deadLetterTopicOf(t) === name)
+  return source ? deadLetterAlertsOf(source) : null
+}
 const MAX_NACK_BACKOFF_MS = 60_000
 export const DEFAULT_LEASE_MS = 10_000
 export const DEFAULT_RETENTION_MS = 7 * 24 * 60 * 60_000
@@ -167,7 +173,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   const idleSubscriptionMs = options.idleSubscriptionMs ?? 24 * 60 * 60_000
   const { db } = edb
 
-  const declared = [...new Set([...(options.subscriptions ?? SUBSCRIBED_TOPICS), ...TOPICS.map(deadLetterTopicOf)])]
+  const declared = [...new Set([...(options.subscriptions ?? SUBSCRIBED_TOPICS), ...TOPICS.map(deadLetterTopicOf), ...TOPICS.map(deadLetterAlertsOf)])]
   const leftBehind = migrate(edb, declared, clock.now(), retentionMs)
   if (leftBehind > 0) {
     logger.warn({ removed: leftBehind }, 'queue: messages of topics without a subscription removed (kept by an earlier version)')
@@ -190,9 +196,20 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   const renew = db.prepare('UPDATE queue_messages SET visible_at = ? WHERE seq = ? AND lease_token = ?')
   const remove = db.prepare('DELETE FROM queue_messages WHERE seq = ?')
   const release = db.prepare('UPDATE queue_messages SET visible_at = ?, lease_token = NULL WHERE seq = ? AND lease_token = ?')
+  // with the attributes Pub/Sub's dead-letter policy adds (model/topics.ts DEAD_LETTER_ATTRIBUTES)
   const moveToDeadLetter = db.prepare(
-    'UPDATE queue_messages SET topic = ?, visible_at = ?, lease_token = NULL, expire_at = ? WHERE seq = ? AND lease_token = ?',
+    `UPDATE queue_messages SET topic = ?, visible_at = ?, lease_token = NULL, expire_at = ?,
+      attributes = json_set(attributes, '$.${DEAD_LETTER_ATTRIBUTES.sourceSubscription}', ?, '$.${DEAD_LETTER_ATTRIBUTES.sourceDeliveryCount}', ?)
+    WHERE seq = ? AND lease_token = ?`,
   )
+  /**
+   * A dead-letter topic has two subscriptions (`<topic>-dead-letter`, read by readDeadLetters,
+   * and its alerts subscription): a row per subscription. The copy's row id is `<id>#alerts` (ids
+   * are unique per table); it is delivered as `<id>`, the same message as Pub/Sub would give both.
+   */
+  const copyToAlerts = db.prepare(`INSERT OR IGNORE INTO queue_messages (id, topic, data, attributes, published_at, visible_at, expire_at)
+    SELECT id || '${ALERTS_ROW_SUFFIX}', ?1, data, attributes, published_at, visible_at, expire_at FROM queue_messages
+    WHERE id = ?2 AND EXISTS (SELECT 1 FROM queue_subscriptions WHERE topic = ?1)`)
   const selectDead = db.prepare('SELECT id, data, attributes, published_at, delivery_count FROM queue_messages WHERE topic = ? ORDER BY seq')
   // expired and not held by a live lease (a handler still working on it finishes first)
   const deleteExpired = db.prepare(`DELETE FROM queue_messages WHERE seq IN (
@@ -240,13 +257,18 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   }
 
   /** Settles one delivery; acks and nacks of one turn share a commit. */
-  async function settle(topic: Topic, seq: number, token: string, result: 'ack' | 'nack', attempt: number, maxAttempts: number): Promise<void> {
+  async function settle(topic: Topic, seq: number, id: string, token: string, result: 'ack' | 'nack', attempt: number, maxAttempts: number): Promise<void> {
     if (result === 'ack') {
       // unconditional: the work is done even if our lease lapsed and someone else holds it now
       await edb.groupCommit(() => remove.run(seq))
     } else if (attempt >= maxAttempts) {
       const now = clock.now()
-      await edb.groupCommit(() => moveToDeadLetter.run(deadLetterTopicOf(topic), now, now + retentionMs, seq, token))
+      const alerts = deadLetterAlertsOf(topic)
+      await edb.groupCommit(() => {
+        const moved = moveToDeadLetter.run(deadLetterTopicOf(topic), now, now + retentionMs, `${topic}-sub`, String(attempt), seq, token)
+        if (Number(moved.changes) > 0) copyToAlerts.run(alerts, id)
+      })
+      wake(wakeKey(edb.path, alerts))
       logger.warn({ topic, seq, attempt }, 'message moved to dead-letter topic')
     } else {
       const backoff = Math.min(nackBackoffMs * 2 ** (attempt - 1), MAX_NACK_BACKOFF_MS)
@@ -256,7 +278,7 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
 
   function toMessage(row: MessageRow): QueueMessage {
     return {
-      id: row.id,
+      id: row.id.endsWith(ALERTS_ROW_SUFFIX) ? row.id.slice(0, -ALERTS_ROW_SUFFIX.length) : row.id,
       data: Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength), // a view: the row's copy is ours
       attributes: JSON.parse(row.attributes) as Record<string, string>,
       deliveryAttempt: row.delivery_count,
@@ -315,6 +337,116 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
   )
   firstSweep.unref()
 
+  /** Attaches a consumer to the subscription `topic` names (a topic's, or a dead-letter topic's alerts rows). */
+  async function consume(topic: Topic, handler: MessageHandler, subscribeOptions: SubscribeOptions): Promise<Subscription> {
+    if (closed) throw new Error('queue closed')
+    const maxInFlight = Math.max(1, subscribeOptions.maxInFlight ?? 10)
+    const maxAttempts = Math.max(1, subscribeOptions.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS)
+    // the topic's subscription, created if it has none: from now on its messages are kept
+    await edb.groupCommit(() => createSubscription.run(topic, clock.now()))
+    consuming.set(topic, (consuming.get(topic) ?? 0) + 1)
+    const inFlight = new Set<Promise<void>>()
+    let stopped = false
+    let timer: NodeJS.Timeout | null = null
+    let polling = false
+    let pollAgain = false
+
+    const run = async (row: MessageRow, token: string) => {
+      // the heartbeat: keep the lease while the handler works, so a long batch is not
+      // redelivered mid-way, while a consumer that died loses it within one lease
+      const renewal = setInterval(
+        () => {
+          edb.groupCommit(() => renew.run(clock.now() + leaseMs, row.seq, token)).catch((err: unknown) => logger.warn({ err, topic }, 'lease renewal failed'))
+        },
+        Math.max(10, Math.floor(leaseMs / 3)),
+      )
+      let result: 'ack' | 'nack'
+      try {
+        // in a span continuing the publisher's trace (its `traceparent` attribute)
+        const message = toMessage(row)
+        result = (await inMessageSpan(topic, message, () => handler(message))) === 'ack' ? 'ack' : 'nack'
+      } catch (err) {
+        logger.error({ err, topic, messageId: row.id, attempt: row.delivery_count }, 'message handler failed')
+        result = 'nack'
+      } finally {
+        clearInterval(renewal)
+      }
+      try {
+        await settle(topic, row.seq, row.id, token, result, row.delivery_count, maxAttempts)
+      } catch (err) {
+        // the lease expires and the message comes back: at-least-once still holds
+        logger.error({ err, topic, messageId: row.id }, 'settling message failed')
+      }
+    }
+
+    const poll = () => {
+      if (stopped) return
+      if (polling) {
+        pollAgain = true
+        return
+      }
+      polling = true
+      try {
+        do {
+          pollAgain = false
+          const free = maxInFlight - inFlight.size
+          if (free <= 0) break
+          let claimed: Array<{ row: MessageRow; token: string }>
+          try {
+            claimed = claim(topic, free)
+            claimFailures.delete(topic)
+          } catch (err) {
+            claimFailures.set(topic, (claimFailures.get(topic) ?? 0) + 1)
+            logger.warn({ err, topic }, 'claiming messages failed')
+            break
+          }
+          for (const { row, token } of claimed) {
+            const p: Promise<void> = run(row, token).finally(() => {
+              inFlight.delete(p)
+              // a slot is free (and a nacked message may be due): look again soon
+              queueMicrotask(poll)
+            })
+            inFlight.add(p)
+          }
+          if (claimed.length === free) pollAgain = true
+        } while (pollAgain && !stopped)
+      } finally {
+        polling = false
+      }
+    }
+
+    const schedule = () => {
+      if (stopped) return
+      timer = setTimeout(() => {
+        poll()
+        schedule()
+      }, pollIntervalMs)
+    }
+    const onWake = () => poll()
+    wakeups.on(wakeKey(edb.path, topic), onWake)
+    poll()
+    schedule()
+
+    const subscription = {
+      async close() {
+        if (stopped) return
+        stopped = true
+        if (timer) clearTimeout(timer)
+        wakeups.off(wakeKey(edb.path, topic), onWake)
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+        const left = (consuming.get(topic) ?? 1) - 1
+        if (left > 0) consuming.set(topic, left)
+        else {
+          consuming.delete(topic)
+          claimFailures.delete(topic)
+        }
+        subscriptions.delete(subscription)
+      },
+    }
+    subscriptions.add(subscription)
+    return subscription
+  }
+
   const syncing = new Set<Promise<void>>()
   const queue: EmbeddedQueue = {
     async publish(topic, data, attributes = {}) {
@@ -322,9 +454,15 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       const id = randomUUID()
       const now = clock.now()
       // publishes (and other hot writes) of one event-loop turn share a commit
-      const { changes } = await edb.groupCommit(() =>
-        insert.run(id, topic, data, JSON.stringify(withTraceparent(attributes)), new Date(now).toISOString(), now, now + retentionMs, topic),
-      )
+      // a consumer parking a message on a dead-letter topic: its alerts subscription gets it too
+      const alerts = alertsOfDeadLetterTopic(topic)
+      const { changes } = await edb.groupCommit(() => {
+        const row = [data, JSON.stringify(withTraceparent(attributes)), new Date(now).toISOString(), now, now + retentionMs] as const
+        const kept = insert.run(id, topic, ...row, topic)
+        if (alerts) copyToAlerts.run(alerts, id)
+        return kept
+      })
+      if (alerts) wake(wakeKey(edb.path, alerts))
       // no subscription: nothing was kept, so there is nothing to wait for (Pub/Sub accepts and drops it too)
       if (Number(changes) === 0) return id
       wake(wakeKey(edb.path, topic))
@@ -340,114 +478,11 @@ export function createEmbeddedQueue(edb: EmbeddedDb, options: EmbeddedQueueOptio
       return id
     },
 
-    async subscribe(topic, handler: MessageHandler, subscribeOptions: SubscribeOptions = {}): Promise<Subscription> {
-      if (closed) throw new Error('queue closed')
-      const maxInFlight = Math.max(1, subscribeOptions.maxInFlight ?? 10)
-      const maxAttempts = Math.max(1, subscribeOptions.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS)
-      // the topic's subscription, created if it has none: from now on its messages are kept
-      await edb.groupCommit(() => createSubscription.run(topic, clock.now()))
-      consuming.set(topic, (consuming.get(topic) ?? 0) + 1)
-      const inFlight = new Set<Promise<void>>()
-      let stopped = false
-      let timer: NodeJS.Timeout | null = null
-      let polling = false
-      let pollAgain = false
+    subscribe: (topic, handler, subscribeOptions = {}) => consume(topic, handler, subscribeOptions),
 
-      const run = async (row: MessageRow, token: string) => {
-        // the heartbeat: keep the lease while the handler works, so a long batch is not
-        // redelivered mid-way, while a consumer that died loses it within one lease
-        const renewal = setInterval(
-          () => {
-            edb.groupCommit(() => renew.run(clock.now() + leaseMs, row.seq, token)).catch((err: unknown) => logger.warn({ err, topic }, 'lease renewal failed'))
-          },
-          Math.max(10, Math.floor(leaseMs / 3)),
-        )
-        let result: 'ack' | 'nack'
-        try {
-          // in a span continuing the publisher's trace (its `traceparent` attribute)
-          const message = toMessage(row)
-          result = (await inMessageSpan(topic, message, () => handler(message))) === 'ack' ? 'ack' : 'nack'
-        } catch (err) {
-          logger.error({ err, topic, messageId: row.id, attempt: row.delivery_count }, 'message handler failed')
-          result = 'nack'
-        } finally {
-          clearInterval(renewal)
-        }
-        try {
-          await settle(topic, row.seq, token, result, row.delivery_count, maxAttempts)
-        } catch (err) {
-          // the lease expires and the message comes back: at-least-once still holds
-          logger.error({ err, topic, messageId: row.id }, 'settling message failed')
-        }
-      }
-
-      const poll = () => {
-        if (stopped) return
-        if (polling) {
-          pollAgain = true
-          return
-        }
-        polling = true
-        try {
-          do {
-            pollAgain = false
-            const free = maxInFlight - inFlight.size
-            if (free <= 0) break
-            let claimed: Array<{ row: MessageRow; token: string }>
-            try {
-              claimed = claim(topic, free)
-              claimFailures.delete(topic)
-            } catch (err) {
-              claimFailures.set(topic, (claimFailures.get(topic) ?? 0) + 1)
-              logger.warn({ err, topic }, 'claiming messages failed')
-              break
-            }
-            for (const { row, token } of claimed) {
-              const p: Promise<void> = run(row, token).finally(() => {
-                inFlight.delete(p)
-                // a slot is free (and a nacked message may be due): look again soon
-                queueMicrotask(poll)
-              })
-              inFlight.add(p)
-            }
-            if (claimed.length === free) pollAgain = true
-          } while (pollAgain && !stopped)
-        } finally {
-          polling = false
-        }
-      }
-
-      const schedule = () => {
-        if (stopped) return
-        timer = setTimeout(() => {
-          poll()
-          schedule()
-        }, pollIntervalMs)
-      }
-      const onWake = () => poll()
-      wakeups.on(wakeKey(edb.path, topic), onWake)
-      poll()
-      schedule()
-
-      const subscription = {
-        async close() {
-          if (stopped) return
-          stopped = true
-          if (timer) clearTimeout(timer)
-          wakeups.off(wakeKey(edb.path, topic), onWake)
-          while (inFlight.size > 0) await Promise.allSettled([...inFlight])
-          const left = (consuming.get(topic) ?? 1) - 1
-          if (left > 0) consuming.set(topic, left)
-          else {
-            consuming.delete(topic)
-            claimFailures.delete(topic)
-          }
-          subscriptions.delete(subscription)
-        },
-      }
-      subscriptions.add(subscription)
-      return subscription
-    },
+    // its own rows (copyToAlerts), consumed like a topic's; never dead-lettered themselves
+    subscribeDeadLetters: (topic, handler, subscribeOptions = {}) =>
+      consume(deadLetterAlertsOf(topic) as Topic, handler, { ...subscribeOptions, maxDeliveryAttempts: Number.POSITIVE_INFINITY }),
 
     async readDeadLetters(topic) {
       const rows = selectDead.all(deadLetterTopicOf(topic)) as unknown as Array<Omit<MessageRow, 'seq'>>

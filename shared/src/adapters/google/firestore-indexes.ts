@@ -31,7 +31,19 @@ export const FIRESTORE_COMPOSITE_INDEXES: readonly FirestoreCompositeIndex[] = [
       { fieldPath: 'created_at', order: 'DESCENDING' },
       { fieldPath: '__name__', order: 'DESCENDING' },
     ],
-    usedBy: 'TenantStore.listDeliveries: where integration_id == ? order by created_at desc, __name__ desc',
+    usedBy: 'DeliveryLog.list: where integration_id == ? [created_at range] order by created_at desc, __name__ desc',
+  },
+  {
+    collectionGroup: 'deliveries',
+    queryScope: 'COLLECTION',
+    fields: [
+      { fieldPath: 'integration_id', order: 'ASCENDING' },
+      { fieldPath: 'status', order: 'ASCENDING' },
+      { fieldPath: 'created_at', order: 'DESCENDING' },
+      { fieldPath: '__name__', order: 'DESCENDING' },
+    ],
+    usedBy:
+      'DeliveryLog.list with a status: where integration_id == ? and status == ? [created_at range] order by created_at desc, __name__ desc; DeliveryLog.countByStatus: count() of the same where',
   },
 ]
 

@@ -1,7 +1,7 @@
 import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '@google-cloud/pubsub'
 import type { Logger } from 'pino'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
-import { deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
+import { DEAD_LETTER_ATTRIBUTES, deadLetterAlertsOf, deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
 import { inMessageSpan, withTraceparent } from '../../logging/trace-propagation.ts'
 
@@ -35,9 +35,9 @@ const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5
  */
 const BATCH_MAX_BYTES = 8 * 1024 * 1024
 /** attribute the adapter adds to a dead letter: how many deliveries it had */
-export const DEAD_LETTER_ATTEMPTS_ATTRIBUTE = 'x-delivery-attempts'
+export const DEAD_LETTER_ATTEMPTS_ATTRIBUTE = DEAD_LETTER_ATTRIBUTES.attempts
 /** attribute the adapter adds to a dead letter: the original message id */
-export const DEAD_LETTER_SOURCE_ID_ATTRIBUTE = 'x-original-message-id'
+export const DEAD_LETTER_SOURCE_ID_ATTRIBUTE = DEAD_LETTER_ATTRIBUTES.originalMessageId
 
 /**
  * The queue on Google Cloud Pub/Sub (or its emulator).
@@ -107,6 +107,8 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
         const dead = `${name}-dead-letter`
         await createIgnoringExisting(() => pubsub.createTopic(topicName(dead)))
         await createIgnoringExisting(() => pubsub.topic(topicName(dead)).createSubscription(subscriptionName(dead)))
+        // the dead letters' second subscription (the operator's alerts), named as infra/pubsub.tf names it
+        await createIgnoringExisting(() => pubsub.topic(topicName(dead)).createSubscription(`${prefix}${name}-dead-letter-alerts`))
       })()
       p.catch(() => ensured.delete(key))
       ensured.set(key, p)
@@ -121,7 +123,7 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
     return topicFor(name).publishMessage({ data, attributes: withTraceparent(attributes) })
   }
 
-  return {
+  const queue: Queue = {
     publish(topic, data, attributes = {}) {
       return publishTo(topic, data, attributes)
     },
@@ -129,84 +131,15 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
     async subscribe(topic: Topic, handler: MessageHandler, subscribeOptions: SubscribeOptions = {}): Promise<Subscription> {
       if (closed) throw new Error('queue closed')
       await ensure(topic, true)
-      const maxInFlight = Math.max(1, subscribeOptions.maxInFlight ?? 10)
-      const maxAttempts = Math.max(1, subscribeOptions.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS)
-      const subscription = pubsub.subscription(subscriptionName(topic), {
-        flowControl: { maxMessages: maxInFlight, allowExcessMessages: false },
-        maxExtensionTime: Duration.from({ minutes: 10 }),
-      })
-      /** deliveries of each message id seen by this subscriber (see the adapter comment) */
-      const seen = new Map<string, number>()
-      const inFlight = new Set<Promise<void>>()
+      return consume(topic, subscriptionName(topic), handler, subscribeOptions, deadLetterTopicOf(topic))
+    },
 
-      const attemptOf = (message: Message) => {
-        const local = (seen.get(message.id) ?? 0) + 1
-        seen.delete(message.id) // re-insert: the map stays in recency order for trimming
-        seen.set(message.id, local)
-        if (seen.size > 10_000) seen.delete(seen.keys().next().value!)
-        return Math.max(message.deliveryAttempt || 0, local)
-      }
-
-      const handleMessage = async (message: Message) => {
-        const attempt = attemptOf(message)
-        const queueMessage: QueueMessage = {
-          id: message.id,
-          data: message.data,
-          attributes: { ...message.attributes },
-          deliveryAttempt: attempt,
-          publishedAt: message.publishTime.toISOString(),
-        }
-        let result: 'ack' | 'nack'
-        try {
-          result = (await inMessageSpan(topic, queueMessage, () => handler(queueMessage))) === 'ack' ? 'ack' : 'nack'
-        } catch (err) {
-          logger.error({ err, topic, messageId: message.id, attempt }, 'message handler failed')
-          result = 'nack'
-        }
-        if (result === 'ack') {
-          seen.delete(message.id)
-          message.ack()
-          return
-        }
-        if (attempt >= maxAttempts) {
-          try {
-            await publishTo(deadLetterTopicOf(topic), message.data, {
-              ...message.attributes,
-              [DEAD_LETTER_ATTEMPTS_ATTRIBUTE]: String(attempt),
-              [DEAD_LETTER_SOURCE_ID_ATTRIBUTE]: message.id,
-            })
-            seen.delete(message.id)
-            message.ack()
-            logger.warn({ topic, messageId: message.id, attempt }, 'message moved to dead-letter topic')
-          } catch (err) {
-            logger.error({ err, topic, messageId: message.id }, 'dead-lettering failed; message will be redelivered')
-            message.nack()
-          }
-          return
-        }
-        message.nack()
-      }
-
-      let stopping = false
-      subscription.on('message', (message: Message) => {
-        // while closing, hand new arrivals straight back; the listener stays so acks of running handlers still flow
-        if (stopping) return void message.nack()
-        const p: Promise<void> = handleMessage(message).finally(() => inFlight.delete(p))
-        inFlight.add(p)
-      })
-      subscription.on('error', (err: unknown) => logger.error({ err, topic }, 'pubsub subscription error'))
-
-      const handle = {
-        async close() {
-          if (stopping) return
-          stopping = true
-          while (inFlight.size > 0) await Promise.allSettled([...inFlight])
-          await subscription.close()
-          subscriptions.delete(handle)
-        },
-      }
-      subscriptions.add(handle)
-      return handle
+    async subscribeDeadLetters(topic: Topic, handler: MessageHandler, subscribeOptions = {}): Promise<Subscription> {
+      if (closed) throw new Error('queue closed')
+      await ensure(topic)
+      // never dead-lettered: a dead letter the handler cannot take comes back until it can
+      const alerts = deadLetterAlertsOf(topic)
+      return consume(alerts, `${prefix}${alerts}`, handler, { ...subscribeOptions, maxDeliveryAttempts: Number.POSITIVE_INFINITY }, null)
     },
 
     async close() {
@@ -216,4 +149,99 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
       await Promise.all([...topics.values()].map((t) => t.flush().catch(() => {})))
     },
   }
+
+  /**
+   * Streaming pull on one subscription; `topic` names it in logs and spans. A nacked message
+   * that reached maxDeliveryAttempts is published to `deadLetterTo` (null: never).
+   */
+  async function consume(
+    topic: string,
+    name: string,
+    handler: MessageHandler,
+    subscribeOptions: SubscribeOptions,
+    deadLetterTo: string | null,
+  ): Promise<Subscription> {
+    const maxInFlight = Math.max(1, subscribeOptions.maxInFlight ?? 10)
+    const maxAttempts = Math.max(1, subscribeOptions.maxDeliveryAttempts ?? DEFAULT_MAX_DELIVERY_ATTEMPTS)
+    const subscription = pubsub.subscription(name, {
+      flowControl: { maxMessages: maxInFlight, allowExcessMessages: false },
+      maxExtensionTime: Duration.from({ minutes: 10 }),
+    })
+    /** deliveries of each message id seen by this subscriber (see the adapter comment) */
+    const seen = new Map<string, number>()
+    const inFlight = new Set<Promise<void>>()
+
+    const attemptOf = (message: Message) => {
+      const local = (seen.get(message.id) ?? 0) + 1
+      seen.delete(message.id) // re-insert: the map stays in recency order for trimming
+      seen.set(message.id, local)
+      if (seen.size > 10_000) seen.delete(seen.keys().next().value!)
+      return Math.max(message.deliveryAttempt || 0, local)
+    }
+
+    const handleMessage = async (message: Message) => {
+      const attempt = attemptOf(message)
+      const queueMessage: QueueMessage = {
+        id: message.id,
+        data: message.data,
+        attributes: { ...message.attributes },
+        deliveryAttempt: attempt,
+        publishedAt: message.publishTime.toISOString(),
+      }
+      let result: 'ack' | 'nack'
+      try {
+        result = (await inMessageSpan(topic, queueMessage, () => handler(queueMessage))) === 'ack' ? 'ack' : 'nack'
+      } catch (err) {
+        logger.error({ err, topic, messageId: message.id, attempt }, 'message handler failed')
+        result = 'nack'
+      }
+      if (result === 'ack') {
+        seen.delete(message.id)
+        message.ack()
+        return
+      }
+      if (deadLetterTo && attempt >= maxAttempts) {
+        try {
+          await publishTo(deadLetterTo, message.data, {
+            ...message.attributes,
+            [DEAD_LETTER_ATTEMPTS_ATTRIBUTE]: String(attempt),
+            [DEAD_LETTER_SOURCE_ID_ATTRIBUTE]: message.id,
+            // what Pub/Sub's dead-letter policy adds, so a dead letter reads the same either way
+            [DEAD_LETTER_ATTRIBUTES.sourceSubscription]: name,
+            [DEAD_LETTER_ATTRIBUTES.sourceDeliveryCount]: String(attempt),
+          })
+          seen.delete(message.id)
+          message.ack()
+          logger.warn({ topic, messageId: message.id, attempt }, 'message moved to dead-letter topic')
+        } catch (err) {
+          logger.error({ err, topic, messageId: message.id }, 'dead-lettering failed; message will be redelivered')
+          message.nack()
+        }
+        return
+      }
+      message.nack()
+    }
+
+    let stopping = false
+    subscription.on('message', (message: Message) => {
+      // while closing, hand new arrivals straight back; the listener stays so acks of running handlers still flow
+      if (stopping) return void message.nack()
+      const p: Promise<void> = handleMessage(message).finally(() => inFlight.delete(p))
+      inFlight.add(p)
+    })
+    subscription.on('error', (err: unknown) => logger.error({ err, topic }, 'pubsub subscription error'))
+
+    const handle = {
+      async close() {
+        if (stopping) return
+        stopping = true
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight])
+        await subscription.close()
+        subscriptions.delete(handle)
+      },
+    }
+    subscriptions.add(handle)
+    return handle
+  }
+  return queue
 }

@@ -4,7 +4,7 @@ import { OperationalEvent, type NewOperationalEvent } from '../../contract/opera
 import { messageCheck } from '../../contract/message-check.ts'
 import { canonicalJson } from '../../contract/canonical-json.ts'
 import { createDelivery, type EnqueueDeps } from '../webhooks/deliveries.ts'
-import { OPERATOR_ACCOUNT_ID, OPERATOR_INTEGRATION_ID } from './target.ts'
+import { OPERATOR_ACCOUNT_ID, OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
 
 export type OperationsDeps = EnqueueDeps & Pick<PlatformDeps, 'deliveries' | 'config' | 'logger'>
 

@@ -2,7 +2,7 @@ import type { PlatformDeps } from '../../ports/deps.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
 import { FAILING_STEPS } from '../../contract/operational-event.ts'
 import { emitOperationalEvent, type OperationsDeps } from './emit.ts'
-import { OPERATOR_INTEGRATION_ID } from './target.ts'
+import { OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
 
 /**
  * The failure threshold of an endpoint: this many of its newest deliveries in a row whose latest

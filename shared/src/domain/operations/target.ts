@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { IntegrationRecord } from '../../model/records.ts'
+import { OPERATOR_ACCOUNT_ID, OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
 
-/**
- * The operator's endpoint as the delivery machinery sees it: operational events are deliveries
- * (domain/webhooks/deliveries.ts) to this reserved integration id, of this reserved account, so
- * they get the same signed POST, retry schedule, delivery log, sweep and SSRF checks as tenant
- * webhooks, with no second sender. No tenant integration can have this id (tenant ids are `int_…`).
- */
-export const OPERATOR_INTEGRATION_ID = 'operator-events'
-export const OPERATOR_ACCOUNT_ID = '_operator'
 const OPERATOR_SECRET_NAME = 'operator-events-secret'
 
 type TargetDeps = Pick<PlatformDeps, 'config' | 'secrets'>

@@ -18,9 +18,10 @@ export async function integrationOf(deps: Pick<PlatformDeps, 'tenants'>, account
 export type DeliveryStatus = DeliveryRecord['status']
 
 /**
- * Rows read per page at most when a status filter skips rows (the page then ends early, with a
- * cursor). 250, not 1,000: at 1,000 a rare filter cost 32–41 ms at p50 on bench:portal's 100,000
- * deliveries (docs/portal.md "Speed"); a short page with Older costs the tenant one click.
+ * Rows read per page at most when the kind or status-code filter skips rows (the page then ends
+ * early, with a cursor). 250, not 1,000: at 1,000 a rare filter cost 32–41 ms at p50 on
+ * bench:portal's 100,000 deliveries (docs/portal.md "Speed"); a short page with Older costs the
+ * tenant one click. The status filter is the store's (an index), so it never counts here.
  */
 const FILTER_SCAN_LIMIT = 250
 
@@ -61,23 +62,23 @@ type DeliveryLogPage = { object: 'list'; data: DeliveryLogEntry[]; has_more: boo
 const entryOf = ({ body: _b, account_id: _a, integration_id: _i, ...entry }: DeliveryRecord): DeliveryLogEntry => entry
 
 /**
- * The row test of the status, kind and status-code filters (none of them is indexed); null when
- * none is set (every row is kept). The time range is the store's (an index range), not a row test.
+ * The row test of the kind and status-code filters (neither is indexed); null when neither is set
+ * (every row is kept). The status and the time range are the store's (its indexes), not row tests.
  */
 function keepOf(filter: DeliveryLogFilter): ((row: DeliveryRecord) => boolean) | null {
-  const { status, kind, statusCode } = filter
-  if (status === undefined && kind === undefined && statusCode === undefined) return null
+  const { kind, statusCode } = filter
+  if (kind === undefined && statusCode === undefined) return null
   return (row) =>
-    (status === undefined || row.status === status) &&
-    (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test')) &&
-    (statusCode === undefined || codeMatches(statusCode, row))
+    (kind === undefined || row.event_id.startsWith(TEST_EVENT_ID_PREFIX) === (kind === 'test')) && (statusCode === undefined || codeMatches(statusCode, row))
 }
 
 /**
  * One page of the delivery log, newest first; bodies are not listed (they stay for replay). With
- * `from` / `to`, the store lists that range of creation times only. With `status`, `kind` or
- * `statusCode`, only the matching deliveries: rows are read in store pages and filtered, at
- * most FILTER_SCAN_LIMIT per answer, so a rare match answers a short page with a cursor to go on.
+ * `from` / `to`, the store lists that range of creation times only, and with `status` only the
+ * deliveries in that status (both served by its indexes: full pages, however rare the status).
+ * With `kind` or `statusCode`, only the matching deliveries: rows (of the status, when one is
+ * given) are read in store pages and filtered, at most FILTER_SCAN_LIMIT per answer, so a rare
+ * match answers a short page with a cursor to go on.
  * With `eventId`, the one delivery of that event is read by its id (no scan, no cursor), and the
  * other filters apply to it.
  */
@@ -92,7 +93,12 @@ export async function listDeliveryLog(
   if (options.eventId !== undefined) {
     const row = await deps.deliveries.get(deliveryIdFor(options.eventId, integrationId))
     const found =
-      row !== null && row.integration_id === integrationId && row.event_id === options.eventId && inTimeRange(options, row) && (keep === null || keep(row))
+      row !== null &&
+      row.integration_id === integrationId &&
+      row.event_id === options.eventId &&
+      inTimeRange(options, row) &&
+      (options.status === undefined || row.status === options.status) &&
+      (keep === null || keep(row))
     return { object: 'list', data: found ? [entryOf(row)] : [], has_more: false, next_cursor: null }
   }
   let before = decodeKeysetCursor('d1', options.cursor)
@@ -106,6 +112,7 @@ export async function listDeliveryLog(
       ...(before ? { before } : {}),
       ...(options.from ? { createdFrom: options.from } : {}),
       ...(options.to ? { createdBefore: options.to } : {}),
+      ...(options.status ? { status: options.status } : {}),
       limit: chunk,
     })
     const more = rows.length === chunk

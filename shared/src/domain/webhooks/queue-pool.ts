@@ -46,7 +46,7 @@ export function isPoolQueue(queue: string): boolean {
   return queue.startsWith(POOL_QUEUE_PREFIX)
 }
 
-export type QueuePoolDeps = Pick<PlatformDeps, 'tasks' | 'tenants' | 'rateLimiter' | 'clock' | 'logger'> & {
+export type QueuePoolDeps = Pick<PlatformDeps, 'tasks' | 'tenants' | 'rateLimiter' | 'clock' | 'logger' | 'operationalEvents'> & {
   config: Pick<PlatformConfig, 'taskQueueDedicatedLimit' | 'taskQueuePoolSize'>
 }
 
@@ -119,7 +119,8 @@ async function ownOrPool(deps: QueuePoolDeps, own: string, rate: QueueRate, pool
 /**
  * Enqueues on the endpoint's queue; when that queue does not take tasks yet (a new Cloud Tasks
  * queue can take minutes), on its pool queue at once, so nothing waits for the queue. Reported
- * once per queue and process as the operational event `queue.created_late`.
+ * once per queue and process as the operational event `queue.created_late` (through
+ * deps.operationalEvents: emit.ts imports this module through deliveries.ts).
  */
 export async function enqueueOnDeliveryQueue(deps: QueuePoolDeps, integrationId: string, task: TaskRequest): Promise<void> {
   try {
@@ -130,13 +131,28 @@ export async function enqueueOnDeliveryQueue(deps: QueuePoolDeps, integrationId:
     await deps.tasks.enqueue({ ...task, queue: pool })
     const late = memo(reportedLate, deps.tasks, () => new Set<string>())
     if (!late.has(task.queue)) {
+      // marked before sending: the event's own delivery may find its queue late too, and is then
+      // reported once, not again and again
       late.add(task.queue)
-      // the operational events of issue 23 (signed webhooks to the operator) are not built yet:
-      // a structured warning in their shape, found by its `event` field
       deps.logger.warn(
         { event: 'queue.created_late', queue: task.queue, integrationId, pool },
         "an endpoint's new task queue does not take tasks yet: its deliveries use a pool queue meanwhile",
       )
+      try {
+        // keyed on the queue: every instance that meets it late sends the same event id, so the
+        // operator gets one delivery
+        await deps.operationalEvents.emit(
+          {
+            type: 'queue.created_late',
+            occurred_at: new Date(deps.clock.now()).toISOString(),
+            data: { queue: task.queue, integration_id: integrationId, pool_queue: pool },
+          },
+          { key: task.queue },
+        )
+      } catch (err) {
+        // the tenant's delivery is on the pool queue: a lost report must not fail it
+        deps.logger.error({ err, queue: task.queue }, 'queue.created_late not sent')
+      }
     }
   }
 }

@@ -5,23 +5,28 @@ import { replayDelivery } from './deliveries.ts'
 import { integrationOf } from './delivery-log.ts'
 import { consumeWebhookActionQuota } from './rate-limit.ts'
 
-/** A recover replays at most this many failed deliveries (the oldest ones since its time first). */
+/**
+ * A recover replays at most this many failed deliveries (the newest ones since its time, sent
+ * oldest first). The store lists the failed ones alone (its status index), so finding them reads
+ * at most this many records plus one: bounded work per request, whatever else the range holds.
+ */
 export const RECOVER_MAX_DELIVERIES = 1000
-/** and reads at most this many deliveries of the range to find them: bounded work per request */
-export const RECOVER_SCAN_LIMIT = 5000
+/** The progress counts stop at this many deliveries per status ("at least" beyond): index entries counted, no record read. */
+export const RECOVER_COUNT_CAP = 10_000
 const PAGE = 200
 
 /** The failed deliveries a recover since `since` would replay, oldest first, and what was read to find them. */
 export interface RecoverPlan {
   failed: DeliveryRecord[]
-  /** false when the scan stopped at RECOVER_SCAN_LIMIT or RECOVER_MAX_DELIVERIES before the range's end */
+  /** false when more than RECOVER_MAX_DELIVERIES failed since the time (the oldest wait for the next recover) */
   complete: boolean
 }
 
 /**
  * The failed deliveries of one integration created at or after `since` (Svix's "recover"):
- * read newest first through the store's time range, at most RECOVER_SCAN_LIMIT rows, keeping at
- * most RECOVER_MAX_DELIVERIES; answered oldest first, the order a receiver would have seen them.
+ * listed by the store in that status and time range, newest first, at most RECOVER_MAX_DELIVERIES
+ * (one more is read to know whether there are more); answered oldest first, the order a receiver
+ * would have seen them.
  */
 export async function planRecover(
   deps: Pick<PlatformDeps, 'tenants' | 'deliveries'>,
@@ -32,15 +37,13 @@ export async function planRecover(
   await integrationOf(deps, accountId, integrationId)
   const failed: DeliveryRecord[] = []
   let before: string | undefined
-  let scanned = 0
   for (;;) {
-    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), createdFrom: since, limit: PAGE })
-    for (const row of rows) {
-      scanned++
-      if (row.status === 'failed') failed.push(row)
-      if (failed.length === RECOVER_MAX_DELIVERIES || scanned === RECOVER_SCAN_LIMIT) return { failed: failed.reverse(), complete: false }
-    }
-    if (rows.length < PAGE) return { failed: failed.reverse(), complete: true }
+    const limit = Math.min(PAGE, RECOVER_MAX_DELIVERIES + 1 - failed.length)
+    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), createdFrom: since, status: 'failed', limit })
+    failed.push(...rows)
+    // the one read beyond the maximum only says there are more
+    if (failed.length > RECOVER_MAX_DELIVERIES) return { failed: failed.slice(0, RECOVER_MAX_DELIVERIES).reverse(), complete: false }
+    if (rows.length < limit) return { failed: failed.reverse(), complete: true }
     before = rows.at(-1)!.id
   }
 }
@@ -64,7 +67,7 @@ export interface RecoverResult {
  * disabled.
  */
 export async function recoverFailedDeliveries(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'logger' | 'config'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'logger' | 'config' | 'operationalEvents'>,
   accountId: string,
   integrationId: string,
   since: string,
@@ -86,10 +89,13 @@ export async function recoverFailedDeliveries(
   return { found: plan.failed.length, replayed, retryAfter: null, complete: plan.complete }
 }
 
-/** How many deliveries since a time are in each status: a recover's progress, read live. */
+/**
+ * How many deliveries since a time are in each status: a recover's progress, read live.
+ * `complete` is false when a count reached RECOVER_COUNT_CAP (that count means "at least").
+ */
 export type StatusCounts = Record<DeliveryRecord['status'], number> & { complete: boolean }
 
-/** Counts the statuses of the deliveries created since `since` (at most RECOVER_SCAN_LIMIT read). */
+/** Counts the statuses of the deliveries created since `since`: the store's counts, each capped at RECOVER_COUNT_CAP. */
 export async function statusCountsSince(
   deps: Pick<PlatformDeps, 'tenants' | 'deliveries'>,
   accountId: string,
@@ -97,15 +103,6 @@ export async function statusCountsSince(
   since: string,
 ): Promise<StatusCounts> {
   await integrationOf(deps, accountId, integrationId)
-  const counts: StatusCounts = { pending: 0, retrying: 0, succeeded: 0, failed: 0, complete: true }
-  let before: string | undefined
-  let scanned = 0
-  for (;;) {
-    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), createdFrom: since, limit: PAGE })
-    for (const row of rows) counts[row.status]++
-    scanned += rows.length
-    if (rows.length < PAGE) return counts
-    if (scanned >= RECOVER_SCAN_LIMIT) return { ...counts, complete: false }
-    before = rows.at(-1)!.id
-  }
+  const counts = await deps.deliveries.countByStatus(integrationId, { createdFrom: since, cap: RECOVER_COUNT_CAP })
+  return { ...counts, complete: Object.values(counts).every((n) => n < RECOVER_COUNT_CAP) }
 }

@@ -35,6 +35,7 @@ import { registerEndpointDelete } from './endpoint-delete.ts'
 import { readEndpointHealth, type EndpointHealth } from './endpoint-health.ts'
 import { describedForm, endpointTitle } from './endpoint-fields.ts'
 import { isConfirmed, sendConfirmation } from './confirm.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../pager.ts'
 
 const PAGE = 20
 /** the endpoint list reads health for this many endpoints at most (one bounded log read each) */
@@ -47,6 +48,7 @@ const ListQuery = Type.Object({ flash: Type.Optional(Type.String({ maxLength: 64
 const DetailQuery = Type.Object({
   flash: Type.Optional(Type.String({ maxLength: 64 })),
   cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  page: PageLinkValue,
   // '' is "any" from the filter form
   status: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_STATUSES.map((s) => Type.Literal(s))])),
   kind: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_KINDS.map((k) => Type.Literal(k))])),
@@ -189,7 +191,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       status,
       { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
       `Webhook ${endpointTitle(integration)}`,
-      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null, await readEndpointHealth(deps, integrationId)),
+      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null, await readEndpointHealth(deps, integrationId), PAGE),
     )
   }
 
@@ -231,7 +233,19 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const q = request.query
     // the filter form sends every field: an empty one means "any"
     const eventId = q.event_id?.trim()
+    const page = pageNumberOf(q.page)
+    if (page === null) {
+      const { account } = sessionOf(request)
+      return sendScreen(
+        reply,
+        400,
+        { account, current: WEBHOOKS_PATH, error: BAD_PAGE_LINK },
+        'Webhook',
+        html`<p><a href="${webhookPath(request.params.integrationId)}#deliveries">Newest deliveries</a></p>`,
+      )
+    }
     const filter: LogFilter = {
+      page,
       status: q.status || undefined,
       kind: q.kind || undefined,
       eventId: eventId || undefined,

@@ -1,5 +1,5 @@
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
-import { RECOVER_MAX_DELIVERIES, RECOVER_SCAN_LIMIT, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
+import { RECOVER_COUNT_CAP, RECOVER_MAX_DELIVERIES, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
 import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { html, type SafeHtml } from '../layout.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
@@ -7,8 +7,10 @@ import { inputValueOf, timeOf } from './delivery-filters.ts'
 const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`
 const sinceWords = (since: string) => html`${timeOf(since)}`
 const { limit: REPLAY_LIMIT } = WEBHOOK_ACTION_WINDOWS.replay
+// a count that reached the cap is a lower bound (statusCountsSince stops counting there)
+const countWords = (n: number) => (n >= RECOVER_COUNT_CAP ? `at least ${n}` : `${n}`)
 
-const BOUNDS = `At most ${RECOVER_MAX_DELIVERIES} failed deliveries per recover, found among the newest ${RECOVER_SCAN_LIMIT} since that time, replayed oldest first. Each replay counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest stay failed, and recovering again from the same time later sends only those.`
+const BOUNDS = `At most ${RECOVER_MAX_DELIVERIES} failed deliveries per recover (the newest ones since that time), replayed oldest first. Each replay counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest stay failed, and recovering again from the same time later sends only those.`
 
 /** The detail page's entry to recover: a GET form that leads to the confirmation page. */
 export function recoverForm(i: IntegrationView): SafeHtml {
@@ -80,12 +82,12 @@ ${
 <h2 id="progress-h">Progress</h2>
 <p>Every delivery to this endpoint since that time, as it stands now. Reload to follow the replays.</p>
 <dl class="stats">
-<div><dt>Waiting to be sent</dt><dd>${counts.pending}</dd></div>
-<div><dt>Retrying</dt><dd>${counts.retrying}</dd></div>
-<div><dt>Succeeded</dt><dd>${counts.succeeded}</dd></div>
-<div><dt>Failed</dt><dd>${counts.failed}</dd></div>
+<div><dt>Waiting to be sent</dt><dd>${countWords(counts.pending)}</dd></div>
+<div><dt>Retrying</dt><dd>${countWords(counts.retrying)}</dd></div>
+<div><dt>Succeeded</dt><dd>${countWords(counts.succeeded)}</dd></div>
+<div><dt>Failed</dt><dd>${countWords(counts.failed)}</dd></div>
 </dl>
-${counts.complete ? '' : html`<p class="hint">Counted among the newest ${RECOVER_SCAN_LIMIT} deliveries since that time.</p>`}
+${counts.complete ? '' : html`<p class="hint">Each status is counted up to ${RECOVER_COUNT_CAP}: "at least" means there are more.</p>`}
 <p><a href="${back}?${logQuery}#deliveries">See these deliveries in the log</a></p>
 </section>`
 }

@@ -4,6 +4,7 @@ import type { DeliveryKind, DeliveryLogEntry, DeliveryStatus } from '@lsv/shared
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { html, type SafeHtml } from '../layout.ts'
 import { emptyState } from '../empty-state.ts'
+import { pager } from '../pager.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 import { recoverForm } from './recover-views.ts'
 import { healthCell, healthSection, type EndpointHealth } from './endpoint-health.ts'
@@ -29,6 +30,8 @@ export interface LogFilter {
   kind: DeliveryKind | undefined
   eventId: string | undefined
   cursor: string | undefined
+  /** the page number the pager's links carry (display only; pager.ts) */
+  page?: number
   /** last attempt's HTTP status as the form sent it: `4xx`, `404`, `none` (delivery-filters.ts) */
   code?: string | undefined
   /** created at or after / before these instants (ISO 8601) */
@@ -217,7 +220,9 @@ export function detailBody(
   shown: ShownSecret | null,
   form: FormState | null,
   /** health at a glance (endpoint-health.ts) */
-  health: EndpointHealth | null = null,
+  health: EndpointHealth | null,
+  /** the most deliveries a page holds */
+  pageSize: number,
 ): SafeHtml {
   const base = webhookPath(i.id)
   const query = filterQuery(filter)
@@ -303,10 +308,22 @@ ${
 <thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th><th scope="col">Details</th></tr></thead>
 <tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active))}</tbody></table></div>`
 }
-<nav class="pager" aria-label="Delivery log pages">
-${filter.cursor ? html`<a href="${base}?${query}#deliveries">Newest</a>` : ''}
-${log.next_cursor ? html`<a href="${base}?${query}cursor=${encodeURIComponent(log.next_cursor)}#deliveries" rel="next">Older</a>` : ''}
-</nav>
+${pager({
+  label: 'Delivery log pages',
+  path: base,
+  page: filter.page ?? 1,
+  rows: log.data.length,
+  size: pageSize,
+  noun: 'deliveries',
+  // a keyset log read newest first: forward only (the Newest link, or the browser's Back)
+  prev: null,
+  next: log.next_cursor ? `${query}cursor=${encodeURIComponent(log.next_cursor)}` : null,
+  firstText: 'Newest',
+  nextText: 'Older',
+  away: filter.cursor !== undefined,
+  firstQuery: query.replace(/&$/, ''),
+  fragment: 'deliveries',
+})}
 </section>
 ${recoverForm(i)}`
 }

@@ -17,9 +17,13 @@ import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
 import { errorOf, formError, FormBody, textField, when } from '../ui.ts'
+import { logoProblemText } from '@lsv/shared/domain/tenants/logo.ts'
+import { ASSET_LOGO } from '../layout.ts'
+import { LOGO_PATH, registerLogoRoutes } from './logo.ts'
 
 const SETTINGS_PATH = '/portal/settings'
-const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()) })
+// logo_problem: the upload's refusal code (settings/logo.ts), worded by domain/tenants/logo.ts
+const FlashQuery = Type.Object({ flash: Type.Optional(Type.String()), logo_problem: Type.Optional(Type.String({ maxLength: 32 })) })
 
 interface SettingsState {
   domainsText?: string
@@ -28,6 +32,8 @@ interface SettingsState {
   fieldValues?: Record<string, string>
   brandingErrors?: FieldErrors | null
   brandingValues?: { display_name: string; accent: string }
+  /** the logo upload's refusal, in words (from the redirect's code) */
+  logoError?: string | null
 }
 
 /** One domain a line: blank lines ignored. */
@@ -113,7 +119,7 @@ ${brandingSection(account, s)}`,
   }
 
   scope.get(SETTINGS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
-    render(request, reply, 200, {}, flashText(request.query.flash)),
+    render(request, reply, 200, { logoError: logoProblemText(request.query.logo_problem) }, flashText(request.query.flash)),
   )
 
   scope.post(`${SETTINGS_PATH}/domains`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
@@ -142,7 +148,8 @@ ${brandingSection(account, s)}`,
       const withEntry = audited(request, (a: AccountRecord) => ({
         action: 'branding.set',
         target: { account_id: account.id },
-        details: { ...brandingOf(a) },
+        // the logo has its own entries (branding.logo_set, branding.logo_removed: settings/logo.ts)
+        details: { display_name: brandingOf(a).display_name, accent: brandingOf(a).accent },
       }))
       await setPortalBranding(withEntry, account.id, values)
     } catch (err) {
@@ -168,6 +175,8 @@ ${brandingSection(account, s)}`,
     }
     return redirectTo(reply, SETTINGS_PATH, 'custom-field-created')
   })
+
+  registerLogoRoutes(scope, deps)
 }
 
 /**
@@ -186,5 +195,29 @@ ${textField({ id: 'brand-accent', label: 'Accent colour', name: 'accent', value:
 ${formError(s.brandingErrors && !s.brandingErrors['/display_name'] && !s.brandingErrors['/accent'] ? s.brandingErrors : null)}
 <p><button type="submit">Save branding</button></p>
 </form>
+${logoForm(saved, s.logoError ?? null)}
 </section>`
+}
+
+/**
+ * The logo (docs/portal.md, "Branding"): a plain multipart form (no script needed), the current
+ * logo with its removal (a confirmation page first: settings/logo.ts), and the refusal of the last
+ * upload next to the field.
+ */
+function logoForm(saved: PortalBranding, error: string | null) {
+  const describedBy = `brand-logo-hint${error ? ' brand-logo-error' : ''}`
+  return html`<h3 id="logo-h">Logo</h3>
+${
+  saved.logo
+    ? html`<p><img class="logo-preview" id="logo-current" src="${ASSET_LOGO}/${saved.logo.id}" alt="Your current logo"></p>
+<form method="get" action="${LOGO_PATH}/delete"><button type="submit" class="danger" id="logo-remove">Remove logo…</button></form>`
+    : html`<p id="logo-current">No logo yet: the header shows your name only.</p>`
+}
+<form method="post" action="${LOGO_PATH}" enctype="multipart/form-data">
+<label for="brand-logo">${saved.logo ? 'Replace the logo' : 'Logo image'}</label>
+<p class="hint" id="brand-logo-hint">PNG, JPEG or WebP, at most 64 KiB and 1024 × 1024 pixels; shown in the header of every screen.</p>
+${error ? html`<p class="field-error" id="brand-logo-error">${error}</p>` : ''}
+<input type="file" id="brand-logo" name="logo" accept="image/png,image/jpeg,image/webp" required aria-describedby="${describedBy}"${error ? html` aria-invalid="true"` : ''}>
+<p><button type="submit">Upload logo</button></p>
+</form>`
 }
