@@ -173,6 +173,6 @@ describe.skipIf(!emulators.pubsub)('publishing in the deployed shape (LOCAL_WIRI
 
   it('creates no subscription (Terraform owns them), where the plain emulator set-up creates its pull subscriptions', { timeout: 60_000 }, async () => {
     expect(await publishOnce(true)).toEqual([])
-    expect((await publishOnce(false)).sort()).toEqual(['visit-events-dead-letter-sub', 'visit-events-sub'])
+    expect((await publishOnce(false)).sort()).toEqual(['visit-events-dead-letter-alerts', 'visit-events-dead-letter-sub', 'visit-events-sub'])
   })
 })
