@@ -38,7 +38,7 @@ const NOT_WALKED: Record<string, string> = {
   '/portal/assets/brand/:file': "an accent's stylesheet, not a screen (test/browser/branding.test.ts)",
   '/portal/assets/logo/:id': "the account's logo, an image, not a screen (test/portal/branding-logo.test.ts)",
   '/portal/settings/logo/delete':
-    'the logo removal question: only a page while the account has a logo, so walked (axe in both schemes) by test/browser/branding-logo.test.ts',
+    'the logo removal question: only a page while the account has a logo, so walked (axe in both schemes) by test/browser/branding.test.ts',
 }
 
 /** What a walked screen answers when not 200 (a state that is itself the screen). */

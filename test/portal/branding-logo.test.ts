@@ -17,7 +17,7 @@ const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
  * client's type and name), without following redirects. The bytes decide the type; the answer is
  * always a 303 (saved, or back to the field with the refusal); the image is served only to the
  * signed-in account, with headers that keep it an image. The unit part (sniffLogo) covers the
- * header parsing of each format. The browser side: test/browser/branding-logo.test.ts.
+ * header parsing of each format. The browser side: test/browser/branding.test.ts.
  */
 describe('portal branding: the logo', () => {
   let h: Harness
