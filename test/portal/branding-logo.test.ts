@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_LOGO_BYTES, sniffLogo } from '@lsv/shared/domain/tenants/logo.ts'
+import { setPortalBranding } from '@lsv/shared/domain/tenants/branding.ts'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { emulators } from '../helpers/embedded.ts'
 import { ACCOUNT_ONLY, createTestTenant, type ManagedTenant } from '../helpers/tenant.ts'
@@ -52,7 +53,7 @@ describe('portal branding: the logo', () => {
     return fetch(`${origin}/portal/settings/logo`, { method: 'POST', body: form, headers, redirect: 'manual' })
   }
   const get = (path: string, who = cookie) => fetch(`${origin}${path}`, { headers: { cookie: who }, redirect: 'manual' })
-  const logoOf = async (accountId = tenant.accountId) => (await h.deps.tenants.getAccount(accountId))?.portal_branding?.logo ?? null
+  const logoOf = async (accountId = tenant.accountId) => (await h.deps.tenants.getAccount(accountId))?.portal_logo ?? null
   const header = (page: string) => page.slice(page.indexOf('<header'), page.indexOf('</header>'))
 
   it('sniffLogo: the magic bytes decide, and the size comes from each format’s header', () => {
@@ -211,6 +212,24 @@ describe('portal branding: the logo', () => {
     expect(header(await (await get('/portal/')).text())).toContain('alt="Renamed"')
   })
 
+  it('a branding save that read the account before an upload does not put the old logo back', async () => {
+    const kept = await logoOf()
+    // the form's read of the account, taken before the upload below commits (two tabs, one moment)
+    const stale = await h.deps.tenants.getAccount(tenant.accountId)
+    const replaced = await upload(solidPng(40, 20, '#0f766e'), 'image/png', 'new.png')
+    expect(replaced.status).toBe(303)
+    const fresh = await logoOf()
+    expect(fresh?.id).not.toBe(kept?.id)
+    const tenants = new Proxy(h.deps.tenants, {
+      get: (target, prop, receiver) => (prop === 'getAccount' ? async () => stale : Reflect.get(target, prop, receiver)),
+    })
+    await setPortalBranding({ ...h.deps, tenants }, tenant.accountId, { display_name: 'Renamed again', accent: '#2f6fd6' })
+    // mutation: the branding write carrying the logo it read (the logo inside portal_branding, as
+    // first built) puts back the old id, whose bytes the upload deleted: the header's image 404s
+    expect(await logoOf()).toEqual(fresh)
+    expect((await get(`/portal/assets/logo/${fresh!.id}`)).status).toBe(200)
+  })
+
   it('removal asks first (a GET page), then removes on the confirmed post (303); both changes are audited', async () => {
     const { id } = (await logoOf())!
     const question = await get('/portal/settings/logo/delete')
@@ -276,7 +295,7 @@ describe.skipIf(!emulators.firestore)('portal branding: the logo on Firestore', 
     const saved = await fetch(`${origin}/portal/settings/logo`, { method: 'POST', body: form, headers: { cookie, origin }, redirect: 'manual' })
     expect(saved.headers.get('location')).toBe('/portal/settings?flash=logo-saved')
     const id = sha256(WEBP_48x24)
-    expect((await h.deps.tenants.getAccount(tenant.accountId))?.portal_branding?.logo).toEqual({ id, content_type: 'image/webp', size: WEBP_48x24.length })
+    expect((await h.deps.tenants.getAccount(tenant.accountId))?.portal_logo).toEqual({ id, content_type: 'image/webp', size: WEBP_48x24.length })
     const image = await fetch(`${origin}/portal/assets/logo/${id}`, { headers: { cookie } })
     // mutation: a Firestore adapter that stores the bytes as a string answers other bytes
     expect(Buffer.from(await image.arrayBuffer()).equals(WEBP_48x24)).toBe(true)

@@ -55,6 +55,13 @@ export interface AccountRecord {
   portal_frame_ancestors?: string[]
   /** The tenant's light branding of its portal screens (issue 22, job 9); absent: the defaults. */
   portal_branding?: PortalBranding
+  /**
+   * The logo's reference (the bytes are in the BrandAssets store; domain/tenants/logo.ts); absent
+   * or null: no logo. A field of its own, not part of portal_branding: the branding form and the
+   * upload each write only their own field, so two saves at once never put back a logo whose
+   * bytes were just replaced.
+   */
+  portal_logo?: LogoRef | null
   created_at: string
   updated_at: string
 }
@@ -67,8 +74,6 @@ export interface AccountRecord {
 export interface PortalBranding {
   display_name: string | null
   accent: string | null
-  /** the logo's reference (the bytes are in the BrandAssets store); absent or null: no logo */
-  logo?: LogoRef | null
 }
 
 /** A stored logo (domain/tenants/logo.ts): what the header needs, never the bytes. */

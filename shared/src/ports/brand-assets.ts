@@ -3,7 +3,7 @@ import type { LogoRef } from '../model/records.ts'
 /**
  * The tenant's portal logo (issue 22, job 9; docs/portal.md, "Branding"): the image bytes, kept
  * apart from the account record so that no account read (the edge's included) carries them. The
- * account's `portal_branding.logo` holds only the reference (model/records.ts LogoRef).
+ * account's `portal_logo` holds only the reference (model/records.ts LogoRef).
  *
  * Images are addressed by account and content hash: a reference names exactly the bytes it was
  * written with, another account's hash is simply not found, and the serving URL changes with the

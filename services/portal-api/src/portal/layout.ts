@@ -2,6 +2,7 @@ import type { FastifyReply } from 'fastify'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import { brandingOf } from '@lsv/shared/domain/tenants/branding.ts'
+import { logoOf } from '@lsv/shared/domain/tenants/logo.ts'
 import { html, noStore, type SafeHtml } from '../routes/portal/html.ts'
 import { bannerOf } from './banner-slot.ts'
 
@@ -57,7 +58,7 @@ function brandStylesheet(account: AccountRecord): SafeHtml | '' {
 
 /** the account's logo in the header, when it has one; its text alternative is the name shown */
 function brandLogo(account: AccountRecord): SafeHtml | '' {
-  const { logo } = brandingOf(account)
+  const logo = logoOf(account)
   return logo ? html`<img class="logo" src="${ASSET_LOGO}/${logo.id}" alt="${shownName(account)}"> ` : ''
 }
 

@@ -75,7 +75,7 @@ export function brandingOf(account: Pick<AccountRecord, 'portal_branding'>): Por
  * and headers), an accent that is not `#rrggbb` or fails the contrast rules above.
  */
 export async function setPortalBranding(deps: TenantDeps, accountId: string, raw: { display_name: string; accent: string }): Promise<PortalBranding> {
-  const account = await requireAccount(deps, accountId)
+  await requireAccount(deps, accountId)
   const name = raw.display_name.trim()
   const accent = normalizedAccent(raw.accent)
   const issues = []
@@ -85,9 +85,8 @@ export async function setPortalBranding(deps: TenantDeps, accountId: string, raw
   const problem = accent === null ? null : accentProblem(accent)
   if (problem) issues.push(issue('/accent', 'contrast', problem))
   if (issues.length) throw invalidPayload(...issues)
-  // the logo is not this form's (domain/tenants/logo.ts): kept as it is
-  const { logo } = brandingOf(account)
-  const branding: PortalBranding = { display_name: name === '' ? null : name, accent, ...(logo ? { logo } : {}) }
+  // the logo is a field of its own (portal_logo, domain/tenants/logo.ts): this write leaves it be
+  const branding: PortalBranding = { display_name: name === '' ? null : name, accent }
   await deps.tenants.updateAccount(accountId, { portal_branding: branding, updated_at: nowIso(deps) })
   return branding
 }

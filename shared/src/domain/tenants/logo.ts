@@ -1,6 +1,5 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { LogoRef } from '../../model/records.ts'
-import { brandingOf } from './branding.ts'
+import type { AccountRecord, LogoRef } from '../../model/records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
 
 /**
@@ -11,7 +10,7 @@ import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from '
  * carry script. GIF is not either (animation in a header is a distraction, and PNG does the rest).
  *
  * The bytes go to the BrandAssets store (ports/brand-assets.ts), the account keeps only the
- * reference (`portal_branding.logo`), so no account read carries an image.
+ * reference (`portal_logo`), so no account read carries an image.
  */
 
 export const MAX_LOGO_BYTES = 64 * 1024
@@ -123,6 +122,11 @@ export function sniffLogo(bytes: Uint8Array): SniffedImage | LogoProblem {
 
 export type LogoDeps = TenantDeps & Pick<PlatformDeps, 'brandAssets'>
 
+/** The account's logo, or null when it has none. */
+export function logoOf(account: Pick<AccountRecord, 'portal_logo'>): LogoRef | null {
+  return account.portal_logo ?? null
+}
+
 /**
  * Stores the logo and points the account's branding at it (one account write: the audit entry
  * goes with it, domain/audit/audited-change.ts). The bytes are written first, so a reference
@@ -135,9 +139,9 @@ export async function setPortalLogo(deps: LogoDeps, accountId: string, bytes: Ui
   if (typeof sniffed === 'string') throw invalidPayload(issue('/logo', sniffed, LOGO_PROBLEMS[sniffed]))
   const id = await deps.brandAssets.put(accountId, bytes, sniffed.content_type)
   const logo: LogoRef = { id, content_type: sniffed.content_type, size: bytes.length }
-  const before = brandingOf(account)
-  await deps.tenants.updateAccount(accountId, { portal_branding: { ...before, logo }, updated_at: nowIso(deps) })
-  if (before.logo && before.logo.id !== id) await deps.brandAssets.delete(accountId, before.logo.id)
+  const before = logoOf(account)
+  await deps.tenants.updateAccount(accountId, { portal_logo: logo, updated_at: nowIso(deps) })
+  if (before && before.id !== id) await deps.brandAssets.delete(accountId, before.id)
   return logo
 }
 
@@ -147,9 +151,9 @@ export async function setPortalLogo(deps: LogoDeps, accountId: string, bytes: Ui
  */
 export async function removePortalLogo(deps: LogoDeps, accountId: string): Promise<LogoRef | null> {
   const account = await requireAccount(deps, accountId)
-  const before = brandingOf(account)
-  if (!before.logo) return null
-  await deps.tenants.updateAccount(accountId, { portal_branding: { ...before, logo: null }, updated_at: nowIso(deps) })
-  await deps.brandAssets.delete(accountId, before.logo.id)
-  return before.logo
+  const before = logoOf(account)
+  if (!before) return null
+  await deps.tenants.updateAccount(accountId, { portal_logo: null, updated_at: nowIso(deps) })
+  await deps.brandAssets.delete(accountId, before.id)
+  return before
 }

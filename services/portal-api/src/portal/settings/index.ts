@@ -10,14 +10,14 @@ import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
 import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import { brandingOf, setPortalBranding } from '@lsv/shared/domain/tenants/branding.ts'
-import type { PortalBranding } from '@lsv/shared/model/records.ts'
+import type { LogoRef, PortalBranding } from '@lsv/shared/model/records.ts'
 import { html } from '../../routes/portal/html.ts'
 import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
 import { redirectTo, sendScreen } from '../layout.ts'
 import { actorOf, sessionOf } from '../session.ts'
 import { flashText } from '../flash.ts'
 import { errorOf, formError, FormBody, textField, when } from '../ui.ts'
-import { logoProblemText } from '@lsv/shared/domain/tenants/logo.ts'
+import { logoOf, logoProblemText } from '@lsv/shared/domain/tenants/logo.ts'
 import { ASSET_LOGO } from '../layout.ts'
 import { LOGO_PATH, registerLogoRoutes } from './logo.ts'
 
@@ -195,7 +195,7 @@ ${textField({ id: 'brand-accent', label: 'Accent colour', name: 'accent', value:
 ${formError(s.brandingErrors && !s.brandingErrors['/display_name'] && !s.brandingErrors['/accent'] ? s.brandingErrors : null)}
 <p><button type="submit">Save branding</button></p>
 </form>
-${logoForm(saved, s.logoError ?? null)}
+${logoForm(logoOf(account), s.logoError ?? null)}
 </section>`
 }
 
@@ -204,17 +204,17 @@ ${logoForm(saved, s.logoError ?? null)}
  * logo with its removal (a confirmation page first: settings/logo.ts), and the refusal of the last
  * upload next to the field.
  */
-function logoForm(saved: PortalBranding, error: string | null) {
+function logoForm(logo: LogoRef | null, error: string | null) {
   const describedBy = `brand-logo-hint${error ? ' brand-logo-error' : ''}`
   return html`<h3 id="logo-h">Logo</h3>
 ${
-  saved.logo
-    ? html`<p><img class="logo-preview" id="logo-current" src="${ASSET_LOGO}/${saved.logo.id}" alt="Your current logo"></p>
+  logo
+    ? html`<p><img class="logo-preview" id="logo-current" src="${ASSET_LOGO}/${logo.id}" alt="Your current logo"></p>
 <form method="get" action="${LOGO_PATH}/delete"><button type="submit" class="danger" id="logo-remove">Remove logo…</button></form>`
     : html`<p id="logo-current">No logo yet: the header shows your name only.</p>`
 }
 <form method="post" action="${LOGO_PATH}" enctype="multipart/form-data">
-<label for="brand-logo">${saved.logo ? 'Replace the logo' : 'Logo image'}</label>
+<label for="brand-logo">${logo ? 'Replace the logo' : 'Logo image'}</label>
 <p class="hint" id="brand-logo-hint">PNG, JPEG or WebP, at most 64 KiB and 1024 × 1024 pixels; shown in the header of every screen.</p>
 ${error ? html`<p class="field-error" id="brand-logo-error">${error}</p>` : ''}
 <input type="file" id="brand-logo" name="logo" accept="image/png,image/jpeg,image/webp" required aria-describedby="${describedBy}"${error ? html` aria-invalid="true"` : ''}>

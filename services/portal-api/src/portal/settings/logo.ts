@@ -3,8 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { brandingOf } from '@lsv/shared/domain/tenants/branding.ts'
-import { MAX_LOGO_BYTES, removePortalLogo, setPortalLogo, sniffLogo, type LogoProblem } from '@lsv/shared/domain/tenants/logo.ts'
+import { logoOf, MAX_LOGO_BYTES, removePortalLogo, setPortalLogo, sniffLogo, type LogoProblem } from '@lsv/shared/domain/tenants/logo.ts'
 import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
 import { ASSET_LOGO, html, redirectTo, sendScreen } from '../layout.ts'
@@ -69,7 +68,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
       if (typeof sniffed === 'string') return refuse(reply, sniffed)
       await setPortalLogo(
         audited(request, (a) => {
-          const logo = brandingOf(a).logo
+          const logo = logoOf(a)
           return { action: 'branding.logo_set', target: { account_id: account.id }, details: logo ? { ...logo } : {} }
         }),
         account.id,
@@ -81,7 +80,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
 
   scope.get(REMOVE_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const { logo } = brandingOf(account)
+    const logo = logoOf(account)
     // nothing to remove: back to the screen, which says so
     if (!logo) return redirectTo(reply, SETTINGS_PATH)
     return sendScreen(
@@ -106,7 +105,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
     if (fieldValue(formOf(request.body), 'confirm') !== 'yes') return redirectTo(reply, REMOVE_PATH)
     const { account } = sessionOf(request)
     // the image removed, as the session's read of the account saw it (the written record has none)
-    const removed = brandingOf(account).logo
+    const removed = logoOf(account)
     const details: Record<string, string> = removed ? { id: removed.id } : {}
     await removePortalLogo(
       audited(request, () => ({ action: 'branding.logo_removed', target: { account_id: account.id }, details })),
