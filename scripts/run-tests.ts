@@ -1,20 +1,34 @@
 /**
- * The test command (`npm test`): the static checks (tsc, biome's format and lint, knip), start the Firestore and Pub/Sub emulators on free
- * ports, run every vitest suite against them, stop the emulators by pid (the whole chain), and
- * print one closing line `tests: N passed, N failed[, N skipped]`.
+ * The test command (`npm test`): the static checks (tsc, biome's format and lint, knip), start the
+ * Firestore and Pub/Sub emulators on free ports, run every vitest suite against them, stop the
+ * emulators by pid (the whole chain), print the ten slowest test files and one closing line
+ * `tests: N passed, N failed[, N skipped]`.
  *
- * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the
- * reliability suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …,
- * one file at a time because they start processes and measure). Their figures are printed.
+ * The static checks run beside the first vitest pass (their output is printed as each ends): they
+ * are each a failure of their own, and a failing one no longer hides the tests' results.
+ * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the reliability
+ * suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …; the files that
+ * measure time or load the machine run one at a time after the others). Their figures are printed.
+ *
+ * Counting: scripts/lib/vitest-summary-reporter.ts writes each pass's files and counts. A test
+ * that could not run because its suite's set-up failed (a `beforeAll` that threw, a browser that
+ * did not start), a file that failed outside any test (an import error) and a pass that exited
+ * non-zero without a failed test all count as failed, never as skipped.
+ *
+ * The portal's browser tests drive Debian's Chromium at /usr/bin/chromium. When a run selects them
+ * and it is missing, it is installed the way .ci/install-chromium does (that script) if this
+ * process may install packages (root, with apt-get); otherwise the run stops at once, naming the
+ * one command that installs it.
  *
  * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only),
- * --reliability (reliability suite only), and any further args go to vitest. A filter that
+ * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest. A filter that
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
+import type { RunSummary } from './lib/vitest-summary-reporter.ts'
 
 const major = Number(process.versions.node.split('.')[0])
 if (major < 22) {
@@ -24,17 +38,29 @@ if (major < 22) {
   process.exit(1)
 }
 
+const startedAt = Date.now()
 const argv = process.argv.slice(2)
 const useEmulators = !argv.includes('--no-emulators')
 const typecheck = !argv.includes('--no-typecheck')
-const configs = argv.includes('--reliability')
-  ? ['vitest.reliability.config.ts']
-  : argv.includes('--quick')
-    ? ['vitest.config.ts']
-    : ['vitest.config.ts', 'vitest.reliability.config.ts']
+const MAIN = 'vitest.config.ts'
+/** `--config <file>`: that vitest config alone (test/local/run-tests-counting.test.ts runs a fixture's) */
+const configAt = argv.indexOf('--config')
+const ownConfig = configAt >= 0 ? argv.splice(configAt, 2)[1] : undefined
+const configs = ownConfig
+  ? [ownConfig]
+  : argv.includes('--reliability')
+    ? ['vitest.reliability.config.ts']
+    : argv.includes('--quick')
+      ? [MAIN]
+      : [MAIN, 'vitest.reliability.config.ts']
 const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability', '--quick'].includes(a))
+/** the file filters among the vitest args (a flag's value, as in `-t name`, is not one) */
+const filters = vitestArgs.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern', '--project'].includes(vitestArgs[i - 1] ?? ''))
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
+/** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+const INSTALL_CHROMIUM = 'sudo apt-get update && sudo apt-get install -y chromium'
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((resolve) => {
@@ -43,9 +69,70 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
   })
 }
 
-/** the first line of a failure message, bounded (the full text is in vitest's own output above) */
-function firstLine(text: string | undefined): string {
-  return (text ?? '').split('\n')[0]!.slice(0, 300)
+/** Runs a command with its output kept, for printing in one piece when it ends. */
+function runQuietly(cmd: string, args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    child.stdout.on('data', (d) => (output += d))
+    child.stderr.on('data', (d) => (output += d))
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }))
+  })
+}
+
+function seconds(ms: number): string {
+  return ms >= 60_000 ? `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/** the closing line, after a run that ended before or instead of the tests */
+function stop(message: string, failed = 1): never {
+  console.error(message)
+  console.log(`tests: 0 passed, ${failed} failed`)
+  process.exit(1)
+}
+
+/** Whether this run selects a browser test: the main suites with no filter, or a filter naming one. */
+function selectsBrowserTests(): boolean {
+  if (!configs.includes(MAIN)) return false
+  if (filters.length === 0) return true
+  const browser = readdirSync(join('test', 'browser'))
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/browser/${f}`)
+  return filters.some((f) => f.startsWith('test/browser/') || browser.some((b) => b.includes(f.replace(/^\.\//, ''))))
+}
+
+function onPath(program: string): boolean {
+  return (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)))
+}
+
+/** Chromium is there, or installed now, or the run stops at once with the command that installs it. */
+async function ensureChromium(): Promise<void> {
+  if (existsSync(CHROMIUM)) return
+  const mayInstall = process.getuid?.() === 0 && onPath('apt-get')
+  if (!mayInstall) {
+    stop(`${CHROMIUM} is missing: the portal's browser tests drive Debian's Chromium. Install it, then run the tests again:\n  ${INSTALL_CHROMIUM}`)
+  }
+  console.log(`> installing Debian's chromium (${CHROMIUM} is missing; .ci/install-chromium)`)
+  if ((await run('bash', [join('.ci', 'install-chromium')])) !== 0 || !existsSync(CHROMIUM)) {
+    stop(`installing chromium failed (above); install it yourself, then run the tests again:\n  ${INSTALL_CHROMIUM.replaceAll('sudo ', '')}`)
+  }
+}
+
+/** the static checks, one after the other (each a failure of its own); resolves with the failed ones */
+async function staticChecks(): Promise<string[]> {
+  const checks: Array<[string, string[]]> = [
+    ['type-check (tsc --noEmit)', [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
+    ['format and lint (biome ci; `npx biome check --write .` fixes most)', [join('node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '.']],
+    ['unused code and dependencies (knip)', [join('node_modules', 'knip', 'bin', 'knip.js')]],
+  ]
+  const failed: string[] = []
+  for (const [what, args] of checks) {
+    const began = Date.now()
+    const { code, output } = await runQuietly(process.execPath, args)
+    if (code !== 0) failed.push(what)
+    console.log(`> ${what}: ${code === 0 ? 'ok' : 'FAILED'} (${seconds(Date.now() - began)})${code === 0 ? '' : `\n${output.trimEnd()}`}`)
+  }
+  return failed
 }
 
 const emulators: RunningEmulator[] = []
@@ -63,25 +150,9 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 
 let exitCode = 0
 try {
-  if (typecheck) {
-    // the static checks, each a failure of its own: types, then format and lint (biome.jsonc),
-    // then unused files, exports and dependencies (knip.jsonc)
-    const checks: Array<[string, string[]]> = [
-      ['type-check (tsc --noEmit)', [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--noEmit']],
-      ['format and lint (biome ci; `npx biome check --write .` fixes most)', [join('node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '.']],
-      ['unused code and dependencies (knip)', [join('node_modules', 'knip', 'bin', 'knip.js')]],
-    ]
-    const failed: string[] = []
-    for (const [what, args] of checks) {
-      console.log(`> ${what}`)
-      if ((await run(process.execPath, args)) !== 0) failed.push(what)
-    }
-    if (failed.length > 0) {
-      console.log(`failed:\n${failed.map((f) => `  ${f}`).join('\n')}`)
-      console.log(`tests: 0 passed, ${failed.length} failed`)
-      process.exit(1)
-    }
-  }
+  if (selectsBrowserTests()) await ensureChromium()
+  // started now, awaited before the closing line: they share the CPU with the first vitest pass
+  const checks = typecheck ? (console.log('> static checks (type-check, format and lint, unused code) beside the tests'), staticChecks()) : Promise.resolve([])
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' }
   if (useEmulators) {
     const project = 'demo-lsv-test'
@@ -99,9 +170,10 @@ try {
   // test files each config selected (a filter may match files of one config only; it must match some)
   let filesSelected = 0
   const failures: string[] = []
+  const durations: Array<{ file: string; ms: number }> = []
   for (const config of configs) {
-    const report = join(tmp, `vitest-report-${config.replace(/\W+/g, '-')}.json`)
-    rmSync(report, { force: true })
+    const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}.json`)
+    rmSync(summaryFile, { force: true })
     console.log(`> vitest --config ${config}`)
     const code = await run(
       process.execPath,
@@ -111,47 +183,46 @@ try {
         '--config',
         config,
         '--reporter=default',
-        '--reporter=json',
-        `--outputFile.json=${report}`,
+        '--reporter=./scripts/lib/vitest-summary-reporter.ts',
+        `--outputFile.summary=${summaryFile}`,
         ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
         ...vitestArgs,
       ],
       env,
     )
     exitCode = exitCode || code
+    let summary: RunSummary | null = null
     try {
-      const r = JSON.parse(readFileSync(report, 'utf8')) as {
-        numPassedTests: number
-        numFailedTests: number
-        numPendingTests: number
-        numTodoTests: number
-        numTotalTests: number
-        testResults?: Array<{
-          name: string
-          status: string
-          message?: string
-          assertionResults?: Array<{ fullName: string; status: string; failureMessages?: string[] }>
-        }>
-      }
-      // unfiltered, every config must select tests; filtered, one config selecting none is fine
-      // (the filter names the other config's files), all of them selecting none is not (below)
-      if (r.numTotalTests === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
-      filesSelected += r.testResults?.length ?? 0
-      for (const file of r.testResults ?? []) {
-        const failedTests = (file.assertionResults ?? []).filter((a) => a.status === 'failed')
-        for (const a of failedTests) failures.push(`${relative(process.cwd(), file.name)} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`)
-        // a file that failed outside any test (an import error, a hook) has no failed assertion
-        if (file.status === 'failed' && failedTests.length === 0) failures.push(`${relative(process.cwd(), file.name)}: ${firstLine(file.message)}`)
-      }
-      totals.passed += r.numPassedTests
-      totals.failed += r.numFailedTests
-      totals.skipped += r.numPendingTests + r.numTodoTests
+      summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary
     } catch {
+      // vitest ended before its reporters (a crash, a config that does not load): see its output
+    }
+    if (!summary) {
       if (code !== 0 || vitestArgs.length === 0) {
+        failures.push(`vitest --config ${config}: exited with code ${code} before reporting`)
         totals.failed += 1
         exitCode = exitCode || 1
       }
+      continue
     }
+    // unfiltered, every config must select tests; filtered, one config selecting none is fine
+    // (the filter names the other config's files), all of them selecting none is not (below)
+    if (summary.files.length === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
+    filesSelected += summary.files.length
+    let failed = summary.unhandled
+    for (const f of summary.files) {
+      totals.passed += f.passed
+      failed += f.failed
+      totals.skipped += f.skipped
+      durations.push({ file: f.file, ms: f.ms })
+    }
+    failures.push(...summary.failures)
+    if (code !== 0 && failed === 0) {
+      // vitest failed the pass for a reason no file shows: it must not end as "0 failed"
+      failures.push(`vitest --config ${config}: exited with code ${code} (see its output above)`)
+      failed = 1
+    }
+    totals.failed += failed
   }
   if (vitestArgs.length > 0 && filesSelected === 0) {
     // a mistyped path must not look like a green run
@@ -161,6 +232,20 @@ try {
     totals.failed += 1
     exitCode = exitCode || 1
   }
+  const checksFailed = await checks
+  if (checksFailed.length > 0) {
+    failures.unshift(...checksFailed.map((c) => `static check: ${c}`))
+    totals.failed += checksFailed.length
+    exitCode = exitCode || 1
+  }
+  if (durations.length > 0) {
+    durations.sort((a, b) => b.ms - a.ms)
+    const slowest = durations.slice(0, 10)
+    const width = Math.max(...slowest.map((d) => d.file.length))
+    console.log(`slowest test files (of ${durations.length}; import, set-up, tests and hooks):`)
+    for (const d of slowest) console.log(`  ${d.file.padEnd(width)}  ${seconds(d.ms).padStart(10)}`)
+  }
+  console.log(`the run took ${seconds(Date.now() - startedAt)}`)
   // the names of what failed, last, where a CI excerpt (the output's tail) still shows them
   if (failures.length > 0) console.log(`failed:\n${failures.map((f) => `  ${f}`).join('\n')}`)
   console.log(`tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`)
