@@ -152,7 +152,8 @@ let exitCode = 0
 try {
   if (selectsBrowserTests()) await ensureChromium()
   // started now, awaited before the closing line: they share the CPU with the first vitest pass
-  const checks = typecheck ? (console.log('> static checks (type-check, format and lint, unused code) beside the tests'), staticChecks()) : Promise.resolve([])
+  if (typecheck) console.log('> static checks (type-check, format and lint, unused code), beside the tests')
+  const checks = typecheck ? staticChecks() : Promise.resolve([])
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' }
   if (useEmulators) {
     const project = 'demo-lsv-test'
