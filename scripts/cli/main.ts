@@ -1,4 +1,6 @@
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { readDemoCredentials } from '../lib/demo-tenant.ts'
 import { ApiError, PortalClient } from './client.ts'
 import { CliError, type Command, type Resource } from './types.ts'
 import { accounts } from './accounts.ts'
@@ -15,8 +17,11 @@ const RESOURCES: Resource[] = [accounts, connections, keys, tokens, locations, d
 const DEFAULT_PORTAL = 'http://localhost:8081'
 
 const GLOBAL_OPTIONS: Array<[string, string]> = [
-  ['--portal <url>', 'portal origin (env PORTAL_URL, default http://localhost:8081)'],
-  ['--token <token>', 'operator token (env OPERATOR_TOKEN)'],
+  [
+    '--portal <url>',
+    "portal origin (env PORTAL_URL, else PORTAL_BASE_URL or PORTAL_PORT as npm start reads them, else the local stack's, else http://localhost:8081)",
+  ],
+  ['--token <token>', "operator token (env OPERATOR_TOKEN, else the local stack's in DATA_DIR/demo-credentials.json)"],
   ['--help, -h', 'help for the current level'],
 ]
 
@@ -107,6 +112,26 @@ function extractGlobals(argv: string[]): { rest: string[]; portal?: string; toke
   return { rest, ...found }
 }
 
+/** The portal origin the environment gives `npm start` (shared/src/config/config.ts portalBaseUrl). */
+function portalFromEnv(env: Io['env']): string | undefined {
+  if (env.PORTAL_BASE_URL) return env.PORTAL_BASE_URL
+  return env.PORTAL_PORT ? `http://localhost:${env.PORTAL_PORT}` : undefined
+}
+
+/**
+ * What the local stack (`npm start`, `npm run start:cloud`) wrote for the operator: its portal URL and
+ * operator token, in DATA_DIR (default .data, as npm start reads it) /demo-credentials.json. So the
+ * commands its banner prints work in another terminal as printed, without OPERATOR_TOKEN.
+ */
+function localStack(env: Io['env']): { portal_url: string; operator_token: string } | null {
+  try {
+    return readDemoCredentials(resolve(env.DATA_DIR || '.data'))
+  } catch {
+    // a half-written or foreign file: the environment and the flags still apply
+    return null
+  }
+}
+
 /** Runs one CLI invocation; returns the exit code. */
 export async function main(rawArgv: string[], io: Io): Promise<number> {
   try {
@@ -170,9 +195,11 @@ export async function main(rawArgv: string[], io: Io): Promise<number> {
     for (const [name, o] of Object.entries(command.options ?? {})) {
       if (o.required && (flags[name] === undefined || flags[name] === '')) throw new CliError(`--${name} is required: ${o.help}`)
     }
-    const portal = globals.portal ?? (io.env.PORTAL_URL || DEFAULT_PORTAL)
-    const token = globals.token ?? io.env.OPERATOR_TOKEN
-    if (!token) throw new CliError('no operator token: set OPERATOR_TOKEN or pass --token')
+    const local = localStack(io.env)
+    const portal = globals.portal ?? (io.env.PORTAL_URL || portalFromEnv(io.env) || local?.portal_url || DEFAULT_PORTAL)
+    const token = globals.token ?? (io.env.OPERATOR_TOKEN || local?.operator_token)
+    if (!token)
+      throw new CliError('no operator token: set OPERATOR_TOKEN or pass --token (a running `npm start` keeps its own in DATA_DIR/demo-credentials.json)')
     try {
       new URL(portal)
     } catch {

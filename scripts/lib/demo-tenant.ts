@@ -4,7 +4,7 @@
  * print the same credentials instead of minting new ones.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 
 /**
  * What the demo tenant needs of portal-api: fastify's `inject` (npm start, one process) or the
@@ -115,16 +115,16 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
   if (stored && (await options.accountExists(stored.account_id))) {
     // the operator token and the ports may come from the environment and differ from last run
     const webhookUrl = stored.webhook_url.startsWith(stored.edge_url) ? options.edgeUrl + stored.webhook_url.slice(stored.edge_url.length) : stored.webhook_url
-    return {
-      credentials: await withSignInLink(options, {
-        ...stored,
-        operator_token: options.operatorToken,
-        edge_url: options.edgeUrl,
-        portal_url: options.portalUrl,
-        webhook_url: webhookUrl,
-      }),
-      created: false,
+    const current: DemoCredentials = {
+      ...stored,
+      operator_token: options.operatorToken,
+      edge_url: options.edgeUrl,
+      portal_url: options.portalUrl,
+      webhook_url: webhookUrl,
     }
+    // the file says what this run uses: the CLI reads its portal URL and operator token from it
+    if (JSON.stringify(current) !== JSON.stringify(stored)) writeDemoCredentials(options.dataDir, current)
+    return { credentials: await withSignInLink(options, current), created: false }
   }
   const { portal, operatorToken } = options
   const created = await call(portal, operatorToken, 'POST', '/api/v1/admin/accounts', { public_id: DEMO_PUBLIC_ID, name: 'Demo' })
@@ -166,6 +166,17 @@ export async function ensureDemoTenant(options: DemoTenantOptions): Promise<{ cr
   }
   writeDemoCredentials(options.dataDir, credentials)
   return { credentials: await withSignInLink(options, credentials), created: true }
+}
+
+/**
+ * `npm run cli --`, told where this stack's credentials file is when it is not the CLI's default
+ * (DATA_DIR, default .data: `npm start`'s), so the printed command works as printed.
+ */
+function cliCommand(dataDir: string): string {
+  const dir = resolve(dataDir)
+  if (dir === resolve('.data')) return 'npm run cli --'
+  const shown = dir.startsWith(`${process.cwd()}${sep}`) ? relative(process.cwd(), dir) : dir
+  return `DATA_DIR=${/^[\w./-]+$/.test(shown) ? shown : `'${shown.replaceAll("'", `'\\''`)}'`} npm run cli --`
 }
 
 /** Text printed at start: URLs, credentials and copy-paste curl commands that work as printed. */
@@ -214,7 +225,7 @@ export function demoBanner(
     ...(c.portal_sign_in
       ? [
           'Sign in to the portal as the demo tenant (open in a browser; works once, until ' +
-            `${c.portal_sign_in.expires_at}; another: npm run cli -- portal link ${c.account_id}):`,
+            `${c.portal_sign_in.expires_at}; another: ${cliCommand(dataDir)} portal link ${c.account_id}):`,
           `  ${c.portal_sign_in.url}`,
           '',
         ]

@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const execFileAsync = promisify(execFile)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const running = new Set<ChildProcess>()
 const data = tempDataDir()
@@ -58,15 +60,22 @@ function signInUrlOf(banner: string): string {
 }
 
 describe('npm start prints a portal sign-in link for the demo tenant', () => {
-  it('on first start and on the next (a new link each time); each signs a browser in once', async () => {
+  it('on first start and on the next (a new link each time); each signs a browser in once, and so does the command printed for another', async () => {
     const ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
     const urls: string[] = []
     for (let run = 0; run < 2; run++) {
       await startAndStop(ports, async (banner) => {
         const url = signInUrlOf(banner)
         expect(url.startsWith(`http://127.0.0.1:${ports.portal}/portal/sign-in?token=`)).toBe(true)
-        expect(banner).toMatch(/another: npm run cli -- portal link [0-9a-f-]{36}\)/)
         urls.push(url)
+        // the banner's command for another link, run as printed in a shell of its own: no
+        // OPERATOR_TOKEN, no PORTAL_PORT (the stack is on a free port, not 8081)
+        const command = /another: ((?:DATA_DIR=\S+ )?npm run cli -- portal link [0-9a-f-]{36})\)/.exec(banner)?.[1]
+        expect(command, banner).toBeDefined()
+        const printed = await execFileAsync('sh', ['-c', command!], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME }, timeout: 60_000 })
+        const another = (JSON.parse(printed.stdout.slice(printed.stdout.indexOf('{'))) as { url: string }).url.replace('//localhost:', '//127.0.0.1:')
+        expect(another.startsWith(`http://127.0.0.1:${ports.portal}/portal/sign-in?token=`)).toBe(true)
+        expect((await fetch(another, { redirect: 'manual' })).status).toBe(303)
         const first = await fetch(url, { redirect: 'manual' })
         expect(first.status).toBe(303)
         const cookie = first.headers.getSetCookie()[0]!.split(';')[0]!
@@ -76,5 +85,5 @@ describe('npm start prints a portal sign-in link for the demo tenant', () => {
       })
     }
     expect(urls[0]).not.toBe(urls[1])
-  })
+  }, 120_000)
 })
