@@ -1,13 +1,40 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * The reliability suite in two groups, one after the other (`sequence.groupOrder`):
+ * - `reliability`: files that assert no time bound and do not load the machine for the others
+ *   (in-process apps, corpora, the rate limiter port): two at a time;
+ * - `reliability-serial`: files that measure time against a bound (shutdown within 10 s, a stall
+ *   answered within the deadline, a receiver timed out within the send bound, recovery before a
+ *   lease ends, 600 requests each under the dependency deadline) or drive whole stacks and kill
+ *   them: one at a time, after the others, with nothing else of the suite beside them.
+ */
+const SERIAL = [
+  'test/reliability/crash-safety.test.ts',
+  'test/reliability/dead-owner-recovery.test.ts',
+  'test/reliability/dependency-stall.test.ts',
+  'test/reliability/dispatcher-outage.test.ts',
+  'test/reliability/graceful-shutdown.test.ts',
+  'test/reliability/rate-limits.test.ts',
+  'test/reliability/webhook-receivers.test.ts',
+]
+
 export default defineConfig({
   test: {
-    include: ['test/reliability/**/*.test.ts'],
     setupFiles: ['test/setup/node-version.ts', 'test/setup/loopback-only.ts'],
     pool: 'forks',
-    maxWorkers: 1,
     testTimeout: 600_000,
     hookTimeout: 120_000,
     env: { NODE_ENV: 'test' },
+    projects: [
+      {
+        extends: true,
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], exclude: SERIAL, maxWorkers: 2, sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: { name: 'reliability-serial', include: SERIAL, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 })
