@@ -20,7 +20,8 @@
  * process may install packages (root, with apt-get); otherwise the run stops at once, naming the
  * one command that installs it.
  *
- * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only),
+ * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only,
+ * without the whole-stack ones unless a filter names files),
  * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest. A filter that
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
@@ -56,6 +57,19 @@ const configs = ownConfig
 const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability', '--quick'].includes(a))
 /** the file filters among the vitest args (a flag's value, as in `-t name`, is not one) */
 const filters = vitestArgs.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern', '--project'].includes(vitestArgs[i - 1] ?? ''))
+/**
+ * What `--quick` leaves out when no filter names files: the suites that start whole stacks (npm
+ * start, start:cloud, a browser) and take minutes. Named by a filter, they run under --quick too.
+ */
+const WHOLE_STACK = [
+  'test/browser/**',
+  'test/cloud/**',
+  'test/blackbox/**',
+  'test/local/**',
+  'test/deactivation/stacks-in-force.test.ts',
+  'test/portal/start-banner.test.ts',
+]
+const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? WHOLE_STACK.flatMap((g) => ['--exclude', g]) : []
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 /** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
@@ -93,7 +107,7 @@ function stop(message: string, failed = 1): never {
 
 /** Whether this run selects a browser test: the main suites with no filter, or a filter naming one. */
 function selectsBrowserTests(): boolean {
-  if (!configs.includes(MAIN)) return false
+  if (!configs.includes(MAIN) || quickExcludes.length > 0) return false
   if (filters.length === 0) return true
   const browser = readdirSync(join('test', 'browser'))
     .filter((f) => f.endsWith('.test.ts'))
@@ -176,6 +190,8 @@ try {
     const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}.json`)
     rmSync(summaryFile, { force: true })
     console.log(`> vitest --config ${config}`)
+    if (config === MAIN && quickExcludes.length > 0)
+      console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
     const code = await run(
       process.execPath,
       [
@@ -187,6 +203,7 @@ try {
         '--reporter=./scripts/lib/vitest-summary-reporter.ts',
         `--outputFile.summary=${summaryFile}`,
         ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
+        ...(config === MAIN ? quickExcludes : []),
         ...vitestArgs,
       ],
       env,
