@@ -19,7 +19,7 @@ import { relative } from 'node:path'
 import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node'
 import type { SerializedError } from 'vitest'
 
-export interface FileSummary {
+interface FileSummary {
   file: string
   ms: number
   passed: number
