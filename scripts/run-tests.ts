@@ -187,8 +187,8 @@ try {
   const failures: string[] = []
   const durations: Array<{ file: string; ms: number }> = []
   for (const config of configs) {
-    const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}.json`)
-    rmSync(summaryFile, { force: true })
+    // one file per run: test/local runs this command inside a run, beside other files
+    const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
     console.log(`> vitest --config ${config}`)
     if (config === MAIN && quickExcludes.length > 0)
       console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
@@ -215,6 +215,7 @@ try {
     } catch {
       // vitest ended before its reporters (a crash, a config that does not load): see its output
     }
+    rmSync(summaryFile, { force: true })
     if (!summary) {
       if (code !== 0 || vitestArgs.length === 0) {
         failures.push(`vitest --config ${config}: exited with code ${code} before reporting`)

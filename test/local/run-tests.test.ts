@@ -34,13 +34,13 @@ describe('npm test / test:quick with a filter', () => {
     const both = await runTests(['test/no-such-dir/x.test.ts'])
     expect(both.code).toBe(1)
     expect(both.out).toContain('no test file matches test/no-such-dir/x.test.ts in vitest.config.ts or vitest.reliability.config.ts')
-  })
+  }, 120_000)
 
   it('a reliability file under --quick (main config only) matches nothing there: it fails too', async () => {
     const r = await runTests(['--quick', 'test/reliability/open-redirect.test.ts'])
     expect(r.code).toBe(1)
     expect(r.out).toContain('no test file matches')
-  })
+  }, 120_000)
 
   it('a path matching files of one config only passes (the other config selects none)', async () => {
     const r = await runTests(['test/setup/loopback-only.test.ts'])
