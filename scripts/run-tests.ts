@@ -27,6 +27,7 @@
  */
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { availableParallelism, loadavg } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
 import type { RunSummary } from './lib/vitest-summary-reporter.ts'
@@ -70,6 +71,17 @@ const WHOLE_STACK = [
   'test/portal/start-banner.test.ts',
 ]
 const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? WHOLE_STACK.flatMap((g) => ['--exclude', g]) : []
+/**
+ * Main-suite files at a time, decided before this run adds its own load: most files wait on a
+ * child process, an emulator or a browser, so on a quiet machine as many as there are cores (vitest's
+ * default, cores - 1, ran them one at a time on 2 cores). On a busy one (the last minute's load
+ * average at or above the cores) one at a time: parallel files there starved the shared emulators
+ * (Firestore calls past the 30 s test timeout, a queue lease renewed too late). `--maxWorkers` given
+ * after `--` wins.
+ */
+const cores = availableParallelism()
+const load = loadavg()[0]!
+const mainWorkers = vitestArgs.some((a) => a.startsWith('--maxWorkers')) ? [] : [`--maxWorkers=${load < cores ? cores : 1}`]
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 /** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
@@ -189,7 +201,9 @@ try {
   for (const config of configs) {
     // one file per run: test/local runs this command inside a run, beside other files
     const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
-    console.log(`> vitest --config ${config}`)
+    console.log(
+      `> vitest --config ${config}${config === MAIN && mainWorkers.length > 0 ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`,
+    )
     if (config === MAIN && quickExcludes.length > 0)
       console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
     const code = await run(
@@ -203,7 +217,7 @@ try {
         '--reporter=./scripts/lib/vitest-summary-reporter.ts',
         `--outputFile.summary=${summaryFile}`,
         ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
-        ...(config === MAIN ? quickExcludes : []),
+        ...(config === MAIN ? [...quickExcludes, ...mainWorkers] : []),
         ...vitestArgs,
       ],
       env,
