@@ -31,7 +31,7 @@ interface Doc {
 }
 
 /** The requirements without those whose every scheme is an alternative of a scheme listed on its own. */
-export function preferredSecurity(security: readonly Requirement[]): Requirement[] {
+function preferredSecurity(security: readonly Requirement[]): Requirement[] {
   const alone = new Set(security.filter((r) => Object.keys(r).length === 1).map((r) => Object.keys(r)[0]!))
   return security.filter((r) => {
     const names = Object.keys(r)

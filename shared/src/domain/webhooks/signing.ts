@@ -69,7 +69,7 @@ const SAFE_MESSAGE_ID = /^[\x21-\x2d\x2f-\x7e]+$/
  * stable across retries, distinct per event id. Every other id is sent as it is. The contract's
  * `X-Service-Idempotency-Key` and the body `id` always carry the event id itself.
  */
-export function webhookMessageId(eventId: string): string {
+function webhookMessageId(eventId: string): string {
   if (SAFE_MESSAGE_ID.test(eventId) && !eventId.startsWith(DERIVED_ID_PREFIX)) return eventId
   return `${DERIVED_ID_PREFIX}${createHash('sha256').update(eventId, 'utf8').digest('base64url')}`
 }
