@@ -2,8 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { existsSync, readFileSync } from 'node:fs'
 import { canonicalJson } from '@lsv/shared/contract/canonical-json.ts'
 import { buildContractSchemaDocument } from '@lsv/shared/contract/schema-document.ts'
-import { CONTRACT_SCHEMA_FILE, OPENAPI_FILE } from '@lsv/shared/contract/generated-files.ts'
+import { CONTRACT_SCHEMA_FILE, OPENAPI_FILE, OPENAPI_HOST_FILES } from '@lsv/shared/contract/generated-files.ts'
 import { buildOpenApiDocument } from '../../scripts/lib/openapi/build.ts'
+import { hostOpenApiDocument } from '../../scripts/lib/openapi/hosts.ts'
 
 const STALE = 'is stale: run npm run generate'
 
@@ -19,9 +20,13 @@ describe('generated contract files', () => {
     expect(committed(CONTRACT_SCHEMA_FILE) === fresh, `shared/generated/contract-2026-09-04.schema.json ${STALE}`).toBe(true)
   })
 
-  it('openapi.json equals the document generated from the routes', async () => {
-    const fresh = canonicalJson(await buildOpenApiDocument())
-    expect(committed(OPENAPI_FILE) === fresh, `shared/generated/openapi.json ${STALE}`).toBe(true)
+  it('openapi.json equals the document generated from the routes, and each host document the one derived from it', async () => {
+    const whole = await buildOpenApiDocument()
+    expect(committed(OPENAPI_FILE) === canonicalJson(whole), `shared/generated/openapi.json ${STALE}`).toBe(true)
+    for (const host of ['portal', 'edge'] as const) {
+      const fresh = canonicalJson(hostOpenApiDocument(whole, host))
+      expect(committed(OPENAPI_HOST_FILES[host]) === fresh, `shared/generated/openapi.${host}.json ${STALE}`).toBe(true)
+    }
   })
 })
 

@@ -27,13 +27,19 @@ export function outboundWebhooks(): Record<string, unknown> {
         // no credential scheme: authenticity comes from the signature headers below
         security: [],
         parameters: [
-          header('webhook-id', 'Standard Webhooks message id; equal to the body `id` (the visit-event id), the same on every retry'),
+          header(
+            'webhook-id',
+            'Standard Webhooks message id, the same on every retry: the body `id` (the visit-event id) as it is, or, when that id holds a `.`, `msg_sha256_` + base64url(SHA-256 of the id)',
+          ),
           header('webhook-timestamp', 'Standard Webhooks timestamp: Unix seconds when this attempt was signed', { type: 'string', pattern: '^[0-9]+$' }),
           header('webhook-signature', 'Standard Webhooks signature: `v1,<base64 HMAC-SHA256>`, several space-separated during a secret rotation', {
             type: 'string',
             pattern: '^v1,[A-Za-z0-9+/=]+( v1,[A-Za-z0-9+/=]+)*$',
           }),
-          header('X-Service-Signature', 'signature over the exact body bytes; the same value as `webhook-signature`'),
+          header(
+            'X-Service-Signature',
+            "HMAC-SHA256 with the integration's signing secret over `<webhook-id>.<webhook-timestamp>.<exact body bytes>` (not over the body alone), sent as `v1,<base64>` (several space-separated during a secret rotation); the same value as `webhook-signature`",
+          ),
           header('X-Service-Idempotency-Key', 'equal to the body `id` (the visit-event id)'),
         ],
         requestBody: {

@@ -12,7 +12,7 @@ import { ALL_SCOPES, CONNECTION_TYPES, CUSTOM_FIELD_TYPES, TIERS } from '../mode
 // ---- building blocks ------------------------------------------------------------------------
 
 /** A DNS label (first label of the edge host); stored lower-case, compared case-insensitively. */
-const PUBLIC_ID_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
+export const PUBLIC_ID_PATTERN = '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$'
 export const SOURCE_SLUG_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 export const CUSTOM_FIELD_KEY_PATTERN = '^[a-z][a-z0-9_]{0,63}$'
 const MAPPING_TARGETS = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id'] as const

@@ -115,9 +115,22 @@ export const VisitResolution = Type.Object(
   { title: 'VisitResolution', additionalProperties: false },
 )
 
+/**
+ * A visit id travels as the body `id` and in the `X-Service-Idempotency-Key` header (contract 6),
+ * and an HTTP header carries printable ASCII only (a character past U+00FF cannot be sent at all,
+ * and one past U+007F is not read back as the body's UTF-8): printable ASCII, inner spaces
+ * allowed, none at either end (HTTP trims them). `.` is allowed: `webhook-id` derives a safe form.
+ */
+const VISIT_ID_PATTERN = '^[!-~]([ -~]*[!-~])?$'
+
 export const VisitEvent = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: 256 }),
+    id: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      pattern: VISIT_ID_PATTERN,
+      description: 'the visit-event id: printable ASCII, no space at either end; the delivered body `id` and `X-Service-Idempotency-Key`',
+    }),
     account_id: Type.String({ minLength: 1, maxLength: 128 }),
     emitted_at: Type.Optional(Type.String({ format: 'date-time' })),
     tier: Type.Union([Type.Literal('company'), Type.Literal('person')]),

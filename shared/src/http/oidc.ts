@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
+import { LRUCache } from 'lru-cache'
 import type { PlatformConfig } from '../config/config.ts'
 
 /**
@@ -112,7 +113,8 @@ export function createOidcVerifier(options: OidcVerifierOptions): IdTokenVerifie
   }
 }
 
-const verifiers = new Map<string, IdTokenVerifier>()
+/** one per issuer and mode: a process configures one or two, so the bound only guards against misuse */
+const verifiers = new LRUCache<string, IdTokenVerifier>({ max: 16 })
 
 /**
  * The process-wide verifier of the configured issuer and INTERNAL_AUTH (one key cache per

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField } from '../../model/records.ts'
 
 /**
@@ -34,14 +35,12 @@ const NON_ALNUM = /[^\p{L}\p{N}]+/gu
  * Records of one batch repeat the same few keys thousands of times: normalized forms are
  * remembered (bounded), which makes counting `accepted` on 10,000 records a matter of map lookups.
  */
-const normalized = new Map<string, string>()
-const MAX_REMEMBERED_KEYS = 10_000
+const normalized = new LRUCache<string, string>({ max: 10_000 })
 
 export function normalizeKey(key: string): string {
   let n = normalized.get(key)
   if (n === undefined) {
     n = key.toLowerCase().replace(NON_ALNUM, '')
-    if (normalized.size >= MAX_REMEMBERED_KEYS) normalized.clear()
     if (key.length <= 256) normalized.set(key, n)
   }
   return n

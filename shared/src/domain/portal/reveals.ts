@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { CompactEncrypt, compactDecrypt } from 'jose'
 import type { PortalSession } from './sessions.ts'
 import type { PortalDeps } from './deps.ts'
 import { hashPortalSecret, PORTAL_SECRET_PATTERN } from './secrets.ts'
@@ -8,8 +9,8 @@ import { hashPortalSecret, PORTAL_SECRET_PATTERN } from './secrets.ts'
  * is a redirect (303) to a reveal page; the page shows the secret and deletes it, so reloading
  * either page repeats nothing: the action is not sent again, and the secret is not shown again.
  *
- * The secret never travels in the URL (only a random id does) and is stored only sealed
- * (AES-256-GCM) under a key derived from the session's cookie value, which is never stored: a
+ * The secret never travels in the URL (only a random id does) and is stored only sealed (a
+ * compact JWE, `dir` + A256GCM, by jose) under a key derived from the session's cookie value, which is never stored: a
  * copy of the store alone does not reveal it, and only the browser that sent the form can open
  * it. It lives REVEAL_TTL_MS, long enough for the redirect to be followed.
  */
@@ -31,26 +32,46 @@ export interface RevealView {
 /** The id in the reveal page's URL: 128 random bits, base64url. */
 const REVEAL_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
 
-const keyOf = (cookieSecret: string, id: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', Buffer.from(cookieSecret, 'utf8'), Buffer.from(id, 'utf8'), 'portal reveal v1', 32))
+/** The key of one reveal: HKDF-SHA256 of the session's cookie value, salted with the reveal's id. */
+const keyOf = (cookieSecret: string, id: string, info: string): Uint8Array =>
+  new Uint8Array(hkdfSync('sha256', Buffer.from(cookieSecret, 'utf8'), Buffer.from(id, 'utf8'), info, 32))
 
-function seal(cookieSecret: string, id: string, view: RevealView): string {
-  const iv = randomBytes(12)
-  const cipher = createCipheriv('aes-256-gcm', keyOf(cookieSecret, id), iv)
-  const body = Buffer.concat([cipher.update(JSON.stringify(view), 'utf8'), cipher.final()])
-  return `v1.${iv.toString('base64url')}.${body.toString('base64url')}.${cipher.getAuthTag().toString('base64url')}`
+const JWE_KEY_INFO = 'portal reveal jwe'
+/** direct key agreement and AES-256-GCM: the only algorithms a sealed reveal is opened with */
+const JWE_HEADER = { alg: 'dir', enc: 'A256GCM' } as const
+
+async function seal(cookieSecret: string, id: string, view: RevealView): Promise<string> {
+  return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(view))).setProtectedHeader(JWE_HEADER).encrypt(keyOf(cookieSecret, id, JWE_KEY_INFO))
 }
 
-function unseal(cookieSecret: string, id: string, sealed: string): RevealView | null {
-  const [version, iv, body, tag] = sealed.split('.')
-  if (version !== 'v1' || !iv || body === undefined || !tag) return null
+async function unseal(cookieSecret: string, id: string, sealed: string): Promise<RevealView | null> {
+  if (sealed.startsWith('v1.')) return unsealV1(cookieSecret, id, sealed)
   try {
-    const decipher = createDecipheriv('aes-256-gcm', keyOf(cookieSecret, id), Buffer.from(iv, 'base64url'))
+    const { plaintext } = await compactDecrypt(sealed, keyOf(cookieSecret, id, JWE_KEY_INFO), {
+      keyManagementAlgorithms: [JWE_HEADER.alg],
+      contentEncryptionAlgorithms: [JWE_HEADER.enc],
+    })
+    return JSON.parse(new TextDecoder().decode(plaintext)) as RevealView
+  } catch {
+    // another session's key, or a record altered in the store: nothing to show
+    return null
+  }
+}
+
+/**
+ * Reveals sealed before the JWE form (`v1.<iv>.<body>.<tag>`, AES-256-GCM without additional
+ * data, which a JWE cannot express) stay readable: one may still be waiting in the store, for up
+ * to REVEAL_TTL_MS, across the deploy that brought the JWE form.
+ */
+function unsealV1(cookieSecret: string, id: string, sealed: string): RevealView | null {
+  const [, iv, body, tag] = sealed.split('.')
+  if (!iv || body === undefined || !tag) return null
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(cookieSecret, id, 'portal reveal v1'), Buffer.from(iv, 'base64url'))
     decipher.setAuthTag(Buffer.from(tag, 'base64url'))
     const text = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
     return JSON.parse(text) as RevealView
   } catch {
-    // another session's key, or a record altered in the store: nothing to show
     return null
   }
 }
@@ -71,7 +92,7 @@ export async function storeReveal(deps: PortalDeps, cookieSecret: string, sessio
     account_id: session.account.id,
     created_at: new Date(now).toISOString(),
     expires_at: new Date(now + REVEAL_TTL_MS).toISOString(),
-    sealed: seal(cookieSecret, id, view),
+    sealed: await seal(cookieSecret, id, view),
   })
   return id
 }
@@ -85,5 +106,5 @@ export async function takeReveal(deps: PortalDeps, cookieSecret: string | null, 
   const found = await deps.portalAccess.takeReveal(id, session.session.hash)
   if (!found || found.account_id !== session.account.id) return null
   if (deps.clock.now() >= Date.parse(found.expires_at)) return null
-  return unseal(cookieSecret, id, found.sealed)
+  return await unseal(cookieSecret, id, found.sealed)
 }

@@ -1,3 +1,4 @@
+import { imageSize } from 'image-size'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AccountRecord, LogoRef } from '../../model/records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
@@ -42,63 +43,37 @@ export interface SniffedImage {
   height: number
 }
 
-const be16 = (b: Uint8Array, i: number) => (b[i]! << 8) | b[i + 1]!
-const be32 = (b: Uint8Array, i: number) => ((b[i]! << 24) >>> 0) + (b[i + 1]! << 16) + (b[i + 2]! << 8) + b[i + 3]!
-const le16 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8)
-const le24 = (b: Uint8Array, i: number) => b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16)
 const ascii = (b: Uint8Array, i: number, n: number) => String.fromCharCode(...b.subarray(i, i + n))
 const startsWith = (b: Uint8Array, prefix: readonly number[]) => b.length >= prefix.length && prefix.every((v, i) => b[i] === v)
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] as const
 
-/** PNG: the first chunk is IHDR (the format requires it), width and height big-endian. */
-function pngSize(b: Uint8Array): [number, number] | null {
-  return b.length >= 24 && ascii(b, 12, 4) === 'IHDR' ? [be32(b, 16), be32(b, 20)] : null
-}
-
-/** JPEG start-of-frame markers (baseline, progressive, lossless, arithmetic): not DHT (C4), JPG (C8), DAC (CC). */
-const SOF = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf])
+/** image-size's name for each type we accept */
+const SIZE_TYPE: Record<SniffedImage['content_type'], string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' }
 
 /**
- * JPEG: walks the marker segments (each names its length) to the first start-of-frame, which
- * holds height then width. Bounded by the file's length (at most MAX_LOGO_BYTES); a scan or end
- * before any frame header means no readable size.
+ * The type by its magic bytes. Kept here rather than left to image-size, which detects twenty-odd
+ * formats (SVG among them): only these three may ever reach its parsers.
  */
-function jpegSize(b: Uint8Array): [number, number] | null {
-  let i = 2
-  while (i + 4 <= b.length) {
-    if (b[i] !== 0xff) return null
-    const marker = b[i + 1]!
-    if (marker === 0xff) {
-      i += 1 // fill byte
-      continue
-    }
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      i += 2 // no length
-      continue
-    }
-    if (marker === 0xda || marker === 0xd9) return null
-    if (SOF.has(marker)) return i + 9 <= b.length ? [be16(b, i + 7), be16(b, i + 5)] : null
-    i += 2 + be16(b, i + 2)
-  }
+function magicType(b: Uint8Array): SniffedImage['content_type'] | null {
+  if (startsWith(b, PNG_SIGNATURE)) return 'image/png'
+  if (startsWith(b, [0xff, 0xd8, 0xff])) return 'image/jpeg'
+  if (b.length >= 12 && ascii(b, 0, 4) === 'RIFF' && ascii(b, 8, 4) === 'WEBP') return 'image/webp'
   return null
 }
 
-/** WebP (RIFF container): the first chunk is VP8 (lossy), VP8L (lossless) or VP8X (extended). */
-function webpSize(b: Uint8Array): [number, number] | null {
-  if (b.length < 30) return null
-  const chunk = ascii(b, 12, 4)
-  // lossy: a key frame's start code, then 14-bit width and height
-  if (chunk === 'VP8 ') return b[23] === 0x9d && b[24] === 0x01 && b[25] === 0x2a ? [le16(b, 26) & 0x3fff, le16(b, 28) & 0x3fff] : null
-  // lossless: signature 0x2f, then 14 bits each of width - 1 and height - 1
-  if (chunk === 'VP8L') {
-    if (b[20] !== 0x2f) return null
-    const [b1, b2, b3, b4] = [b[21]!, b[22]!, b[23]!, b[24]!]
-    return [1 + (b1 | ((b2 & 0x3f) << 8)), 1 + ((b2 >> 6) | (b3 << 2) | ((b4 & 0x0f) << 10))]
+/** The pixel size from the header (image-size), when the header reads as that same type. */
+function headerSize(b: Uint8Array, type: SniffedImage['content_type']): [number, number] | null {
+  try {
+    // a copy with a buffer of its own: image-size reads through a DataView over `input.buffer`,
+    // which for a Buffer view (pooled, or a subarray) reaches past the bytes into whatever follows
+    const size = imageSize(new Uint8Array(b))
+    if (size.type !== SIZE_TYPE[type] || !Number.isInteger(size.width) || !Number.isInteger(size.height)) return null
+    return [size.width, size.height]
+  } catch {
+    // a truncated or corrupt header
+    return null
   }
-  // extended: 24-bit canvas width - 1 and height - 1
-  if (chunk === 'VP8X') return [1 + le24(b, 24), 1 + le24(b, 27)]
-  return null
 }
 
 /**
@@ -108,12 +83,9 @@ function webpSize(b: Uint8Array): [number, number] | null {
 export function sniffLogo(bytes: Uint8Array): SniffedImage | LogoProblem {
   if (bytes.length === 0) return 'empty'
   if (bytes.length > MAX_LOGO_BYTES) return 'too-large'
-  let content_type: SniffedImage['content_type']
-  let size: [number, number] | null
-  if (startsWith(bytes, PNG_SIGNATURE)) [content_type, size] = ['image/png', pngSize(bytes)]
-  else if (startsWith(bytes, [0xff, 0xd8, 0xff])) [content_type, size] = ['image/jpeg', jpegSize(bytes)]
-  else if (bytes.length >= 12 && ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 4) === 'WEBP') [content_type, size] = ['image/webp', webpSize(bytes)]
-  else return 'not-an-image'
+  const content_type = magicType(bytes)
+  if (!content_type) return 'not-an-image'
+  const size = headerSize(bytes, content_type)
   if (!size) return 'dimensions'
   const [width, height] = size
   if (width < 1 || height < 1 || width > MAX_LOGO_SIDE || height > MAX_LOGO_SIDE) return 'dimensions'

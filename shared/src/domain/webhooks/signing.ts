@@ -1,4 +1,5 @@
-import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
+import { createHash, createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { SigningSecret } from '../../model/records.ts'
 
 /**
@@ -19,8 +20,7 @@ import type { SigningSecret } from '../../model/records.ts'
 
 const SECRET_PREFIX = 'whsec_'
 /** KeyObjects created once per secret: importing the key is the costly part of an HMAC. */
-const keyCache = new Map<string, KeyObject>()
-const KEY_CACHE_MAX = 10_000
+const keyCache = new LRUCache<string, KeyObject>({ max: 10_000 })
 
 export function generateSigningSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`
@@ -31,7 +31,6 @@ export function signingKeyOf(secret: string): KeyObject {
   if (!key) {
     const raw = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret
     key = createSecretKey(Buffer.from(raw, 'base64'))
-    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear()
     keyCache.set(secret, key)
   }
   return key
@@ -57,11 +56,30 @@ export interface SignatureHeaders {
   'x-service-idempotency-key': string
 }
 
+/** Derived message ids start with this; an event id that does too is derived, so the two kinds never meet. */
+const DERIVED_ID_PREFIX = 'msg_sha256_'
+/** printable ASCII without space and `.`: sent as it is */
+const SAFE_MESSAGE_ID = /^[\x21-\x2d\x2f-\x7e]+$/
+
+/**
+ * The Standard Webhooks `webhook-id` for an event id (docs/webhooks.md, "Message ids"). The
+ * signed content is `<id>.<timestamp>.<body>`, so an id with `.` is ambiguous, and a header value
+ * outside printable ASCII (or with spaces, which HTTP trims) is not read back as sent. Such an id
+ * (visit ids are any 1..256 characters) becomes `msg_sha256_` + base64url(SHA-256 of its UTF-8):
+ * stable across retries, distinct per event id. Every other id is sent as it is. The contract's
+ * `X-Service-Idempotency-Key` and the body `id` always carry the event id itself.
+ */
+function webhookMessageId(eventId: string): string {
+  if (SAFE_MESSAGE_ID.test(eventId) && !eventId.startsWith(DERIVED_ID_PREFIX)) return eventId
+  return `${DERIVED_ID_PREFIX}${createHash('sha256').update(eventId, 'utf8').digest('base64url')}`
+}
+
 export function signatureHeaders(secrets: readonly string[], id: string, nowMs: number, body: string | Buffer): SignatureHeaders {
   const ts = Math.floor(nowMs / 1000)
-  const signature = secrets.map((s) => signOnce(s, id, ts, body)).join(' ')
+  const messageId = webhookMessageId(id)
+  const signature = secrets.map((s) => signOnce(s, messageId, ts, body)).join(' ')
   return {
-    'webhook-id': id,
+    'webhook-id': messageId,
     'webhook-timestamp': String(ts),
     'webhook-signature': signature,
     'x-service-signature': signature,
