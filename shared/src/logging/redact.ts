@@ -13,7 +13,7 @@
  *   token; `lsv`: a minted link token, whoever holds it is attributed to that contact);
  * - values carrying one of this system's secrets anywhere: API keys (`lsk_…`), source and
  *   location tokens (`lst_…`), webhook signing secrets (`whsec_…`), the portal session cookie
- *   (`lsv_portal=…`), a reveal page's id (`/portal/reveal/<id>`); and a value that is a whole portal
+ *   (`lsv_portal=…`), a reveal page's id (`/portal/reveal/<id>`); and an audit value that is a whole portal
  *   secret (43 base64url characters: a sign-in token or a session secret);
  * - a URL's userinfo (`https://user:password@host`), and all of a receiver's query (a tenant's
  *   endpoint URL often carries its own credential under a name nobody can list).
@@ -55,7 +55,7 @@ const CREDENTIAL_QUERY_NAMES = new Set([
  * This system's secrets inside any text. A key's 12-character display prefix (`lsk_` + 8) is
  * not a secret and passes (the inbound debugger shows it to say which key was used).
  */
-const SECRET_IN_TEXT = /\b(?:lsk|lst|whsec)_[A-Za-z0-9_+/=-]{16,}/g
+const SECRET_IN_TEXT = /(?:lsk|lst|whsec)_[A-Za-z0-9_+/=-]{16,}/g
 /** the session cookie, wherever a cookie header's text lands (`lsv_portal=…`, `__Host-lsv_portal=…`) */
 const SESSION_COOKIE_IN_TEXT = /(\blsv_portal=)[^;,\s]+/g
 /** path segments that are credentials themselves: the one-time reveal page's id */
@@ -73,7 +73,17 @@ export function credentialHeaderPaths(): string[] {
   return owners.flatMap((owner) => CREDENTIAL_HEADERS.map((h) => `${owner}["${h}"]`))
 }
 
-/** Whether a header or field named `name` holds a credential whatever its value. */
+/**
+ * A record field's name that would hold a secret (a key, a token, a signing secret, a URL with a
+ * token in it): `*_id` names are ids and pass. For what a caller describes (audit details).
+ */
+const SECRET_FIELD_NAME = /(^|_)(key|token|secret|password|url|cookie)s?$/i
+
+export function isSecretFieldName(name: string): boolean {
+  return SECRET_FIELD_NAME.test(name)
+}
+
+/** Whether a header named `name` holds a credential whatever its value. */
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name)
 }
@@ -127,16 +137,24 @@ export function redactReceiverUrl(url: string | undefined | null): string | unde
 
 /**
  * Any text with the secrets in it replaced: this system's credentials wherever they appear, the
- * credential parameters and userinfo of every URL in it, a value that is a whole portal secret.
- * Never throws; text without a secret comes back as the same string.
+ * credential parameters and userinfo of every URL in it. Never throws; text without a secret
+ * comes back as the same string.
  */
 export function redactText(text: string): string {
-  if (WHOLE_SECRET.test(text)) return REDACTED
   return text
     .replace(SECRET_IN_TEXT, REDACTED)
     .replace(SESSION_COOKIE_IN_TEXT, `$1${REDACTED}`)
     .replace(URL_IN_TEXT, (url) => redactUrl(url) ?? url)
     .replace(SECRET_PATH, `$1${REDACTED}`)
+}
+
+/**
+ * A field value a caller describes (audit details): redactText, and a value that is a whole portal
+ * secret goes whole. Not applied to any text: ids of other shapes (a queue name) can be 43 such
+ * characters too.
+ */
+export function redactFieldValue(text: string): string {
+  return WHOLE_SECRET.test(text) ? REDACTED : redactText(text)
 }
 
 /** Header values as a sink keeps them: a credential header's value replaced, the others through redactText. */
