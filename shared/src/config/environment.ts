@@ -167,7 +167,7 @@ const ENVIRONMENT = Type.Object({
     readers: [...ALL, 'local stack'],
     default: '1',
     description:
-      'the share of traces started here that are kept (a request without a sampled `traceparent`/`X-Cloud-Trace-Context`): parent-based, so a caller\'s sampling decision is always honoured; sized against Cloud Trace\'s quotas in docs/capacity.md',
+      "the share of traces started here that are kept (a request without a sampled `traceparent`/`X-Cloud-Trace-Context`): parent-based, so a caller's sampling decision is always honoured; sized against Cloud Trace's quotas in docs/capacity.md",
   }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
     origin({
