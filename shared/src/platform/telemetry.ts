@@ -1,5 +1,6 @@
 import { join } from 'node:path'
-import { diag, DiagLogLevel } from '@opentelemetry/api'
+import { diag, DiagLogLevel, type Span } from '@opentelemetry/api'
+import type { FastifyRequest } from 'fastify'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
@@ -61,6 +62,16 @@ async function exporterOf(kind: TraceExporterKind, processName: string, env: Rec
 }
 
 /**
+ * @fastify/otel names a handler's span after the handler function, or, when it is anonymous (most
+ * are), after the plugin that registered it: every portal route's was the API reference plugin's.
+ * The route's method and pattern say which handler it is (a pattern: no request's values in it).
+ */
+function nameHandlerSpanAfterRoute(span: Span, info: { hookName: string; request: FastifyRequest }): void {
+  if (info.hookName !== 'handler' || !span.isRecording()) return
+  span.updateName(`handler - ${info.request.method} ${info.request.routeOptions.url ?? 'unknown route'}`)
+}
+
+/**
  * Who exports: `service.name` (OTEL_SERVICE_NAME, else the process name), `service.version` (Cloud
  * Run's revision when there is one, else the contract version), `service.instance.id` (this
  * process), and whatever OTEL_RESOURCE_ATTRIBUTES adds. The env detector reads both OTEL_
@@ -106,7 +117,7 @@ export async function startTelemetry(processName: string, env: Record<string, st
       // the platform's own requests; not the exporters' (they suppress tracing) nor health probes
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/healthz' || req.url === '/readyz' }),
       new UndiciInstrumentation(),
-      new FastifyOtelInstrumentation({ registerOnInitialization: true }),
+      new FastifyOtelInstrumentation({ registerOnInitialization: true, lifecycleHook: nameHandlerSpanAfterRoute }),
     ],
   })
   sdk = { provider, unregister }
