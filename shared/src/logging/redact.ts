@@ -84,7 +84,7 @@ export function isSecretFieldName(name: string): boolean {
 }
 
 /** Whether a header named `name` holds a credential whatever its value. */
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name)
 }
 

@@ -41,7 +41,7 @@ function redactedAttributes(attributes: Attributes, outbound: boolean): Attribut
 }
 
 /** A view of the span for the exporter: the span's own data, its name and attributes redacted. */
-export function redactedSpan(span: ReadableSpan): ReadableSpan {
+function redactedSpan(span: ReadableSpan): ReadableSpan {
   const outbound = span.kind === SpanKind.CLIENT || span.kind === SpanKind.PRODUCER
   const events: TimedEvent[] = span.events.map((e) => (e.attributes ? { ...e, attributes: redactedAttributes(e.attributes, outbound) } : e))
   const status = span.status.message === undefined ? span.status : { ...span.status, message: redactText(span.status.message) }
