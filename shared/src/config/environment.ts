@@ -107,6 +107,14 @@ function positiveNumber(doc: Doc) {
   )
 }
 
+/** A fraction 0..1 (the schema checks the digits, the decoder the range). */
+function fraction(doc: Doc) {
+  return Type.Decode(
+    Type.Refine(Type.String({ pattern: '^[0-9]+(\\.[0-9]+)?$', ...annotations('a number 0..1', doc) }), (raw) => Number(raw) <= 1),
+    Number,
+  )
+}
+
 /** A whole number in min..max (the schema checks the digits, the decoder the range). */
 function integerIn(min: number, max: number, doc: Doc) {
   return Type.Decode(
@@ -155,6 +163,12 @@ const ENVIRONMENT = Type.Object({
         'where OpenTelemetry spans go: Cloud Trace, an OTLP/HTTP collector, or the last spans of each process as JSON lines in `DATA_DIR/traces/<process>.jsonl` (docs/operations.md, "Traces")',
     }),
   ),
+  TRACE_SAMPLE_RATIO: fraction({
+    readers: [...ALL, 'local stack'],
+    default: '1',
+    description:
+      "the share of traces started here that are kept (a request without a sampled `traceparent`/`X-Cloud-Trace-Context`): parent-based, so a caller's sampling decision is always honoured; sized against Cloud Trace's quotas in docs/capacity.md",
+  }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
     origin({
       readers: [...ALL, 'local stack'],

@@ -1,13 +1,14 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from 'pino'
-import { credentialHeaderPaths, REDACTED, redactUrl } from './redact.ts'
+import { credentialHeaderPaths, REDACTED, redactText, redactUrl } from './redact.ts'
 import { traceMixin } from './trace-scope.ts'
 
 /**
  * pino in Cloud Logging's shape: `severity` instead of a numeric level, `message` instead of
  * `msg`; request lines carry `logging.googleapis.com/trace` and `…/spanId` (added per request
  * by the HTTP layer, shared/src/http/base-app.ts) and an `httpRequest` object. Credentials never
- * reach a line: credential headers are redacted wherever a logged object has `headers`, and a
- * logged request's URL loses its credential query values (logging/redact.ts). Pretty output only
+ * reach a line: credential headers are redacted wherever a logged object has `headers`, a
+ * logged request's URL loses its credential query values, and the finished line passes the
+ * policy's text rule (logging/redact.ts). Pretty output only
  * on an interactive terminal.
  */
 const SEVERITY: Record<string, string> = {
@@ -35,6 +36,8 @@ function loggerOptions(level: string, service: string): LoggerOptions {
     },
     serializers: { req: serializeRequest, err: pino.stdSerializers.err },
     redact: { paths: credentialHeaderPaths(), censor: REDACTED },
+    // the rest of the policy on the finished line: a secret inside a message, an error's text, a URL anywhere
+    hooks: { streamWrite: redactText },
     // lines written for a request through a logger other than the request's carry its trace too
     mixin: traceMixin,
   }

@@ -47,8 +47,8 @@ export function activeTraceId(): string | null {
   return activeTraceContext()?.traceId ?? null
 }
 
-/** `traceparent` of the active span, or null (no active span). */
-function activeTraceparent(): string | null {
+/** `traceparent` of the active span, or null (no active span): what a store keeps with a job. */
+export function activeTraceparent(): string | null {
   const t = activeTraceContext()
   return t ? `00-${t.traceId}-${t.spanId}-${t.sampled ? '01' : '00'}` : null
 }
@@ -112,4 +112,15 @@ export function inMessageSpan<T>(topic: string, message: { id: string; attribute
     { 'messaging.system': 'gcp_pubsub', 'messaging.destination.name': topic, 'messaging.message.id': message.id },
     () => fn(),
   )
+}
+
+/**
+ * Runs a stored task's handler in a consumer span continuing the trace of whoever enqueued it
+ * (its stored `traceparent`), or in a trace of its own: never in the context of whatever woke the
+ * scheduler, which is another request's (a test event's delivery ran in a visit's trace).
+ */
+export function inTaskSpan<T>(queue: string, traceparent: string | null, fn: () => Promise<T>): Promise<T> {
+  const stored = traceparent ? w3c.extract(ROOT_CONTEXT, { traceparent }, headerGetter) : ROOT_CONTEXT
+  const parent = trace.getSpanContext(stored) ? stored : ROOT_CONTEXT
+  return inSpanOf(parent, 'task run', SpanKind.CONSUMER, { 'lsv.task.queue': queue }, () => fn())
 }

@@ -22,6 +22,7 @@ import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { EmbeddedDbOptions } from '../adapters/embedded/db.ts'
 import type { MonotonicTimer } from '../adapters/tenant-write-settle.ts'
 import { webhookSenderFor } from '../adapters/outbound-http/webhook-sender.ts'
+import { redactingDeliveryLog, redactingPushLog } from '../adapters/redacting-stores.ts'
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
@@ -161,6 +162,10 @@ export async function createPlatformDeps(
     pushLog ??= (await import('../adapters/embedded/push-log.ts')).createEmbeddedPushLog(db)
     brandAssets ??= (await import('../adapters/embedded/brand-assets.ts')).createEmbeddedBrandAssets(db)
   }
+
+  // the debuggers' sinks: whatever store was chosen, its writes pass the redaction policy
+  pushLog = redactingPushLog(pushLog)
+  deliveries = redactingDeliveryLog(deliveries)
 
   if (!tenantLookups) {
     // the built store: lookups cached, its writes clearing the cache (tenantVersion is set with it)

@@ -8,7 +8,7 @@ const KEEP_SPANS = 5000
 /** the file is cut back to the last KEEP_SPANS spans once it grows past this */
 const MAX_BYTES = 8 * 1024 * 1024
 
-/** One span as a developer reads it: ids, name, times in ISO and milliseconds, attributes. */
+/** One span as a developer reads it: ids, name, who exported it (service, version, instance), times in ISO and milliseconds, attributes. */
 function lineOf(span: ReadableSpan): string {
   const startUs = hrTimeToMicroseconds(span.startTime)
   return JSON.stringify({
@@ -18,6 +18,8 @@ function lineOf(span: ReadableSpan): string {
     name: span.name,
     kind: span.kind,
     service: span.resource.attributes['service.name'] ?? null,
+    version: span.resource.attributes['service.version'] ?? null,
+    instance: span.resource.attributes['service.instance.id'] ?? null,
     start: new Date(startUs / 1000).toISOString(),
     durationMs: hrTimeToMicroseconds(span.duration) / 1000,
     status: span.status.code,

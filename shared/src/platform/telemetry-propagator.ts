@@ -9,6 +9,8 @@ import { traceContextOf } from '../logging/trace.ts'
  * request's log lines and its span name one trace. Google's front end sets both on a request to
  * Cloud Run; an older client may send only the Cloud one. A Cloud header without a span (`<trace>`
  * or `<trace>;o=1`) gets a random parent span id: the trace is continued, the parent is unknown.
+ * Hand-written because `@google-cloud/opentelemetry-cloud-trace-propagator` drops a header without
+ * a span (and warns at every start that it is deprecated, archived after 30 October 2026).
  */
 export class CloudTracePropagator implements TextMapPropagator {
   readonly #w3c = new W3CTraceContextPropagator()

@@ -1,15 +1,19 @@
 import { join } from 'node:path'
-import { diag, DiagLogLevel } from '@opentelemetry/api'
+import { diag, DiagLogLevel, type Span } from '@opentelemetry/api'
+import type { FastifyRequest } from 'fastify'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici'
 import { registerInstrumentations } from '@opentelemetry/instrumentation'
-import { resourceFromAttributes } from '@opentelemetry/resources'
-import { AlwaysOnSampler, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
+import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
+import { randomUUID } from 'node:crypto'
 import { readEnvironment } from '../config/environment.ts'
+import { CONTRACT_VERSION } from '../contract/version.ts'
 import { CloudTracePropagator } from './telemetry-propagator.ts'
 import { JsonLinesSpanExporter } from './telemetry-file-exporter.ts'
+import { RedactingSpanProcessor } from './telemetry-redaction.ts'
 
 /**
  * OpenTelemetry for one process (docs/operations.md, "Traces"). Started by each service's
@@ -20,9 +24,13 @@ import { JsonLinesSpanExporter } from './telemetry-file-exporter.ts'
  *
  * Where spans go (TRACE_EXPORTER, config/environment.ts): OTLP/HTTP when
  * OTEL_EXPORTER_OTLP_ENDPOINT is set, Cloud Trace in production (not LOCAL_WIRING), otherwise the
- * last spans in `DATA_DIR/traces/<process>.jsonl`. Every trace is sampled, whatever the caller's
- * flag: Google's front end marks most requests not sampled, and a contact's path is only
- * followable when all of its hops were kept.
+ * last spans in `DATA_DIR/traces/<process>.jsonl`. Every span passes the redaction policy on its
+ * way out (telemetry-redaction.ts).
+ *
+ * Sampling is parent-based: a caller's (or Google's front end's) sampled `traceparent` is
+ * honoured, an unsampled one is not traced, and a trace started here is kept with the
+ * probability TRACE_SAMPLE_RATIO (default 1; sized in docs/capacity.md). Every hop after the
+ * first inherits the decision through its `traceparent`, so a kept trace is whole.
  */
 /** how long finished spans wait to be exported together (the SDK's default is 5 s) */
 const SCHEDULED_DELAY_MS = 1000
@@ -54,6 +62,32 @@ async function exporterOf(kind: TraceExporterKind, processName: string, env: Rec
 }
 
 /**
+ * @fastify/otel names a handler's span after the handler function, or, when it is anonymous (most
+ * are), after the plugin that registered it: every portal route's was the API reference plugin's.
+ * The route's method and pattern say which handler it is (a pattern: no request's values in it).
+ */
+function nameHandlerSpanAfterRoute(span: Span, info: { hookName: string; request: FastifyRequest }): void {
+  if (info.hookName !== 'handler' || !span.isRecording()) return
+  span.updateName(`handler - ${info.request.method} ${info.request.routeOptions.url ?? 'unknown route'}`)
+}
+
+/**
+ * Who exports: `service.name` (OTEL_SERVICE_NAME, else the process name), `service.version` (Cloud
+ * Run's revision when there is one, else the contract version), `service.instance.id` (this
+ * process), and whatever OTEL_RESOURCE_ATTRIBUTES adds. The env detector reads both OTEL_
+ * variables from the process environment, as the OpenTelemetry spec has it.
+ */
+function resourceOf(processName: string, env: Record<string, string | undefined>): Resource {
+  const own = resourceFromAttributes({
+    'service.name': processName,
+    'service.version': env.K_REVISION ?? CONTRACT_VERSION,
+    'service.instance.id': randomUUID(),
+  })
+  // the env detector's attributes win (OTEL_SERVICE_NAME over OTEL_RESOURCE_ATTRIBUTES' service.name)
+  return own.merge(detectResources({ detectors: [envDetector] }))
+}
+
+/**
  * Starts the SDK for the process `processName` (a service, or `local-stack`). A configuration
  * error is left to the composition root, which reports it by name and exits 78: this starts
  * nothing then.
@@ -71,9 +105,9 @@ export async function startTelemetry(processName: string, env: Record<string, st
   // the trace SDK and the instrumentations, not @opentelemetry/sdk-node: that one also loads the
   // metrics, logs, gRPC and Prometheus exporters (2.5 s of imports here, on every cold start)
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ 'service.name': processName }),
-    sampler: new AlwaysOnSampler(),
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: SCHEDULED_DELAY_MS })],
+    resource: resourceOf(processName, env),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(readEnvironment(env).TRACE_SAMPLE_RATIO) }),
+    spanProcessors: [new RedactingSpanProcessor(new BatchSpanProcessor(exporter, { scheduledDelayMillis: SCHEDULED_DELAY_MS }))],
   })
   // the global tracer provider, the AsyncLocalStorage context manager and our propagator
   provider.register({ propagator: new CloudTracePropagator() })
@@ -83,7 +117,7 @@ export async function startTelemetry(processName: string, env: Record<string, st
       // the platform's own requests; not the exporters' (they suppress tracing) nor health probes
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => req.url === '/healthz' || req.url === '/readyz' }),
       new UndiciInstrumentation(),
-      new FastifyOtelInstrumentation({ registerOnInitialization: true }),
+      new FastifyOtelInstrumentation({ registerOnInitialization: true, lifecycleHook: nameHandlerSpanAfterRoute }),
     ],
   })
   sdk = { provider, unregister }

@@ -4,6 +4,8 @@ import type { EmbeddedDb } from './db.ts'
 import { leaseOwnersOf, REAP_EVERY_MS } from './lease-owners.ts'
 import type { QueueRate, TaskHandler, TaskScheduler } from '../../ports/task-scheduler.ts'
 import { QueueQuotaError } from '../../errors/queue-errors.ts'
+import { AsyncResource } from 'node:async_hooks'
+import { activeTraceparent, inTaskSpan } from '../../logging/trace-propagation.ts'
 
 export interface EmbeddedTaskSchedulerOptions {
   clock: Clock
@@ -39,6 +41,8 @@ interface TaskRow {
   name: string
   payload: Uint8Array
   dispatch_count: number
+  /** the enqueuer's trace (W3C), as Cloud Tasks carries it in the task's headers; null without one */
+  traceparent: string | null
 }
 
 interface Bucket {
@@ -86,6 +90,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   `)
   const columns = (db.prepare('PRAGMA table_info(task_tasks)').all() as Array<{ name: string }>).map((c) => c.name)
   if (!columns.includes('lease_owner')) db.exec('ALTER TABLE task_tasks ADD COLUMN lease_owner TEXT')
+  if (!columns.includes('traceparent')) db.exec('ALTER TABLE task_tasks ADD COLUMN traceparent TEXT')
   db.exec('CREATE INDEX IF NOT EXISTS task_tasks_leased ON task_tasks (lease_owner) WHERE lease_owner IS NOT NULL')
   const upsertQueue = db.prepare(`
     INSERT INTO task_queues (queue, max_dispatches_per_second, max_concurrent_dispatches) VALUES (?, ?, ?)
@@ -94,7 +99,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   const selectQueues = db.prepare('SELECT queue, max_dispatches_per_second, max_concurrent_dispatches FROM task_queues')
   const queueExists = db.prepare('SELECT 1 FROM task_queues WHERE queue = ?')
   const countQueues = db.prepare('SELECT COUNT(*) AS n FROM task_queues')
-  const insertTask = db.prepare('INSERT OR IGNORE INTO task_tasks (queue, name, payload, run_at) VALUES (?, ?, ?, ?)')
+  const insertTask = db.prepare('INSERT OR IGNORE INTO task_tasks (queue, name, payload, run_at, traceparent) VALUES (?, ?, ?, ?, ?)')
   // the queues with a due task: a loose index scan (one index seek per queue with pending
   // tasks), then one EXISTS probe each — not a scan of every pending task on every poll
   const selectDueQueues = db.prepare(`
@@ -107,7 +112,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       SELECT 1 FROM task_tasks t
       WHERE t.queue = q.queue AND t.done_at IS NULL AND t.run_at <= ? AND (t.lease_until IS NULL OR t.lease_until <= ?))`)
   const selectDue = db.prepare(`
-    SELECT queue, name, payload, dispatch_count FROM task_tasks
+    SELECT queue, name, payload, dispatch_count, traceparent FROM task_tasks
     WHERE queue = ? AND done_at IS NULL AND run_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
     ORDER BY run_at, rowid LIMIT ?`)
   const leaseTask = db.prepare('UPDATE task_tasks SET dispatch_count = dispatch_count + 1, lease_until = ?, lease_owner = ? WHERE queue = ? AND name = ?')
@@ -160,7 +165,8 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
   async function dispatch(row: TaskRow, handler: TaskHandler): Promise<void> {
     running.set(row.queue, (running.get(row.queue) ?? 0) + 1)
     try {
-      await handler(Buffer.from(row.payload), { queue: row.queue, name: row.name, dispatchCount: row.dispatch_count })
+      const meta = { queue: row.queue, name: row.name, dispatchCount: row.dispatch_count }
+      await inTaskSpan(row.queue, row.traceparent, () => handler(Buffer.from(row.payload), meta))
       // marked done with the next poll's transaction (one commit for many tasks, not one each);
       // until then its lease keeps it from running again, and a crash in between only lets it
       // run once more after the lease — the at-least-once every task handler already allows for
@@ -236,22 +242,30 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     })
   }
 
+  /** the context the scheduler was built in (start-up: no request's), for the timers any request may arm */
+  const detached = new AsyncResource('embedded-task-scheduler')
   let tickScheduled = false
   /** one coalesced tick per turn of the event loop, however many tasks finish or arrive in it */
   function scheduleTick(handler: TaskHandler): void {
     if (tickScheduled) return
     tickScheduled = true
     // a millisecond of coalescing lets one lease transaction claim the slots several finished
-    // dispatches freed, instead of one transaction per task
-    setTimeout(() => {
-      tickScheduled = false
-      if (startedHandler !== handler || closed) return
-      try {
-        tick(handler)
-      } catch (err) {
-        logger.warn({ err }, 'task poll failed')
-      }
-    }, 1)
+    // dispatches freed, instead of one transaction per task. The timer runs outside the context
+    // of whoever woke it (an enqueuing request): each task runs in its own stored trace
+    detached.runInAsyncScope(
+      setTimeout,
+      null,
+      () => {
+        tickScheduled = false
+        if (startedHandler !== handler || closed) return
+        try {
+          tick(handler)
+        } catch (err) {
+          logger.warn({ err }, 'task poll failed')
+        }
+      },
+      1,
+    )
   }
 
   const scheduler: EmbeddedTaskScheduler = {
@@ -266,7 +280,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
 
     async enqueue(task) {
       if (closed) throw new Error('task scheduler closed')
-      insertTask.run(task.queue, task.name, task.payload, task.scheduleAt?.getTime() ?? clock.now())
+      insertTask.run(task.queue, task.name, task.payload, task.scheduleAt?.getTime() ?? clock.now(), activeTraceparent())
       // a started scheduler runs a task due now without waiting for its next poll
       const handler = startedHandler
       if (handler && !closed) scheduleTick(handler)

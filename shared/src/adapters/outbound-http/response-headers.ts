@@ -1,17 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { redactHeaderValue } from '../../logging/redact.ts'
 
 /** How many response headers an attempt keeps, and how long each value may be (UTF-8 bytes). */
 const MAX_KEPT_HEADERS = 20
 const MAX_HEADER_VALUE_BYTES = 256
 const MAX_HEADER_NAME_CHARS = 64
-
-/**
- * Names whose values may be credentials (a receiver's session cookie, a token it echoes): the
- * delivery log is shown to everyone with portal access, so the value is never stored, only that
- * the header was there.
- */
-const SECRET_NAME = /cookie|authori[sz]ation|token|secret|password|session|api[-_]?key|signature/i
-const REDACTED = '[redacted]'
 
 function cut(value: string): string {
   const bytes = Buffer.from(value, 'utf8')
@@ -26,7 +19,7 @@ function cut(value: string): string {
 /**
  * The headers of a receiver's answer as the delivery log keeps them (the delivery debugger shows
  * them): the first MAX_KEPT_HEADERS in the order received, each value cut to
- * MAX_HEADER_VALUE_BYTES, credential-like values replaced. Bounded because a receiver chooses
+ * MAX_HEADER_VALUE_BYTES, credential values replaced (logging/redact.ts). Bounded because a receiver chooses
  * what it answers and every attempt is stored.
  */
 export function keptResponseHeaders(headers: IncomingHttpHeaders): Record<string, string> {
@@ -37,7 +30,8 @@ export function keptResponseHeaders(headers: IncomingHttpHeaders): Record<string
     if (rawValue === undefined) continue
     const name = rawName.toLowerCase().slice(0, MAX_HEADER_NAME_CHARS)
     const value = Array.isArray(rawValue) ? rawValue.join(', ') : String(rawValue)
-    kept[name] = SECRET_NAME.test(name) ? REDACTED : cut(value)
+    // the delivery log is shown to everyone with portal access: a credential's value is never kept
+    kept[name] = cut(redactHeaderValue(name, value))
     n++
   }
   return kept

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { AuditEntry, AuditPage, AuditValue } from '../../ports/audit-log.ts'
+import { isSecretFieldName, REDACTED, redactFieldValue } from '../../logging/redact.ts'
 
 export type AuditDeps = Pick<PlatformDeps, 'auditLog' | 'clock'>
 
@@ -14,28 +15,12 @@ export interface NewAuditEntry {
   details?: Record<string, AuditValue | AuditValue[]>
 }
 
-/**
- * Names that would hold a secret (a key, a token, a signing secret, a URL with a token in it).
- * `*_id` names are ids and allowed.
- */
-const SECRET_NAME = /(^|_)(key|token|secret|password|url|cookie)s?$/i
+const redactValue = (v: AuditValue): AuditValue => (typeof v !== 'string' ? v : redactFieldValue(v))
 
 /**
- * Values holding one of this system's secrets anywhere in them: API keys (`lsk_…`), source and
- * location tokens (`lst_…`), signing secrets (`whsec_…`), portal secrets (43 base64url
- * characters). A key's 12-character display prefix (`lsk_` + 8) is not a secret and passes.
- */
-const SECRET_IN_VALUE = /(lsk|lst|whsec)_[A-Za-z0-9_+/=-]{16,}/g
-const WHOLE_SECRET = /^[A-Za-z0-9_-]{43}$/
-
-const AUDIT_REDACTED = '[redacted]'
-
-const redactValue = (v: AuditValue): AuditValue =>
-  typeof v !== 'string' ? v : WHOLE_SECRET.test(v) ? AUDIT_REDACTED : v.replace(SECRET_IN_VALUE, AUDIT_REDACTED)
-
-/**
- * The values with anything that looks like a secret replaced by `[redacted]`: the whole value
- * under a secret's name, the secret-looking part of any other. Entries never hold a secret, and
+ * The values with anything that looks like a secret replaced by `[redacted]` (the one policy,
+ * logging/redact.ts: every writer's entry passes here): the whole value under a secret's name,
+ * the secret-looking part of any other. Entries never hold a secret, and
  * redaction never throws: what it sees is often a tenant's own text (a source name, a field
  * label, a domain), which may look like a credential by chance or on purpose, and refusing it
  * used to fail the request after its change was saved (issue 21 item 4).
@@ -43,7 +28,7 @@ const redactValue = (v: AuditValue): AuditValue =>
 function redactSecrets<V extends AuditValue | AuditValue[]>(values: Record<string, V>): Record<string, V> {
   const out: Record<string, V> = {}
   for (const [name, v] of Object.entries(values)) {
-    if (SECRET_NAME.test(name)) out[name] = (Array.isArray(v) ? v.map(() => AUDIT_REDACTED) : AUDIT_REDACTED) as V
+    if (isSecretFieldName(name)) out[name] = (Array.isArray(v) ? v.map(() => REDACTED) : REDACTED) as V
     else out[name] = (Array.isArray(v) ? v.map(redactValue) : redactValue(v)) as V
   }
   return out

@@ -5,6 +5,7 @@ import { messageCheck } from '../../contract/message-check.ts'
 import { canonicalJson } from '../../contract/canonical-json.ts'
 import { createDelivery, type EnqueueDeps } from '../webhooks/deliveries.ts'
 import { OPERATOR_ACCOUNT_ID, OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
+import { redactText } from '../../logging/redact.ts'
 
 export type OperationsDeps = EnqueueDeps & Pick<PlatformDeps, 'deliveries' | 'config' | 'logger'>
 
@@ -29,7 +30,17 @@ function operationalEventId(type: string, key: string): string {
  * Throws only when the store or the scheduler does (the caller's task is then retried, and the
  * id keeps the retry from sending twice).
  */
-export async function emitOperationalEvent(deps: OperationsDeps, event: NewOperationalEvent, options: { key?: string } = {}): Promise<OperationalEvent | null> {
+/** Every text of the event's data through the redaction policy (an endpoint's last error can name its URL). */
+function redactedData<T>(value: T): T {
+  if (typeof value === 'string') return redactText(value) as T
+  if (Array.isArray(value)) return value.map(redactedData) as T
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactedData(v)])) as T
+  return value
+}
+
+export async function emitOperationalEvent(deps: OperationsDeps, raw: NewOperationalEvent, options: { key?: string } = {}): Promise<OperationalEvent | null> {
+  // the one write seam of operational events: the log line and the signed POST both carry this
+  const event = { ...raw, data: redactedData(raw.data) } as NewOperationalEvent
   const withId = { id: operationalEventId(event.type, options.key ?? canonicalJson(event.data)), ...event }
   const checked = checkEvent(withId)
   if (!checked.ok) {

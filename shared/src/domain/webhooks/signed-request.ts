@@ -1,5 +1,6 @@
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord, SigningSecret } from '../../model/records.ts'
 import { signatureHeaders, type SignatureHeaders } from './signing.ts'
+import { redactReceiverUrl } from '../../logging/redact.ts'
 
 /** The request of one attempt as the receiver got it: what the delivery debugger shows. */
 export interface SignedRequest {
@@ -19,7 +20,8 @@ function secretsAt(secrets: readonly SigningSecret[], atMs: number): SigningSecr
  * The signed request of an attempt, derived again from stored data: deliver.ts signs with the
  * attempt's own clock reading (`at`, whose whole seconds are webhook-timestamp), the event id and
  * the stored body, with every secret active then. Nothing secret is in it (signatures are HMAC
- * outputs). The URL is the integration's current one. Null when no stored secret was active then.
+ * outputs). The URL is the integration's current one, its query and userinfo redacted (a receiver's
+ * credential often sits there: logging/redact.ts). Null when no stored secret was active then.
  */
 export function signedRequestOf(integration: IntegrationRecord, delivery: DeliveryRecord, attempt: DeliveryAttempt): SignedRequest | null {
   const atMs = Date.parse(attempt.at)
@@ -29,7 +31,7 @@ export function signedRequestOf(integration: IntegrationRecord, delivery: Delive
   if (secrets.length === 0) return null
   return {
     method: 'POST',
-    url: integration.url,
+    url: redactReceiverUrl(integration.url) ?? '',
     headers: signatureHeaders(
       secrets.map((s) => s.secret),
       delivery.event_id,

@@ -1,0 +1,80 @@
+import { SpanKind, type AttributeValue, type Attributes, type Context } from '@opentelemetry/api'
+import type { ReadableSpan, Span, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base'
+import { REDACTED, redactReceiverUrl, redactText, redactUrl } from '../logging/redact.ts'
+
+/**
+ * The span sink's write seam for the redaction policy (logging/redact.ts): every span reaches its
+ * exporter through this processor, which hands on a copy whose name, attributes, event attributes
+ * and status message carry no credential. The instrumentations write URLs raw (`url.full`,
+ * `url.query`, `url.path`, `http.target`, `http.url`): a sign-in link's token, a source token sent
+ * as `?token=`, a reveal page's id, a receiver's whole URL. An outbound request's URL (a client
+ * span: a tenant's receiver) loses its whole query and userinfo; an inbound one its credential
+ * parameters. Only ended, sampled spans get here, so an unsampled request costs nothing.
+ */
+
+/** the URL attributes of the HTTP semantic conventions (old and new) */
+const URL_KEYS = new Set(['url.full', 'http.url', 'url.query', 'url.path', 'http.target'])
+
+function redactedValue(value: AttributeValue | undefined, fn: (s: string) => string): AttributeValue | undefined {
+  if (typeof value === 'string') return fn(value)
+  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? fn(v) : v)) as AttributeValue
+  return value
+}
+
+function urlRedactor(key: string, outbound: boolean): (s: string) => string {
+  // url.query holds the query without its `?`: an outbound one goes whole, an inbound one by name
+  if (key === 'url.query') return outbound ? (s) => (s === '' ? s : REDACTED) : (s) => (redactUrl(`?${s}`) ?? '').slice(1)
+  const url = outbound ? redactReceiverUrl : redactUrl
+  return (s) => redactText(url(s) ?? s)
+}
+
+/** The attributes with every credential replaced; the same object when none was found. */
+function redactedAttributes(attributes: Attributes, outbound: boolean): Attributes {
+  let out: Attributes | null = null
+  for (const [key, value] of Object.entries(attributes)) {
+    const redacted = redactedValue(value, URL_KEYS.has(key) ? urlRedactor(key, outbound) : redactText)
+    if (redacted === value || (Array.isArray(value) && JSON.stringify(redacted) === JSON.stringify(value))) continue
+    out ??= { ...attributes }
+    out[key] = redacted
+  }
+  return out ?? attributes
+}
+
+/** A view of the span for the exporter: the span's own data, its name and attributes redacted. */
+function redactedSpan(span: ReadableSpan): ReadableSpan {
+  const outbound = span.kind === SpanKind.CLIENT || span.kind === SpanKind.PRODUCER
+  const events: TimedEvent[] = span.events.map((e) => (e.attributes ? { ...e, attributes: redactedAttributes(e.attributes, outbound) } : e))
+  const status = span.status.message === undefined ? span.status : { ...span.status, message: redactText(span.status.message) }
+  // a view, not a mutation: the span object stays the SDK's
+  return Object.create(span, {
+    name: { value: redactText(span.name), enumerable: true },
+    attributes: { value: redactedAttributes(span.attributes, outbound), enumerable: true },
+    events: { value: events, enumerable: true },
+    status: { value: status, enumerable: true },
+  }) as ReadableSpan
+}
+
+/** Hands each ended span to `next` (the exporting processor) redacted. */
+export class RedactingSpanProcessor implements SpanProcessor {
+  readonly #next: SpanProcessor
+
+  constructor(next: SpanProcessor) {
+    this.#next = next
+  }
+
+  onStart(span: Span, parentContext: Context): void {
+    this.#next.onStart(span, parentContext)
+  }
+
+  onEnd(span: ReadableSpan): void {
+    this.#next.onEnd(redactedSpan(span))
+  }
+
+  forceFlush(): Promise<void> {
+    return this.#next.forceFlush()
+  }
+
+  shutdown(): Promise<void> {
+    return this.#next.shutdown()
+  }
+}
