@@ -36,6 +36,10 @@ import { firstResponse, rawConnect, within } from './support/raw.ts'
  * admits: the drip is read). The portal screens' session check as a `preHandler` is caught by
  * test/http/before-caller-known.test.ts (here the forms' 64 KiB limit answers 413 first).
  *
+ * What no route serves is walked too (issue 28, item 4; further down): every method on every
+ * known path, unknown paths and random ones, each declaring 8 MiB and sending none, must be
+ * answered; and the services' RSS is measured while whole bodies to unrouted requests are in flight.
+ *
  * MEASURE_ANONYMOUS=1 adds the measurement of docs/reliability.md ("An anonymous 8 MiB body, on
  * every route"): one complete 8 MiB body per route, figures printed, nothing asserted.
  */
