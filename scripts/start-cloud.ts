@@ -23,6 +23,7 @@ import { resolve, join } from 'node:path'
 import { ConfigError, port } from '@lsv/shared/config/config.ts'
 import { demoBanner, ensureDemoTenant, DEMO_PUBLIC_ID, type ManagementApi } from './lib/demo-tenant.ts'
 import { startCloudPlatform, type CloudPlatform } from './lib/cloud/platform.ts'
+import { openListenWarning } from './lib/open-listen-warning.ts'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const env = process.env
@@ -138,6 +139,9 @@ try {
   process.stdout.write(
     demoBanner(credentials, { upsertWorker: local(ports['upsert-worker']), dispatcher: local(ports['webhook-dispatcher']) }, created, dataDir, what),
   )
+  // the services listen where LISTEN_HOST says (127.0.0.1 unset): said last, under the banner
+  const warning = openListenWarning(env.LISTEN_HOST || '127.0.0.1')
+  if (warning) process.stderr.write(warning)
   const reason = await platform.fatal
   say(`${reason}\nstopping everything`)
   await stop(1)

@@ -20,6 +20,7 @@ import { portalApi } from '../services/portal-api/src/service.ts'
 import { upsertWorker } from '../services/upsert-worker/src/service.ts'
 import { webhookDispatcher } from '../services/webhook-dispatcher/src/service.ts'
 import { demoBanner, ensureDemoTenant, DEMO_PUBLIC_ID, type DemoCredentials } from './lib/demo-tenant.ts'
+import { openListenWarning } from './lib/open-listen-warning.ts'
 
 type Env = Record<string, string | undefined>
 
@@ -54,7 +55,7 @@ async function createDemoTenant({ config, deps, apps }: RunningServices): Promis
   })
 }
 
-function printBanner({ config, logger, ports }: RunningServices): void {
+function printBanner({ config, logger, ports, listenHost }: RunningServices): void {
   const local = (p: number) => `http://localhost:${p}`
   // the banner comes last: pino writes asynchronously, so its buffered lines are written out first
   flushLoggerSync(logger)
@@ -70,6 +71,9 @@ function printBanner({ config, logger, ports }: RunningServices): void {
       backendsOf(config),
     ),
   )
+  // after the banner, so it is the last thing on the screen
+  const warning = openListenWarning(listenHost)
+  if (warning) process.stderr.write(warning)
 }
 
 // the composition root every service process uses, with every service in this one process

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHash } from 'node:crypto'
+import { request } from 'node:http'
+import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
 import { throwingDeps } from './throwing-deps.ts'
@@ -94,5 +97,68 @@ describe('GET /docs: the API reference page', () => {
       for (const s of sources) expect(allowed.has(s), `${name} ${s}`).toBe(true)
       if (name !== 'style-src') expect(sources, name).not.toContain("'unsafe-inline'")
     }
+  })
+})
+
+/** a GET with exactly these headers (fetch adds its own Accept-Encoding and decodes): status, headers, raw bytes */
+function rawGet(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes: Buffer.concat(chunks) }))
+    })
+      .on('error', reject)
+      .end()
+  })
+}
+
+// Issue 31 (attack, low): the 4.35 MB script went out uncompressed and uncached to anyone.
+describe("the API reference's script: compressed, and immutable under a URL named by its content", () => {
+  let scriptUrl: string
+  let plain: Buffer
+
+  beforeAll(async () => {
+    const html = await (await fetch(`${origin}/docs`)).text()
+    scriptUrl = /<script src="([^"]+)"><\/script>/.exec(html)![1]!
+    plain = (await rawGet(`${origin}${scriptUrl}`, {})).bytes
+  })
+
+  it('the page names the script by a hash of its bytes, and that URL is cached for a year, immutable', async () => {
+    expect(scriptUrl).toMatch(/^\/docs\/js\/scalar\.js\?v=[A-Za-z0-9_-]{16}$/)
+    expect(plain.toString('utf8')).toContain('createApiReference')
+    // the version is the content's: a new script is a new URL
+    expect(scriptUrl.split('v=')[1]).toBe(createHash('sha256').update(plain).digest('base64url').slice(0, 16))
+    const res = await rawGet(`${origin}${scriptUrl}`, { 'accept-encoding': 'br' })
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable')
+    expect(res.headers.vary).toContain('accept-encoding')
+    // the unversioned URL is never cached as immutable
+    expect((await rawGet(`${origin}/docs/js/scalar.js`, {})).headers['cache-control']).toBe('no-cache')
+    expect((await rawGet(`${origin}/docs/js/scalar.js?v=old`, {})).headers['cache-control']).toBe('no-cache')
+  })
+
+  it('is sent as brotli or gzip as the client accepts, at under a third of its size, the same bytes once decoded', async () => {
+    const br = await rawGet(`${origin}${scriptUrl}`, { 'accept-encoding': 'gzip, deflate, br' })
+    expect(br.status).toBe(200)
+    expect(br.headers['content-encoding']).toBe('br')
+    expect(br.bytes.length).toBeLessThan(plain.length / 3)
+    expect(brotliDecompressSync(br.bytes).equals(plain)).toBe(true)
+    const gz = await rawGet(`${origin}${scriptUrl}`, { 'accept-encoding': 'gzip, br;q=0' })
+    expect(gz.headers['content-encoding']).toBe('gzip')
+    expect(gz.bytes.length).toBeLessThan(plain.length / 3)
+    expect(gunzipSync(gz.bytes).equals(plain)).toBe(true)
+    const none = await rawGet(`${origin}${scriptUrl}`, {})
+    expect(none.headers['content-encoding']).toBeUndefined()
+    expect(none.bytes.equals(plain)).toBe(true)
+  })
+
+  it('answers a revalidation by its ETag with 304', async () => {
+    const first = await rawGet(`${origin}/docs/js/scalar.js`, {})
+    const again = await rawGet(`${origin}/docs/js/scalar.js`, { 'if-none-match': String(first.headers.etag) })
+    expect(again.status).toBe(304)
+    expect(again.bytes.length).toBe(0)
   })
 })

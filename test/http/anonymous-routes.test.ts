@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import type { AddressInfo } from 'node:net'
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { ServiceDefinition } from '@lsv/shared/platform/serve.ts'
 import { PRE_AUTH_LIMITS, PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
@@ -10,7 +13,7 @@ import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service
 import { createTestDeps } from '../helpers/deps.ts'
 import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { recordingQueue } from '../ingest/support/harness.ts'
-import { firstResponse, rawConnect } from './support/raw.ts'
+import { firstResponse, rawConnect, within } from './support/raw.ts'
 
 /**
  * Issue 21, "make it structural": every route of every service, as fastify's own route table
@@ -32,6 +35,10 @@ import { firstResponse, rawConnect } from './support/raw.ts'
  * caller without its token (here: /tasks/deliver with no identity configured, where loopback
  * admits: the drip is read). The portal screens' session check as a `preHandler` is caught by
  * test/http/before-caller-known.test.ts (here the forms' 64 KiB limit answers 413 first).
+ *
+ * What no route serves is walked too (issue 28, item 4; further down): every method on every
+ * known path, unknown paths and random ones, each declaring 8 MiB and sending none, must be
+ * answered; and the services' RSS is measured while whole bodies to unrouted requests are in flight.
  *
  * MEASURE_ANONYMOUS=1 adds the measurement of docs/reliability.md ("An anonymous 8 MiB body, on
  * every route"): one complete 8 MiB body per route, figures printed, nothing asserted.
@@ -57,6 +64,8 @@ interface Walked {
   port: number
   host: string
   routes: Array<{ method: string; url: string }>
+  /** every method each route URL answers, HEAD included (fastify adds HEAD to GET routes) */
+  routed: Map<string, Set<string>>
 }
 
 const SERVICES: ServiceDefinition[] = [edgeIngest, portalApi, upsertWorker, webhookDispatcher]
@@ -78,17 +87,21 @@ describe('every route, as an anonymous caller', () => {
     t = await createTestTenant(deps)
     for (const service of SERVICES) {
       const routes: Walked['routes'] = []
+      const routed: Walked['routed'] = new Map()
       const app = await service.build(deps, {
         beforeRoutes: async (a) => {
           a.addHook('onRoute', (route) => {
-            for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url })
+            for (const method of [route.method].flat()) {
+              if (method !== 'HEAD') routes.push({ method, url: route.url })
+              routed.set(route.url, (routed.get(route.url) ?? new Set()).add(method))
+            }
           })
         },
         ...(service === edgeIngest ? { preAuthBudget: budget } : {}),
       } as Parameters<ServiceDefinition['build']>[1])
       await app.listen({ port: 0, host: '127.0.0.1' })
       const port = (app.server.address() as AddressInfo).port
-      walked.push({ service: service.name, app, port, host: service === edgeIngest ? t.host : `127.0.0.1:${port}`, routes })
+      walked.push({ service: service.name, app, port, host: service === edgeIngest ? t.host : `127.0.0.1:${port}`, routes, routed })
     }
   })
   afterAll(async () => {
@@ -198,4 +211,184 @@ describe('every route, as an anonymous caller', () => {
     // what the listed route held: never more than one account's share
     expect(budget.peak).toBeLessThanOrEqual(PRE_AUTH_LIMITS.accountBytes)
   }, 600_000)
+  /**
+   * Issue 28, item 4: the bound lives in the server, not in the routes. A request that no route
+   * serves has no route to walk, so these walk the other side: every method on every known path,
+   * unknown paths, and random ones. Each request declares a whole 8 MiB body (the edge's and the
+   * portal's limit) and sends none of it: the answer must come anyway, i.e. nothing waited for the
+   * body before answering. Before the seam (http/unrouted.ts) fastify read and parsed a not-found
+   * request's body first, and these waited unanswered.
+   */
+  const DECLARED = { 'content-type': 'application/json', 'content-length': 8 * MiB }
+  const UNROUTED_WAIT_MS = 5_000
+  /** every method a client can send that fastify's router and node's parser take (CONNECT is a tunnel, not a request) */
+  const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'MKCOL', 'PURGE']
+  const UNKNOWN_PATHS = [
+    '/',
+    '/no-such-path',
+    '/api/v1/no-such',
+    '/portal/no-such',
+    '/v1/no-such',
+    '/v1/contacts/a/b',
+    '/pubsub/no-such',
+    '/tasks/no-such',
+    '/docs/no-such',
+    '/healthz/x',
+  ]
+  /** the one route and method that may wait for its body (READS_BEFORE_IDENTIFYING) */
+  const waitsForBody = (w: Walked, method: string, path: string) =>
+    w.service === 'edge-ingest' && method === 'POST' && /^\/v1\/contacts\/partnercrm\/?(\?|$)/.test(path)
+
+  /** the head of a request declaring 8 MiB, no body: its status, or null when none came */
+  async function headOnly(w: Walked, method: string, path: string): Promise<number | null> {
+    const c = await rawConnect(w.port)
+    const head = Object.entries({ host: w.host, ...DECLARED })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')
+    await c.write(`${method} ${path} HTTP/1.1\r\n${head}\r\n`)
+    for (let waited = 0; waited < UNROUTED_WAIT_MS && firstResponse(c.received()) === null && !c.socket.destroyed; waited += 10) {
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    const answer = firstResponse(c.received())
+    c.socket.destroy()
+    return answer?.status ?? null
+  }
+
+  it('answers every method on every known path, and unknown paths, before the body (an unrouted one 404)', async () => {
+    const problems: string[] = []
+    let sent = 0
+    for (const w of walked) {
+      const paths = [...new Set([...w.routed.keys()].map((url) => [url, pathOf(url)] as const))]
+      const cases = [...paths, ...UNKNOWN_PATHS.map((p) => [null, p] as const)]
+      for (const [url, path] of cases) {
+        for (const method of METHODS) {
+          if (waitsForBody(w, method, path) || problems.length >= 5) continue
+          const status = await headOnly(w, method, path)
+          sent++
+          const name = `${w.service} ${method} ${path}`
+          if (status === null) problems.push(`${name}: no answer before the body`)
+          else if (status >= 500 && status !== 503) problems.push(`${name}: ${status}`)
+          else if (url !== null && !w.routed.get(url)!.has(method) && status !== 404) problems.push(`${name}: ${status}, not 404 (no route)`)
+        }
+      }
+    }
+    console.log(`UNROUTED ${sent} method × path requests, each declaring 8 MiB and sending none`)
+    expect(problems).toEqual([])
+  }, 600_000)
+
+  it('answers random paths with any method before the body', async () => {
+    const prefixes = ['', '/v1/contacts', '/api/v1', '/api/contacts', '/portal', '/docs', '/pubsub', '/tasks', '/healthz']
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: walked.length - 1 }),
+        fc.constantFrom(...METHODS),
+        fc.constantFrom(...prefixes),
+        fc.webPath(),
+        fc.option(fc.webQueryParameters(), { nil: undefined }),
+        async (service, method, prefix, path, query) => {
+          const w = walked[service]!
+          const target = `${prefix}${path.startsWith('/') || path === '' ? path : `/${path}`}${query ? `?${query}` : ''}` || '/'
+          fc.pre(!waitsForBody(w, method, target))
+          const status = await headOnly(w, method, target)
+          expect(status, `${w.service} ${method} ${target}`).not.toBeNull()
+          expect(status === 503 || status! < 500, `${w.service} ${method} ${target}: ${status}`).toBe(true)
+        },
+      ),
+      { numRuns: 200, endOnFailure: true },
+    )
+  }, 600_000)
+})
+
+/**
+ * Issue 28, item 4, measured as the attack measured it: the resident memory of the services'
+ * process while several requests that no route serves are in flight, each sending a whole 8 MiB
+ * body of small JSON objects (what costs most to parse: about 14 times its bytes). The services
+ * run in a process of their own (support/services-child.ts), so the RSS is theirs alone.
+ *
+ * Before the seam (http/unrouted.ts) each body was read and parsed before its 404: the attack saw
+ * 4 such requests take edge-ingest from 156 to 1,141 MiB. Now each is answered at once and its
+ * body drained without being kept (lingering-close.ts), so the growth stays far below one body's
+ * size, whatever the number in flight.
+ */
+describe('requests no route serves, sending whole bodies: memory stays bounded', () => {
+  const CHILD = fileURLToPath(new URL('./support/services-child.ts', import.meta.url))
+  const IN_FLIGHT = 4
+  const RSS_GROWTH_BOUND = 8 * MiB
+  const UNROUTED: Array<[string, string]> = [
+    ['PUT', '/api/v1/contacts'],
+    ['POST', '/healthz'],
+    ['OPTIONS', '/v1/contacts'],
+    ['PATCH', '/no-such-path'],
+  ]
+  let child: ChildProcess
+  let services: Array<{ name: string; port: number; host: string }> = []
+
+  const ask = <T>(type: string, answer: string): Promise<T> =>
+    new Promise((resolve) => {
+      const onMessage = (m: { type: string }) => {
+        if (m.type !== answer) return
+        child.off('message', onMessage)
+        resolve(m as T)
+      }
+      child.on('message', onMessage)
+      child.send({ type })
+    })
+
+  beforeAll(async () => {
+    child = fork(CHILD, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    services = await new Promise((resolve, reject) => {
+      child.once('message', (m: { type: string; services: typeof services }) => (m.type === 'ready' ? resolve(m.services) : reject(new Error(m.type))))
+      child.once('exit', (code) => reject(new Error(`the services' process exited (${code}) before it was ready`)))
+    })
+  }, 60_000)
+  afterAll(async () => {
+    if (child?.connected) {
+      const exited = new Promise((resolve) => child.once('exit', resolve))
+      child.send({ type: 'close' })
+      await within(exited, 15_000, null)
+    }
+    if (child && child.exitCode === null) child.kill('SIGKILL')
+  })
+
+  it(`${IN_FLIGHT} whole 8 MiB bodies in flight per service: each answered 404 at once, RSS grows less than one body`, async () => {
+    const body = Buffer.alloc(8 * MiB, ' ')
+    const unit = Buffer.from('{"a":1},')
+    body.write('[')
+    for (let at = 1; at + unit.length + 8 < body.length; at += unit.length) unit.copy(body, at)
+    body.write('{"a":1}]', body.length - 8)
+    const growths: string[] = []
+    const peaks: number[] = []
+    const answers: Array<number | null> = []
+    /** IN_FLIGHT whole bodies at once to `service`'s unrouted requests; their statuses */
+    const load = (service: (typeof services)[number]) =>
+      Promise.all(
+        UNROUTED.slice(0, IN_FLIGHT).map(async ([method, path]) => {
+          const c = await rawConnect(service.port)
+          await c.write(`${method} ${path} HTTP/1.1\r\nhost: ${service.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`)
+          const written = c.write(body)
+          for (let waited = 0; waited < 30_000 && firstResponse(c.received()) === null && !c.socket.destroyed; waited += 10)
+            await new Promise((r) => setTimeout(r, 10))
+          // the answer came while the body was still going out: the rest is drained, not kept
+          await within(written, 30_000, undefined)
+          const status = firstResponse(c.received())?.status ?? null
+          c.socket.destroy()
+          return status
+        }),
+      )
+    // one round first, unmeasured: what any first traffic costs (compiled code, the collector's
+    // young generation grown to its working size) is not what these requests hold
+    for (const service of services) await load(service)
+    for (const service of services) {
+      await ask('mark', 'marked')
+      const statuses = await load(service)
+      const report = await ask<{ baseline: number; rssPeak: number }>('report', 'report')
+      const growth = report.rssPeak - report.baseline
+      growths.push(`${service.name} ${(growth / MiB).toFixed(1)} MiB (${statuses.join(' ')})`)
+      peaks.push(growth)
+      answers.push(...statuses)
+    }
+    console.log(`UNROUTED-RSS ${IN_FLIGHT} × 8 MiB in flight: ${growths.join('; ')}`)
+    expect(answers, growths.join('; ')).toEqual(answers.map(() => 404))
+    expect(Math.max(...peaks), growths.join('; ')).toBeLessThan(RSS_GROWTH_BOUND)
+  }, 300_000)
 })

@@ -17,6 +17,7 @@ import { handleClientError } from './client-errors.ts'
 import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
 import { refuseAmbiguousTarget } from './request-target.ts'
+import { answerUnroutedAtOnce } from './unrouted.ts'
 import { CloudRequestLogController } from './request-log.ts'
 import { createReadiness, type Readiness } from './readiness.ts'
 
@@ -128,6 +129,9 @@ export function buildBaseApp(options: BaseAppOptions): App {
     refuseAmbiguousTarget(request.raw)
     markRepeatedCredentialHeaders(request.raw)
   })
+  // a request no route serves (unknown path, other method, OPTIONS, HEAD without GET) gets its
+  // not-found answer now, before its body is read (unrouted.ts)
+  answerUnroutedAtOnce(app)
   // an answer sent before the body was read (over the cap, refused credential, …) must still
   // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts)
   app.addHook('onSend', async (request, reply, payload) => {

@@ -180,12 +180,12 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     const lease = budget.lease(accountId)
     reply.raw.once('close', () => lease.release())
     const declared = request.headers['content-length']
-    if (declared === undefined) return payload.pipe(meteredBody(lease, () => budget.busy()))
+    if (declared === undefined) return payload.pipe(meteredBody(budget, lease))
     const length = Number(declared)
     // over the cap (or not a length): the body parser refuses it before reading, nothing is buffered
     if (!Number.isSafeInteger(length) || length > (request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)) return payload
     if (!lease.take(length)) throw budget.busy()
-    return payload
+    return payload.pipe(meteredBody(budget, lease, true))
   }
 
   app.post(

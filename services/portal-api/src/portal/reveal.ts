@@ -31,9 +31,12 @@ export async function redirectToReveal(deps: PlatformDeps, request: FastifyReque
  * The reveal page: the secret the first time (and the record deleted as it is read), then, on
  * a reload, the back button or another session's visit, a 410 page saying it was shown once.
  * No caching (sendScreen's `Cache-Control: no-store`), so no copy stays in the browser's cache.
+ * Showing is taking, so only a GET shows it.
  */
 export function registerRevealScreen(scope: App, deps: PlatformDeps): void {
-  scope.get(`${REVEAL_PATH}/:revealId`, { schema: { hide: true, params: RevealParams } }, async (request, reply) => {
+  // GET only: fastify would answer HEAD with this handler, and a HEAD (a link checker, a preview)
+  // would use up the secret unseen; a HEAD is answered as a path no route serves (404)
+  scope.get(`${REVEAL_PATH}/:revealId`, { exposeHeadRoute: false, schema: { hide: true, params: RevealParams } }, async (request, reply) => {
     const session = sessionOf(request)
     const cookie = sessionCookieOf(deps.config.portalBaseUrl, request.headers.cookie)
     const view = await takeReveal(deps, cookie, session, request.params.revealId)

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import apiReference, { type ApiReferenceConfiguration } from '@scalar/fastify-api-reference'
 import type { App } from '@lsv/shared/http/base-app.ts'
+import { apiReferenceScript, SCRIPT_PATH, sendApiReferenceScript } from './api-reference-script.ts'
 
-/** Where the page lives, and the script @scalar/fastify-api-reference serves from its package. */
+/** Where the page lives (its script: api-reference-script.ts) */
 const API_REFERENCE_PATH = '/docs'
-const API_REFERENCE_SCRIPT = `${API_REFERENCE_PATH}/js/scalar.js`
 const OPENAPI_URL = '/api/v1/openapi.json'
 
 /**
@@ -49,9 +49,9 @@ function escapeAttribute(text: string): string {
 
 /**
  * The page: the configuration as a data block (`type="application/json"`, never executed) that
- * Scalar's script finds by its id, then the script itself, same-origin.
+ * Scalar's script finds by its id, then the script itself, same-origin, named by its version.
  */
-const API_REFERENCE_HTML = `<!doctype html>
+const apiReferenceHtml = (scriptUrl: string) => `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -60,24 +60,29 @@ const API_REFERENCE_HTML = `<!doctype html>
   </head>
   <body>
     <script id="api-reference" type="application/json" data-url="${OPENAPI_URL}" data-configuration="${escapeAttribute(JSON.stringify(CONFIGURATION))}"></script>
-    <script src="${API_REFERENCE_SCRIPT}"></script>
+    <script src="${scriptUrl}"></script>
   </body>
 </html>
 `
 
 /**
  * `GET /docs`: an API reference page for the OpenAPI document (Scalar), assets served from the
- * installed package, no CDN. The plugin serves its script; its own page (a redirect from `/docs`
- * to `/docs/`, then HTML with an inline script) is answered here instead with the page above, so
- * `/docs` answers 200 directly under a CSP without `'unsafe-inline'` scripts.
+ * installed package, no CDN. The plugin's routes are answered here instead: its page (a redirect
+ * from `/docs` to `/docs/`, then HTML with an inline script) by the page above, so `/docs` answers
+ * 200 directly under a CSP without `'unsafe-inline'` scripts; its script compressed and cached
+ * under a versioned URL (api-reference-script.ts).
  */
 export function registerApiReference(app: App): void {
   const sendPage = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.header('content-security-policy', API_REFERENCE_CSP)
     reply.header('x-content-type-options', 'nosniff')
     reply.header('referrer-policy', 'no-referrer')
-    if (request.routeOptions.url === API_REFERENCE_SCRIPT) return
-    return reply.code(200).type('text/html; charset=utf-8').send(API_REFERENCE_HTML)
+    if (request.routeOptions.url === SCRIPT_PATH) return sendApiReferenceScript(request, reply)
+    const { version } = await apiReferenceScript()
+    return reply
+      .code(200)
+      .type('text/html; charset=utf-8')
+      .send(apiReferenceHtml(`${SCRIPT_PATH}?v=${version}`))
   }
   app.register(apiReference, {
     routePrefix: API_REFERENCE_PATH,
