@@ -54,7 +54,11 @@ describe('every writer of the contact store crosses the write seam', () => {
     const files = productFiles()
     const writers = files.filter((f) => /\.upsertBatch\(/.test(f.text) && !f.path.includes('/adapters/')).map((f) => f.path)
     // each of these has an end-to-end test below (push: test/ingest/worker.test.ts)
-    expect(writers.sort()).toEqual(['shared/src/domain/contacts/write-seam.ts', 'shared/src/domain/ingest/upsert.ts', 'shared/src/domain/visits/resolve-person.ts'])
+    expect(writers.sort()).toEqual([
+      'shared/src/domain/contacts/write-seam.ts',
+      'shared/src/domain/ingest/upsert.ts',
+      'shared/src/domain/visits/resolve-person.ts',
+    ])
     for (const path of writers.filter((p) => !p.endsWith('write-seam.ts'))) {
       const calls = [...files.find((f) => f.path === path)!.text.matchAll(/([\w.]+)\.upsertBatch\(/g)].map((m) => m[1])
       expect(calls, path).toEqual(calls.map(() => 'deps.contacts'))
@@ -140,7 +144,10 @@ function changeFeedWalk(name: string, open: () => Promise<Feed>): void {
     const published = '2026-09-04T12:00:00.000Z'
     beforeAll(async () => {
       feed = await open()
-      tenant = await createTestTenant(feed.deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
+      tenant = await createTestTenant(feed.deps, {
+        ...ACCOUNT_ONLY,
+        integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } },
+      })
     })
     afterAll(async () => {
       await tenant?.cleanup()
@@ -163,7 +170,11 @@ function changeFeedWalk(name: string, open: () => Promise<Feed>): void {
 
     it('a visit that resolves a new person publishes exactly one row, the person as stored', async () => {
       const seenAt = '2026-09-04T11:59:00.000Z'
-      const outcome = await handleVisitEvent(feed.deps, visit({ identity: { first_name: 'Ada', network_url: `https://network.example/in/${randomSuffix()}` }, resolved_by: 'vendor-x' }, seenAt), published)
+      const outcome = await handleVisitEvent(
+        feed.deps,
+        visit({ identity: { first_name: 'Ada', network_url: `https://network.example/in/${randomSuffix()}` }, resolved_by: 'vendor-x' }, seenAt),
+        published,
+      )
       expect(outcome.result).toBe('delivered')
       if (outcome.result !== 'delivered') return
       const rows = await settled(outcome.contactId, 1)
@@ -172,17 +183,30 @@ function changeFeedWalk(name: string, open: () => Promise<Feed>): void {
       expect(rows[0]).toMatchObject({ source: 'resolution', first_name: 'Ada', resolved_by: 'vendor-x' })
     })
 
-    it('a visit whose person matches a pushed contact merges into it and publishes exactly one row with both writers\' values', async () => {
+    it("a visit whose person matches a pushed contact merges into it and publishes exactly one row with both writers' values", async () => {
       const email = `grace.${randomSuffix()}@acme.example`
       const id = contactIdFor(tenant.account.id, 'crm', 'ext-merge')
       await feed.deps.contacts.upsertBatch(
         tenant.account.id,
-        [{ source: 'crm', external_id: 'ext-merge', writer: 'manual', at: '2026-09-04T10:00:00.000Z', origin: 'seed:0', patch: { business_email: email, identity: { first_name: 'Grace' } } }],
+        [
+          {
+            source: 'crm',
+            external_id: 'ext-merge',
+            writer: 'manual',
+            at: '2026-09-04T10:00:00.000Z',
+            origin: 'seed:0',
+            patch: { business_email: email, identity: { first_name: 'Grace' } },
+          },
+        ],
         mergeContact,
       )
       await settled(id, 1)
       const seenAt = '2026-09-04T11:58:00.000Z'
-      const outcome = await handleVisitEvent(feed.deps, visit({ identity: { title: 'CTO' }, handles: { business_email: email }, company: { name: 'Acme' }, resolved_by: 'vendor-y' }, seenAt), published)
+      const outcome = await handleVisitEvent(
+        feed.deps,
+        visit({ identity: { title: 'CTO' }, handles: { business_email: email }, company: { name: 'Acme' }, resolved_by: 'vendor-y' }, seenAt),
+        published,
+      )
       expect(outcome).toMatchObject({ result: 'delivered', contactId: id })
       const rows = await settled(id, 2)
       expect(rows).toHaveLength(2)
@@ -193,11 +217,24 @@ function changeFeedWalk(name: string, open: () => Promise<Feed>): void {
 
     it('an enrichment publishes exactly one row; a write that changes nothing publishes none', async () => {
       const id = contactIdFor(tenant.account.id, 'crm', 'ext-enrich')
-      const input = { source: 'crm', external_id: 'ext-enrich', writer: 'manual' as const, at: '2026-09-04T10:00:00.000Z', origin: 'seed:1', patch: { identity: { first_name: 'Lin' } } }
+      const input = {
+        source: 'crm',
+        external_id: 'ext-enrich',
+        writer: 'manual' as const,
+        at: '2026-09-04T10:00:00.000Z',
+        origin: 'seed:1',
+        patch: { identity: { first_name: 'Lin' } },
+      }
       await feed.deps.contacts.upsertBatch(tenant.account.id, [input], mergeContact)
       await settled(id, 1)
       const at = '2026-09-04T10:30:00.000Z'
-      const enrichment = { ...input, writer: 'enrichment' as const, at, origin: 'enrichment-job:7', patch: { company: { name: 'Lin Corp', domain: 'lin.example' } } }
+      const enrichment = {
+        ...input,
+        writer: 'enrichment' as const,
+        at,
+        origin: 'enrichment-job:7',
+        patch: { company: { name: 'Lin Corp', domain: 'lin.example' } },
+      }
       const [outcome] = await feed.deps.contacts.upsertBatch(tenant.account.id, [enrichment], mergeContact)
       expect(outcome).toMatchObject({ result: 'updated', written: { by: 'enrichment', change: 'updated' } })
       const rows = await settled(id, 2)
@@ -218,9 +255,16 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('on the emulators', (
 describe('a change row that cannot be published', () => {
   it('fails the visit, and the redelivered visit publishes the row of the person it already wrote', async () => {
     const q = recordingQueue()
-    const failing: Queue = { ...q.queue, publish: async (topic, data, attributes) => (topic === 'contact-changes' ? Promise.reject(new Error('down (test)')) : q.queue.publish(topic, data, attributes)) }
+    const failing: Queue = {
+      ...q.queue,
+      publish: async (topic, data, attributes) =>
+        topic === 'contact-changes' ? Promise.reject(new Error('down (test)')) : q.queue.publish(topic, data, attributes),
+    }
     const deps = await createTestDeps({ queue: q.queue })
-    const tenant = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } } })
+    const tenant = await createTestTenant(deps, {
+      ...ACCOUNT_ONLY,
+      integration: { url: 'http://127.0.0.1:9/hook', tiers: { contact_handles: true, sensitive_traits: false } },
+    })
     try {
       const event: VisitEvent = {
         id: `visit_${randomSuffix()}`,

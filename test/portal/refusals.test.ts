@@ -72,11 +72,7 @@ describe('refusals are outcomes: the debugger and the contact page name them', (
   }
 
   it('the inbound debugger says "accepted N, refused M (why)", and the contact page names the refused email', async () => {
-    await push([
-      { external_id: 'r-1', email: 'ann-at-example', first_name: 'Ann' },
-      { first_name: 'No Id' },
-      { external_id: 'r-2', email: 'bo@example.com' },
-    ])
+    await push([{ external_id: 'r-1', email: 'ann-at-example', first_name: 'Ann' }, { first_name: 'No Id' }, { external_id: 'r-2', email: 'bo@example.com' }])
     // the edge writes its debugger entries a moment after the answer
     let debuggerPage = ''
     const listed = () => debuggerPage.includes('<td><span class="badge ok">202')

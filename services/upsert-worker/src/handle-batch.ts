@@ -53,7 +53,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
 }
 
 /** What one message came to: applied (stored, refused, parked), unreadable (parked), or to be retried. */
-export async function applyBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<BatchApplied | 'retry'> {
+async function applyBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<BatchApplied | 'retry'> {
   const log = deps.logger.child({ messageId: message.id, attempt: message.deliveryAttempt, batchId: message.attributes?.batch_id })
   let batch: DecodedBatch
   try {

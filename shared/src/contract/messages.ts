@@ -38,7 +38,8 @@ export const BatchMessageAttributes = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 128,
-        description: "the push's request id: the worker records what it refused on the push's inbound debugger entry (optional: batches queued before it have none)",
+        description:
+          "the push's request id: the worker records what it refused on the push's inbound debugger entry (optional: batches queued before it have none)",
       }),
     ),
     indexes: Type.Optional(

@@ -51,7 +51,10 @@ export function createEmbeddedPushLog(edb: EmbeddedDb): PushLog {
       const rows = recent.all(connectionId, nowMs, limit) as unknown as Array<{ entry: string }>
       const entries = rows.map((r) => JSON.parse(r.entry) as PushLogEntry)
       if (entries.length === 0) return entries
-      const found = outcomesOf.all(connectionId, nowMs, JSON.stringify(entries.map((e) => e.request_id))) as unknown as Array<{ request_id: string; outcome: string }>
+      const found = outcomesOf.all(connectionId, nowMs, JSON.stringify(entries.map((e) => e.request_id))) as unknown as Array<{
+        request_id: string
+        outcome: string
+      }>
       const byRequest = new Map(found.map((o) => [o.request_id, JSON.parse(o.outcome) as PushOutcome]))
       return entries.map((e) => {
         const outcome = byRequest.get(e.request_id)

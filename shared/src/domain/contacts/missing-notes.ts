@@ -19,7 +19,7 @@ const KEY_OF_FIELD: Record<string, string> = { email: BUSINESS_EMAIL_KEY }
 const PUSH_RANK = '3'
 
 /** When a push last wrote this contact: the latest event time of a field version written at the push's rank. */
-export function lastPushAt(record: ContactRecord): string | null {
+function lastPushAt(record: ContactRecord): string | null {
   let last: string | null = null
   for (const v of Object.values(record.versions ?? {})) {
     // a version is `rank|at|origin`, or `at|rank|origin` for insert-only fields (merge.ts)

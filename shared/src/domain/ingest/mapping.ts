@@ -60,7 +60,7 @@ interface MappedRecord {
 }
 
 /** A mapped value that is not stored: its target, the value as sent (shortened), and why. */
-export interface RefusedValue {
+interface RefusedValue {
   field: string
   value: string
   reason: string

@@ -114,7 +114,10 @@ export async function upsertBatchRecords(
   }
   let outcomes: UpsertOutcome[] = []
   if (inputs.length > 0) {
-    const storeOptions = { ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.includeAlreadyApplied ? { recheckApplied: true } : {}) }
+    const storeOptions = {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.includeAlreadyApplied ? { recheckApplied: true } : {}),
+    }
     try {
       outcomes = await deps.contacts.upsertBatch(batch.accountId, inputs, canonical, storeOptions)
     } catch (err) {
