@@ -17,21 +17,6 @@ const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
 type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'logger' | 'listeners'>
 
 /**
- * One `contact-batches` message (docs/ingestion.md):
- * - a message that can never be processed (format version, attributes, body) is logged, parked
- *   on `contact-batches-dead-letter` as it came, and acked;
- * - otherwise every anchored record is upserted with origin `<batch_id>:<index>`, so a redelivered
- *   or duplicated message writes nothing new;
- * - records that can never be stored (too large) are logged and dead-lettered at once; records the
- *   store failed to write are retried by redelivery, then dead-lettered at attempt RECORD_ATTEMPTS;
- *   when every record failed the store is the problem and the message is nacked (never dead-lettered here);
- * - what the batch came to is returned as BatchApplied (ports/listeners.ts), for the listeners
- *   composed at the root (platform/listeners.ts); the change rows went out with the writes
- *   (the contact-write seam).
- * Anything thrown (store or queue unavailable, a listener that fails its batch) is a nack: the
- * queue redelivers with backoff.
- */
-/**
  * What a message parked here carries besides its own attributes: why, and the message and attempt
  * it came from, so the operator's `batch.dead_lettered` names the original message and a parking
  * repeated after a lost ack is the same event (domain/operations/dead-letter.ts).
@@ -52,7 +37,21 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
   return 'ack'
 }
 
-/** What one message came to: applied (stored, refused, parked), unreadable (parked), or to be retried. */
+/**
+ * What one `contact-batches` message came to (docs/ingestion.md): applied, unreadable, or to be retried.
+ * - a message that can never be processed (format version, attributes, body) is logged, parked
+ *   on `contact-batches-dead-letter` as it came, and acked;
+ * - otherwise every anchored record is upserted with origin `<batch_id>:<index>`, so a redelivered
+ *   or duplicated message writes nothing new;
+ * - records that can never be stored (too large) are logged and dead-lettered at once; records the
+ *   store failed to write are retried by redelivery, then dead-lettered at attempt RECORD_ATTEMPTS;
+ *   when every record failed the store is the problem and the message is nacked (never dead-lettered here);
+ * - what the batch came to is returned as BatchApplied (ports/listeners.ts), for the listeners
+ *   composed at the root (platform/listeners.ts); the change rows went out with the writes
+ *   (the contact-write seam).
+ * Anything thrown (store or queue unavailable, a listener that fails its batch) is a nack: the
+ * queue redelivers with backoff.
+ */
 async function applyBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<BatchApplied | 'retry'> {
   const log = deps.logger.child({ messageId: message.id, attempt: message.deliveryAttempt, batchId: message.attributes?.batch_id })
   let batch: DecodedBatch
