@@ -119,8 +119,9 @@ resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
 }
 
 # Producers: edge-ingest and portal-api publish batches (portal: origin fallbacks); portal-api
-# publishes visit events (management API); upsert-worker publishes contact changes, and so does
-# portal-api when an origin fallback upserts synchronously (acceptPushOrUpsert).
+# publishes visit events (management API). Contact changes come from every writer of the contact
+# store (the contact-write seam's change feed): upsert-worker (pushes), webhook-dispatcher (visits
+# that create or enrich a person), and portal-api when an origin fallback upserts synchronously.
 resource "google_pubsub_topic_iam_member" "publishers" {
   for_each = {
     "contact-batches/edge-ingest" = { topic = "contact-batches", sa = "edge-ingest" }
@@ -128,6 +129,7 @@ resource "google_pubsub_topic_iam_member" "publishers" {
     "visit-events/portal-api"     = { topic = "visit-events", sa = "portal-api" }
     "contact-changes/upsert"      = { topic = "contact-changes", sa = "upsert-worker" }
     "contact-changes/portal-api"  = { topic = "contact-changes", sa = "portal-api" }
+    "contact-changes/dispatcher"  = { topic = "contact-changes", sa = "webhook-dispatcher" }
   }
   topic  = google_pubsub_topic.main[each.value.topic].id
   role   = "roles/pubsub.publisher"

@@ -102,9 +102,12 @@ describe('Cloud Tasks: whoever creates delivery tasks may do so, nobody more', (
 })
 
 describe('Pub/Sub publishers', () => {
-  it('portal-api may publish change rows: its origin fallback upserts synchronously and publishes them', () => {
+  it('every writer of contacts may publish change rows: the worker, the dispatcher (visits) and portal-api (origin fallback upserts)', () => {
+    // the change rows go out from the contact-write seam, so whoever upserts contacts publishes them
     const accept = readFileSync(join(ROOT, 'shared/src/domain/ingest/accept.ts'), 'utf8')
-    expect(accept).toMatch(/export async function acceptPushOrUpsert[\s\S]*publishChangeRows/)
+    expect(accept).toMatch(/export async function acceptPushOrUpsert[\s\S]*upsertBatchRecords/)
+    const visits = readFileSync(join(ROOT, 'shared/src/domain/visits/resolve-person.ts'), 'utf8')
+    expect(visits).toContain('deps.contacts.upsertBatch(')
     const fallbacks = readFileSync(join(ROOT, 'services/portal-api/src/routes/fallbacks.ts'), 'utf8')
     expect(fallbacks).toContain('acceptPushOrUpsert(')
     const publishers = Object.values(resource(tf, 'google_pubsub_topic_iam_member', 'publishers').for_each as Record<string, { topic: string; sa: string }>)
@@ -112,7 +115,7 @@ describe('Pub/Sub publishers', () => {
       .filter((p) => p.topic === 'contact-changes')
       .map((p) => p.sa)
       .sort()
-    expect(contactChanges).toEqual(['portal-api', 'upsert-worker'])
+    expect(contactChanges).toEqual(['portal-api', 'upsert-worker', 'webhook-dispatcher'])
   })
 })
 

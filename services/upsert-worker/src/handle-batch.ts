@@ -2,8 +2,8 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { HandlerResult, QueueMessage } from '@lsv/shared/ports/queue.ts'
 import { DEAD_LETTER_ATTRIBUTES, deadLetterTopicOf, type Topic } from '@lsv/shared/model/topics.ts'
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
-import { publishChangeRows, upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
-import { countDeadLetters } from '@lsv/shared/domain/activity/counts.ts'
+import { upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
+import type { BatchApplied } from '@lsv/shared/ports/listeners.ts'
 
 /**
  * A record the store failed to write is retried with its batch (nack; the rest of the batch is a
@@ -14,34 +14,8 @@ export const RECORD_ATTEMPTS = 3
 
 const DEAD_LETTER_TOPIC = deadLetterTopicOf('contact-batches') as Topic
 
-/** What became of a batch's records: stored, or refused for this reason. */
-type RecordOutcomes = Record<'accepted' | 'no_external_id' | 'too_large' | 'store_failed', number>
+type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'logger' | 'listeners'>
 
-/**
- * One line per outcome a batch's records had (none for an outcome no record had): the log-based
- * metric contact_records (infra/monitoring.tf) sums `records` by `outcome`. A counter metric can
- * only count lines, so the count travels in the line and the metric is a distribution of it.
- */
-function logRecordOutcomes(log: PlatformDeps['logger'], outcomes: RecordOutcomes): void {
-  for (const [outcome, records] of Object.entries(outcomes)) {
-    if (records > 0) log.info({ event: 'contact_records', outcome, records }, 'contact records')
-  }
-}
-
-type WorkerDeps = Pick<PlatformDeps, 'tenantLookups' | 'contacts' | 'queue' | 'logger' | 'rateLimiter' | 'clock'>
-
-/**
- * One `contact-batches` message (docs/ingestion.md):
- * - a message that can never be processed (format version, attributes, body) is logged, parked
- *   on `contact-batches-dead-letter` as it came, and acked;
- * - otherwise every anchored record is upserted with origin `<batch_id>:<index>`, so a redelivered
- *   or duplicated message writes nothing new;
- * - records that can never be stored (too large) are logged and dead-lettered at once; records the
- *   store failed to write are retried by redelivery, then dead-lettered at attempt RECORD_ATTEMPTS;
- *   when every record failed the store is the problem and the message is nacked (never dead-lettered here);
- * - one change row per changed contact goes to `contact-changes`, then the message is acked.
- * Anything thrown (store or queue unavailable) is a nack: the queue redelivers with backoff.
- */
 /**
  * What a message parked here carries besides its own attributes: why, and the message and attempt
  * it came from, so the operator's `batch.dead_lettered` names the original message and a parking
@@ -55,7 +29,30 @@ function parkedAttributes(message: QueueMessage, reason: string): Record<string,
   }
 }
 
+/** One `contact-batches` message to the queue: apply it, then hand what it came to to every listener. */
 export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<HandlerResult> {
+  const outcome = await applyBatchMessage(deps, message)
+  if (outcome === 'retry') return 'nack'
+  for (const listener of deps.listeners.batchApplied) await listener(outcome)
+  return 'ack'
+}
+
+/**
+ * What one `contact-batches` message came to (docs/ingestion.md): applied, unreadable, or to be retried.
+ * - a message that can never be processed (format version, attributes, body) is logged, parked
+ *   on `contact-batches-dead-letter` as it came, and acked;
+ * - otherwise every anchored record is upserted with origin `<batch_id>:<index>`, so a redelivered
+ *   or duplicated message writes nothing new;
+ * - records that can never be stored (too large) are logged and dead-lettered at once; records the
+ *   store failed to write are retried by redelivery, then dead-lettered at attempt RECORD_ATTEMPTS;
+ *   when every record failed the store is the problem and the message is nacked (never dead-lettered here);
+ * - what the batch came to is returned as BatchApplied (ports/listeners.ts), for the listeners
+ *   composed at the root (platform/listeners.ts); the change rows went out with the writes
+ *   (the contact-write seam).
+ * Anything thrown (store or queue unavailable, a listener that fails its batch) is a nack: the
+ * queue redelivers with backoff.
+ */
+async function applyBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<BatchApplied | 'retry'> {
   const log = deps.logger.child({ messageId: message.id, attempt: message.deliveryAttempt, batchId: message.attributes?.batch_id })
   let batch: DecodedBatch
   try {
@@ -64,9 +61,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     if (!(err instanceof InvalidBatchMessage)) throw err
     log.error({ event: 'dead_lettered', kind: 'message', err, reason: err.message }, 'batch message can never be processed: dead-lettered')
     await deps.queue.publish(DEAD_LETTER_TOPIC, message.data, { ...message.attributes, ...parkedAttributes(message, err.message) })
-    // a message that cannot be read counts as one (its records cannot be counted either)
-    await countDeadLetters(deps, message.attributes?.account_id, 'unreadable', 1)
-    return 'ack'
+    return { kind: 'unreadable', accountId: message.attributes?.account_id, reason: err.message }
   }
 
   const result = await upsertBatchRecords(deps, batch, {
@@ -77,7 +72,7 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
     const everyWriteFailed = result.failed.length === result.upserted
     if (everyWriteFailed || message.deliveryAttempt < RECORD_ATTEMPTS) {
       log.warn({ failed: result.failed.length, upserted: result.upserted, firstError: result.failed[0]!.error }, 'batch records failed to store: redelivery')
-      return 'nack'
+      return 'retry'
     }
   }
 
@@ -99,30 +94,21 @@ export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage
       ...batchAttributes(batch, indexes),
       ...parkedAttributes(message, given[0]!.reason),
     })
-    await countDeadLetters(deps, batch.accountId, 'too_large', result.unstorable.length)
-    await countDeadLetters(deps, batch.accountId, 'store_failed', result.failed.length)
   }
-
-  await publishChangeRows(deps, result.changed, batch.receivedAt)
-  logRecordOutcomes(log, {
-    accepted: result.upserted - result.failed.length,
-    no_external_id: result.withoutAnchor,
-    too_large: result.unstorable.length,
-    store_failed: result.failed.length,
-  })
-  log.info(
-    {
-      event: 'contact_batch',
-      // push-to-visible: from the edge's 202 to the records stored and their change rows
-      // published, retries and redeliveries included (the metric contact_apply_lag)
-      lagMs: Math.max(0, deps.clock.now() - Date.parse(batch.receivedAt)),
-      records: result.records,
-      upserted: result.upserted,
-      withoutAnchor: result.withoutAnchor,
-      changed: result.changed.length,
-      deadLettered: given.length,
-    },
-    'batch upserted',
-  )
-  return 'ack'
+  const stored = result.outcomes.filter((o) => o.result !== 'failed')
+  const unchanged = stored.filter((o) => o.result === 'unchanged' && o.written?.change !== 'reapplied').length
+  return {
+    kind: 'applied',
+    accountId: batch.accountId,
+    connectionId: batch.connectionId,
+    batchId: batch.batchId,
+    requestId: batch.requestId ?? null,
+    receivedAt: batch.receivedAt,
+    records: result.records,
+    applied: stored.length - unchanged,
+    unchanged,
+    refused: [...result.refused, ...given.map((g) => ({ index: batch.indexes[g.k]!, external_id: null, field: null, value: null, reason: g.reason }))],
+    deadLettered: { too_large: result.unstorable.length, store_failed: result.failed.length },
+    changed: result.changed.length,
+  }
 }

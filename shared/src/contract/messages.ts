@@ -34,6 +34,14 @@ export const BatchMessageAttributes = Type.Object(
     received_at: Instant('when the edge accepted the batch: the event time of every write in it'),
     batch_id: NonEmpty('record i is written with origin `<batch_id>:<i>`, so a redelivery is a no-op'),
     location_id: Type.Optional(NonEmpty('partner CRM only: the location the call came for')),
+    request_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description:
+          "the push's request id: the worker records what it refused on the push's inbound debugger entry (optional: batches queued before it have none)",
+      }),
+    ),
     indexes: Type.Optional(
       Type.String({
         pattern: '^(0|[1-9][0-9]*)(,(0|[1-9][0-9]*))*$',

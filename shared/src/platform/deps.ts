@@ -26,6 +26,8 @@ import { redactingDeliveryLog, redactingPushLog } from '../adapters/redacting-st
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
+import { withContactWrites } from '../domain/contacts/write-seam.ts'
+import { rootListeners } from './listeners.ts'
 
 export interface DepsOverrides {
   clock?: Clock
@@ -235,7 +237,8 @@ export async function createPlatformDeps(
     config,
     logger,
     clock,
-    contacts,
+    // the one seam every contact write crosses: its reactions (the change feed) run for every writer
+    contacts: withContactWrites(contacts, () => deps.listeners.contactWritten),
     tenants,
     tenantLookups,
     deliveries,
@@ -258,6 +261,7 @@ export async function createPlatformDeps(
         return emitOperationalEvent(deps, event, options)
       },
     },
+    listeners: { contactWritten: [], batchApplied: [] },
     async close() {
       if (closed) return
       closed = true
@@ -284,5 +288,6 @@ export async function createPlatformDeps(
       await db?.close()
     },
   }
+  deps.listeners = rootListeners(deps)
   return deps
 }

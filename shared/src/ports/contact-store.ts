@@ -12,12 +12,45 @@ export interface UpsertOutcome {
   /** created: new document; updated: changed; unchanged: merge returned null; failed: could not be stored */
   result: 'created' | 'updated' | 'unchanged' | 'failed'
   error?: string
+  /** the contact this write left stored, when it changed it (set by the contact-write seam, domain/contacts/write-seam.ts) */
+  written?: ContactWritten
 }
 
 export interface UpsertBatchOptions {
   /** called as chunks complete (records done so far); lets a worker extend its ack deadline */
   onProgress?: (done: number) => void
+  /**
+   * a redelivery: also report, as `reapplied`, contacts the store found unchanged that already
+   * hold a write of these inputs (an earlier attempt stored them and may have stopped before
+   * their reactions ran, e.g. before their change rows were published)
+   */
+  recheckApplied?: boolean
 }
+
+/** Who wrote a contact, from the input's writer class (docs/merge.md): push (manual), visit (provider), enrichment, form. */
+export type ContactWriter = 'push' | 'visit' | 'enrichment' | 'form'
+
+/**
+ * The outcome of one write to a stored contact, whoever wrote it: what every reaction to a
+ * contact change (the change feed) receives, from the one seam every writer crosses.
+ */
+export interface ContactWritten {
+  accountId: string
+  /** the contact as stored after the write */
+  contact: ContactRecord
+  /** created or updated by this call; reapplied: see UpsertBatchOptions.recheckApplied */
+  change: 'created' | 'updated' | 'reapplied'
+  by: ContactWriter
+  /** event time of the last input applied to the contact (batch receipt or visit time) */
+  at: string
+}
+
+/**
+ * A reaction to contact writes, listed at the composition root (platform/listeners.ts). It runs
+ * after the store committed; a listener that rejects makes the write call reject (the writer
+ * retries, and its redelivery reports the contacts as `reapplied`).
+ */
+export type ContactWrittenListener = (written: readonly ContactWritten[]) => Promise<void>
 
 /**
  * Contacts of all accounts, keyed by (account, contact id). The contact id is deterministic:

@@ -17,6 +17,7 @@ import type { TaskScheduler } from './task-scheduler.ts'
 import type { Secrets } from './secrets.ts'
 import type { WebhookSender } from './webhook-sender.ts'
 import type { OperationalEvents } from './operational-events.ts'
+import type { Listeners } from './listeners.ts'
 
 /*
  * The dependencies a domain function receives: types only. Domain code imports this module, never
@@ -68,6 +69,8 @@ export interface PlatformDeps {
    * OPERATOR_EVENTS_URL set, emit() there rejects (its scheduler is the `unused` stand-in)
    */
   operationalEvents: OperationalEvents
+  /** what reacts to the hot paths' outcomes (ports/listeners.ts), composed in platform/listeners.ts */
+  listeners: Listeners
   /** closes every adapter (idempotent) */
   close(): Promise<void>
 }

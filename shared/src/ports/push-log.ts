@@ -6,6 +6,8 @@
  * Firestore, pruning in the embedded store).
  */
 
+import type { Refusal } from './listeners.ts'
+
 /** Which credential the push presented: its public parts only, never the secret. */
 export interface PushCredential {
   kind: 'api_key' | 'source_token' | 'location_token' | 'none'
@@ -35,6 +37,20 @@ export interface PushLogEntry {
   credential: PushCredential
   /** when the entry may be deleted */
   expire_at_ms: number
+  /** what the worker refused of the push, written back after the answer (recordOutcome); absent when it refused nothing or has not run yet */
+  outcome?: PushOutcome
+}
+
+/** The worker's refusals of one accepted push (its BatchApplied), joined to the entry by request id. */
+export interface PushOutcome {
+  /** records stored (changed or not) */
+  stored: number
+  /** how many records and values were refused */
+  refused_count: number
+  /** the first refusals, with their reasons (bounded) */
+  refused: Refusal[]
+  /** when the worker applied the batch (ISO) */
+  at: string
 }
 
 export interface PushLog {
@@ -44,7 +60,13 @@ export interface PushLog {
    * its entries expired at `nowMs`.
    */
   append(entries: readonly PushLogEntry[], keep: number, nowMs: number): Promise<void>
-  /** The connection's newest entries first, at most `limit`, none expired at `nowMs`. */
+  /**
+   * Stores the worker's outcome of the push answered with `requestId` (written once per applied
+   * batch, again on a redelivery: the same outcome replaces it). It may arrive before the entry
+   * itself (the edge writes entries in batches): `recent` joins the two whenever both exist.
+   */
+  recordOutcome(connectionId: string, requestId: string, outcome: PushOutcome, expireAtMs: number): Promise<void>
+  /** The connection's newest entries first, at most `limit`, none expired at `nowMs`, each with its outcome when one is stored. */
   recent(connectionId: string, limit: number, nowMs: number): Promise<PushLogEntry[]>
   close(): Promise<void>
 }

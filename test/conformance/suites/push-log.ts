@@ -68,4 +68,28 @@ export function pushLogConformance(open: () => Promise<PushLogHarness>): void {
     expect((await h.other.recent(c, 10, T0 + 7 * DAY + 2_500)).map((e) => e.request_id)).toEqual(['req-3'])
     expect(await h.other.recent(`src_${randomSuffix()}`, 10, T0)).toEqual([])
   })
+
+  it("joins the worker's outcome to its push by request id, whichever arrives first, on that connection only", async () => {
+    const c = `src_${randomSuffix()}`
+    const outcome = {
+      stored: 2,
+      refused_count: 1,
+      refused: [{ index: 1, external_id: 'r-1', field: 'email', value: 'nope', reason: 'not an email address' }],
+      at: new Date(T0 + 5_000).toISOString(),
+    }
+    // the outcome before the entry (the worker may beat the edge's flush), then the entry
+    await h.store.recordOutcome(c, 'req-2', outcome, T0 + 7 * DAY)
+    await h.other.append([entry(c, 1), entry(c, 2)], 100, T0)
+    // a redelivered batch writes the same outcome again: still one
+    await h.other.recordOutcome(c, 'req-2', outcome, T0 + 7 * DAY)
+    // the same request id under another connection is not this push's
+    await h.store.recordOutcome(`src_${randomSuffix()}`, 'req-1', outcome, T0 + 7 * DAY)
+    const [second, first] = await h.store.recent(c, 10, T0)
+    // mutation: a recent() that does not join outcomes fails this
+    expect(second).toEqual({ ...entry(c, 2), id: second!.id, outcome })
+    expect(first!.outcome).toBeUndefined()
+    // an expired outcome is not joined
+    await h.store.recordOutcome(c, 'req-1', outcome, T0 + 1_000)
+    expect((await h.other.recent(c, 10, T0 + 2_000)).find((e) => e.request_id === 'req-1')?.outcome).toBeUndefined()
+  })
 }

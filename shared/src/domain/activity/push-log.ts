@@ -18,7 +18,8 @@ import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
  * connection (older pending ones give way) and MAX_PENDING_CONNECTIONS connections per flush.
  */
 const KEEP_PER_CONNECTION = 100
-const RETENTION_MS = 7 * 86_400_000
+export const PUSH_LOG_RETENTION_MS = 7 * 86_400_000
+const RETENTION_MS = PUSH_LOG_RETENTION_MS
 const RETENTION_DAYS = RETENTION_MS / 86_400_000
 export const PUSH_LOG_BOUNDS = `the last ${KEEP_PER_CONNECTION} pushes of the last ${RETENTION_DAYS} days`
 const FLUSH_EVERY_MS = 2_000

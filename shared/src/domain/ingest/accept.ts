@@ -3,7 +3,7 @@ import type { ConnectionRecord } from '../../model/records.ts'
 import { isAppError } from '../../errors/app-error.ts'
 import { recordsOf, type BatchShape } from './push-body.ts'
 import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'
-import { publishChangeRows, upsertBatchRecords } from './upsert.ts'
+import { upsertBatchRecords } from './upsert.ts'
 import type { PushAccepted, PushUpsertedSync } from '../../contract/push.ts'
 
 export interface PushInput {
@@ -16,7 +16,8 @@ export interface PushInput {
   locationId?: string
 }
 
-type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contacts' | 'logger'>
+/** the request's deps (http/request-deps.ts): with its request id, which the batch carries to the worker */
+type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contacts' | 'logger'> & { requestId?: string }
 
 /**
  * The edge answer: check the body (400 / 413), count `accepted`, publish the received bytes
@@ -25,7 +26,7 @@ type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contac
 export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushAccepted> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
-  await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId))
+  await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId, deps.requestId))
   return { ok: true, accepted, queued: true }
 }
 
@@ -41,20 +42,21 @@ export async function acceptPushOrUpsert(
 ): Promise<{ status: 202; body: PushAccepted } | { status: 200; body: PushUpsertedSync }> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
-  const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId)
+  const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId, deps.requestId)
   try {
     await queueBatch(deps, pending)
     return { status: 202, body: { ok: true, accepted, queued: true } }
   } catch (err) {
     if (!isAppError(err) || err.code !== 'temporarily_unavailable') throw err
     deps.logger.warn({ err: err.cause, batchId: pending.meta.batchId }, 'queue refused a fallback batch: upserting synchronously')
-    const result = await upsertBatchRecords(deps, asDecoded(pending)).catch((cause: unknown) => {
+    const result = await upsertBatchRecords(deps, asDecoded(pending), {
+      // the change rows (published by the contact-write seam's change feed) are best effort here:
+      // the queue just refused a publish, and the records are stored
+      onReactionFailed: (cause) => deps.logger.error({ err: cause, batchId: pending.meta.batchId }, 'change rows of a synchronous upsert not published'),
+    }).catch((cause: unknown) => {
       deps.logger.error({ err: cause, batchId: pending.meta.batchId }, 'synchronous upsert failed')
       throw err
     })
-    await publishChangeRows(deps, result.changed, pending.meta.receivedAt).catch((cause: unknown) =>
-      deps.logger.error({ err: cause, batchId: pending.meta.batchId, contacts: result.changed.length }, 'change rows of a synchronous upsert not published'),
-    )
     const failed = result.failed.length + result.unstorable.length
     return { status: 200, body: { ok: true, accepted, queued: false, upserted: result.upserted - result.failed.length, failed } }
   }

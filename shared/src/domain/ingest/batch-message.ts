@@ -19,6 +19,7 @@ import { messageCheck } from '../../contract/message-check.ts'
  *   received_at  ISO instant the edge accepted the batch: the event time of every write in it
  *   batch_id     uuid; record i is written with origin `<batch_id>:<i>`, so a redelivery is a no-op
  *   location_id  partner CRM only: the location the call came for
+ *   request_id   optional: the push's request id, so the worker's refusals reach its inbound debugger entry
  *   indexes      dead letters only: the original positions of the records the body still holds
  */
 const checkAttributes = messageCheck(BatchMessageAttributes)
@@ -31,6 +32,8 @@ export interface BatchMeta {
   receivedAt: string
   batchId: string
   locationId?: string
+  /** the push's request id (the inbound debugger's entry names it) */
+  requestId?: string
 }
 
 export interface DecodedBatch extends BatchMeta {
@@ -62,6 +65,7 @@ export function batchAttributes(meta: BatchMeta, indexes?: readonly number[]): B
     batch_id: meta.batchId,
   }
   if (meta.locationId !== undefined) attributes.location_id = meta.locationId
+  if (meta.requestId !== undefined) attributes.request_id = meta.requestId
   if (indexes) attributes.indexes = indexes.join(',')
   return attributes
 }
@@ -97,6 +101,7 @@ export function decodeBatchMessage(message: Pick<QueueMessage, 'data' | 'attribu
     receivedAt: a.received_at,
     batchId: a.batch_id,
     ...(a.location_id ? { locationId: a.location_id } : {}),
+    ...(a.request_id ? { requestId: a.request_id } : {}),
     records,
     indexes,
   }

@@ -54,7 +54,19 @@ interface MappedRecord {
   patch: ContactPatch
   /** rough size of the stored values in bytes (strings counted in UTF-16 units) */
   approxBytes: number
+  /** mapped values not stored, with why (the worker reports them: docs/ingestion.md, "Refusals") */
+  refused: RefusedValue[]
 }
+
+/** A mapped value that is not stored: its target, the value as sent (shortened), and why. */
+interface RefusedValue {
+  field: string
+  value: string
+  reason: string
+}
+
+/** how much of a refused value is kept to show the tenant */
+const REFUSED_VALUE_CHARS = 120
 
 interface Target {
   kind: 'core' | 'custom'
@@ -231,11 +243,13 @@ export function createRecordMapper(fieldMappings: readonly FieldMapping[], defin
       }
       const company = core.get('company')
       if (company !== undefined) patch.company = { name: company }
+      const refused: RefusedValue[] = []
       const email = core.get('email')?.toLowerCase()
       if (email !== undefined && EMAIL.test(email)) patch.business_email = email
+      else if (email !== undefined) refused.push({ field: 'email', value: core.get('email')!.slice(0, REFUSED_VALUE_CHARS), reason: 'not an email address' })
       if (Object.keys(custom).length > 0) patch.custom_fields = custom
       for (const v of core.values()) approxBytes += v.length * 2
-      return { externalId: anchorFrom(index), patch, approxBytes }
+      return { externalId: anchorFrom(index), patch, approxBytes, refused }
     },
   }
 }

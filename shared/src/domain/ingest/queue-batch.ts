@@ -32,6 +32,7 @@ export function pendingBatch(
   raw: Buffer,
   records: InboundRecord[],
   locationId?: string,
+  requestId?: string,
 ): PendingBatch {
   const meta = newBatchMeta({
     shape,
@@ -41,6 +42,7 @@ export function pendingBatch(
     source: shape === 'partnercrm' ? 'partnercrm' : connection.source,
     receivedAt: isoAt(deps.clock),
     ...(locationId !== undefined ? { locationId } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
   })
   return { meta, records, raw }
 }

@@ -2,10 +2,11 @@ import type { DomainLogger, PlatformDeps } from '../../ports/deps.ts'
 import type { ContactRecord, ContactUpsertInput, WriterClass } from '../../model/records.ts'
 import type { MergeFn, UpsertOutcome } from '../../ports/contact-store.ts'
 import { mergeContact } from '../contacts/merge.ts'
-import { changeRowAttributes, toChangeRow } from '../contacts/change-row.ts'
+import { ContactReactionFailed } from '../contacts/write-seam.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
 import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
 import type { DecodedBatch } from './batch-message.ts'
+import type { Refusal } from '../../ports/listeners.ts'
 
 /**
  * Upserting one decoded batch: map every record, upsert the anchored ones with `mergeContact`,
@@ -23,11 +24,6 @@ const INBOUND_WRITER: WriterClass = 'manual'
  */
 const MAX_RECORD_BYTES = 900 * 1024
 
-const CHANGE_ROWS_PER_SLICE = 500
-
-/** reads in flight when a redelivery looks for contacts an earlier attempt already wrote */
-const RECHECK_READS_IN_FLIGHT = 200
-
 export interface BatchUpsertResult {
   /** records in the batch */
   records: number
@@ -35,11 +31,13 @@ export interface BatchUpsertResult {
   upserted: number
   /** records without an anchor: never stored (not counted in the push's `accepted` either) */
   withoutAnchor: number
+  /** records without an anchor, and values of stored records that were not stored, with why */
+  refused: Refusal[]
   /** batch positions of records that can never be stored (too large) */
   unstorable: number[]
   /** batch positions of records the store failed to write, with the error */
   failed: Array<{ index: number; error: string }>
-  /** contacts this batch changed, as stored */
+  /** contacts this batch changed, as stored (each also reached the change feed through the contact-write seam) */
   changed: ContactRecord[]
   outcomes: UpsertOutcome[]
 }
@@ -52,6 +50,11 @@ export interface BatchUpsertOptions {
    */
   includeAlreadyApplied?: boolean
   onProgress?: (done: number) => void
+  /**
+   * the records are stored but a reaction to the write failed (contact-write seam): without this
+   * the call rejects (the batch is retried); with it, the failure is handed here and the result returned
+   */
+  onReactionFailed?: (cause: unknown) => void
 }
 
 /** The upsert inputs of a batch, with the positions of the records that produced them. */
@@ -59,7 +62,7 @@ export async function buildUpsertInputs(
   deps: Pick<PlatformDeps, 'tenantLookups'>,
   batch: DecodedBatch,
   logger?: DomainLogger,
-): Promise<{ inputs: ContactUpsertInput[]; positions: number[]; withoutAnchor: number; unstorable: number[] }> {
+): Promise<{ inputs: ContactUpsertInput[]; positions: number[]; withoutAnchor: number; unstorable: number[]; refused: Refusal[] }> {
   const [connection, definitions] = await Promise.all([
     deps.tenantLookups.getConnection(batch.connectionId),
     deps.tenantLookups.listCustomFields(batch.accountId),
@@ -70,14 +73,17 @@ export async function buildUpsertInputs(
   const inputs: ContactUpsertInput[] = []
   const positions: number[] = []
   const unstorable: number[] = []
+  const refused: Refusal[] = []
   let withoutAnchor = 0
   batch.records.forEach((raw: InboundRecord, k) => {
     const record = batch.shape === 'partnercrm' ? partnerCrmRecord(raw) : raw
     const mapped = mapper.map(record)
     if (mapped.externalId === null) {
       withoutAnchor++
+      refused.push({ index: batch.indexes[k]!, external_id: null, field: null, value: null, reason: 'no external_id' })
       return
     }
+    for (const r of mapped.refused) refused.push({ index: batch.indexes[k]!, external_id: mapped.externalId, ...r })
     if (mapped.approxBytes > MAX_RECORD_BYTES) {
       unstorable.push(k)
       return
@@ -92,16 +98,7 @@ export async function buildUpsertInputs(
     })
     positions.push(k)
   })
-  return { inputs, positions, withoutAnchor, unstorable }
-}
-
-/** Whether a stored contact holds a write with one of these origins (see merge.ts versions). */
-function carriesOrigin(record: ContactRecord, origins: ReadonlySet<string>): boolean {
-  for (const v of Object.values(record.versions ?? {})) {
-    const origin = v.slice(v.lastIndexOf('|') + 1)
-    if (origins.has(origin)) return true
-  }
-  return false
+  return { inputs, positions, withoutAnchor, unstorable, refused }
 }
 
 export async function upsertBatchRecords(
@@ -109,57 +106,31 @@ export async function upsertBatchRecords(
   batch: DecodedBatch,
   options: BatchUpsertOptions = {},
 ): Promise<BatchUpsertResult> {
-  const { inputs, positions, withoutAnchor, unstorable } = await buildUpsertInputs(deps, batch, deps.logger)
-  // the record each document ends up as: the last non-null merge of its group wins
-  const merged = new Map<string, ContactRecord>()
-  const capture: MergeFn = (existing, input, accountId) => {
+  const { inputs, positions, withoutAnchor, unstorable, refused } = await buildUpsertInputs(deps, batch, deps.logger)
+  // keys in one order whatever order the writes arrived in: replays converge byte for byte
+  const canonical: MergeFn = (existing, input, accountId) => {
     const next = mergeContact(existing, input, accountId)
-    if (!next) return null
-    // keys in one order whatever order the writes arrived in: replays converge byte for byte
-    const canonical = sortKeysDeep(next)
-    merged.set(canonical.id, canonical)
-    return canonical
+    return next ? sortKeysDeep(next) : null
   }
-  const outcomes = inputs.length > 0 ? await deps.contacts.upsertBatch(batch.accountId, inputs, capture, { onProgress: options.onProgress }) : []
-  const changedIds = new Set<string>()
-  const unchanged = new Map<string, Set<string>>()
-  const failed: BatchUpsertResult['failed'] = []
-  outcomes.forEach((o, i) => {
-    if (o.result === 'created' || o.result === 'updated') changedIds.add(o.contactId)
-    else if (o.result === 'failed') failed.push({ index: positions[i]!, error: o.error ?? 'write failed' })
-    else if (options.includeAlreadyApplied) {
-      const set = unchanged.get(o.contactId) ?? new Set<string>()
-      set.add(inputs[i]!.origin)
-      unchanged.set(o.contactId, set)
+  let outcomes: UpsertOutcome[] = []
+  if (inputs.length > 0) {
+    const storeOptions = {
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.includeAlreadyApplied ? { recheckApplied: true } : {}),
     }
+    try {
+      outcomes = await deps.contacts.upsertBatch(batch.accountId, inputs, canonical, storeOptions)
+    } catch (err) {
+      if (!(err instanceof ContactReactionFailed) || !options.onReactionFailed) throw err
+      options.onReactionFailed(err.cause)
+      outcomes = err.outcomes
+    }
+  }
+  const failed: BatchUpsertResult['failed'] = []
+  const changed = new Map<string, ContactRecord>()
+  outcomes.forEach((o, i) => {
+    if (o.result === 'failed') failed.push({ index: positions[i]!, error: o.error ?? 'write failed' })
+    if (o.written) changed.set(o.contactId, o.written.contact)
   })
-  const changed = [...changedIds].map((id) => merged.get(id)).filter((r): r is ContactRecord => r !== undefined)
-  const recheck = [...unchanged].filter(([id]) => !changedIds.has(id))
-  for (let i = 0; i < recheck.length; i += RECHECK_READS_IN_FLIGHT) {
-    const slice = recheck.slice(i, i + RECHECK_READS_IN_FLIGHT)
-    const stored = await Promise.all(slice.map(([id]) => deps.contacts.get(batch.accountId, id)))
-    stored.forEach((r, k) => {
-      if (r && carriesOrigin(r, slice[k]![1])) changed.push(r)
-    })
-  }
-  return { records: batch.records.length, upserted: inputs.length, withoutAnchor, unstorable, failed, changed, outcomes }
-}
-
-/**
- * One `contact-changes` message per changed contact: the flat change row (change-row.ts) as
- * JSON, which the BigQuery subscription writes as one row. Rejects when any publish fails.
- */
-export async function publishChangeRows(deps: Pick<PlatformDeps, 'queue'>, records: readonly ContactRecord[], at: string): Promise<void> {
-  // in slices: the embedded queue commits a slice's publishes together (one commit, one WAL sync),
-  // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
-  // transaction; Pub/Sub batches each slice
-  for (let i = 0; i < records.length; i += CHANGE_ROWS_PER_SLICE) {
-    await Promise.all(
-      records.slice(i, i + CHANGE_ROWS_PER_SLICE).map((r) => {
-        const row = toChangeRow(r, at)
-        return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
-      }),
-    )
-    if (i + CHANGE_ROWS_PER_SLICE < records.length) await new Promise<void>((resolve) => setImmediate(resolve))
-  }
+  return { records: batch.records.length, upserted: inputs.length, withoutAnchor, unstorable, refused, failed, changed: [...changed.values()], outcomes }
 }

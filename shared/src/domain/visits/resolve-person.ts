@@ -48,7 +48,9 @@ export async function resolveVisitPerson(deps: PlatformDeps, event: VisitEvent, 
     resolved_by: resolution.resolved_by,
     patch: patchFromResolution(resolution, existing),
   }
-  const [outcome] = await deps.contacts.upsertBatch(accountId, [input], mergeContact)
+  // the write's change row goes out from the contact-write seam; a redelivered visit (one whose
+  // reaction failed after the write) finds its write stored and has it published again
+  const [outcome] = await deps.contacts.upsertBatch(accountId, [input], mergeContact, { recheckApplied: true })
   if (!outcome || outcome.result === 'failed') throw new Error(`resolution upsert failed: ${outcome?.error ?? 'no outcome'}`)
   const contact = await deps.contacts.get(accountId, outcome.contactId)
   if (!contact) throw new Error('resolved contact not readable after upsert')

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { PushCredential, PushLogEntry } from '@lsv/shared/ports/push-log.ts'
+import type { Refusal } from '@lsv/shared/ports/listeners.ts'
 import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
 import type { CustomFieldDefinition } from '@lsv/shared/model/records.ts'
 import { getConnection } from '@lsv/shared/domain/tenants/connections.ts'
@@ -46,6 +47,21 @@ function credentialText(c: PushCredential): SafeHtml {
   }
 }
 
+/** One refusal in words: which record (its external_id or position), which value, why. */
+function refusalText(r: Refusal): SafeHtml {
+  const which = r.external_id !== null ? html`<code>${r.external_id}</code>` : html`record ${String(r.index + 1)}`
+  return r.field === null ? html`${which}: ${r.reason}` : html`${which}: ${r.field} <code>${r.value ?? ''}</code> ${r.reason}`
+}
+
+/** "accepted N, refused M (why)": the edge's count, or once the worker refused something, what it stored and refused. */
+function acceptedText(e: PushLogEntry): SafeHtml | string {
+  if (e.accepted === null) return '—'
+  const o = e.outcome
+  if (!o) return String(e.accepted)
+  const more = o.refused_count - o.refused.length
+  return html`accepted ${String(o.stored)}, refused ${String(o.refused_count)} (${o.refused.map((r, i) => html`${i ? '; ' : ''}${refusalText(r)}`)}${more > 0 ? html`; ${String(more)} more` : ''})`
+}
+
 function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
   const ok = e.status < 300
   const dropped = e.keys.filter((k) => !reads(k))
@@ -53,7 +69,7 @@ function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
 <td><time datetime="${e.at}" data-local>${when(e.at)}</time></td>
 <td><span class="badge ${ok ? 'ok' : 'bad'}">${e.status} ${STATUS_WORDS[e.status] ?? ''}</span></td>
 <td>${e.error ?? '—'}</td>
-<td>${e.accepted === null ? '—' : String(e.accepted)}</td>
+<td>${acceptedText(e)}</td>
 <td>${dropped.length ? dropped.map((k, i) => html`${i ? ', ' : ''}<code>${k}</code>`) : ok ? 'none' : '—'}</td>
 <td>${credentialText(e.credential)}</td>
 <td><code>${e.request_id}</code></td>
@@ -64,7 +80,7 @@ function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
 function recentPushesView(c: ConnectionView, entries: PushLogEntry[], definitions: CustomFieldDefinition[]): SafeHtml {
   const reads = keyReader(c.type, c.field_mappings, definitions)
   return html`<p><a href="${connectionPath(c.id)}">Back to the connection</a> · <a href="${CONNECTIONS_PATH}">All connections</a></p>
-<p class="hint">Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. The request id and trace find the push's lines in the logs.</p>
+<p class="hint">Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.</p>
 ${
   entries.length === 0
     ? emptyState('No pushes in the last 7 days.', { href: connectionPath(c.id), text: 'See how to send one' })

@@ -3,6 +3,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { readContact, readContactPage } from '@lsv/shared/domain/contacts/read.ts'
+import { missingNotes } from '@lsv/shared/domain/contacts/missing-notes.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import type { LinkType } from '@lsv/shared/contract/links.ts'
@@ -88,7 +89,8 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
   scope.get('/contacts/:contactId', { schema: { hide: true, params: ContactParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
-    return sendScreen(reply, 200, { account, current: CONTACTS_PATH }, contactTitle(contact), contactPageBody(contact, account, null))
+    const notes = await missingNotes(deps, account.id, contact.id, contact.missing)
+    return sendScreen(reply, 200, { account, current: CONTACTS_PATH }, contactTitle(contact), contactPageBody(contact, account, null, notes))
   })
 
   // contract 4.2 through the session: the same window and the same mint function

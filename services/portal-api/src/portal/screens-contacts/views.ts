@@ -85,7 +85,12 @@ function definitionList(title: string, members: Record<string, string | null | u
   return html`<h3>${title}</h3>${entries.length === 0 ? html`<p class="hint">Nothing known.</p>` : html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`}`
 }
 
-export function contactPageBody(contact: ContactView, account: AccountRecord, mint: MintResult | null): SafeHtml {
+/**
+ * `notes`: what is known of a missing key beyond its reason (domain/contacts/missing-notes.ts: a
+ * refused value, a field pushed before its mapping existed), shown instead of the reason's
+ * general words, which would then be wrong.
+ */
+export function contactPageBody(contact: ContactView, account: AccountRecord, mint: MintResult | null, notes: Readonly<Record<string, string>> = {}): SafeHtml {
   const missing = Object.entries(contact.missing)
   const emails = contact.handles.emails
   const phones = contact.handles.phones
@@ -124,7 +129,7 @@ ${
     ? html`<p>Nothing is missing: every key this contact can have has a value.</p>`
     : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Key</th><th scope="col">Reason</th></tr></thead>
-<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${MISSING_REASON_TEXT[reason] ?? ''}</td></tr>`)}</tbody>
+<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${notes[key] ?? MISSING_REASON_TEXT[reason] ?? ''}</td></tr>`)}</tbody>
 </table></div>`
 }
 </section>
