@@ -1,0 +1,27 @@
+import type { PlatformDeps } from '../ports/deps.ts'
+import type { Listeners } from '../ports/listeners.ts'
+import { attemptLogListener } from '../domain/webhooks/listeners/attempt-log.ts'
+import { healthCountersListener } from '../domain/webhooks/listeners/health-counters.ts'
+import { endpointFailingListener } from '../domain/operations/endpoint-failing.ts'
+import { queueLateListener } from '../domain/operations/queue-late.ts'
+import { pushLogListener } from '../domain/activity/push-log.ts'
+import { pushActivityListener } from '../domain/activity/push-recorder.ts'
+
+/**
+ * Who reacts to each outcome of the hot paths (ports/listeners.ts; docs/architecture.md,
+ * "Outcomes and listeners"), in the order they are told. A new observer is one file (its
+ * listener, with its failure contract) and one line here.
+ */
+export function createListeners(deps: PlatformDeps): Listeners {
+  const health = healthCountersListener(deps)
+  const pushLog = pushLogListener(deps)
+  const activity = pushActivityListener(deps)
+  return {
+    delivery: [attemptLogListener, health, endpointFailingListener(deps)],
+    push: [activity, pushLog],
+    queueFallback: [queueLateListener(deps)],
+    async flush() {
+      await Promise.all([health.flush(), pushLog.flush(), activity.flush()])
+    },
+  }
+}
