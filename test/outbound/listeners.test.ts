@@ -36,7 +36,13 @@ describe('delivery outcomes and their listeners', () => {
     const t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: receiver.url } })
     tenants.push(t)
     const eventId = `evt_${Math.random().toString(36).slice(2)}`
-    const delivery = await createDelivery(deps, { accountId: t.account.id, integrationId: t.integration.id, eventId, body: '{}', now: new Date().toISOString() })
+    const delivery = await createDelivery(deps, {
+      accountId: t.account.id,
+      integrationId: t.integration.id,
+      eventId,
+      body: '{}',
+      now: new Date().toISOString(),
+    })
     const outcome = await createDeliveryTaskHandler(withDeps, () => 0.5)(Buffer.from(JSON.stringify({ v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 })))
     await deps.listeners.flush()
     return { integrationId: t.integration.id, outcome }
@@ -69,7 +75,18 @@ describe('delivery outcomes and their listeners', () => {
     const listener = latencyHistogramListener(deps)
     const told = (latency_ms: number): DeliveryAttempted => ({
       outcome: 'succeeded',
-      delivery: { id: 'dlv_x', account_id: 'acc', integration_id: 'int_latency_unit', event_id: 'e', status: 'succeeded', attempts: [], body: '{}', next_attempt_at: null, created_at: '', updated_at: '' },
+      delivery: {
+        id: 'dlv_x',
+        account_id: 'acc',
+        integration_id: 'int_latency_unit',
+        event_id: 'e',
+        status: 'succeeded',
+        attempts: [],
+        body: '{}',
+        next_attempt_at: null,
+        created_at: '',
+        updated_at: '',
+      },
       attempt: { attempt: 1, at: new Date().toISOString(), status_code: 200, error: null, latency_ms, response_excerpt: null },
       target: null,
       maxAttempts: 8,

@@ -1,7 +1,7 @@
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '../model/records.ts'
 import type { BatchShape } from '../contract/messages.ts'
 import type { PushCredential } from './push-log.ts'
-import type { DomainLogger } from './deps.ts'
+import type { BaseLogger } from 'pino'
 
 /*
  * Outcomes of the hot paths and the listeners that react to them (docs/architecture.md,
@@ -53,7 +53,7 @@ export interface DeliveryQueueFellBack {
 /** What every listener gets besides the outcome. */
 export interface ListenerContext {
   /** the logger of the work that produced the outcome (its request or task: ids and trace) */
-  logger: DomainLogger
+  logger: BaseLogger
 }
 
 interface Named {

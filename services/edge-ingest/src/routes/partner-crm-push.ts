@@ -13,8 +13,7 @@ import { scanPartnerCrmLocation } from '@lsv/shared/domain/ingest/location-scan.
 import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.ts'
 import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { afterBodyStage, nameConnection, stateOf } from './push-state.ts'
-import type { Accept } from './push.ts'
+import { afterBodyStage, nameConnection, stateOf, type Accept } from './push-state.ts'
 
 /* POST /v1/contacts/partnercrm (contract 4.5): the partner CRM names its location in the body. */
 
@@ -70,11 +69,9 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
   const stage = afterBodyStage(request, deps.config.edgeDependencyDeadlineMs)
   let record = identified ? objectBody(request.body) : null
   const bodyLocation = record ? partnerCrmLocationId(record) : scanPartnerCrmLocation(request.rawBody ?? Buffer.alloc(0))
-  const auth = await stage
-    .within(authenticatePartnerCrm(ctx, account, bodyLocation, request.headers, request.query, identified))
-    .catch((err: unknown) => {
-      throw retryable(err)
-    })
+  const auth = await stage.within(authenticatePartnerCrm(ctx, account, bodyLocation, request.headers, request.query, identified)).catch((err: unknown) => {
+    throw retryable(err)
+  })
   const locationId = auth.location.location_id
   nameConnection(request, auth.connection.id, locationCredential(locationId, auth.tokenless))
   if (!record) {
@@ -84,7 +81,9 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
     if (partnerCrmLocationId(record) !== bodyLocation) throw new AppError('invalid_payload')
   }
   if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
-  const quota = auth.tokenless ? ({ kind: 'location-tokenless', accountId: account.id, locationId } as const) : ({ kind: 'location', accountId: account.id, locationId } as const)
+  const quota = auth.tokenless
+    ? ({ kind: 'location-tokenless', accountId: account.id, locationId } as const)
+    : ({ kind: 'location', accountId: account.id, locationId } as const)
   await stage.within(consumePushQuota(deps, quota)).catch((err: unknown) => {
     throw retryable(err)
   })

@@ -5,6 +5,8 @@ import type { PushAnswered } from '@lsv/shared/ports/listeners.ts'
 import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
 import type { PartnerCrmCaller } from '@lsv/shared/domain/ingest/auth.ts'
 import { StageDeadline } from '@lsv/shared/http/dependency-deadline.ts'
+import type { PushAccepted } from '@lsv/shared/contract/push.ts'
+import type { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
 
 /**
  * What a push request learns on its way (the account, the caller, the connection its credential
@@ -85,3 +87,6 @@ export function pushAnsweredOf(request: FastifyRequest, reply: FastifyReply): Pu
     accepted: state.accepted,
   }
 }
+
+/** Queues the push (within the after-body stage) and keeps what was queued for the outcome. */
+export type Accept = (request: FastifyRequest, ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => Promise<PushAccepted>

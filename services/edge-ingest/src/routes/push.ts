@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import type { PushAccepted } from '@lsv/shared/contract/push.ts'
 import { withRequestLog } from '@lsv/shared/http/request-deps.ts'
 import { documentationOnly, retryable } from '@lsv/shared/http/push-route-kit.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
@@ -15,7 +14,7 @@ import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
 import { apiKeyCredential, refusedApiKey, refusedSource } from '@lsv/shared/domain/activity/push-credentials.ts'
 import { tellListenersNow } from '@lsv/shared/domain/outcomes/tell.ts'
 import { withinDeadline } from '@lsv/shared/http/dependency-deadline.ts'
-import { afterBodyStage, decoratePushRequests, keepErrorText, nameConnection, pushAnsweredOf, stateOf } from './push-state.ts'
+import { afterBodyStage, decoratePushRequests, type Accept, keepErrorText, nameConnection, pushAnsweredOf, stateOf } from './push-state.ts'
 import { budgetedBody, identifyPartnerCrmCaller, pushPartnerCrm } from './partner-crm-push.ts'
 import { bySourceSchema, bySourceWildcardSchema, partnerCrmSchema, pushContactsSchema } from './push-schemas.ts'
 
@@ -26,9 +25,6 @@ export interface PushRouteOptions {
 
 /** 401 and 403: the refusals whose credential may still name a connection of the account. */
 const refusedCredential = (err: unknown) => isAppError(err) && (err.code === 'unauthorized' || err.code === 'forbidden')
-
-/** Queues the push (within the after-body stage) and keeps what was queued for the outcome. */
-export type Accept = (request: FastifyRequest, ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => Promise<PushAccepted>
 
 /**
  * POST /v1/contacts, /v1/contacts/{sourceId}, /v1/contacts/partnercrm (contract 4.3–4.5,
@@ -70,7 +66,11 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     return account
   }
   /** a refusal's connection, when its credential names one of the account's (never throws) */
-  const nameRefused = async (request: FastifyRequest, err: unknown, find: (accountId: string) => Promise<{ connectionId: string; credential: Parameters<typeof nameConnection>[2] } | null>) => {
+  const nameRefused = async (
+    request: FastifyRequest,
+    err: unknown,
+    find: (accountId: string) => Promise<{ connectionId: string; credential: Parameters<typeof nameConnection>[2] } | null>,
+  ) => {
     const state = stateOf(request)
     if (!state.account || state.named || !refusedCredential(err)) return
     const found = await find(state.account.id).catch(() => null)

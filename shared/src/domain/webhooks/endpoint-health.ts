@@ -42,7 +42,11 @@ export interface EndpointHealth {
 export async function readEndpointHealth(deps: Pick<PlatformDeps, 'counters' | 'clock'>, integrationId: string): Promise<EndpointHealth> {
   const nowMs = deps.clock.now()
   const hours = Array.from({ length: HEALTH_HOURS }, (_, i) => hourOf(nowMs) - (HEALTH_HOURS - 1 - i) * HOUR_MS)
-  const keys = [...hours.flatMap((h) => [hourKey(integrationId, h, true), hourKey(integrationId, h, false)]), lastKey(integrationId, true), lastKey(integrationId, false)]
+  const keys = [
+    ...hours.flatMap((h) => [hourKey(integrationId, h, true), hourKey(integrationId, h, false)]),
+    lastKey(integrationId, true),
+    lastKey(integrationId, false),
+  ]
   const values = await deps.counters.read(keys, nowMs)
   const hourly = hours.map((_, i) => ({ ok: values[2 * i]!, failed: values[2 * i + 1]! }))
   const instant = (ms: number) => (ms > 0 ? new Date(ms).toISOString() : null)
