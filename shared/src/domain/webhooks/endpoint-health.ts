@@ -8,7 +8,7 @@ import type { CounterChange } from '../../ports/counters.ts'
  * attempt is recorded, so a page reads 50 counters per endpoint whatever its traffic, instead of
  * recomputing them from the delivery log.
  */
-export const HEALTH_HOURS = 24
+const HEALTH_HOURS = 24
 const HOUR_MS = 3_600_000
 /** an hour's counts are kept a day past the window */
 const HOUR_KEPT_MS = (HEALTH_HOURS + 24) * HOUR_MS
