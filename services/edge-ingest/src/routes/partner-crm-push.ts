@@ -57,10 +57,11 @@ export function budgetedBody(budget: PreAuthBudget, request: FastifyRequest, rep
 }
 
 /**
- * The handler. Identified by its token: the body was parsed, as any authenticated caller's. Not
- * yet identified: its location is read from the bytes, checked, and only then is the body parsed
- * (issue 21, item 3). Then the contact id (400) and the location's rate limit (429; token-less
- * calls count in windows of their own).
+ * The handler. Identified by its token: the body was parsed, as any authenticated caller's; then
+ * the contact id (400) and the location's rate limit (429). Not yet identified: its location is
+ * read from the bytes and checked (issue 21, item 3), then its rate limit (429; token-less calls
+ * count in windows of their own), and only then is the body parsed and its contact id checked:
+ * a rate-limited location's body is never parsed (issue 31).
  */
 export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest, accept: Accept) {
   const { account, identified } = stateOf(request)
@@ -74,18 +75,24 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
   })
   const locationId = auth.location.location_id
   nameConnection(request, auth.connection.id, locationCredential(locationId, auth.tokenless))
-  if (!record) {
+  const quota = auth.tokenless
+    ? ({ kind: 'location-tokenless', accountId: account.id, locationId } as const)
+    : ({ kind: 'location', accountId: account.id, locationId } as const)
+  const countPush = () =>
+    stage.within(consumePushQuota(deps, quota)).catch((err: unknown) => {
+      throw retryable(err)
+    })
+  if (record) {
+    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
+    await countPush()
+  } else {
+    // still bytes: the location's rate limit first, so a limited location costs no parse (issue 31)
+    await countPush()
     record = objectBody(await parseDeferredBody(request))
     // the scan reads what the parse reads; were they ever to differ, the body is refused
     // rather than queued under a location it does not name
     if (partnerCrmLocationId(record) !== bodyLocation) throw new AppError('invalid_payload')
+    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
   }
-  if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
-  const quota = auth.tokenless
-    ? ({ kind: 'location-tokenless', accountId: account.id, locationId } as const)
-    : ({ kind: 'location', accountId: account.id, locationId } as const)
-  await stage.within(consumePushQuota(deps, quota)).catch((err: unknown) => {
-    throw retryable(err)
-  })
   return accept(request, ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body: record, locationId })
 }
