@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createIngestFixture, type Harness, expectError, type IngestFixture } from './support/harness.ts'
 import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { PUSH_WINDOWS, pushQuotaKey } from '@lsv/shared/domain/ingest/rate-limit.ts'
 
 const CUTOVER = Date.UTC(2026, 9, 1)
 
@@ -129,6 +130,26 @@ describe('POST /v1/contacts/partnercrm', () => {
     } finally {
       warn.mockRestore()
       clock.set(CUTOVER - 86_400_000)
+    }
+  })
+
+  it('a token-less body of a rate-limited location is refused 429 before it is parsed (issue 31)', async () => {
+    // another location of its own, its token-less windows spent (120 a minute)
+    const x = await createTestTenant(h.deps)
+    try {
+      const key = pushQuotaKey({ kind: 'location-tokenless', accountId: x.account.id, locationId: x.locationId })
+      for (let i = 0; i < PUSH_WINDOWS[0]!.limit; i++) await h.deps.rateLimiter.consume(key, PUSH_WINDOWS, clock.now())
+      // the scan finds the location in the bytes; only a parse would see the bad number (a 400)
+      const res = await h.edge.inject({
+        method: 'POST',
+        url: '/v1/contacts/partnercrm',
+        headers: { host: x.host, 'content-type': 'application/json' },
+        payload: `{"locationId":${JSON.stringify(x.locationId)},"contactId":"c","n":01}`,
+      })
+      // mutation: the rate limit checked after the parse (as before) -> 400 invalid JSON body
+      expectError(res, 429, 'rate limited')
+    } finally {
+      await x.cleanup()
     }
   })
 

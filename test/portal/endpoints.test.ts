@@ -73,8 +73,10 @@ describe('portal: webhook endpoints as a product', () => {
     const i = await addWebhook({ url: 'https://hooks.example.com/health', name: 'Health' })
     const now = Date.now()
     const at = (msAgo: number) => new Date(now - msAgo).toISOString()
-    const put = (id: string, attempts: Array<[number | null, number]>, createdAgo: number) =>
-      deps.deliveries.put({
+    // each delivery recorded, and each of its attempts told to the delivery listeners, as the
+    // delivery task handler does (health is kept by its listener as the attempts happen)
+    const put = async (id: string, attempts: Array<[number | null, number]>, createdAgo: number) => {
+      const record: DeliveryRecord = {
         id,
         account_id: t.account.id,
         integration_id: i.id,
@@ -92,7 +94,14 @@ describe('portal: webhook endpoints as a product', () => {
         next_attempt_at: null,
         created_at: at(createdAgo),
         updated_at: at(createdAgo),
-      } satisfies DeliveryRecord)
+      }
+      await deps.deliveries.put(record)
+      for (const attempt of record.attempts) {
+        const outcome = attempt.status_code === 200 ? 'succeeded' : 'failed'
+        for (const l of deps.listeners.delivery) await l.onDeliveryAttempted({ outcome, delivery: record, attempt, target: null, maxAttempts: 8 }, deps)
+      }
+      await deps.listeners.flush()
+    }
     await put(
       `dlv_h1_${i.id}`,
       [

@@ -251,7 +251,8 @@ describe('reliability 7: SSRF corpus makes no connection to a denied address', (
         const agent = agentFor(e)
         try {
           outcomes.push(
-            await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => 0.5),
+            (await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 }, () => 0.5))
+              .outcome,
           )
         } finally {
           await agent.close()

@@ -47,7 +47,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
   async function firstAttempt(url: string, random = 0.5) {
     const { delivery, integration } = await createPendingDelivery(od.deps, url)
     const queued = od.tasks.enqueued.length
-    const outcome = await runDeliveryJob(
+    const { outcome } = await runDeliveryJob(
       { ...od.deps, webhookSender: createWebhookSender(agent) },
       { v: 1, delivery_id: delivery.id, seq: 1, attempt: 1 },
       () => random,
@@ -198,7 +198,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     let outcome: AttemptOutcome = 'retrying'
     for (let n = 1; n <= MAX_ATTEMPTS; n++) {
       const before = od.tasks.enqueued.length
-      outcome = await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => randoms[n - 1]!)
+      outcome = (await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => randoms[n - 1]!)).outcome
       const next = od.tasks.enqueued.slice(before).map((t) => ({ job: parseDeliveryJob(t.payload)!, at: t.scheduleAt!.getTime() }))
       if (n === MAX_ATTEMPTS) {
         expect(next).toHaveLength(0)
@@ -229,8 +229,8 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     })
     const { delivery } = await createPendingDelivery(od.deps, r.url)
     const job = { v: 1 as const, delivery_id: delivery.id, seq: 1, attempt: 1 }
-    const outcomes = await Promise.all([runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5)])
-    outcomes.push(await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5))
+    const outcomes = await Promise.all([runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5).then((a) => a.outcome)])
+    outcomes.push((await runDeliveryJob({ ...od.deps, webhookSender: createWebhookSender(agent) }, job, () => 0.5)).outcome)
     expect(outcomes).toEqual(['retrying', 'stale'])
     expect(r.stats.requests).toBe(1)
   })

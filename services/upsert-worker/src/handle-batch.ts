@@ -4,6 +4,7 @@ import { DEAD_LETTER_ATTRIBUTES, deadLetterTopicOf, type Topic } from '@lsv/shar
 import { batchAttributes, deadLetterBody, decodeBatchMessage, InvalidBatchMessage, type DecodedBatch } from '@lsv/shared/domain/ingest/batch-message.ts'
 import { upsertBatchRecords } from '@lsv/shared/domain/ingest/upsert.ts'
 import type { BatchApplied } from '@lsv/shared/ports/listeners.ts'
+import { tellListeners } from '@lsv/shared/domain/outcomes/tell.ts'
 
 /**
  * A record the store failed to write is retried with its batch (nack; the rest of the batch is a
@@ -33,7 +34,7 @@ function parkedAttributes(message: QueueMessage, reason: string): Record<string,
 export async function handleBatchMessage(deps: WorkerDeps, message: QueueMessage): Promise<HandlerResult> {
   const outcome = await applyBatchMessage(deps, message)
   if (outcome === 'retry') return 'nack'
-  for (const listener of deps.listeners.batchApplied) await listener(outcome)
+  await tellListeners(deps.listeners.batch, deps, (l) => l.onBatchApplied(outcome, deps))
   return 'ack'
 }
 

@@ -1,5 +1,5 @@
 import type { DeliveryLog } from '../ports/delivery-log.ts'
-import type { PushLog, PushLogEntry } from '../ports/push-log.ts'
+import type { PushLog, PushLogEntry, PushOutcome } from '../ports/push-log.ts'
 import type { DeliveryAttempt, DeliveryRecord } from '../model/records.ts'
 import { redactHeaderValue, redactText } from '../logging/redact.ts'
 
@@ -23,6 +23,11 @@ function redactedPushEntry(e: PushLogEntry): PushLogEntry {
   }
 }
 
+/** a refused value is what the caller sent: it may be a credential pasted into the wrong field */
+function redactedOutcome(o: PushOutcome): PushOutcome {
+  return { ...o, refused: o.refused.map((r) => ({ ...r, external_id: nullable(r.external_id), value: nullable(r.value), reason: redactText(r.reason) })) }
+}
+
 function redactedAttempt(a: DeliveryAttempt): DeliveryAttempt {
   const headers = a.response_headers
   return {
@@ -36,6 +41,7 @@ function redactedAttempt(a: DeliveryAttempt): DeliveryAttempt {
 export function redactingPushLog(store: PushLog): PushLog {
   return {
     append: (entries, keep, nowMs) => store.append(entries.map(redactedPushEntry), keep, nowMs),
+    recordOutcome: (connectionId, requestId, outcome, expireAtMs) => store.recordOutcome(connectionId, requestId, redactedOutcome(outcome), expireAtMs),
     recent: (connectionId, limit, nowMs) => store.recent(connectionId, limit, nowMs),
     close: () => store.close(),
   }

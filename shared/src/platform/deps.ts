@@ -13,6 +13,7 @@ import type { LinkTokenStore } from '../ports/link-tokens.ts'
 import type { PortalAccessStore } from '../ports/portal-access.ts'
 import type { AuditLogStore } from '../ports/audit-log.ts'
 import type { RateLimiter } from '../ports/rate-limiter.ts'
+import type { Counters } from '../ports/counters.ts'
 import type { PushLog } from '../ports/push-log.ts'
 import type { BrandAssets } from '../ports/brand-assets.ts'
 import type { Queue } from '../ports/queue.ts'
@@ -27,7 +28,8 @@ import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
 import { withContactWrites } from '../domain/contacts/write-seam.ts'
-import { rootListeners } from './listeners.ts'
+import { createListeners } from './listeners.ts'
+import { OPERATOR_INTEGRATION_ID } from '../domain/operations/operator-ids.ts'
 
 export interface DepsOverrides {
   clock?: Clock
@@ -45,6 +47,7 @@ export interface DepsOverrides {
   portalAccess?: PortalAccessStore
   auditLog?: AuditLogStore
   rateLimiter?: RateLimiter
+  counters?: Counters
   pushLog?: PushLog
   brandAssets?: BrandAssets
   queue?: Queue
@@ -129,6 +132,7 @@ export async function createPlatformDeps(
   let portalAccess = overrides.portalAccess
   let auditLog = overrides.auditLog
   let rateLimiter = overrides.rateLimiter
+  let counters = overrides.counters
   let pushLog = overrides.pushLog
   let brandAssets = overrides.brandAssets
   if (config.storeBackend === 'firestore') {
@@ -146,6 +150,7 @@ export async function createPlatformDeps(
     portalAccess ??= (await import('../adapters/google/firestore-portal-access.ts')).createFirestorePortalAccessStore(fs)
     auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
     rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
+    counters ??= (await import('../adapters/google/firestore-counters.ts')).createFirestoreCounters(fs)
     pushLog ??= (await import('../adapters/google/firestore-push-log.ts')).createFirestorePushLog(fs)
     brandAssets ??= (await import('../adapters/google/firestore-brand-assets.ts')).createFirestoreBrandAssets(fs)
   } else {
@@ -161,6 +166,7 @@ export async function createPlatformDeps(
     portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
     auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
     rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
+    counters ??= (await import('../adapters/embedded/counters.ts')).createEmbeddedCounters(db)
     pushLog ??= (await import('../adapters/embedded/push-log.ts')).createEmbeddedPushLog(db)
     brandAssets ??= (await import('../adapters/embedded/brand-assets.ts')).createEmbeddedBrandAssets(db)
   }
@@ -247,29 +253,35 @@ export async function createPlatformDeps(
     portalAccess,
     auditLog,
     rateLimiter,
+    counters,
     pushLog,
     brandAssets,
     queue,
     tasks,
     secrets,
     webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
-    // over these deps (a caller that swaps one adapter in a copy still sends through these);
-    // loaded when first used, so a service that never emits does not load the delivery machinery
-    operationalEvents: {
-      async emit(event, options) {
-        const { emitOperationalEvent } = await import('../domain/operations/emit.ts')
-        return emitOperationalEvent(deps, event, options)
+    // one lookup for every delivery: the operator's endpoint (operational events) by its reserved
+    // id, loaded when first used (it reads the signing secret: only the dispatcher delivers),
+    // else the tenant's integration
+    deliveryTargets: {
+      async get(integrationId) {
+        if (integrationId !== OPERATOR_INTEGRATION_ID) return deps.tenantLookups.getIntegration(integrationId)
+        return (await import('../domain/operations/target.ts')).operatorTarget(deps)
       },
     },
-    listeners: { contactWritten: [], batchApplied: [] },
+    // set below, over these deps
+    listeners: null as unknown as PlatformDeps['listeners'],
     async close() {
       if (closed) return
       closed = true
+      // what listeners gathered in memory, while the stores are still open
+      await deps.listeners.flush().catch((err: unknown) => logger.warn({ err }, 'listeners not flushed'))
       // order: stop producers/consumers first, then stores
       for (const c of [
         deps.tasks,
         deps.queue,
         deps.rateLimiter,
+        deps.counters,
         deps.pushLog,
         deps.brandAssets,
         deps.contacts,
@@ -288,6 +300,6 @@ export async function createPlatformDeps(
       await db?.close()
     },
   }
-  deps.listeners = rootListeners(deps)
+  deps.listeners = createListeners(deps)
   return deps
 }

@@ -50,7 +50,11 @@ export interface ContactWritten {
  * after the store committed; a listener that rejects makes the write call reject (the writer
  * retries, and its redelivery reports the contacts as `reapplied`).
  */
-export type ContactWrittenListener = (written: readonly ContactWritten[]) => Promise<void>
+export interface ContactWrittenListener {
+  /** for the log line when it throws */
+  readonly name: string
+  onContactWritten(written: readonly ContactWritten[]): Promise<void>
+}
 
 /**
  * Contacts of all accounts, keyed by (account, contact id). The contact id is deterministic:

@@ -16,7 +16,8 @@ import type { Queue } from './queue.ts'
 import type { TaskScheduler } from './task-scheduler.ts'
 import type { Secrets } from './secrets.ts'
 import type { WebhookSender } from './webhook-sender.ts'
-import type { OperationalEvents } from './operational-events.ts'
+import type { Counters } from './counters.ts'
+import type { DeliveryTargets } from './delivery-targets.ts'
 import type { Listeners } from './listeners.ts'
 
 /*
@@ -53,6 +54,8 @@ export interface PlatformDeps {
   /** what the portal changed (domain/audit) */
   auditLog: AuditLogStore
   rateLimiter: RateLimiter
+  /** plain counters shared by every instance: endpoint health, the queue pool's count (ports/counters.ts) */
+  counters: Counters
   /** recent pushes per connection, for the portal's inbound debugger (domain/activity/push-log.ts) */
   pushLog: PushLog
   /** the tenants' portal logos, apart from the account records (domain/tenants/logo.ts) */
@@ -62,14 +65,9 @@ export interface PlatformDeps {
   secrets: Secrets
   /** signed webhook POSTs to receivers (SSRF-filtered) */
   webhookSender: WebhookSender
-  /**
-   * operational events to the operator (ports/operational-events.ts): emitOperationalEvent over
-   * these deps, for code the delivery machinery itself imports (the queue pool). A service
-   * without the task scheduler (edge-ingest, upsert-worker) can only log them: with
-   * OPERATOR_EVENTS_URL set, emit() there rejects (its scheduler is the `unused` stand-in)
-   */
-  operationalEvents: OperationalEvents
-  /** what reacts to the hot paths' outcomes (ports/listeners.ts), composed in platform/listeners.ts */
+  /** where a delivery goes: a tenant integration or the operator's endpoint (ports/delivery-targets.ts) */
+  deliveryTargets: DeliveryTargets
+  /** who reacts to the hot paths' outcomes, built at the composition root (platform/listeners.ts) */
   listeners: Listeners
   /** closes every adapter (idempotent) */
   close(): Promise<void>

@@ -15,7 +15,7 @@ import { authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { acceptPushOrUpsert } from '@lsv/shared/domain/ingest/accept.ts'
 import { fallbackShapeOf } from '@lsv/shared/domain/ingest/push-body.ts'
-import { PushActivityRecorder } from '@lsv/shared/domain/activity/push-recorder.ts'
+import { tellListenersNow } from '@lsv/shared/domain/outcomes/tell.ts'
 
 /**
  * `Deprecation` (RFC 9745): the instant the fallbacks were deprecated, the contract's date
@@ -44,13 +44,16 @@ function deprecate(reply: FastifyReply): void {
  * token named it (an unknown credential names no account, so its 401 is not counted).
  */
 export function registerFallbackRoutes(app: App, deps: PlatformDeps): void {
-  const activity = new PushActivityRecorder(deps)
   const accountOf = new WeakMap<FastifyRequest, string>()
+  // told to the push listeners (platform/listeners.ts) as an answer of its account only: the
+  // activity counts take it; the inbound debugger and the samples are the edge's
   const countAnswer = async (request: FastifyRequest, reply: FastifyReply) => {
     const accountId = accountOf.get(request)
-    if (accountId !== undefined) activity.record(accountId, reply.statusCode)
+    if (accountId === undefined) return
+    const answered = { requestId: request.id, headers: request.headers, status: reply.statusCode, accountId, connection: null, error: null, accepted: null }
+    tellListenersNow(deps.listeners.push, deps, (l) => l.onPushAnswered(answered, deps))
   }
-  app.addHook('onClose', async () => activity.close())
+  app.addHook('onClose', async () => deps.listeners.flush())
 
   app.post(
     '/api/contacts',

@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { BatchAppliedListener } from '../../ports/listeners.ts'
+import type { BatchListener } from '../../ports/listeners.ts'
 import { countDeadLetters } from './counts.ts'
 
 /**
@@ -9,11 +9,14 @@ import { countDeadLetters } from './counts.ts'
  * Failure contract: a count that cannot be stored is logged and dropped (countDeadLetters); it
  * never fails the batch, whose records are already parked.
  */
-export function deadLetterCounts(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>): BatchAppliedListener {
-  return async (outcome) => {
-    // a message that cannot be read counts as one (its records cannot be counted either)
-    if (outcome.kind === 'unreadable') return countDeadLetters(deps, outcome.accountId, 'unreadable', 1)
-    await countDeadLetters(deps, outcome.accountId, 'too_large', outcome.deadLettered.too_large)
-    await countDeadLetters(deps, outcome.accountId, 'store_failed', outcome.deadLettered.store_failed)
+export function deadLetterCounts(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>): BatchListener {
+  return {
+    name: 'dead-letter counts',
+    async onBatchApplied(outcome) {
+      // a message that cannot be read counts as one (its records cannot be counted either)
+      if (outcome.kind === 'unreadable') return countDeadLetters(deps, outcome.accountId, 'unreadable', 1)
+      await countDeadLetters(deps, outcome.accountId, 'too_large', outcome.deadLettered.too_large)
+      await countDeadLetters(deps, outcome.accountId, 'store_failed', outcome.deadLettered.store_failed)
+    },
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { PushCredential, PushLogEntry } from '../../ports/push-log.ts'
+import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
 
@@ -42,7 +43,7 @@ export function pushLogEntryId(nowMs: number): string {
 }
 
 /** The distinct top-level keys of a push's records, bounded (first records, first keys). */
-export function keysOf(records: readonly InboundRecord[]): string[] {
+function keysOf(records: readonly InboundRecord[]): string[] {
   const keys = new Set<string>()
   for (const r of records.slice(0, KEY_SCAN_RECORDS)) {
     if (r === null || typeof r !== 'object') continue
@@ -55,7 +56,7 @@ export function keysOf(records: readonly InboundRecord[]): string[] {
 }
 
 /** What the edge knows of one answered push (the recorder adds id, time, trace and expiry). */
-export interface AnsweredPush {
+interface AnsweredPush {
   connectionId: string
   accountId: string
   status: number
@@ -67,7 +68,7 @@ export interface AnsweredPush {
   credential: PushCredential
 }
 
-export class PushLogRecorder {
+class PushLogRecorder {
   #pending = new Map<string, PushLogEntry[]>()
   #timer: NodeJS.Timeout | null = null
   #flushing: Promise<void> = Promise.resolve()
@@ -131,6 +132,36 @@ export class PushLogRecorder {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     await this.flush()
+  }
+}
+
+/**
+ * The inbound debugger as a listener of the edge's answers: every answer to a push whose
+ * connection is known (ports/listeners.ts PushAnswered).
+ *
+ * Failure contract: onPushAnswered is a map insert and never throws; a failed append is logged
+ * and its entries dropped (a view, not a ledger); an instance that dies loses at most its last
+ * FLUSH_EVERY_MS of entries, never a batch.
+ */
+export function pushLogListener(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>): PushListener & { flush(): Promise<void> } {
+  const recorder = new PushLogRecorder(deps)
+  return {
+    name: 'inbound debugger (push log)',
+    onPushAnswered(o: PushAnswered) {
+      if (o.accountId === null || o.connection === null) return
+      recorder.record({
+        connectionId: o.connection.id,
+        accountId: o.accountId,
+        status: o.status,
+        error: o.status >= 400 ? o.error : null,
+        accepted: o.accepted?.count ?? null,
+        keys: o.accepted ? keysOf(o.accepted.records) : [],
+        requestId: o.requestId,
+        headers: o.headers,
+        credential: o.connection.credential,
+      })
+    },
+    flush: () => recorder.flush(),
   }
 }
 

@@ -1,5 +1,5 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { BatchAppliedListener } from '../../ports/listeners.ts'
+import type { BatchListener } from '../../ports/listeners.ts'
 import { PUSH_LOG_RETENTION_MS } from './push-log.ts'
 
 /** refusals kept per push for the debugger (the count says how many there were) */
@@ -15,22 +15,25 @@ const REFUSALS_KEPT = 20
  * Failure contract: a debugger note; one that cannot be stored is logged and dropped, never fails
  * the batch (its records are stored).
  */
-export function pushOutcomes(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger'>): BatchAppliedListener {
-  return async (outcome) => {
-    if (outcome.kind !== 'applied' || outcome.requestId === null || outcome.refused.length === 0) return
-    const nowMs = deps.clock.now()
-    await deps.pushLog
-      .recordOutcome(
-        outcome.connectionId,
-        outcome.requestId,
-        {
-          stored: outcome.applied + outcome.unchanged,
-          refused_count: outcome.refused.length,
-          refused: outcome.refused.slice(0, REFUSALS_KEPT),
-          at: new Date(nowMs).toISOString(),
-        },
-        nowMs + PUSH_LOG_RETENTION_MS,
-      )
-      .catch((err: unknown) => deps.logger.warn({ err, batchId: outcome.batchId }, 'refusals of a push not stored for its debugger'))
+export function pushOutcomes(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger'>): BatchListener {
+  return {
+    name: 'push refusals',
+    async onBatchApplied(outcome) {
+      if (outcome.kind !== 'applied' || outcome.requestId === null || outcome.refused.length === 0) return
+      const nowMs = deps.clock.now()
+      await deps.pushLog
+        .recordOutcome(
+          outcome.connectionId,
+          outcome.requestId,
+          {
+            stored: outcome.applied + outcome.unchanged,
+            refused_count: outcome.refused.length,
+            refused: outcome.refused.slice(0, REFUSALS_KEPT),
+            at: new Date(nowMs).toISOString(),
+          },
+          nowMs + PUSH_LOG_RETENTION_MS,
+        )
+        .catch((err: unknown) => deps.logger.warn({ err, batchId: outcome.batchId }, 'refusals of a push not stored for its debugger'))
+    },
   }
 }

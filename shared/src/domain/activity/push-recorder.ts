@@ -4,6 +4,7 @@ import { addDelta, sampleOf, storeSample, type SampleDelta } from './push-sample
 import type { InboundRecord } from '../ingest/mapping.ts'
 import type { BatchShape } from '../ingest/push-body.ts'
 import { isoAt } from '../../model/clock.ts'
+import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 
 /** How often the counts gathered in memory are written (one write per flush for all keys). */
 const FLUSH_EVERY_MS = 2_000
@@ -15,7 +16,7 @@ const FLUSH_EVERY_MS = 2_000
  * fails is logged and dropped (activity counts are a view, not a ledger); an instance that
  * stops flushes what it holds when its app closes.
  */
-export class PushActivityRecorder {
+class PushActivityRecorder {
   #pending = new Map<string, { key: string; by: number; expireAtMs: number }>()
   /** per connection: what its accepted pushes added since the last flush (push-sample.ts) */
   #samples = new Map<string, SampleDelta>()
@@ -90,5 +91,27 @@ export class PushActivityRecorder {
     if (this.#timer) clearTimeout(this.#timer)
     this.#timer = null
     await this.flush()
+  }
+}
+
+/**
+ * The portal's activity counts and push samples as a listener of the edge's answers: every
+ * answer to a request whose account is known is counted by status; an accepted push's records
+ * (as parsed) feed its connection's sample (push-sample.ts).
+ *
+ * Failure contract: onPushAnswered is a map update and never throws; a failed flush is logged and
+ * dropped (activity counts are a view, not a ledger); an instance that stops flushes what it holds
+ * when its listeners are flushed (the app's close).
+ */
+export function pushActivityListener(deps: Pick<PlatformDeps, 'rateLimiter' | 'clock' | 'logger'>): PushListener & { flush(): Promise<void> } {
+  const recorder = new PushActivityRecorder(deps)
+  return {
+    name: 'activity counts and push samples',
+    onPushAnswered(o: PushAnswered) {
+      if (o.accountId === null) return
+      recorder.record(o.accountId, o.status)
+      if (o.accepted && o.connection) recorder.sample(o.connection.id, o.accepted.shape, o.accepted.records)
+    },
+    flush: () => recorder.flush(),
   }
 }

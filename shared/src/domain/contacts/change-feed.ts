@@ -15,18 +15,21 @@ const CHANGE_ROWS_PER_SLICE = 500
  * latest-row view reads one.
  */
 export function changeFeed(deps: Pick<PlatformDeps, 'queue'>): ContactWrittenListener {
-  return async (written) => {
-    // in slices: the embedded queue commits a slice's publishes together (one commit, one WAL sync),
-    // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
-    // transaction; Pub/Sub batches each slice
-    for (let i = 0; i < written.length; i += CHANGE_ROWS_PER_SLICE) {
-      await Promise.all(
-        written.slice(i, i + CHANGE_ROWS_PER_SLICE).map((w) => {
-          const row = toChangeRow(w.contact, w.at)
-          return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
-        }),
-      )
-      if (i + CHANGE_ROWS_PER_SLICE < written.length) await new Promise<void>((resolve) => setImmediate(resolve))
-    }
+  return {
+    name: 'change feed',
+    async onContactWritten(written) {
+      // in slices: the embedded queue commits a slice's publishes together (one commit, one WAL sync),
+      // and 10,000 in one turn would hold the event loop (health checks, lease renewals) for one long
+      // transaction; Pub/Sub batches each slice
+      for (let i = 0; i < written.length; i += CHANGE_ROWS_PER_SLICE) {
+        await Promise.all(
+          written.slice(i, i + CHANGE_ROWS_PER_SLICE).map((w) => {
+            const row = toChangeRow(w.contact, w.at)
+            return deps.queue.publish('contact-changes', Buffer.from(JSON.stringify(row)), changeRowAttributes(row))
+          }),
+        )
+        if (i + CHANGE_ROWS_PER_SLICE < written.length) await new Promise<void>((resolve) => setImmediate(resolve))
+      }
+    },
   }
 }

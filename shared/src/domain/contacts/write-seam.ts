@@ -83,7 +83,7 @@ export function withContactWrites(store: ContactStore, listeners: () => readonly
       if (written.size > 0) {
         const all = [...written.values()]
         try {
-          for (const listener of listeners()) await listener(all)
+          for (const listener of listeners()) await listener.onContactWritten(all)
         } catch (cause) {
           throw new ContactReactionFailed(outcomes, cause)
         }

@@ -1,8 +1,10 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
+import type { DeliveryAttempted, DeliveryListener } from '../../ports/listeners.ts'
 import { FAILING_STEPS } from '../../contract/operational-event.ts'
 import { emitOperationalEvent, type OperationsDeps } from './emit.ts'
 import { OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
+import { GONE_REASON } from '../webhooks/deliver.ts'
 
 /**
  * The failure threshold of an endpoint: this many of its newest deliveries in a row whose latest
@@ -14,7 +16,7 @@ import { OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
 export const FAILURE_THRESHOLD = 20
 
 /** what the attempt just recorded ended as */
-export type EndpointOutcome = { kind: 'succeeded' } | { kind: 'failed'; error: string | null } | { kind: 'disabled'; reason: string; at: string }
+type EndpointOutcome = { kind: 'succeeded' } | { kind: 'failed'; error: string | null } | { kind: 'disabled'; reason: string; at: string }
 
 const hostOf = (url: string): string => {
   try {
@@ -51,12 +53,34 @@ function stepOf(length: number, threshold = FAILURE_THRESHOLD): number {
 }
 
 /**
- * After each recorded attempt to a tenant endpoint (domain/webhooks/deliver.ts): keeps the
- * integration's `failing` mark (the portal's banner) and sends `endpoint.failing` and
- * `endpoint.disabled`. One bounded read (FAILURE_THRESHOLD deliveries) after a failed attempt,
- * none after a success; a tenant write only when a step is crossed or a streak ends. Never
- * throws: the attempt is recorded, and a lost note is made again by the next attempt.
+ * The endpoint.failing / endpoint.disabled listener: after each recorded attempt to a tenant
+ * endpoint (domain/webhooks/deliver.ts), keeps the integration's `failing` mark (the portal's
+ * banner) and sends `endpoint.failing` and `endpoint.disabled`. One bounded read
+ * (FAILURE_THRESHOLD deliveries) after a failed attempt, none after a success; a tenant write only
+ * when a step is crossed or a streak ends.
+ *
+ * Failure contract: never throws (a failed note is logged); the attempt is recorded, and a lost
+ * note is made again by the next attempt, with the same event id (no second POST).
  */
+export function endpointFailingListener(deps: OperationsDeps & Pick<PlatformDeps, 'tenants'>): DeliveryListener {
+  return {
+    name: 'endpoint failing and disabled events',
+    async onDeliveryAttempted(o: DeliveryAttempted) {
+      // no endpoint, or one that was not active: nothing was sent, nothing about its health is new
+      if (!o.target?.active) return
+      const code = o.attempt.status_code
+      const outcome: EndpointOutcome =
+        o.outcome === 'succeeded'
+          ? { kind: 'succeeded' }
+          : o.outcome === 'disabled'
+            ? { kind: 'disabled', reason: GONE_REASON, at: o.attempt.at }
+            : { kind: 'failed', error: code !== null ? `HTTP ${code}` : o.attempt.error }
+      await noteEndpointOutcome(deps, o.target, outcome)
+    },
+  }
+}
+
+/** What the listener does for one attempt (also called by tests for a repeated observation). */
 export async function noteEndpointOutcome(
   deps: OperationsDeps & Pick<PlatformDeps, 'tenants'>,
   integration: IntegrationRecord,

@@ -3,6 +3,7 @@ import type { PlatformDeps } from '../../ports/deps.ts'
 import type { PlatformConfig } from '../../config/config.ts'
 import type { QueueRate, TaskRequest, TaskScheduler } from '../../ports/task-scheduler.ts'
 import { QueueQuotaError, QueueUnavailableError } from '../../errors/queue-errors.ts'
+import { tellListeners } from '../outcomes/tell.ts'
 
 /**
  * Which task queue an endpoint's deliveries go on (issue 23; docs/capacity.md, "Past 1,000
@@ -27,7 +28,7 @@ const POOL_QUEUE_PREFIX = 'webhook-pool-'
  */
 export const POOL_QUEUE_RATE: QueueRate = { maxDispatchesPerSecond: 500, maxConcurrentDispatches: 1000 }
 
-/** how many endpoints got a queue of their own so far (rate limiter store, plain counter) */
+/** how many endpoints got a queue of their own so far (the counters port) */
 const DEDICATED_COUNT_KEY = 'task-queues:dedicated'
 /** the counter never expires in practice: the queues it counts are never deleted */
 const COUNT_KEPT_MS = 100 * 365 * 24 * 3_600_000
@@ -46,7 +47,7 @@ export function isPoolQueue(queue: string): boolean {
   return queue.startsWith(POOL_QUEUE_PREFIX)
 }
 
-export type QueuePoolDeps = Pick<PlatformDeps, 'tasks' | 'tenants' | 'rateLimiter' | 'clock' | 'logger' | 'operationalEvents'> & {
+export type QueuePoolDeps = Pick<PlatformDeps, 'tasks' | 'tenants' | 'counters' | 'clock' | 'logger' | 'listeners'> & {
   config: Pick<PlatformConfig, 'taskQueueDedicatedLimit' | 'taskQueuePoolSize'>
 }
 
@@ -92,8 +93,8 @@ export async function deliveryQueueFor(deps: QueuePoolDeps, integrationId: strin
     queue = await ownOrPool(deps, integration.delivery_queue, own, pool)
   } else {
     // first delivery of this endpoint: a queue of its own while the count allows it
-    await deps.rateLimiter.addCounts([{ key: DEDICATED_COUNT_KEY, by: 1 }], deps.clock.now() + COUNT_KEPT_MS)
-    const [count = 0] = await deps.rateLimiter.readCounts([DEDICATED_COUNT_KEY], deps.clock.now())
+    await deps.counters.apply([{ key: DEDICATED_COUNT_KEY, add: 1 }], deps.clock.now() + COUNT_KEPT_MS)
+    const [count = 0] = await deps.counters.read([DEDICATED_COUNT_KEY], deps.clock.now())
     queue = count <= deps.config.taskQueueDedicatedLimit ? await ownOrPool(deps, ownQueue, own, pool) : await pool()
     // two processes deciding at once both write; the later one stays, and tasks already on the
     // other queue still run (only the rate of that endpoint is briefly shared)
@@ -118,9 +119,9 @@ async function ownOrPool(deps: QueuePoolDeps, own: string, rate: QueueRate, pool
 
 /**
  * Enqueues on the endpoint's queue; when that queue does not take tasks yet (a new Cloud Tasks
- * queue can take minutes), on its pool queue at once, so nothing waits for the queue. Reported
- * once per queue and process as the operational event `queue.created_late` (through
- * deps.operationalEvents: emit.ts imports this module through deliveries.ts).
+ * queue can take minutes), on its pool queue at once, so nothing waits for the queue. Told once
+ * per queue and process to the queue-fallback listeners (the operational event
+ * `queue.created_late`: domain/operations/queue-late.ts).
  */
 export async function enqueueOnDeliveryQueue(deps: QueuePoolDeps, integrationId: string, task: TaskRequest): Promise<void> {
   try {
@@ -130,29 +131,11 @@ export async function enqueueOnDeliveryQueue(deps: QueuePoolDeps, integrationId:
     const pool = await ensurePoolQueue(deps, poolQueueFor(integrationId, deps.config.taskQueuePoolSize))
     await deps.tasks.enqueue({ ...task, queue: pool })
     const late = memo(reportedLate, deps.tasks, () => new Set<string>())
-    if (!late.has(task.queue)) {
-      // marked before sending: the event's own delivery may find its queue late too, and is then
-      // reported once, not again and again
-      late.add(task.queue)
-      deps.logger.warn(
-        { event: 'queue.created_late', queue: task.queue, integrationId, pool },
-        "an endpoint's new task queue does not take tasks yet: its deliveries use a pool queue meanwhile",
-      )
-      try {
-        // keyed on the queue: every instance that meets it late sends the same event id, so the
-        // operator gets one delivery
-        await deps.operationalEvents.emit(
-          {
-            type: 'queue.created_late',
-            occurred_at: new Date(deps.clock.now()).toISOString(),
-            data: { queue: task.queue, integration_id: integrationId, pool_queue: pool },
-          },
-          { key: task.queue },
-        )
-      } catch (err) {
-        // the tenant's delivery is on the pool queue: a lost report must not fail it
-        deps.logger.error({ err, queue: task.queue }, 'queue.created_late not sent')
-      }
-    }
+    if (late.has(task.queue)) return
+    // marked before telling: the event's own delivery may find its queue late too, and is then
+    // reported once, not again and again
+    late.add(task.queue)
+    const outcome = { queue: task.queue, integrationId, poolQueue: pool, at: new Date(deps.clock.now()).toISOString() }
+    await tellListeners(deps.listeners.queueFallback, deps, (l) => l.onDeliveryQueueFellBack(outcome, deps))
   }
 }

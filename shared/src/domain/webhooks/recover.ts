@@ -67,7 +67,7 @@ export interface RecoverResult {
  * disabled.
  */
 export async function recoverFailedDeliveries(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'logger' | 'config' | 'operationalEvents'>,
+  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'counters' | 'logger' | 'config' | 'listeners'>,
   accountId: string,
   integrationId: string,
   since: string,

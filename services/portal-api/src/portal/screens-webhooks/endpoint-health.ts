@@ -1,60 +1,12 @@
-import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
+import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { html, type SafeHtml } from '../layout.ts'
 
-/**
- * Health at a glance (issue 22 job 5): the attempts of the last 24 hours among the endpoint's
- * newest HEALTH_DELIVERIES deliveries: one bounded read of the delivery log per endpoint, whatever
- * the traffic (the log is newest first, so a busy endpoint's figures cover its latest traffic, and
- * the page says when the window was cut short).
+/*
+ * Health at a glance (issue 22 job 5): the figures come from the endpoint's health counters
+ * (@lsv/shared/domain/webhooks/endpoint-health.ts, kept by the delivery listener as attempts are
+ * recorded): one read of 50 counters per endpoint, whatever its traffic.
  */
-const HEALTH_DELIVERIES = 100
-const HOUR_MS = 3_600_000
 const HOURS = 24
-
-export interface EndpointHealth {
-  /** attempts in the last 24 h, answered 200 / not */
-  succeeded: number
-  failed: number
-  lastSuccess: string | null
-  lastFailure: string | null
-  /** 24 hourly buckets, oldest first: attempts answered 200 and not */
-  hourly: { ok: number; failed: number }[]
-  /** true when HEALTH_DELIVERIES deliveries were read: older ones of the 24 h are not counted */
-  capped: boolean
-}
-
-/** The figures from deliveries as read (pure, so tests can feed it rows). */
-function healthOf(deliveries: readonly DeliveryRecord[], nowMs: number, capped: boolean): EndpointHealth {
-  const hourly = Array.from({ length: HOURS }, () => ({ ok: 0, failed: 0 }))
-  let succeeded = 0
-  let failed = 0
-  let lastSuccess: string | null = null
-  let lastFailure: string | null = null
-  for (const d of deliveries) {
-    for (const a of d.attempts) {
-      const ok = a.status_code === 200
-      if (ok && (lastSuccess === null || a.at > lastSuccess)) lastSuccess = a.at
-      if (!ok && (lastFailure === null || a.at > lastFailure)) lastFailure = a.at
-      const age = nowMs - Date.parse(a.at)
-      if (!(age >= 0 && age < HOURS * HOUR_MS)) continue
-      const bucket = hourly[HOURS - 1 - Math.floor(age / HOUR_MS)]!
-      if (ok) {
-        succeeded++
-        bucket.ok++
-      } else {
-        failed++
-        bucket.failed++
-      }
-    }
-  }
-  return { succeeded, failed, lastSuccess, lastFailure, hourly, capped }
-}
-
-export async function readEndpointHealth(deps: Pick<PlatformDeps, 'deliveries' | 'clock'>, integrationId: string): Promise<EndpointHealth> {
-  const rows = await deps.deliveries.list(integrationId, { limit: HEALTH_DELIVERIES })
-  return healthOf(rows, deps.clock.now(), rows.length === HEALTH_DELIVERIES)
-}
 
 /** The success rate in words: "98 %", or "no attempts" (never a made-up 100 %). */
 function rateText(h: EndpointHealth): string {
@@ -103,6 +55,6 @@ export function healthSection(h: EndpointHealth): SafeHtml {
 <div><dt>Last failure</dt><dd class="when" id="health-last-failure">${when(h.lastFailure)}</dd></div>
 </dl>
 <p>${sparkline(h)}</p>
-<p class="hint">Attempts of the last 24 hours, one bar per hour (oldest on the left); a failure is any answer but 200, or no answer.${h.capped ? ` Computed from the newest ${HEALTH_DELIVERIES} deliveries.` : ''}</p>
+<p class="hint">Attempts of the last 24 hours, one bar per hour (oldest on the left, the current hour last); a failure is any answer but 200, or no answer.</p>
 </section>`
 }

@@ -32,13 +32,13 @@ import { CodeInput, codeFilterOf, instantOf, TimeInput } from './delivery-filter
 import { registerDeliveryDebugger } from './delivery-debugger.ts'
 import { registerRecoverScreens } from './recover.ts'
 import { registerEndpointDelete } from './endpoint-delete.ts'
-import { readEndpointHealth, type EndpointHealth } from './endpoint-health.ts'
+import { readEndpointHealth, type EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { describedForm, endpointTitle } from './endpoint-fields.ts'
 import { isConfirmed, sendConfirmation } from './confirm.ts'
 import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../pager.ts'
 
 const PAGE = 20
-/** the endpoint list reads health for this many endpoints at most (one bounded log read each) */
+/** the endpoint list reads health for this many endpoints at most (one read of its counters each) */
 const HEALTH_ON_LIST = 50
 const GRACE_CHOICES = new Set([0, 3600, 86_400, 604_800])
 
@@ -153,7 +153,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   ) => {
     const { account } = sessionOf(request)
     const { data } = await listIntegrations(deps, account.id)
-    // health at a glance: one bounded delivery-log read per endpoint, for the first HEALTH_ON_LIST
+    // health at a glance: one read of its health counters per endpoint, for the first HEALTH_ON_LIST
     const health = new Map<string, EndpointHealth>(
       await Promise.all(data.slice(0, HEALTH_ON_LIST).map(async (i) => [i.id, await readEndpointHealth(deps, i.id)] as const)),
     )
