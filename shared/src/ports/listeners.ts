@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '../model/records.ts'
 import type { BatchShape } from '../contract/messages.ts'
-import type { PushCredential } from './push-log.ts'
+import type { PushCredential, Refusal } from './push-log.ts'
 import type { ContactWrittenListener } from './contact-store.ts'
 import type { BaseLogger } from 'pino'
 
@@ -49,19 +49,6 @@ export interface DeliveryQueueFellBack {
   integrationId: string
   poolQueue: string
   at: string
-}
-
-/** A record or a value of a pushed batch the worker did not store, and why. */
-export interface Refusal {
-  /** the record's position in the push */
-  index: number
-  /** the record's external_id, when it has one */
-  external_id: string | null
-  /** the refused value's target (`email`), null when the whole record was refused */
-  field: string | null
-  /** the refused value as sent (shortened), null for a whole record */
-  value: string | null
-  reason: string
 }
 
 /** What one `contact-batches` message came to (services/upsert-worker/src/handle-batch.ts). */

@@ -6,7 +6,6 @@
  * Firestore, pruning in the embedded store).
  */
 
-import type { Refusal } from './listeners.ts'
 
 /** Which credential the push presented: its public parts only, never the secret. */
 export interface PushCredential {
@@ -39,6 +38,19 @@ export interface PushLogEntry {
   expire_at_ms: number
   /** what the worker refused of the push, written back after the answer (recordOutcome); absent when it refused nothing or has not run yet */
   outcome?: PushOutcome
+}
+
+/** A record or a value of a pushed batch the worker did not store, and why. */
+export interface Refusal {
+  /** the record's position in the push */
+  index: number
+  /** the record's external_id, when it has one */
+  external_id: string | null
+  /** the refused value's target (`email`), null when the whole record was refused */
+  field: string | null
+  /** the refused value as sent (shortened), null for a whole record */
+  value: string | null
+  reason: string
 }
 
 /** The worker's refusals of one accepted push (its BatchApplied), joined to the entry by request id. */

@@ -6,7 +6,7 @@ import { ContactReactionFailed } from '../contacts/write-seam.ts'
 import { sortKeysDeep } from '../../contract/canonical-json.ts'
 import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
 import type { DecodedBatch } from './batch-message.ts'
-import type { Refusal } from '../../ports/listeners.ts'
+import type { Refusal } from '../../ports/push-log.ts'
 
 /**
  * Upserting one decoded batch: map every record, upsert the anchored ones with `mergeContact`,
