@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../emulators.ts'
 import { readDeployedShape, type CloudServiceName, type DeployedShape, type ServiceShape } from './deployed-shape.ts'
 import { createIam, type Iam } from './iam.ts'
+import { newFrontEndSecret } from './front-end.ts'
 import { startOidcIssuer, type OidcIssuer } from './oidc-issuer.ts'
 import { startPushRelay } from './push-relay.ts'
 import { createTopicsAndSubscriptions, durationMs } from './pubsub-setup.ts'
@@ -74,6 +75,7 @@ const WIRING = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'DATA_DIR',
   'LISTEN_HOST',
+  'LOCAL_FRONT_END_SECRET',
 ] as const
 
 /**
@@ -143,6 +145,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     const emulators = { firestore: hostOf('firestore'), pubsub: hostOf('pubsub') }
     options.abort?.throwIfAborted()
 
+    // only the played front end knows it: no other process here can reach an internal route (front-end.ts)
+    const frontEndSecret = newFrontEndSecret()
     const issuer: OidcIssuer = await startOidcIssuer()
     closers.push(() => issuer.close())
     const jsonLog = (file: string) => (line: object) => appendFileSync(join(logDir, file), `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`)
@@ -166,7 +170,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       issuer,
       iam,
       join(logDir, 'push-relay.log'),
-      { emulatorHost: emulators.pubsub, project: shape.project },
+      { emulatorHost: emulators.pubsub, project: shape.project, frontEndSecret },
     )
     closers.push(() => relay.close())
     await createTopicsAndSubscriptions({
@@ -177,7 +181,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       pushEndpointFor: (name) => relay.endpointFor(name),
     })
 
-    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt })
+    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt, frontEndSecret })
     closers.push(() => tasks.close())
     for (const q of shape.queues) {
       tasks.declareQueue(
@@ -218,6 +222,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         OIDC_ISSUER: issuer.issuer,
         OIDC_JWKS_URL: issuer.jwksUrl,
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
+        // what Cloud Run's ingress and invoker check give: only the front end (relay, stand-in) gets in
+        ...(service.env.INTERNAL_AUTH === 'front-end' ? { LOCAL_FRONT_END_SECRET: frontEndSecret } : {}),
         // no Google metadata server here: the client libraries must not probe for one
         METADATA_SERVER_DETECTION: 'none',
         // the developer's collector, else each service keeps its last spans in DATA_DIR/traces

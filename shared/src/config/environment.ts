@@ -394,6 +394,19 @@ const ENVIRONMENT = Type.Object({
       description: 'the key set of `OIDC_ISSUER`',
     }),
   ),
+  LOCAL_FRONT_END_SECRET: Type.Optional(
+    text(
+      'at least 32 characters of [A-Za-z0-9_-]',
+      {
+        readers: using((n) => n.pushRoutes || n.taskRoute),
+        defaultText: 'unset; set by `npm run start:cloud`, a new one each run',
+        localOnly: true,
+        description:
+          "with `INTERNAL_AUTH=front-end` and `LOCAL_WIRING=true` (required there): the internal routes admit only requests carrying it in `X-Local-Front-End`, which only start:cloud's push relay and Cloud Tasks stand-in (the played front end) add, so no other process on this machine can present a signature-stripped token",
+      },
+      '^[A-Za-z0-9_-]{32,}$',
+    ),
+  ),
   PUBSUB_NAME_PREFIX: Type.Optional(
     text(
       'a name prefix',
