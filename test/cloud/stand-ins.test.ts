@@ -312,9 +312,7 @@ describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's sign
     // the deployed shape without this change: every /tasks/deliver would be refused on Cloud Run
     expect(await firstAttempt(await dispatcherWith({}))).toBe(401)
     // mutation: INTERNAL_AUTH ignored by the dispatcher's task route → 401 here too
-    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: FRONT_END_SECRET }))).toBe(
-      200,
-    )
+    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: FRONT_END_SECRET }))).toBe(200)
   })
 
   it("a dispatcher that expects another run's front-end secret refuses the stand-in's tasks (the secret is what it checks)", async () => {

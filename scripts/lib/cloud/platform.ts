@@ -2,12 +2,15 @@
  * The platform in its deployed shape on this machine: everything `npm run start:cloud` starts,
  * in order, and stops again in reverse. See scripts/start-cloud.ts for the command itself. Once
  * all four services are ready, one that exits is replaced by a new instance (Cloud Run's
- * behaviour); only a service that cannot start again, or a crash loop, ends the run (`fatal`).
+ * behaviour), again and again with a growing wait while new instances fail to get ready. Nothing
+ * ends the run but a signal: the emulators keep the run's data in memory, so a crash loop leaves
+ * that one service down and says so, and an emulator that dies is reported (emulator-watch.ts).
  */
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../emulators.ts'
 import { readDeployedShape, type CloudServiceName, type DeployedShape, type ServiceShape } from './deployed-shape.ts'
+import { watchEmulators } from './emulator-watch.ts'
 import { createIam, type Iam } from './iam.ts'
 import { newFrontEndSecret } from './front-end.ts'
 import { startOidcIssuer, type OidcIssuer } from './oidc-issuer.ts'
@@ -55,8 +58,6 @@ export interface CloudPlatform {
   /** each service, restarted when its instance exits */
   services: SupervisedService[]
   emulators: { firestore: string; pubsub: string }
-  /** resolves with the reason when a service can run no more (a new instance failed to start, or a crash loop) */
-  fatal: Promise<string>
   close(): Promise<void>
 }
 
@@ -247,23 +248,29 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     await Promise.all(services.map((s) => waitHealthy(s, 120_000, options.abort)))
 
     let running = true
-    let fatal!: (reason: string) => void
-    const fatalReason = new Promise<string>((resolve) => (fatal = resolve))
     for (const [i, service] of shape.services.entries()) {
       supervised.push(
         superviseService(services[i]!, (note) => start(service, note), {
           say: options.say,
-          fatal: (reason) => running && fatal(reason),
+          crashLoop: (reason) => {
+            if (!running) return
+            options.say(
+              `${reason}\n${service.name} is in a crash loop and stays down until start:cloud runs again; the emulators and the other services keep running ` +
+                "(the emulators hold this run's data in memory: stopping them would lose it). Ctrl-C stops everything.",
+            )
+          },
         }),
       )
     }
+    // an emulator cannot be started again without losing its data: say so; the services' /readyz fail
+    const watcher = watchEmulators(emulators, options.say)
+    closers.push(async () => watcher.stop())
     return {
       shape,
       logDir,
       store,
       services: supervised,
       emulators,
-      fatal: fatalReason,
       close: async () => {
         running = false
         await close()

@@ -114,7 +114,11 @@ export async function startPushRelay(
   issuer: OidcIssuer,
   iam: Iam,
   logFile: string,
-  pubsub: { emulatorHost: string; project: string; /** added as X-Local-Front-End to pushes to a Cloud Run service (front-end.ts) */ frontEndSecret?: string | null },
+  pubsub: {
+    emulatorHost: string
+    project: string /** added as X-Local-Front-End to pushes to a Cloud Run service (front-end.ts) */
+    frontEndSecret?: string | null
+  },
 ): Promise<PushRelay> {
   const bySubscription = new Map(routes.map((r) => [r.subscription, r]))
   for (const r of routes) {
