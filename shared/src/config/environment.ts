@@ -296,10 +296,10 @@ const ENVIRONMENT = Type.Object({
     Number,
   ),
   EDGE_DEPENDENCY_DEADLINE_MS: integerIn(100, 60_000, {
-    readers: ['edge-ingest'],
+    readers: ['edge-ingest', 'portal-api'],
     default: '5000',
     description:
-      'milliseconds one dependency stage of a push (the checks before the body; the publish) may take before the edge answers 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
+      'milliseconds one dependency stage of a push (the checks before the body; the publish), or the account lookup and publish of `POST …/visits` together, may take before the answer is 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
   }),
   PUSH_AUDIENCE: Type.Optional(
     text("an audience (the service's Cloud Run URL)", {
