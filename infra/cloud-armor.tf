@@ -12,9 +12,10 @@
 # credentials at their limit behind one address (an integrator or a NAT serving many tenants),
 # with pushes batched as the contract requires past 2 requests a second per credential.
 # Inbound webhooks (/v1/contacts/<source>, /v1/contacts/partnercrm and the portal's deprecated
-# /api/contacts/webhook/<source>) are not throttled: a sending platform delivers for all its
-# customers' sources and locations from a few shared addresses, so no per-address figure fits
-# them, and the origin fallback has no rate limit by contract (4.6 rule 4).
+# /api/contacts/webhook/<source>) get their own, much higher throttle: a sending platform
+# delivers for all its customers' sources and locations from a few shared addresses, and the
+# origin fallback has no rate limit by contract (4.6 rule 4), but a made-up source id still
+# costs a lookup, so one address must not send them without any bound.
 
 resource "google_compute_security_policy" "per_ip" {
   count       = var.cloud_armor ? 1 : 0
@@ -23,12 +24,21 @@ resource "google_compute_security_policy" "per_ip" {
   type        = "CLOUD_ARMOR"
 
   rule {
-    action      = "allow"
+    action      = "throttle"
     priority    = 1000
-    description = "inbound webhooks: shared sender addresses, per-source limits"
+    description = "inbound webhooks: shared sender addresses, a higher bound"
     match {
       expr {
         expression = "request.path.startsWith('/v1/contacts/') || request.path.startsWith('/api/contacts/webhook/')"
+      }
+    }
+    rate_limit_options {
+      conform_action = "allow"
+      exceed_action  = "deny(429)"
+      enforce_on_key = "IP"
+      rate_limit_threshold {
+        count        = var.cloud_armor_webhook_requests_per_ip_per_minute
+        interval_sec = 60
       }
     }
   }

@@ -103,6 +103,17 @@ variable "cloud_armor" {
   default     = true
 }
 
+variable "cloud_armor_webhook_requests_per_ip_per_minute" {
+  description = "Requests per minute one client address may send to the inbound webhook paths (/v1/contacts/..., /api/contacts/webhook/...) of each public service before Cloud Armor answers 429. High: a sending platform delivers for all its customers from a few addresses (docs/capacity.md, \"Cloud Armor\")."
+  type        = number
+  default     = 60000
+  validation {
+    # at least the general throttle's minimum; Cloud Armor's throttle accepts at most 1,000,000 per interval
+    condition     = var.cloud_armor_webhook_requests_per_ip_per_minute >= 120 && var.cloud_armor_webhook_requests_per_ip_per_minute <= 1000000
+    error_message = "cloud_armor_webhook_requests_per_ip_per_minute must be between 120 and 1000000 (Cloud Armor's maximum)."
+  }
+}
+
 variable "cloud_armor_requests_per_ip_per_minute" {
   description = "Requests per minute one client address may send to each public service before Cloud Armor answers 429 (inbound webhook paths excepted). The default, 6,000, is 50 API keys at the contract's 120 per minute (docs/capacity.md, \"Cloud Armor\")."
   type        = number

@@ -16,8 +16,10 @@
  * secrets, demo credentials, logs/), INFRA_DIR (infra/).
  * Ctrl-C / SIGTERM stops everything it started, by pid, and exits 0; a start-up failure names
  * the service and the reason and exits 1. A service that exits after it was ready gets a new
- * instance, as on Cloud Run (a line on stderr and in its log says so); one that then fails to
- * start, or crashes more than CRASH_LOOP allows, stops the run with the reason, exit 1.
+ * instance, as on Cloud Run (a line on stderr and in its log says so), with a growing wait while
+ * new instances fail to get ready; one that crashes more than CRASH_LOOP allows stays down, said
+ * with the reason, and the rest runs on (the emulators hold the data in memory). An emulator that
+ * dies is said, once; the services' /readyz then answer 503.
  */
 import { resolve, join } from 'node:path'
 import { ConfigError, port } from '@lsv/shared/config/config.ts'
@@ -142,9 +144,8 @@ try {
   // the services listen where LISTEN_HOST says (127.0.0.1 unset): said last, under the banner
   const warning = openListenWarning(env.LISTEN_HOST || '127.0.0.1')
   if (warning) process.stderr.write(warning)
-  const reason = await platform.fatal
-  say(`${reason}\nstopping everything`)
-  await stop(1)
+  // runs until a signal: a crash loop or a dead emulator is said (platform.ts), never a reason to
+  // stop the emulators, whose data lives in memory
 } catch (err) {
   if (stopping) {
     // stopped by a signal: while starting, everything is already stopped; else stop() exits when done

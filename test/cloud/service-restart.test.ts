@@ -2,11 +2,12 @@
  * start:cloud's supervision of a service, as Cloud Run replaces instances: real processes (a tiny
  * server in the place of a service's server.ts, started through the Dockerfile's entry point like
  * the real ones) that crash on request or refuse to start. A crash after ready brings a new
- * instance with a line saying so; a new instance that refuses to start, or a crash loop, ends
- * supervision with a reason naming the service.
+ * instance with a line saying so; a new instance that refuses to start is started again, waiting
+ * longer each time, as Cloud Run does; only a crash loop ends supervision, with a reason naming
+ * the service (start:cloud then keeps everything else running: platform.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest'
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { freePort } from '../../scripts/lib/emulators.ts'
 import { startServiceProcess, superviseService, waitHealthy, type SupervisedService } from '../../scripts/lib/cloud/service-processes.ts'
@@ -32,7 +33,7 @@ afterAll(async () => {
   await cleanUp()
 })
 
-async function fakeService(crashLoop = { restarts: 5, windowMs: 60_000 }) {
+async function fakeService(crashLoopBound = { restarts: 5, windowMs: 60_000 }) {
   const root = tempDir('lsv-restart-')
   copyFileSync(join(ROOT, 'Dockerfile'), join(root, 'Dockerfile'))
   mkdirSync(join(root, 'services/fake-svc/src'), { recursive: true })
@@ -49,8 +50,9 @@ async function fakeService(crashLoop = { restarts: 5, windowMs: 60_000 }) {
   let fatal: string | null = null
   const supervised = superviseService(first, (note) => start(note), {
     say: (line) => said.push(line),
-    fatal: (reason) => (fatal = reason),
-    crashLoop,
+    crashLoop: (reason) => (fatal = reason),
+    crashLoopBound,
+    backoff: { firstMs: 200, maxMs: 800 },
     startTimeoutMs: 30_000,
   })
   supervisors.push(supervised)
@@ -84,16 +86,36 @@ describe('start:cloud service supervision (Cloud Run instances)', () => {
     expect(s.fatal()).toBeNull()
   }, 60_000)
 
-  it('a new instance that refuses to start (exit 78) ends supervision with the service, the exit code and the reason', async () => {
-    const s = await fakeService()
+  it('a new instance that dies before it is ready is started again, waiting longer each time, until one gets ready (nothing is given up)', async () => {
+    const s = await fakeService({ restarts: 10, windowMs: 60_000 })
     writeFileSync(join(s.root, 'refuse'), '')
     await s.crash()
-    // mutation: restarting again and again instead → fatal never set
-    await s.until('fatal', () => s.fatal() !== null)
-    expect(s.fatal()).toMatch(/a new instance of fake-svc failed to start after it crashed: fake-svc exited with code 78 before it answered \/healthz/)
+    // the first new instance at once, then 0.2 s, 0.4 s: each dies with exit 78 before /healthz
+    await s.until('three instances that did not get ready', () => s.said.filter((l) => /did not get ready/.test(l)).length >= 3)
+    rmSync(join(s.root, 'refuse'))
+    // mutation: the old behaviour (give up, and start:cloud stopped everything) → never ready again
+    await s.until('a new instance ready', () => s.said.some((l) => /fake-svc: new instance ready/.test(l)))
+    expect(s.said.filter((l) => /did not get ready/.test(l))[0]).toMatch(
+      /^a new instance of fake-svc did not get ready: fake-svc exited with code 78 before it answered \/healthz/,
+    )
+    const waits = s.said
+      .flatMap((l) => /^fake-svc exited \(code 78\) before it was ready: starting a new instance in ([\d.]+) s/.exec(l)?.[1] ?? [])
+      .map(Number)
+    expect(waits.slice(0, 2)).toEqual([0.2, 0.4])
+    expect(s.log()).toMatch(/the instance exited \(code 78\) before it was ready; starting a new instance in 0.2 s/)
+    expect((await fetch(`http://127.0.0.1:${s.port}/`)).status).toBe(200)
+    expect(s.fatal()).toBeNull()
+  }, 60_000)
+
+  it('instances that never get ready end as a crash loop, with the configuration error that stops them', async () => {
+    const s = await fakeService({ restarts: 3, windowMs: 60_000 })
+    writeFileSync(join(s.root, 'refuse'), '')
+    await s.crash()
+    await s.until('crash loop', () => s.fatal() !== null)
+    expect(s.fatal()).toMatch(/^fake-svc exited \(code 78\): 4 exits within 1 min, a crash loop; not restarted again/)
     expect(s.fatal()).toMatch(/configuration error: FAKE_SETTING is not valid/)
-    await sleep(500)
-    expect(s.supervised.restarts()).toBe(1)
+    await sleep(1_000)
+    expect(s.supervised.restarts()).toBe(3)
   }, 60_000)
 
   it('more crashes than the crash-loop bound within the window end supervision as a crash loop', async () => {

@@ -26,6 +26,7 @@ import { createCloudTasksStandIn, type CloudTasksStandIn } from '../../scripts/l
 import { createSecretManagerStandIn } from '../../scripts/lib/cloud/secret-manager-stand-in.ts'
 import { openSecretStore } from '../../scripts/lib/cloud/secret-store.ts'
 import { createIam } from '../../scripts/lib/cloud/iam.ts'
+import { newFrontEndSecret } from '../../scripts/lib/cloud/front-end.ts'
 import { startOidcIssuer, type OidcIssuer } from '../../scripts/lib/cloud/oidc-issuer.ts'
 import { sleep } from './support.ts'
 
@@ -242,6 +243,7 @@ describe("Cloud Tasks stand-in, through @google-cloud/tasks and the platform's a
 
 describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's signature stripping", () => {
   // the dispatcher's DISPATCHER_URL as Terraform gives it; the stand-in maps the loopback origins to its service
+  const FRONT_END_SECRET = newFrontEndSecret()
   const AUDIENCE = `https://webhook-dispatcher-${randomUUID().slice(0, 8)}.europe-west1.run.app`
   let issuer: OidcIssuer
   let standIn: CloudTasksStandIn
@@ -260,6 +262,7 @@ describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's sign
       iam,
       log: (l) => logs.push(l as { task?: string; status?: number }),
       cloudRunServiceAt: (url) => (origins.has(new URL(url).origin) ? 'webhook-dispatcher' : null),
+      frontEndSecret: FRONT_END_SECRET,
     })
     const listener = await standIn.listenFor(DISPATCHER)
     client = new CloudTasksClient(await standInClientOptions(`127.0.0.1:${listener.port}`))
@@ -309,7 +312,14 @@ describe("Cloud Tasks stand-in in front of the real dispatcher: Cloud Run's sign
     // the deployed shape without this change: every /tasks/deliver would be refused on Cloud Run
     expect(await firstAttempt(await dispatcherWith({}))).toBe(401)
     // mutation: INTERNAL_AUTH ignored by the dispatcher's task route → 401 here too
-    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' }))).toBe(200)
+    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: FRONT_END_SECRET }))).toBe(200)
+  })
+
+  it("a dispatcher that expects another run's front-end secret refuses the stand-in's tasks (the secret is what it checks)", async () => {
+    // mutation: the stand-in adds no X-Local-Front-End → the 200 above fails too
+    expect(await firstAttempt(await dispatcherWith({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: newFrontEndSecret() }))).toBe(
+      401,
+    )
   })
 })
 

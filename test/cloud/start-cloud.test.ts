@@ -106,6 +106,7 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       'LISTEN_HOST',
     ]
     const processes = run.tree().map((pid) => ({ pid, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0') }))
+    let workerEnv: Record<string, string> = {}
     for (const service of shape.services) {
       const proc = processes.filter((p) => p.cmd.includes(`services/${service.name}/src/server.ts`))
       expect(proc, service.name).toHaveLength(1)
@@ -115,7 +116,10 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
           .filter(Boolean)
           .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
       )
-      expect(Object.keys(environ).sort(), service.name).toEqual([...Object.keys(service.env), ...Object.keys(service.secretEnv), ...wiring].sort())
+      // the played front end's secret goes to the services that trust it (INTERNAL_AUTH=front-end)
+      const frontEnd = service.env.INTERNAL_AUTH === 'front-end' ? ['LOCAL_FRONT_END_SECRET'] : []
+      expect(Object.keys(environ).sort(), service.name).toEqual([...Object.keys(service.env), ...Object.keys(service.secretEnv), ...wiring, ...frontEnd].sort())
+      if (service.name === 'upsert-worker') workerEnv = environ
       expect(environ, service.name).toMatchObject({ ...service.env, PORT: String(service.port), LOCAL_WIRING: 'true', LISTEN_HOST: '127.0.0.1' })
       // this machine only, as npm start (mutation: no LISTEN_HOST in the wiring → server.ts's
       // Cloud Run default, every interface: 00000000)
@@ -133,6 +137,27 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       target: `http://127.0.0.1:${run.ports.worker}/pubsub/contact-batches`,
     })
     expect(relayed.status, JSON.stringify(relayLog(run))).toBeLessThan(300)
+    // another process on this machine sending the worker a stripped token with the push identity's
+    // claims, straight to its port: refused (mutation: no X-Local-Front-End check → 204)
+    const now = Math.floor(Date.now() / 1000)
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
+    const claims = {
+      iss: workerEnv.OIDC_ISSUER,
+      aud: workerEnv.PUSH_AUDIENCE,
+      email: workerEnv.PUSH_SERVICE_ACCOUNT,
+      email_verified: true,
+      iat: now,
+      exp: now + 600,
+    }
+    const forged = await fetch(`http://127.0.0.1:${run.ports.worker}/pubsub/contact-batches`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${part({ alg: 'RS256', typ: 'JWT' })}.${part(claims)}.SIGNATURE_REMOVED_BY_GOOGLE`,
+      },
+      body: JSON.stringify({ message: { data: '', messageId: 'forged-1', publishTime: new Date().toISOString() }, subscription: 'projects/x/subscriptions/y' }),
+    })
+    expect(forged.status).toBe(401)
     const stored = await until('contact in Firestore', () => firestoreContact(run, c.account_id, contactId))
     expect(JSON.stringify(stored)).toContain('Lovelace')
     const read = await fetch(`http://127.0.0.1:${run.ports.portal}/api/v1/contacts/${contactId}?include=contact_handles`, {

@@ -68,6 +68,7 @@ const FORMS: Record<VariableName, { good: string; decoded: unknown; bad?: string
   // kept exactly as written: an issuer is compared byte for byte
   OIDC_ISSUER: { good: 'http://127.0.0.1:1/', decoded: 'http://127.0.0.1:1/', bad: 'issuer' },
   OIDC_JWKS_URL: { good: 'http://127.0.0.1:1/jwks', decoded: 'http://127.0.0.1:1/jwks', bad: '/jwks' },
+  LOCAL_FRONT_END_SECRET: { good: 'a'.repeat(43), decoded: 'a'.repeat(43), bad: 'too-short' },
   PUBSUB_NAME_PREFIX: { good: 'local-ab12-', decoded: 'local-ab12-', bad: 'a/b' },
   LISTEN_HOST: { good: '::', decoded: '::', bad: 'localhost' },
   PORT: { good: '0', decoded: 0, bad: '65536' },
@@ -98,6 +99,7 @@ describe('each variable has a form, checked once and decoded', () => {
       'ALLOW_LOOPBACK_WEBHOOKS',
       'CLOUD_TASKS_EMULATOR_HOST',
       'FIRESTORE_EMULATOR_HOST',
+      'LOCAL_FRONT_END_SECRET',
       'OIDC_ISSUER',
       'OIDC_JWKS_URL',
       'PUBSUB_EMULATOR_HOST',

@@ -3,7 +3,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp as buildWorker } from '../../services/upsert-worker/src/app.ts'
 import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/src/app.ts'
 import { SERVICE_NAMES, SERVICE_NEEDS } from '@lsv/shared/config/services.ts'
-import { stripSignature } from '../../scripts/lib/cloud/front-end.ts'
+import { frontEndMark, newFrontEndSecret, stripSignature } from '../../scripts/lib/cloud/front-end.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { loadTerraform } from '../infra/hcl.ts'
 import { startLocalIssuer, type LocalIssuer } from './support/issuer.ts'
@@ -17,6 +17,7 @@ const PUSH_SA = 'pubsub-push@lsv-test.iam.gserviceaccount.com'
 const TASKS_SA = 'tasks-invoker@lsv-test.iam.gserviceaccount.com'
 const WORKER_URL = 'https://upsert-worker-123.europe-west1.run.app'
 const DISPATCHER_URL = 'https://webhook-dispatcher-123.europe-west1.run.app'
+const FRONT_END_SECRET = newFrontEndSecret()
 
 const envelope = () =>
   JSON.stringify({
@@ -177,13 +178,15 @@ describe("internal routes behind Cloud Run's front end (INTERNAL_AUTH=front-end,
 
   beforeAll(async () => {
     // LOCAL_WIRING stands in for K_SERVICE: front-end is refused where no front end can be
-    apps = await startInternalApps({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' })
+    // and the played front end's secret: what start:cloud gives them (front-end.ts)
+    apps = await startInternalApps({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: FRONT_END_SECRET })
     ;({ issuer, workerUrl, dispatcherUrl } = apps)
   })
   afterAll(() => apps?.close())
 
+  /** as the played front end forwards it: with the run's secret */
   const post = (url: string, headers: Record<string, string>, body = envelope()) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...frontEndMark('upsert-worker', FRONT_END_SECRET), ...headers }, body })
   const hourAgo = () => Math.floor(Date.now() / 1000) - 3600
   const bearer = async (email: string, audience: string, claims = {}) => `Bearer ${stripSignature(await issuer.token(email, audience, claims))}`
 
@@ -220,6 +223,30 @@ describe("internal routes behind Cloud Run's front end (INTERNAL_AUTH=front-end,
     expect((await post(url, { 'x-serverless-authorization': madeUp, authorization: 'Basic eDp5' }, job)).status).toBe(200)
     // a malformed X-Serverless-Authorization is refused, never a fall-back to Authorization
     expect((await post(url, { 'x-serverless-authorization': 'garbage', authorization: madeUp }, job)).status).toBe(401)
+  })
+
+  it('on this machine, a stripped token sent straight to the service (not through the played front end) is refused', async () => {
+    // any local process can mint `header.payload.SIGNATURE_REMOVED_BY_GOOGLE`: only the relay
+    // and the Cloud Tasks stand-in hold the run's secret (mutation: no X-Local-Front-End check → 204/200)
+    const straight = (url: string, headers: Record<string, string>, body = envelope()) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+    const cases = {
+      'no secret, contact batch': straight(`${workerUrl}/pubsub/contact-batches`, { authorization: await bearer(PUSH_SA, WORKER_URL) }),
+      'no secret, visit event': straight(`${dispatcherUrl}/pubsub/visit-events`, { authorization: await bearer(PUSH_SA, DISPATCHER_URL) }),
+      'no secret, task': straight(`${dispatcherUrl}/tasks/deliver`, { authorization: await bearer(TASKS_SA, DISPATCHER_URL) }, job),
+      'a wrong secret': straight(`${workerUrl}/pubsub/contact-batches`, {
+        authorization: await bearer(PUSH_SA, WORKER_URL),
+        'x-local-front-end': newFrontEndSecret(),
+      }),
+      // a signed token does not open the way either: only the front end gets in
+      'no secret, signed token': straight(`${workerUrl}/pubsub/contact-batches`, { authorization: `Bearer ${await issuer.token(PUSH_SA, WORKER_URL)}` }),
+    }
+    for (const [label, pending] of Object.entries(cases)) {
+      const res = await pending
+      expect({ label, status: res.status, body: await res.json() }).toEqual({ label, status: 401, body: { ok: false, error: 'unauthorized' } })
+    }
+    // the same requests through the front end pass
+    expect((await post(`${workerUrl}/pubsub/contact-batches`, { authorization: await bearer(PUSH_SA, WORKER_URL) })).status).toBe(204)
   })
 
   it('infra/service-env.tf sets INTERNAL_AUTH=front-end exactly where a service has internal routes', async () => {

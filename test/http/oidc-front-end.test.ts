@@ -108,6 +108,7 @@ describe('INTERNAL_AUTH=verify (the default): the service checks every signature
 })
 
 describe('INTERNAL_AUTH in the configuration', () => {
+  const SECRET = 'x'.repeat(43)
   const configError = (env: Record<string, string>) => {
     try {
       loadConfig(env)
@@ -124,8 +125,21 @@ describe('INTERNAL_AUTH in the configuration', () => {
     expect({ variable: bare?.variable, message: bare?.message }).toEqual({ variable: 'INTERNAL_AUTH', message: expect.stringContaining('K_SERVICE') })
     expect(configError({ INTERNAL_AUTH: 'front-end', NODE_ENV: 'test' })?.variable).toBe('INTERNAL_AUTH')
     expect(loadConfig({ INTERNAL_AUTH: 'front-end', K_SERVICE: 'upsert-worker' }).internalAuth).toBe('front-end')
-    expect(loadConfig({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' }).internalAuth).toBe('front-end')
+    expect(loadConfig({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: SECRET }).internalAuth).toBe('front-end')
     expect(configError({ INTERNAL_AUTH: 'trust' })?.variable).toBe('INTERNAL_AUTH')
+  })
+
+  it("on this machine front-end needs the played front end's secret; production refuses the secret without LOCAL_WIRING", () => {
+    // mutation: drop the rule → start:cloud's services would accept a stripped token from any local process
+    const missing = configError({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' })
+    expect({ variable: missing?.variable, message: missing?.message }).toEqual({
+      variable: 'LOCAL_FRONT_END_SECRET',
+      message: expect.stringContaining('any process on this machine'),
+    })
+    expect(loadConfig({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true', LOCAL_FRONT_END_SECRET: SECRET }).localFrontEndSecret).toBe(SECRET)
+    // a service without internal routes has no front end to play
+    expect(loadConfig({ INTERNAL_AUTH: 'front-end', LOCAL_WIRING: 'true' }, 'edge-ingest').localFrontEndSecret).toBeNull()
+    expect(configError({ NODE_ENV: 'production', LOCAL_FRONT_END_SECRET: SECRET })?.variable).toBe('LOCAL_FRONT_END_SECRET')
   })
 })
 

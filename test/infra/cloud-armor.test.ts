@@ -9,7 +9,7 @@ import { CHECK_ROOT, ROOT, loadTerraform, resource, type Terraform } from './hcl
 /**
  * Cloud Armor's per-address throttle (infra/cloud-armor.tf): on by default, on both public
  * backends, keyed on the connecting address, sized so that tenants at the contract's limits
- * never meet it, and never in front of the inbound webhooks.
+ * never meet it, and a throttle of their own, much higher, in front of the inbound webhooks.
  */
 let tf: Terraform
 beforeAll(async () => {
@@ -71,10 +71,15 @@ describe('Cloud Armor per-address throttle', () => {
   // mutations: enforce_on_key = "XFF_IP" (callers write that header) or "ALL"; exceed deny(403)
   it('throttles per connecting address with 429, and has the default rule Cloud Armor requires', () => {
     const throttles = rules().filter((r) => r.action === 'throttle')
-    expect(throttles).toHaveLength(1)
-    const options = throttles[0]!.rate_limit_options![0]!
-    expect(options).toMatchObject({ conform_action: 'allow', exceed_action: 'deny(429)', enforce_on_key: 'IP' })
-    expect(options.rate_limit_threshold[0]).toEqual({ count: '${var.cloud_armor_requests_per_ip_per_minute}', interval_sec: 60 })
+    expect(throttles).toHaveLength(2)
+    // provider google_compute_security_policy: conform_action "allow" only; enforce_on_key IP; rate_limit_threshold { count, interval_sec }
+    for (const t of throttles) {
+      expect(t.rate_limit_options![0]!).toMatchObject({ conform_action: 'allow', exceed_action: 'deny(429)', enforce_on_key: 'IP' })
+    }
+    expect(throttles.map((t) => t.rate_limit_options![0]!.rate_limit_threshold[0])).toEqual([
+      { count: '${var.cloud_armor_webhook_requests_per_ip_per_minute}', interval_sec: 60 },
+      { count: '${var.cloud_armor_requests_per_ip_per_minute}', interval_sec: 60 },
+    ])
     const last = rules().at(-1)!
     expect(last).toMatchObject({ action: 'allow', priority: 2147483647 })
     expect(last.match[0]!.config![0]!.src_ip_ranges).toEqual(['*'])
@@ -107,17 +112,21 @@ describe('Cloud Armor per-address throttle', () => {
     )
   })
 
-  // mutation: drop the allow rule at priority 1000, or narrow it to '/v1/contacts/partnercrm'
-  it('never throttles the inbound webhooks, and throttles every other route of both services', () => {
+  // mutation: drop the rule at priority 1000, narrow it to '/v1/contacts/partnercrm', or make it `allow` again
+  it('gives the inbound webhooks their own, higher per-address throttle, and the general one to every other route', () => {
     const edge = readFileSync(join(ROOT, 'services/edge-ingest/src/routes/push.ts'), 'utf8')
     const fallbacks = readFileSync(join(ROOT, 'services/portal-api/src/routes/fallbacks.ts'), 'utf8')
     // the routes exist as named (a renamed route would leave the exemption pointing nowhere)
     for (const route of ["'/v1/contacts/partnercrm'", "'/v1/contacts/:sourceId'"]) expect(edge).toContain(route)
     expect(fallbacks).toContain("'/api/contacts/webhook/:sourceId'")
     for (const path of ['/v1/contacts/partnercrm', '/v1/contacts/src_123', '/api/contacts/webhook/src_123']) {
-      expect(firstRule(path).action, path).toBe('allow')
+      // a made-up source id costs a lookup: one address is bounded there too, far above the general bound
+      expect(firstRule(path).action, path).toBe('throttle')
       expect(firstRule(path).priority, path).toBeLessThan(2000)
+      expect(firstRule(path).rate_limit_options![0]!.rate_limit_threshold[0]!.count, path).toBe('${var.cloud_armor_webhook_requests_per_ip_per_minute}')
     }
+    const webhook = tf.variable.cloud_armor_webhook_requests_per_ip_per_minute![0]!.default as number
+    expect(webhook).toBeGreaterThanOrEqual(10 * (tf.variable.cloud_armor_requests_per_ip_per_minute![0]!.default as number))
     for (const path of [
       '/v1/contacts',
       '/api/contacts',
@@ -129,6 +138,7 @@ describe('Cloud Armor per-address throttle', () => {
       '/',
     ]) {
       expect(firstRule(path).action, path).toBe('throttle')
+      expect(firstRule(path).priority, path).toBe(2000)
     }
   })
 

@@ -72,6 +72,19 @@ describe('Cloud Run services in an organization with secure-by-default policies'
     expect(invokers).toEqual(['pubsub_invoker', 'tasks_invoker'])
   })
 
+  it('keeps the invoker check on for every service that trusts the front end (INTERNAL_AUTH=front-end)', () => {
+    // such a service accepts a token whose signature Cloud Run stripped: that is sound only while
+    // Cloud Run's invoker check is on for it (mutation: `public = true` on upsert-worker, or
+    // `invoker_iam_disabled = true` → any caller inside the project could present a made-up token)
+    const run = resource(tf, 'google_cloud_run_v2_service', 'service')
+    expect(run.invoker_iam_disabled).toBe('${each.value.public}')
+    const settings = localExpr(tf, 'service_settings') as Record<string, { public: boolean }>
+    const env = (Object.assign({}, ...tf.locals) as { service_env: Record<string, string> }).service_env
+    const trusting = Object.keys(env).filter((service) => /\bINTERNAL_AUTH\s*=\s*"front-end"/.test(String(env[service])))
+    expect(trusting.sort()).toEqual(['upsert-worker', 'webhook-dispatcher'])
+    for (const service of trusting) expect({ service, public: settings[service]?.public }).toEqual({ service, public: false })
+  })
+
   it('needs a provider that knows invoker_iam_disabled (google 6.8.0, CHANGELOG "cloudrunv2: added invoker_iam_disabled")', () => {
     const providers = tf.terraform.flatMap((b) => (b.required_providers as Array<Record<string, { version: string }>>) ?? [])
     const google = providers.map((p) => p.google?.version).find((v) => v !== undefined)

@@ -28,7 +28,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { listen, readJson, sendGoogleError, sendJson, type Listener } from './http.ts'
-import { forwardedAuthorization } from './front-end.ts'
+import { forwardedAuthorization, frontEndMark } from './front-end.ts'
 import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 
@@ -164,6 +164,8 @@ export interface CloudTasksStandInOptions {
   cloudRunServiceAt(url: string): string | null
   /** queues the project may hold in the region (default 1,000, Cloud Tasks' default quota) */
   maxQueues?: number
+  /** added as X-Local-Front-End to tasks for a Cloud Run service (front-end.ts) */
+  frontEndSecret?: string | null
 }
 
 export function createCloudTasksStandIn(options: CloudTasksStandInOptions): CloudTasksStandIn {
@@ -267,6 +269,7 @@ export function createCloudTasksStandIn(options: CloudTasksStandInOptions): Clou
     let error: string | undefined
     let retryAfterMs: number | null = null
     const service = cloudRunServiceAt(t.url)
+    Object.assign(headers, frontEndMark(service, options.frontEndSecret))
     // as the container behind Cloud Run's front end receives it: signature stripped (front-end.ts)
     if (t.oidc) headers.authorization = forwardedAuthorization(iam, service, await issuer.mint(t.oidc.serviceAccountEmail, t.oidc.audience))
     const refused = service === null ? null : invokerRefusal(iam, t.oidc?.serviceAccountEmail ?? null, service)

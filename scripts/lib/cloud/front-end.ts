@@ -10,7 +10,13 @@
  * Cloud Run checks `X-Serverless-Authorization` in preference to `Authorization` when a caller
  * sends both; Pub/Sub push and Cloud Tasks send only `Authorization`, so that is all this plays.
  * The services read the header the front end checked (shared/src/http/internal-callers.ts).
+ *
+ * On Cloud Run the front end is the only way into a service; on this machine any process can
+ * connect to a service's port. So the played front end (push relay, Cloud Tasks stand-in) adds
+ * the run's secret in `X-Local-Front-End` to what it forwards to a Cloud Run service, and the
+ * services, given the same secret in LOCAL_FRONT_END_SECRET, refuse internal requests without it.
  */
+import { randomBytes } from 'node:crypto'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { SIGNATURE_REMOVED } from '@lsv/shared/http/oidc.ts'
 import { cloudRunResource, type Iam } from './iam.ts'
@@ -32,4 +38,14 @@ export function stripSignature(token: string): string {
 export function forwardedAuthorization(iam: Iam, service: string | null, token: string): string {
   const authenticated = service !== null && !iam.allows(null, 'run.routes.invoke', cloudRunResource(service))
   return `Bearer ${authenticated ? stripSignature(token) : token}`
+}
+
+/** A new secret for one run of start:cloud (LOCAL_FRONT_END_SECRET's form: 43 base64url characters). */
+export function newFrontEndSecret(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+/** The header that marks a request as forwarded by the played front end (null: nothing to add). */
+export function frontEndMark(service: string | null, secret: string | null | undefined): Record<string, string> {
+  return service !== null && secret ? { 'x-local-front-end': secret } : {}
 }

@@ -2,13 +2,17 @@
  * The platform in its deployed shape on this machine: everything `npm run start:cloud` starts,
  * in order, and stops again in reverse. See scripts/start-cloud.ts for the command itself. Once
  * all four services are ready, one that exits is replaced by a new instance (Cloud Run's
- * behaviour); only a service that cannot start again, or a crash loop, ends the run (`fatal`).
+ * behaviour), again and again with a growing wait while new instances fail to get ready. Nothing
+ * ends the run but a signal: the emulators keep the run's data in memory, so a crash loop leaves
+ * that one service down and says so, and an emulator that dies is reported (emulator-watch.ts).
  */
 import { appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../emulators.ts'
 import { readDeployedShape, type CloudServiceName, type DeployedShape, type ServiceShape } from './deployed-shape.ts'
+import { watchEmulators } from './emulator-watch.ts'
 import { createIam, type Iam } from './iam.ts'
+import { newFrontEndSecret } from './front-end.ts'
 import { startOidcIssuer, type OidcIssuer } from './oidc-issuer.ts'
 import { startPushRelay } from './push-relay.ts'
 import { createTopicsAndSubscriptions, durationMs } from './pubsub-setup.ts'
@@ -54,8 +58,6 @@ export interface CloudPlatform {
   /** each service, restarted when its instance exits */
   services: SupervisedService[]
   emulators: { firestore: string; pubsub: string }
-  /** resolves with the reason when a service can run no more (a new instance failed to start, or a crash loop) */
-  fatal: Promise<string>
   close(): Promise<void>
 }
 
@@ -74,6 +76,7 @@ const WIRING = [
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'DATA_DIR',
   'LISTEN_HOST',
+  'LOCAL_FRONT_END_SECRET',
 ] as const
 
 /**
@@ -143,6 +146,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     const emulators = { firestore: hostOf('firestore'), pubsub: hostOf('pubsub') }
     options.abort?.throwIfAborted()
 
+    // only the played front end knows it: no other process here can reach an internal route (front-end.ts)
+    const frontEndSecret = newFrontEndSecret()
     const issuer: OidcIssuer = await startOidcIssuer()
     closers.push(() => issuer.close())
     const jsonLog = (file: string) => (line: object) => appendFileSync(join(logDir, file), `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`)
@@ -166,7 +171,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       issuer,
       iam,
       join(logDir, 'push-relay.log'),
-      { emulatorHost: emulators.pubsub, project: shape.project },
+      { emulatorHost: emulators.pubsub, project: shape.project, frontEndSecret },
     )
     closers.push(() => relay.close())
     await createTopicsAndSubscriptions({
@@ -177,7 +182,7 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
       pushEndpointFor: (name) => relay.endpointFor(name),
     })
 
-    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt })
+    const tasks = createCloudTasksStandIn({ project: shape.project, issuer, iam, log: jsonLog('cloud-tasks.log'), cloudRunServiceAt, frontEndSecret })
     closers.push(() => tasks.close())
     for (const q of shape.queues) {
       tasks.declareQueue(
@@ -218,6 +223,8 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         OIDC_ISSUER: issuer.issuer,
         OIDC_JWKS_URL: issuer.jwksUrl,
         ALLOW_LOOPBACK_WEBHOOKS: 'true',
+        // what Cloud Run's ingress and invoker check give: only the front end (relay, stand-in) gets in
+        ...(service.env.INTERNAL_AUTH === 'front-end' ? { LOCAL_FRONT_END_SECRET: frontEndSecret } : {}),
         // no Google metadata server here: the client libraries must not probe for one
         METADATA_SERVER_DETECTION: 'none',
         // the developer's collector, else each service keeps its last spans in DATA_DIR/traces
@@ -241,23 +248,29 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
     await Promise.all(services.map((s) => waitHealthy(s, 120_000, options.abort)))
 
     let running = true
-    let fatal!: (reason: string) => void
-    const fatalReason = new Promise<string>((resolve) => (fatal = resolve))
     for (const [i, service] of shape.services.entries()) {
       supervised.push(
         superviseService(services[i]!, (note) => start(service, note), {
           say: options.say,
-          fatal: (reason) => running && fatal(reason),
+          crashLoop: (reason) => {
+            if (!running) return
+            options.say(
+              `${reason}\n${service.name} is in a crash loop and stays down until start:cloud runs again; the emulators and the other services keep running ` +
+                "(the emulators hold this run's data in memory: stopping them would lose it). Ctrl-C stops everything.",
+            )
+          },
         }),
       )
     }
+    // an emulator cannot be started again without losing its data: say so; the services' /readyz fail
+    const watcher = watchEmulators(emulators, options.say)
+    closers.push(async () => watcher.stop())
     return {
       shape,
       logDir,
       store,
       services: supervised,
       emulators,
-      fatal: fatalReason,
       close: async () => {
         running = false
         await close()

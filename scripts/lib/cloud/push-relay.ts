@@ -23,7 +23,7 @@
  */
 import { appendFileSync } from 'node:fs'
 import { listen, readBody, sendJson, type Listener } from './http.ts'
-import { forwardedAuthorization } from './front-end.ts'
+import { forwardedAuthorization, frontEndMark } from './front-end.ts'
 import { invokerRefusal, type Iam } from './iam.ts'
 import type { OidcIssuer } from './oidc-issuer.ts'
 import { publishMessage } from './pubsub-setup.ts'
@@ -114,7 +114,11 @@ export async function startPushRelay(
   issuer: OidcIssuer,
   iam: Iam,
   logFile: string,
-  pubsub: { emulatorHost: string; project: string },
+  pubsub: {
+    emulatorHost: string
+    project: string /** added as X-Local-Front-End to pushes to a Cloud Run service (front-end.ts) */
+    frontEndSecret?: string | null
+  },
 ): Promise<PushRelay> {
   const bySubscription = new Map(routes.map((r) => [r.subscription, r]))
   for (const r of routes) {
@@ -145,6 +149,7 @@ export async function startPushRelay(
     const headers: Record<string, string> = {
       'content-type': held.contentType,
       'user-agent': 'APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)',
+      ...frontEndMark(route.service, pubsub.frontEndSecret),
     }
     // as the container behind Cloud Run's front end receives it: signature stripped (front-end.ts)
     if (route.oidc) headers.authorization = forwardedAuthorization(iam, route.service, await issuer.mint(route.oidc.serviceAccountEmail, route.oidc.audience))

@@ -4,7 +4,7 @@
  * exactly the environment it is given, nothing inherited. Each runs in its own process group
  * with its output in `<logs>/<service>.log`; stopping one signals its group by pid. Once ready, a
  * service that exits is replaced by a new instance, as Cloud Run replaces a crashed container
- * (superviseService).
+ * (superviseService), with a growing wait while new instances fail to get ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs'
@@ -144,11 +144,13 @@ export async function waitHealthy(p: ServiceProcess, timeoutMs: number, abort?: 
 }
 
 /**
- * Restarts of one service tolerated within the window before start:cloud calls it a crash loop
- * and stops. Cloud Run itself keeps replacing a crashing instance (with a growing delay); locally
- * a loop means a bug to look at, and its log would only grow.
+ * Exits of one service tolerated within the window before start:cloud calls it a crash loop and
+ * restarts it no more. Cloud Run itself keeps replacing a crashing instance (with a growing
+ * delay); locally a loop means a bug to look at, and its log would only grow.
  */
 const CRASH_LOOP = { restarts: 5, windowMs: 10 * 60_000 }
+/** Before the n-th new instance in a row that did not get ready: 0 for the first, then 1 s, 2 s, … at most 30 s. */
+const RESTART_BACKOFF = { firstMs: 1_000, maxMs: 30_000 }
 
 export interface SupervisedService {
   name: string
@@ -163,56 +165,87 @@ export interface SupervisedService {
 
 /**
  * Keeps a service that has answered /healthz running, as Cloud Run does: when its instance exits
- * (a crash, a kill, even exit 0), the group's leftovers are killed and a new instance starts with
- * the same command and environment, its output appended to the same log behind a line saying so.
- * `fatal` is called, and nothing more is restarted, when a new instance fails to start (it exits
- * or is not healthy in time: the reason is in the message) or when the service crashed more than
- * CRASH_LOOP.restarts times within CRASH_LOOP.windowMs.
+ * (a crash, a kill, even exit 0) or a new instance does not get ready (it exits first, or is not
+ * healthy in time), the group's leftovers are killed and a new instance starts with the same
+ * command and environment, its output appended to the same log behind a line saying so. New
+ * instances that keep failing wait longer each time (RESTART_BACKOFF). Nothing else is stopped:
+ * the emulators hold the run's data in memory, and the other services keep serving.
+ * `crashLoop` is called once, and the service is restarted no more, when it exited more than
+ * CRASH_LOOP.restarts times within CRASH_LOOP.windowMs (the reason, with its log's last lines).
  */
 export function superviseService(
   first: ServiceProcess,
   startAgain: (note: string) => ServiceProcess,
-  options: { say(line: string): void; fatal(reason: string): void; crashLoop?: typeof CRASH_LOOP; startTimeoutMs?: number },
+  options: {
+    say(line: string): void
+    crashLoop(reason: string): void
+    crashLoopBound?: typeof CRASH_LOOP
+    backoff?: typeof RESTART_BACKOFF
+    startTimeoutMs?: number
+  },
 ): SupervisedService {
-  const crashLoop = options.crashLoop ?? CRASH_LOOP
+  const bound = options.crashLoopBound ?? CRASH_LOOP
+  const backoff = options.backoff ?? RESTART_BACKOFF
   let current = first
   let stopping = false
   let restarts = 0
-  const crashes: number[] = []
-  const watch = async (instance: ServiceProcess): Promise<void> => {
-    const { code, signal } = await instance.exited
-    if (stopping) return
-    instance.killGroup()
-    const how = signal ? `signal ${signal}` : `code ${code}`
+  const exits: number[] = []
+  let wake: (() => void) | null = null
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        wake = null
+        resolve()
+      }
+      wake = done
+    })
+  const howOf = ({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }) => (signal ? `signal ${signal}` : `code ${code}`)
+  /**
+   * One exit of `instance` (`how`, and whether `after` or `before` it was ready): a new instance,
+   * after a wait when `unready` instances in a row did not get ready.
+   */
+  const replace = async (instance: ServiceProcess, how: string, phase: string, unready: number): Promise<void> => {
     const now = Date.now()
-    crashes.push(now)
-    while (crashes[0]! < now - crashLoop.windowMs) crashes.shift()
-    if (crashes.length > crashLoop.restarts) {
+    exits.push(now)
+    while (exits[0]! < now - bound.windowMs) exits.shift()
+    if (exits.length > bound.restarts) {
       stopping = true
-      options.fatal(
-        `${instance.name} exited (${how}): ${crashes.length} exits within ${Math.round(crashLoop.windowMs / 60_000)} min, a crash loop; not restarted again\n${whyItStopped(instance.logFile)}\n(full log: ${instance.logFile})`,
+      options.crashLoop(
+        `${instance.name} exited (${how}): ${exits.length} exits within ${Math.round(bound.windowMs / 60_000)} min, a crash loop; not restarted again\n${whyItStopped(instance.logFile)}\n(full log: ${instance.logFile})`,
       )
       return
     }
+    const delayMs = unready === 0 ? 0 : Math.min(backoff.maxMs, backoff.firstMs * 2 ** (unready - 1))
     restarts++
-    const note = `start:cloud: the instance exited (${how}) after it was ready; starting a new instance, as Cloud Run would (restart ${restarts})`
-    options.say(
-      `${instance.name} exited (${how}) after it was ready: starting a new instance, as Cloud Run would (restart ${restarts}; log: ${instance.logFile})`,
-    )
+    const wait = delayMs > 0 ? ` in ${delayMs / 1000} s` : ''
+    const note = `start:cloud: the instance exited (${how}) ${phase}; starting a new instance${wait}, as Cloud Run would (restart ${restarts})`
+    options.say(`${instance.name} exited (${how}) ${phase}: starting a new instance${wait}, as Cloud Run would (restart ${restarts}; log: ${instance.logFile})`)
+    if (delayMs > 0) await pause(delayMs)
+    if (stopping) return
     const next = startAgain(note)
     current = next
     try {
       await waitHealthy(next, options.startTimeoutMs ?? 120_000)
     } catch (err) {
       if (stopping) return
-      stopping = true
       next.killGroup()
-      options.fatal(`a new instance of ${instance.name} failed to start after it crashed: ${(err as Error).message}`)
-      return
+      const exit = await next.exited
+      if (stopping) return
+      // not ready: a crash like any other, with a longer wait before the next instance
+      options.say(`a new instance of ${instance.name} did not get ready: ${(err as Error).message.split('\n')[0]}`)
+      return replace(next, howOf(exit), 'before it was ready', unready + 1)
     }
     if (stopping) return
     options.say(`${instance.name}: new instance ready on port ${next.port} (pid ${next.child.pid})`)
     void watch(next)
+  }
+  const watch = async (instance: ServiceProcess): Promise<void> => {
+    const exit = await instance.exited
+    if (stopping) return
+    instance.killGroup()
+    await replace(instance, howOf(exit), 'after it was ready', 0)
   }
   void watch(first)
   return {
@@ -222,6 +255,7 @@ export function superviseService(
     restarts: () => restarts,
     async stop() {
       stopping = true
+      wake?.()
       await current.stop()
     },
   }

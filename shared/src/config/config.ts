@@ -65,6 +65,8 @@ export interface BaseConfig {
    * signature (accepted on their claims); `verify`: this service checks every signature itself
    */
   internalAuth: Value<'INTERNAL_AUTH'>
+  /** what start:cloud's played front end adds in X-Local-Front-End, required on the internal routes in front-end mode (null: nothing required; refused in production without LOCAL_WIRING) */
+  localFrontEndSecret: Value<'LOCAL_FRONT_END_SECRET'> | null
   /** LOCAL_WIRING=true: production settings with loopback stand-ins (never on Cloud Run) */
   localWiring: Value<'LOCAL_WIRING'>
   /** host:port of local stand-ins; null: the Google API itself */
@@ -147,7 +149,7 @@ function checkLocalWiring(v: Environment, production: boolean): void {
   for (const name of LOCAL_WIRING_VARIABLES) {
     const value = v[name]
     if (value === undefined || value === false) continue
-    if (name === 'ALLOW_LOOPBACK_WEBHOOKS') {
+    if (name === 'ALLOW_LOOPBACK_WEBHOOKS' || name === 'LOCAL_FRONT_END_SECRET') {
       if (production && !v.LOCAL_WIRING) {
         throw new ConfigError(name, 'must not be set in production (local only; LOCAL_WIRING=true allows it on this machine)')
       }
@@ -261,6 +263,14 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
       'may be front-end only behind Cloud Run (K_SERVICE set) or with LOCAL_WIRING=true: elsewhere no front end has checked the token signatures it would skip',
     )
   }
+  // the local front end (push relay, Cloud Tasks stand-in) is the only way in only if the services
+  // can tell its requests from any other process's on this machine: a per-run secret it adds
+  if (v.INTERNAL_AUTH === 'front-end' && v.LOCAL_WIRING && (needs.pushRoutes || needs.taskRoute) && !v.LOCAL_FRONT_END_SECRET) {
+    throw new ConfigError(
+      'LOCAL_FRONT_END_SECRET',
+      'is required with INTERNAL_AUTH=front-end and LOCAL_WIRING=true: without it any process on this machine could present a signature-stripped token',
+    )
+  }
   pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
   pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
   pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
@@ -293,6 +303,7 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     pushServiceAccount,
     oidc: v.OIDC_ISSUER && v.OIDC_JWKS_URL ? { issuer: v.OIDC_ISSUER, jwksUrl: v.OIDC_JWKS_URL } : null,
     internalAuth: v.INTERNAL_AUTH,
+    localFrontEndSecret: v.LOCAL_FRONT_END_SECRET ?? null,
     localWiring: v.LOCAL_WIRING,
     emulatorHosts,
     pubsubNamePrefix: v.PUBSUB_NAME_PREFIX ?? null,

@@ -310,10 +310,10 @@ const ENVIRONMENT = Type.Object({
     Number,
   ),
   EDGE_DEPENDENCY_DEADLINE_MS: integerIn(100, 60_000, {
-    readers: ['edge-ingest'],
+    readers: ['edge-ingest', 'portal-api'],
     default: '5000',
     description:
-      'milliseconds one dependency stage of a push (the checks before the body; the publish) may take before the edge answers 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
+      'milliseconds one dependency stage of a push (the checks before the body; the publish), or the account lookup and publish of `POST …/visits` together, may take before the answer is 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
   }),
   PUSH_AUDIENCE: Type.Optional(
     text("an audience (the service's Cloud Run URL)", {
@@ -407,6 +407,19 @@ const ENVIRONMENT = Type.Object({
       localOnly: true,
       description: 'the key set of `OIDC_ISSUER`',
     }),
+  ),
+  LOCAL_FRONT_END_SECRET: Type.Optional(
+    text(
+      'at least 32 characters of [A-Za-z0-9_-]',
+      {
+        readers: using((n) => n.pushRoutes || n.taskRoute),
+        defaultText: 'unset; set by `npm run start:cloud`, a new one each run',
+        localOnly: true,
+        description:
+          "with `INTERNAL_AUTH=front-end` and `LOCAL_WIRING=true` (required there): the internal routes admit only requests carrying it in `X-Local-Front-End`, which only start:cloud's push relay and Cloud Tasks stand-in (the played front end) add, so no other process on this machine can present a signature-stripped token",
+      },
+      '^[A-Za-z0-9_-]{32,}$',
+    ),
   ),
   PUBSUB_NAME_PREFIX: Type.Optional(
     text(

@@ -3,10 +3,16 @@ import type { App } from './base-app.ts'
 import { checkInternalCaller, type InternalCallers } from './internal-callers.ts'
 import type { MessageHandler, QueueMessage } from '../ports/queue.ts'
 import { inMessageSpan } from '../logging/trace-propagation.ts'
+import { scanPushEnvelopeWithoutData } from './push-envelope-stream.ts'
 
 export interface PushEndpointOptions {
   /** who may post: the push subscription's OIDC identity, or loopback only (local) */
   callers: InternalCallers
+  /**
+   * the handler reads the attributes only: the body is scanned as it arrives and `message.data`
+   * dropped unread (push-envelope-stream.ts); the message reaches the handler with empty data
+   */
+  withoutData?: boolean
 }
 
 /** A push body can hold a 10 MB message, base64-encoded (4/3) plus the envelope. */
@@ -57,6 +63,46 @@ export function decodePushEnvelope(body: unknown): QueueMessage {
  * lands here), 401 when the caller is not the subscription's identity (checked before the body).
  */
 export function registerPushEndpoint(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
+  if (!options.withoutData) {
+    routePush(app, path, handler, options)
+    return
+  }
+  // its own scope: this JSON parser applies to this route only
+  void app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json')
+    scope.addContentTypeParser('application/json', (_request, payload, done) => {
+      const scanner = scanPushEnvelopeWithoutData()
+      let bytes = 0
+      let failed = false
+      payload.on('data', (chunk: Buffer) => {
+        if (failed) return
+        bytes += chunk.length
+        if (bytes > PUSH_BODY_LIMIT) {
+          failed = true
+          done(new AppError('payload_too_large'), undefined)
+          payload.resume()
+          return
+        }
+        scanner.write(chunk)
+      })
+      payload.on('error', (err) => {
+        if (!failed) done(err, undefined)
+        failed = true
+      })
+      payload.on('end', () => {
+        if (failed) return
+        try {
+          done(null, JSON.parse(scanner.end()))
+        } catch {
+          done(new AppError('invalid_payload'), undefined)
+        }
+      })
+    })
+    routePush(scope, path, handler, options)
+  })
+}
+
+function routePush(app: App, path: string, handler: MessageHandler, options: PushEndpointOptions): void {
   app.post(
     path,
     {

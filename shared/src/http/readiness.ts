@@ -115,15 +115,18 @@ export type Dependency = 'tenants' | 'contacts' | 'queue'
  * Checks on the service's ports: a read of a record that does not exist (a round trip to the
  * store: embedded, a point read on the open file; Firestore, one document read per interval), and
  * the queue's own health where the adapter reports it (embedded: the file open, every subscription
- * of this process claiming without error).
+ * of this process claiming without error) and a round trip to it where it is remote (Pub/Sub:
+ * one TestIamPermissions per interval).
  */
 function dependencyChecks(deps: Pick<PlatformDeps, 'tenants' | 'contacts' | 'queue'>, needs: readonly Dependency[]): Record<string, Check> {
   const all: Record<Dependency, Check> = {
     tenants: () => deps.tenants.getAccount('readiness-check'),
     contacts: () => deps.contacts.get('readiness-check', 'readiness-check'),
-    queue: () => {
+    queue: async () => {
       const health = deps.queue.health?.()
       if (health && !health.ok) throw new Error(health.reason ?? 'queue unhealthy')
+      // Pub/Sub: one round trip per interval, so a dead emulator or an unreachable service shows
+      await deps.queue.ping?.()
     },
   }
   return Object.fromEntries(needs.map((n) => [n, all[n]]))

@@ -6,7 +6,6 @@
  * Firestore, pruning in the embedded store).
  */
 
-
 /** Which credential the push presented: its public parts only, never the secret. */
 export interface PushCredential {
   kind: 'api_key' | 'source_token' | 'location_token' | 'none'

@@ -52,5 +52,11 @@ export interface Queue {
    * (no call to a service): /readyz asks it. Adapters that cannot tell leave it out.
    */
   health?(): { ok: boolean; reason?: string }
+  /**
+   * One round trip to the queue service, for /readyz's background check (once per interval, never
+   * per request): resolves when the service answered, rejects when it cannot be reached. Adapters
+   * with nothing remote to reach leave it out.
+   */
+  ping?(): Promise<void>
   close(): Promise<void>
 }

@@ -10,10 +10,15 @@ import { deadLetterPushPath, TOPICS } from '@lsv/shared/model/topics.ts'
  * `<topic>-dead-letter-alerts` (infra/pubsub.tf) of the dead-letter topics, in production and
  * start:cloud. Each dead letter becomes one `batch.dead_lettered` to the operator
  * (domain/operations/dead-letter.ts); locally the same handler pulls (background.ts). Only
- * Pub/Sub's push identity may call them, as /pubsub/visit-events.
+ * Pub/Sub's push identity may call them, as /pubsub/visit-events. The handler reads attributes
+ * only, so the body's `message.data` is never held or decoded (withoutData).
  */
 export function registerDeadLetterPushRoutes(app: App, deps: PlatformDeps): void {
   for (const topic of TOPICS) {
-    registerPushEndpoint(app, deadLetterPushPath(topic), createDeadLetterHandler(deps, topic), { callers: pushCallers(deps.config) })
+    registerPushEndpoint(app, deadLetterPushPath(topic), createDeadLetterHandler(deps, topic), {
+      callers: pushCallers(deps.config),
+      // a dead letter carries the whole failed message (up to ~13 MB of base64): only its attributes are read
+      withoutData: true,
+    })
   }
 }

@@ -6,6 +6,16 @@ export const NOT_FOUND = 5
 export const ALREADY_EXISTS = 6
 const FAILED_PRECONDITION = 9
 
+/**
+ * Codes that are an answer of the service itself (it was reached and said no), as opposed to a
+ * transport failure (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED, UNKNOWN) or a failed credential
+ * (UNAUTHENTICATED): INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, UNIMPLEMENTED.
+ */
+export function isServiceAnswer(err: unknown): boolean {
+  const code = codeOf(err)
+  return code === 3 || code === NOT_FOUND || code === 7 || code === 12
+}
+
 /** the gRPC code of a client error, undefined for anything else */
 export function codeOf(err: unknown): unknown {
   return (err as { code?: unknown } | null)?.code

@@ -2,7 +2,7 @@ import { Duration, type Message, type PubSub, type Topic as PubSubTopic } from '
 import type { Logger } from 'pino'
 import type { MessageHandler, Queue, QueueMessage, SubscribeOptions, Subscription } from '../../ports/queue.ts'
 import { DEAD_LETTER_ATTRIBUTES, deadLetterAlertsOf, deadLetterTopicOf, SUBSCRIBED_TOPICS, type Topic } from '../../model/topics.ts'
-import { isAlreadyExists } from './grpc-codes.ts'
+import { isAlreadyExists, isServiceAnswer } from './grpc-codes.ts'
 import { inMessageSpan, withTraceparent } from '../../logging/trace-propagation.ts'
 
 export interface PubSubQueueOptions {
@@ -28,6 +28,8 @@ export interface PubSubQueueOptions {
 }
 
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5
+/** the readiness round trip gives up after this (readiness.ts counts a check slower than its own timeout as failed anyway) */
+const PING_TIMEOUT_MS = 5_000
 /**
  * Bytes the client gathers into one publish request. Pub/Sub caps a request (and a message) at
  * 10 MB; staying below leaves room for attributes and framing. A larger single message (up to
@@ -126,6 +128,19 @@ export function createPubSubQueue(pubsub: PubSub, options: PubSubQueueOptions): 
   const queue: Queue = {
     publish(topic, data, attributes = {}) {
       return publishTo(topic, data, attributes)
+    },
+    /**
+     * GetTopic on a topic: any answer of the service means it is reachable, a refusal included
+     * (PERMISSION_DENIED where the service account holds only roles/pubsub.publisher, which has
+     * no pubsub.topics.get; NOT_FOUND for a topic not created yet). A dead emulator or an
+     * unreachable endpoint rejects with UNAVAILABLE at once.
+     */
+    async ping() {
+      try {
+        await pubsub.topic(topicName(SUBSCRIBED_TOPICS[0]!)).getMetadata({ timeout: PING_TIMEOUT_MS })
+      } catch (err) {
+        if (!isServiceAnswer(err)) throw err
+      }
     },
 
     async subscribe(topic: Topic, handler: MessageHandler, subscribeOptions: SubscribeOptions = {}): Promise<Subscription> {
