@@ -1,9 +1,9 @@
 import type { preHandlerAsyncHookHandler } from 'fastify'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { html, type SafeHtml } from './kit/html.ts'
 import { sessionOf } from './session.ts'
-import { setBanner } from './banner-slot.ts'
+import { setBanner } from './kit/banner-slot.ts'
 
 /**
  * The account-wide banner (issue 22 job 5): on every screen, a line when a webhook endpoint is

@@ -1,6 +1,6 @@
 import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
 import type { LocationRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from '../../routes/portal/html.ts'
+import { html, type SafeHtml } from '../kit/html.ts'
 
 /**
  * "How to send" (issue 22, job 7): the exact request a tenant's system makes to push to this

@@ -1,10 +1,12 @@
 import type { FastifyReply } from 'fastify'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { html, sendScreen, type SafeHtml } from '../layout.ts'
+import { html, sendPage, shownName, type SafeHtml } from '../kit/page.ts'
 import { CONNECTIONS_PATH, connectionPath } from '../connections/paths.ts'
 import { WEBHOOKS_PATH, webhookPath } from '../screens-webhooks/views.ts'
 import { DELIVERY_PAGE, ENDPOINTS_READ, readOverview, type Overview } from './read.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { outcomeChart } from '../kit/chart.ts'
 
 /** The landing page after sign-in (routes/portal/access.ts answers GET /portal/ with it). */
 const OVERVIEW_PATH = '/portal/'
@@ -97,6 +99,7 @@ function health(o: Overview): SafeHtml {
 <div><dt>Deliveries waiting for a retry</dt><dd data-figure="deliveries-waiting">${atLeast(d.waiting)}</dd></div>
 <div><dt>Disabled endpoints</dt><dd data-figure="endpoints-disabled" class="${disabled.length > 0 ? 'bad' : ''}">${disabled.length}</dd></div>
 </dl>
+${outcomeChart('overview-chart', d.hourly)}
 <p class="hint">Pushes since ${o.pushes.since.slice(0, 10)} 00:00 UTC (counted per UTC day; <a href="${ACTIVITY_PATH}">per day and status</a>). Deliveries of the last 24 hours, from the newest ${DELIVERY_PAGE} of each endpoint${o.endpointsUnread > 0 ? `; ${o.endpointsUnread} endpoints beyond the first ${ENDPOINTS_READ} are not counted` : ''}.</p>
 ${
   disabled.length > 0
@@ -110,6 +113,13 @@ ${
 /** The overview screen of the signed-in account: setup checklist and health (docs/portal.md, "Overview"). */
 export async function sendOverview(deps: PlatformDeps, reply: FastifyReply, account: AccountRecord): Promise<FastifyReply> {
   const o = await readOverview(deps, account)
-  const intro = html`<p>Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>`
-  return sendScreen(reply, 200, { account, current: OVERVIEW_PATH }, 'Overview', html`${intro}${checklist(steps(account, o))}${health(o)}`)
+  const intro = html`<p class="greeting" id="greeting">Welcome back, <strong>${shownName(account)}</strong>.</p>
+<p class="hint">Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>`
+  return sendPage(reply, { status: 200, account, current: OVERVIEW_PATH, title: 'Overview', body: html`${intro}${checklist(steps(account, o))}${health(o)}` })
 }
+
+/**
+ * The overview, the landing page: its route is the portal home, which also answers signed-out
+ * browsers (routes/portal/access.ts), so it registers nothing here.
+ */
+export const overviewScreen: ScreenDeclaration = { path: OVERVIEW_PATH, nav: 'Overview' }

@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from '../layout.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
 
 /**
  * Health at a glance (issue 22 job 5): the attempts of the last 24 hours among the endpoint's
