@@ -14,7 +14,7 @@ import { setBanner } from './kit/banner-slot.ts'
  */
 const link = (i: IntegrationRecord) => html`<a href="/portal/webhooks/${encodeURIComponent(i.id)}">${i.name ?? new URL(i.url).host}</a>`
 
-function bannerFor(integrations: readonly IntegrationRecord[]): SafeHtml | null {
+export function bannerFor(integrations: readonly IntegrationRecord[]): SafeHtml | null {
   const disabled = integrations.filter((i) => !i.active)
   const failing = integrations.filter((i) => i.active && i.failing)
   if (disabled.length === 0 && failing.length === 0) return null

@@ -22,6 +22,8 @@ interface DeliveryTally {
   waiting: number
   /** a page was full with deliveries of the last 24 h: older ones of that day were not read */
   capped: boolean
+  /** the endpoints with deliveries waiting for a retry, and how many each (of those read) */
+  waitingBy: { integration: IntegrationRecord; count: number }[]
   /** the same deliveries by the hour they were created, oldest first: succeeded, and failed */
   hourly: { ok: number; failed: number }[]
 }
@@ -79,10 +81,19 @@ export async function readOverview(deps: PlatformDeps, account: AccountRecord): 
   const read = integrations.slice(0, ENDPOINTS_READ)
   const pages = await Promise.all(read.map((i) => deps.deliveries.list(i.id, { limit: DELIVERY_PAGE })))
   const dayAgo = new Date(nowMs - DAY_MS).toISOString()
-  const deliveries: DeliveryTally = { succeeded: 0, failed: 0, waiting: 0, capped: false, hourly: Array.from({ length: 24 }, () => ({ ok: 0, failed: 0 })) }
+  const deliveries: DeliveryTally = {
+    succeeded: 0,
+    failed: 0,
+    waiting: 0,
+    capped: false,
+    waitingBy: [],
+    hourly: Array.from({ length: 24 }, () => ({ ok: 0, failed: 0 })),
+  }
   const deliveredTo: string[] = []
   pages.forEach((page, i) => {
     if (page.some((d) => d.status === 'succeeded')) deliveredTo.push(read[i]!.id)
+    const waiting = page.filter((d) => d.status === 'retrying').length
+    if (waiting > 0) deliveries.waitingBy.push({ integration: read[i]!, count: waiting })
     const recent = page.filter((d) => d.created_at >= dayAgo)
     if (page.length === DELIVERY_PAGE && recent.length === page.length) deliveries.capped = true
     for (const d of recent) {
