@@ -183,6 +183,7 @@ function brandingSection(account: AccountRecord, s: SettingsState) {
 <form method="post" action="${SETTINGS_PATH}/branding">
 ${textField({ id: 'brand-name', label: 'Display name', name: 'display_name', value: v.display_name, hint: 'shown in the header and the window title', error: errorOf(s.brandingErrors, '/display_name') })}
 ${textField({ id: 'brand-accent', label: 'Accent colour', name: 'accent', value: v.accent, hint: '# and six hex digits, such as #2f6fd6; it must stay readable in light and dark mode', error: errorOf(s.brandingErrors, '/accent') })}
+<p class="accent-picker"><label class="inline" for="brand-accent-picker">Or pick it</label> <input type="color" id="brand-accent-picker" value="${/^#[0-9a-f]{6}$/.test(v.accent) ? v.accent : '#1a56c4'}" data-accent-for="brand-accent" aria-describedby="brand-accent-contrast"> <span class="hint" id="brand-accent-contrast" aria-live="polite"></span></p>
 ${formError(s.brandingErrors && !s.brandingErrors['/display_name'] && !s.brandingErrors['/accent'] ? s.brandingErrors : null)}
 <p><button type="submit">Save branding</button></p>
 </form>
