@@ -9,7 +9,8 @@
  *   domain           ports, model, foundation; never an adapter, http or the composition
  *   http             fastify plumbing: domain, ports, model, foundation; never an adapter
  *   platform         the composition root: anything in shared
- *   services         their own files and shared (never another service)
+ *   services         their own files and shared (never another service); portal-api's portal/
+ *                    never imports its routes/
  */
 const SRC = '^shared/src/'
 const layer = (...names) => `${SRC}(${names.join('|')})/`
@@ -86,6 +87,13 @@ module.exports = {
       comment: 'a service imports shared/, never another service',
       from: { path: '^services/([^/]+)/' },
       to: { path: '^services/', pathNot: '^services/$1/' },
+    },
+    {
+      name: 'portal-kit-stays-out-of-routes',
+      severity: 'error',
+      comment: 'the portal (its screens and its kit) never imports routes/: the HTML helpers live in portal/kit',
+      from: { path: '^services/portal-api/src/portal/' },
+      to: { path: '^services/portal-api/src/routes/' },
     },
     {
       name: 'no-cycles',

@@ -35,6 +35,7 @@ const NOT_WALKED: Record<string, string> = {
   '/portal/sign-in': 'a single-use sign-in link that answers 303 (no screen); used by beforeAll, walked by test/browser/sign-in-switch.test.ts',
   '/portal/assets/portal.css': 'the stylesheet, not a screen',
   '/portal/assets/portal.js': 'the script, not a screen',
+  '/portal/assets/favicon.svg': 'the icon, an image, not a screen',
   '/portal/assets/brand/:file': "an accent's stylesheet, not a screen (test/browser/branding.test.ts)",
   '/portal/assets/logo/:id': "the account's logo, an image, not a screen (test/portal/branding-logo.test.ts)",
   '/portal/settings/logo/delete':

@@ -53,6 +53,19 @@ describe('coming back to the page asked for after signing in', () => {
     expect(opened.body).toContain(fixture.t.apiConnectionId)
   })
 
+  // issue 29, D4: a contact's links.portal deep link (/contacts/{id}, outside /portal/) survives
+  // sign-in. mutation: return-path.ts accepting /portal/ only -> no cookie, sign-in lands on the home
+  it("a signed-out GET of a contact's links.portal URL lands on that contact after sign-in", async () => {
+    const target = '/contacts/c_deep_link_1'
+    const signedOut = await h.portal.inject({ method: 'GET', url: target })
+    expect(signedOut.statusCode).toBe(303)
+    const [remembered] = cookiesOf(signedOut)
+    expect(remembered).toMatchObject({ name: 'lsv_portal_next', value: target })
+    const res = await signInWith(`lsv_portal_next=${encodeURIComponent(target)}`)
+    expect(res.statusCode).toBe(303)
+    expect(res.headers.location).toBe(target)
+  })
+
   it('without a remembered page, sign-in lands on the home as before; a HEAD or a form post remembers nothing', async () => {
     const plain = await signInWith()
     expect(plain.headers.location).toBe('/portal/')

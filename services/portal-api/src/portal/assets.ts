@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { Type } from 'typebox'
 import { accentProblem, textOnAccent } from '@lsv/shared/domain/tenants/branding.ts'
-import { ASSET_BRAND_CSS, ASSET_CSS, ASSET_JS } from './layout.ts'
+import { ASSET_BRAND_CSS, ASSET_CSS, ASSET_ICON, ASSET_JS } from './kit/page.ts'
 
-/** The portal's stylesheet and script, read once at start-up (no build step, no CDN). */
+/** The portal's stylesheet, script and icon, read once at start-up (no build step, no CDN). */
 const ASSETS = [
   { path: ASSET_CSS, file: 'portal.css', type: 'text/css; charset=utf-8' },
   { path: ASSET_JS, file: 'portal.js', type: 'text/javascript; charset=utf-8' },
+  { path: ASSET_ICON, file: 'favicon.svg', type: 'image/svg+xml' },
 ] as const
 
 export function registerPortalAssets(app: App): void {

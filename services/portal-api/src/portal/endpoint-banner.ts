@@ -1,9 +1,9 @@
 import type { preHandlerAsyncHookHandler } from 'fastify'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { html, type SafeHtml } from './kit/html.ts'
 import { sessionOf } from './session.ts'
-import { setBanner } from './banner-slot.ts'
+import { setBanner } from './kit/banner-slot.ts'
 
 /**
  * The account-wide banner (issue 22 job 5): on every screen, a line when a webhook endpoint is
@@ -14,7 +14,7 @@ import { setBanner } from './banner-slot.ts'
  */
 const link = (i: IntegrationRecord) => html`<a href="/portal/webhooks/${encodeURIComponent(i.id)}">${i.name ?? new URL(i.url).host}</a>`
 
-function bannerFor(integrations: readonly IntegrationRecord[]): SafeHtml | null {
+export function bannerFor(integrations: readonly IntegrationRecord[]): SafeHtml | null {
   const disabled = integrations.filter((i) => !i.active)
   const failing = integrations.filter((i) => i.active && i.failing)
   if (disabled.length === 0 && failing.length === 0) return null

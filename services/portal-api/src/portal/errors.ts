@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { html, type SafeHtml } from '../routes/portal/html.ts'
-import { sendPlain, sendScreen } from './layout.ts'
+import { html, type SafeHtml } from './kit/html.ts'
+import { sendPage } from './kit/page.ts'
 import { sessionOf } from './session.ts'
 
 /**
@@ -12,9 +12,9 @@ export function sendFrameError(request: FastifyRequest, reply: FastifyReply, sta
   try {
     account = sessionOf(request).account
   } catch {
-    return sendPlain(reply, status, title, body)
+    return sendPage(reply, { status: status, title: title, body: body })
   }
-  return sendScreen(reply, status, { account, current: request.url }, title, body)
+  return sendPage(reply, { status: status, account, current: request.url, title: title, body: body })
 }
 
 /**

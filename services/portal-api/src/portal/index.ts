@@ -2,34 +2,37 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
-import { html } from '../routes/portal/html.ts'
+import { html } from './kit/html.ts'
 import { registerPortalAssets } from './assets.ts'
-import { registerFormParser } from './forms.ts'
+import { registerFormParser } from './kit/forms.ts'
 import { requirePortalSession } from './session.ts'
 import { loadEndpointBanner } from './endpoint-banner.ts'
 import { notFound, sendFrameError } from './errors.ts'
-import { registerConnectionsScreen } from './connections/index.ts'
-import { registerSettingsScreen } from './settings/index.ts'
-import { registerAuditScreen } from './audit/index.ts'
-import { registerWebhookScreens } from './screens-webhooks/index.ts'
-import { registerContactScreens } from './screens-contacts/index.ts'
-import { registerActivityScreens } from './screens-activity/index.ts'
+import { connectionsScreen } from './connections/index.ts'
+import { settingsScreen } from './settings/index.ts'
+import { auditScreen } from './audit/index.ts'
+import { webhooksScreen } from './screens-webhooks/index.ts'
+import { contactsScreen } from './screens-contacts/index.ts'
+import { activityScreen } from './screens-activity/index.ts'
+import { overviewScreen } from './overview/index.ts'
 import { registerPortalNotFound } from './not-found.ts'
-import { registerRevealScreen } from './reveal.ts'
+import { revealScreen } from './reveal.ts'
 import { registerLogoImage } from './settings/logo-image.ts'
+import { catalogueOf, type ScreenDeclaration } from './kit/screens.ts'
 
-/** A screen: registers its routes in the screens' scope (session required, forms parsed). */
-type Screen = (scope: App, deps: PlatformDeps) => void
-
-/** Every screen, in one list (the navigation is layout.ts's NAV). */
-const SCREENS: readonly Screen[] = [
-  registerConnectionsScreen,
-  registerSettingsScreen,
-  registerAuditScreen,
-  registerWebhookScreens,
-  registerContactScreens,
-  registerActivityScreens,
-  registerRevealScreen,
+/**
+ * Every screen, declared once, in the order of the navigation: the routes, the navigation and the
+ * flash codes are derived from this list (kit/screens.ts). A new screen is one line here.
+ */
+const SCREENS: readonly ScreenDeclaration[] = [
+  overviewScreen,
+  connectionsScreen,
+  webhooksScreen,
+  contactsScreen,
+  settingsScreen,
+  activityScreen,
+  auditScreen,
+  revealScreen,
 ]
 
 /**
@@ -39,6 +42,8 @@ const SCREENS: readonly Screen[] = [
  * says `hide: true`).
  */
 export function registerPortalScreens(app: App, deps: PlatformDeps): void {
+  // the page function (kit/page.ts) reads the navigation and the flash texts from here
+  app.decorate('portalScreens', catalogueOf(SCREENS))
   registerPortalAssets(app)
   // the account's logo: behind the session, but outside the screens' scope (settings/logo-image.ts)
   registerLogoImage(app, deps)
@@ -76,6 +81,6 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
         html`<p>The portal could not complete this. Try again; if it persists, tell your operator.</p>`,
       )
     })
-    for (const register of SCREENS) register(scope, deps)
+    for (const screen of SCREENS) screen.register?.(scope, deps)
   })
 }

@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
-import { html } from '../routes/portal/html.ts'
-import { sendPlain, sendScreen } from './layout.ts'
+import { html } from './kit/html.ts'
+import { sendPage } from './kit/page.ts'
 
 const PORTAL_PREFIX = '/portal'
 const HOME = '/portal/'
@@ -22,22 +22,21 @@ export function registerPortalNotFound(app: App, deps: PlatformDeps): void {
         const session = await portalSessionOf(deps, request)
         if (session) {
           // current '' marks no navigation entry: the page is none of them
-          return sendScreen(
-            reply,
-            404,
-            { account: session.account, current: '' },
-            'Page not found',
-            html`<p>There is no portal page at this address. The link may be mistyped or out of date.</p>
+          return sendPage(reply, {
+            status: 404,
+            account: session.account,
+            current: '',
+            title: 'Page not found',
+            body: html`<p>There is no portal page at this address. The link may be mistyped or out of date.</p>
 <p><a href="${HOME}">Go to the portal home</a>, or choose a screen above.</p>`,
-          )
+          })
         }
-        return sendPlain(
-          reply,
-          404,
-          'Page not found',
-          html`<p>There is no portal page at this address. The link may be mistyped or out of date.</p>
+        return sendPage(reply, {
+          status: 404,
+          title: 'Page not found',
+          body: html`<p>There is no portal page at this address. The link may be mistyped or out of date.</p>
 <p>To use the portal, sign in with a sign-in link; ask your operator for a new one. <a href="${HOME}">Portal home</a></p>`,
-        )
+        })
       }
       // answered in onRequest, before a byte of a body is read: a form post to a missing page is
       // the same page, never parsed (and never the API's JSON 400/415 for a form body). This scope

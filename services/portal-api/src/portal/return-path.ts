@@ -7,7 +7,7 @@ import { parseCookie, stringifySetCookie } from 'cookie'
  * "a redirect (303) to a portal page").
  *
  * The remembered value is followed as a `Location`, so it is an open redirect unless checked:
- * only a same-origin path under `/portal/` is ever kept or followed (`safeReturnPath`), checked
+ * only a same-origin path under `/portal/` or `/contacts/` (a contact's `links.portal`) is ever kept or followed (`safeReturnPath`), checked
  * both when it is written and when it is read (a cookie is client input like any other).
  */
 
@@ -16,10 +16,12 @@ const COOKIE_NAME = 'lsv_portal_next'
 const MAX_AGE_SECONDS = 15 * 60
 /** Longer paths are not remembered (a URL that long is not a portal page's). */
 const MAX_LENGTH = 2048
-const PREFIX = '/portal/'
+/** the portal's pages, and a contact's page at the contract's `links.portal` URL (`/contacts/{id}`) */
+const PREFIXES = ['/portal/', '/contacts/'] as const
+const isPortalPath = (path: string) => PREFIXES.some((p) => path.startsWith(p))
 
 /**
- * The path itself when it is a same-origin path under `/portal/`, else null. Refused: anything not
+ * The path itself when it is a same-origin path under `/portal/` or `/contacts/`, else null. Refused: anything not
  * starting with `/portal/` (so `//evil.example`, `/\evil`, `https://…`, `javascript:`), a
  * backslash or a control character or space anywhere (browsers read `\` as `/`), and a value
  * that, resolved against an origin, leaves it or the `/portal/` tree (`/portal/../x`, or encoded
@@ -27,7 +29,7 @@ const PREFIX = '/portal/'
  * so `/portal/%2F%2Fevil.example` is a (missing) portal page, never another host.
  */
 export function safeReturnPath(value: string | null | undefined): string | null {
-  if (typeof value !== 'string' || value.length > MAX_LENGTH || !value.startsWith(PREFIX)) return null
+  if (typeof value !== 'string' || value.length > MAX_LENGTH || !isPortalPath(value)) return null
   if (/[\\\s]/.test(value) || [...value].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)) return null
   const probe = 'http://portal.invalid'
   let url: URL
@@ -36,7 +38,7 @@ export function safeReturnPath(value: string | null | undefined): string | null 
   } catch {
     return null
   }
-  if (url.origin !== probe || !url.pathname.startsWith(PREFIX) || url.hash !== '') return null
+  if (url.origin !== probe || !isPortalPath(url.pathname) || url.hash !== '') return null
   const normalized = url.pathname + url.search
   return normalized === value ? value : null
 }

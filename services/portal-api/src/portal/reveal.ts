@@ -4,10 +4,11 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { sessionCookieOf } from '@lsv/shared/domain/portal/cookie.ts'
 import { storeReveal, takeReveal, type RevealView } from '@lsv/shared/domain/portal/reveals.ts'
-import { html } from '../routes/portal/html.ts'
-import { redirectTo, sendScreen } from './layout.ts'
+import { html } from './kit/html.ts'
+import { redirectTo, sendPage } from './kit/page.ts'
 import { sessionOf } from './session.ts'
-import { secretOnce } from './ui.ts'
+import { secretOnce } from './kit/ui.ts'
+import type { ScreenDeclaration } from './kit/screens.ts'
 
 /** The one-time view of a secret (domain/portal/reveals.ts): `/portal/reveal/<random id>`. */
 const REVEAL_PATH = '/portal/reveal'
@@ -33,7 +34,7 @@ export async function redirectToReveal(deps: PlatformDeps, request: FastifyReque
  * No caching (sendScreen's `Cache-Control: no-store`), so no copy stays in the browser's cache.
  * Showing is taking, so only a GET shows it.
  */
-export function registerRevealScreen(scope: App, deps: PlatformDeps): void {
+function registerRevealScreen(scope: App, deps: PlatformDeps): void {
   // GET only: fastify would answer HEAD with this handler, and a HEAD (a link checker, a preview)
   // would use up the secret unseen; a HEAD is answered as a path no route serves (404)
   scope.get(`${REVEAL_PATH}/:revealId`, { exposeHeadRoute: false, schema: { hide: true, params: RevealParams } }, async (request, reply) => {
@@ -41,23 +42,26 @@ export function registerRevealScreen(scope: App, deps: PlatformDeps): void {
     const cookie = sessionCookieOf(deps.config.portalBaseUrl, request.headers.cookie)
     const view = await takeReveal(deps, cookie, session, request.params.revealId)
     if (!view) {
-      return sendScreen(
-        reply,
-        410,
-        { account: session.account, current: REVEAL_PATH },
-        'Shown once',
-        html`<p class="notice">This secret was shown once; rotate again if you lost it. Secrets are never shown twice: this page, reloaded or opened again, has nothing to show.</p>
+      return sendPage(reply, {
+        status: 410,
+        account: session.account,
+        current: REVEAL_PATH,
+        title: 'Shown once',
+        body: html`<p class="notice">This secret was shown once; rotate again if you lost it. Secrets are never shown twice: this page, reloaded or opened again, has nothing to show.</p>
 <p><a href="/portal/connections">Inbound connections</a> · <a href="/portal/webhooks">Webhooks</a></p>`,
-      )
+      })
     }
-    return sendScreen(
-      reply,
-      200,
-      { account: session.account, current: view.back.path },
-      view.title,
-      html`${secretOnce(view.label, view.secret, view.note)}
+    return sendPage(reply, {
+      status: 200,
+      account: session.account,
+      current: view.back.path,
+      title: view.title,
+      body: html`${secretOnce(view.label, view.secret, view.note)}
 <p>This page shows it once: reloading it will not show it again.</p>
 <p><a href="${view.back.path}">${view.back.text}</a></p>`,
-    )
+    })
   })
 }
+
+/** A secret shown once, reached from the screen that made it (no navigation entry). */
+export const revealScreen: ScreenDeclaration = { path: REVEAL_PATH, register: registerRevealScreen }

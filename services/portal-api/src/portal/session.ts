@@ -2,8 +2,8 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isSameOrigin, portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
 import type { PortalSession } from '@lsv/shared/domain/portal/sessions.ts'
-import { html } from '../routes/portal/html.ts'
-import { sendPlain } from './layout.ts'
+import { html } from './kit/html.ts'
+import { sendPage } from './kit/page.ts'
 import { rememberReturnPath } from './return-path.ts'
 
 /** Where a request without a live session is sent: the portal home says how to sign in. */
@@ -47,23 +47,22 @@ export function requirePortalSession(deps: PlatformDeps): onRequestAsyncHookHand
   return async function requirePortalSessionHook(request: FastifyRequest, reply: FastifyReply) {
     const safe = request.method === 'GET' || request.method === 'HEAD'
     if (!safe && !isSameOrigin(deps.config.portalBaseUrl, request.headers)) {
-      return sendPlain(
-        reply,
-        403,
-        'Not allowed',
-        html`
+      return sendPage(reply, {
+        status: 403,
+        title: 'Not allowed',
+        body: html`
 <p>This form can only be sent from the portal itself. Nothing was changed.</p>
 <p><a href="${SIGNED_OUT_PATH}">Portal home</a></p>`,
-      )
+      })
     }
     const session = await portalSessionOf(deps, request)
     if (!session) {
       if (safe) {
         const remember = request.method === 'GET' ? rememberReturnPath(deps.config.portalBaseUrl, request.url) : null
         if (remember) reply.header('set-cookie', remember)
-        return sendPlain(reply.header('location', SIGNED_OUT_PATH), 303, 'Sign in', signInBody())
+        return sendPage(reply.header('location', SIGNED_OUT_PATH), { status: 303, title: 'Sign in', body: signInBody() })
       }
-      return sendPlain(reply, 401, 'Sign in', signInBody())
+      return sendPage(reply, { status: 401, title: 'Sign in', body: signInBody() })
     }
     sessions.set(request, session)
   }

@@ -126,7 +126,44 @@ function localiseTimes(root) {
   }
 }
 
+// The accent picker (Settings, "Branding"): <input type=color data-accent-for="ID"> writes the
+// colour into the text field ID (the one the form sends) and says its contrast as it is chosen,
+// by the rules the server checks again on save (shared/src/domain/tenants/branding.ts): text on
+// it at 4.5:1, the band at 3:1 against the page in light and dark mode.
+function luminance(hex) {
+  const c = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16) / 255).map((v) => (v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4))
+  return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+}
+function contrast(a, b) {
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x)
+  return (hi + 0.05) / (lo + 0.05)
+}
+function enableAccentPicker(root) {
+  for (const picker of root.querySelectorAll('input[type="color"][data-accent-for]')) {
+    const field = document.getElementById(picker.dataset.accentFor)
+    const said = document.getElementById(picker.getAttribute('aria-describedby'))
+    if (!field || !said) continue
+    const check = () => {
+      const c = picker.value.toLowerCase()
+      const text = Math.max(contrast(c, '#000000'), contrast(c, '#ffffff'))
+      const light = contrast(c, '#ffffff')
+      const dark = contrast(c, '#121212')
+      const ok = text >= 4.5 && light >= 3 && dark >= 3
+      said.textContent = `${ok ? 'Readable' : 'Not readable enough'}: text ${text.toFixed(1)}:1 (needs 4.5), against light ${light.toFixed(1)}:1 and dark ${dark.toFixed(1)}:1 (need 3).`
+    }
+    picker.addEventListener('input', () => {
+      field.value = picker.value.toLowerCase()
+      check()
+    })
+    field.addEventListener('change', () => {
+      if (/^#[0-9a-f]{6}$/i.test(field.value.trim())) picker.value = field.value.trim().toLowerCase()
+      check()
+    })
+  }
+}
+
 document.addEventListener('DOMContentLoaded', () => {
+  enableAccentPicker(document)
   localiseTimes(document)
   enableCopyButtons(document)
   enableReplacingForms(document)

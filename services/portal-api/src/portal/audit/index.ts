@@ -3,11 +3,12 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { AuditEntry } from '@lsv/shared/ports/audit-log.ts'
-import { html } from '../../routes/portal/html.ts'
-import { sendScreen } from '../layout.ts'
+import { html } from '../kit/html.ts'
+import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { scrollingTable, when } from '../ui.ts'
-import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf, pager } from '../pager.ts'
+import { scrollingTable, when } from '../kit/ui.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf, pager } from '../kit/pager.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
 
 const AUDIT_PATH = '/portal/audit'
 const PAGE_SIZE = 50
@@ -27,19 +28,20 @@ function row(e: AuditEntry) {
 }
 
 /** The audit log (docs/portal.md): what was changed in the portal, newest first, keyset pages. */
-export function registerAuditScreen(scope: App, deps: PlatformDeps): void {
+function registerAuditScreen(scope: App, deps: PlatformDeps): void {
   scope.get(AUDIT_PATH, { schema: { hide: true, querystring: AuditQuery } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { before, after } = request.query
     const pageNo = pageNumberOf(request.query.page)
     if (pageNo === null || [before, after].some((id) => id !== undefined && !ENTRY_ID.test(id))) {
-      return sendScreen(
-        reply,
-        400,
-        { account, current: AUDIT_PATH, error: BAD_PAGE_LINK },
-        'Audit log',
-        html`<p><a href="${AUDIT_PATH}">Newest entries</a></p>`,
-      )
+      return sendPage(reply, {
+        status: 400,
+        account,
+        current: AUDIT_PATH,
+        error: BAD_PAGE_LINK,
+        title: 'Audit log',
+        body: html`<p><a href="${AUDIT_PATH}">Newest entries</a></p>`,
+      })
     }
     // newer (after) or older (before) than an entry of the page the tenant came from; never both
     const page = await listAudit(deps, account.id, {
@@ -47,12 +49,12 @@ export function registerAuditScreen(scope: App, deps: PlatformDeps): void {
       limit: PAGE_SIZE,
     })
     const first = before === undefined && after === undefined
-    return sendScreen(
-      reply,
-      200,
-      { account, current: AUDIT_PATH },
-      'Audit log',
-      html`
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: AUDIT_PATH,
+      title: 'Audit log',
+      body: html`
 <p class="hint">Every change made in the portal: who (the portal session), what, when. Secrets are never written here.</p>
 ${
   page.data.length
@@ -77,6 +79,9 @@ ${pager({
   nextText: 'Older',
   away: !first,
 })}`,
-    )
+    })
   })
 }
+
+/** The audit log: every change made through the portal or the management API. */
+export const auditScreen: ScreenDeclaration = { path: AUDIT_PATH, nav: 'Audit log', register: registerAuditScreen }

@@ -1,6 +1,6 @@
 import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
 import type { LocationRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from '../../routes/portal/html.ts'
+import { html, type SafeHtml } from '../kit/html.ts'
 
 /**
  * "How to send" (issue 22, job 7): the exact request a tenant's system makes to push to this
@@ -9,7 +9,7 @@ import { html, type SafeHtml } from '../../routes/portal/html.ts'
  *
  * The examples carry a placeholder, never a secret: a key or token is shown once, when it is made
  * (reveal.ts), and nowhere after. The snippets are plain text; the page escapes them once, through
- * `html` (routes/portal/html.ts), so what a tenant copies is exactly the text below.
+ * `html` (portal/kit/html.ts), so what a tenant copies is exactly the text below.
  */
 
 /** The placeholders, one per credential (test/portal/how-to-send.test.ts substitutes real ones). */

@@ -11,20 +11,19 @@ import { partnerCrmWebhookUrl } from '@lsv/shared/domain/tenants/views.ts'
 import { edgeBaseUrlFor } from '@lsv/shared/config/config.ts'
 import { previewMapping } from '@lsv/shared/domain/ingest/mapping.ts'
 import { MAX_VALUE_DEPTH, withinDepth } from '@lsv/shared/domain/ingest/push-body.ts'
-import { recordAudit, type NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
-import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import type { ApiKeyRecord, ConnectionRecord, FieldMapping, LocationRecord } from '@lsv/shared/model/records.ts'
-import type { SafeHtml } from '../../routes/portal/html.ts'
-import { checkAgainst, checkForm, fieldErrorsOf, listOf, fieldValue, type FieldErrors, type FormFields, MAPPING_FORM_BODY_LIMIT } from '../forms.ts'
-import { redirectTo, sendScreen } from '../layout.ts'
-import { actorOf, sessionOf } from '../session.ts'
-import { flashText } from '../flash.ts'
-import { FormBody } from '../ui.ts'
+import type { SafeHtml } from '../kit/html.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, listOf, fieldValue, type FieldErrors, type FormFields, MAPPING_FORM_BODY_LIMIT } from '../kit/forms.ts'
+import { redirectTo, sendPage } from '../kit/page.ts'
+import { sessionOf } from '../session.ts'
+import { FormBody } from '../kit/ui.ts'
 import { redirectToReveal } from '../reveal.ts'
 import { CONNECTIONS_PATH, connectionPath, detailView, listView, type DetailState } from './views.ts'
 import { reviewPath, reviewView } from './mapping-review.ts'
 import { readPushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { registerRecentPushes } from './recent-pushes.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { auditOf } from '../kit/audited.ts'
 
 const ConnectionParams = Type.Object({ connectionId: Type.String() })
 const KeyParams = Type.Object({ connectionId: Type.String(), keyId: Type.String() })
@@ -71,7 +70,7 @@ function queryRows(query: { from?: string | string[]; to?: string | string[]; ro
  * account; every change is audited. Every form answers with a redirect (303): a new secret is
  * shown once, on the reveal page the redirect leads to (reveal.ts), never in a URL.
  */
-export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void {
+function registerConnectionsScreen(scope: App, deps: PlatformDeps): void {
   registerRecentPushes(scope, deps)
   const ctxOf = async (accountId: string) => ({
     keys: await deps.tenants.listApiKeys(accountId),
@@ -80,16 +79,17 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
   })
 
   /** Renders the connection's page (after a POST: with a secret or errors). */
-  const detail = async (request: FastifyRequest, reply: FastifyReply, connectionId: string, state: DetailState, status = 200, flash: string | null = null) => {
+  const detail = async (request: FastifyRequest, reply: FastifyReply, connectionId: string, state: DetailState, status = 200, flash?: string | null) => {
     const { account } = sessionOf(request)
     const c = await getConnection(deps, account.id, connectionId)
     const ctx = await ctxOf(account.id)
-    return sendScreen(
-      reply,
-      status,
-      { account, current: CONNECTIONS_PATH, flash },
-      c.name ?? `Connection ${c.id}`,
-      detailView(
+    return sendPage(reply, {
+      status: status,
+      account,
+      current: CONNECTIONS_PATH,
+      flash,
+      title: c.name ?? `Connection ${c.id}`,
+      body: detailView(
         c,
         {
           keys: ctx.keys.filter((k) => k.connection_id === c.id),
@@ -101,26 +101,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
         },
         state,
       ),
-    )
-  }
-
-  const audit = (
-    request: FastifyRequest,
-    action: string,
-    target: Record<string, string>,
-    details: Record<string, string | number | boolean | null | string[]> = {},
-  ) => {
-    const s = sessionOf(request)
-    return recordAudit(deps, { account_id: s.account.id, actor: actorOf(s), action, target, details })
-  }
-  /**
-   * deps whose next tenant write commits the change together with its audit entry, built from the
-   * record as written (domain/audit/audited-change.ts): what the routes below change is never
-   * saved without its entry
-   */
-  const audited = <T>(request: FastifyRequest, entry: (written: T) => Omit<NewAuditEntry, 'account_id' | 'actor'>) => {
-    const s = sessionOf(request)
-    return withAuditedChange(deps, (written: T) => ({ account_id: s.account.id, actor: actorOf(s), ...entry(written) }))
+    })
   }
 
   const list = async (
@@ -130,16 +111,21 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     errors: FieldErrors | null,
     created: SafeHtml | null,
     values: Record<string, string> = {},
-    flash: string | null = null,
+    flash?: string | null,
   ) => {
     const { account } = sessionOf(request)
     const { data } = await listConnections(deps, account.id)
-    return sendScreen(reply, status, { account, current: CONNECTIONS_PATH, flash }, 'Inbound connections', listView(data, errors, created, values))
+    return sendPage(reply, {
+      status: status,
+      account,
+      current: CONNECTIONS_PATH,
+      flash,
+      title: 'Inbound connections',
+      body: listView(data, errors, created, values),
+    })
   }
 
-  scope.get(CONNECTIONS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
-    list(request, reply, 200, null, null, {}, flashText(request.query.flash)),
-  )
+  scope.get(CONNECTIONS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) => list(request, reply, 200, null, null))
 
   scope.post(CONNECTIONS_PATH, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
@@ -149,7 +135,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     if (!checked.ok) return list(request, reply, 400, checked.errors, null, values)
     let created
     try {
-      const withEntry = audited(request, (c: ConnectionRecord) => ({
+      const withEntry = auditOf(deps, request).change((c: ConnectionRecord) => ({
         action: 'connection.create',
         target: { connection_id: c.id },
         details: { type: c.type, source: c.source },
@@ -177,7 +163,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     async (request, reply) => {
       // reopened from the mapping review: the editor shows the proposed rows again (nothing stored)
       const rows = queryRows(request.query)
-      return detail(request, reply, request.params.connectionId, rows ? { rows } : {}, 200, flashText(request.query.flash))
+      return detail(request, reply, request.params.connectionId, rows ? { rows } : {})
     },
   )
 
@@ -192,7 +178,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     if (!checked.ok) return detail(request, reply, connectionId, { errors: { keys: checked.errors } }, 400)
     let created
     try {
-      const withEntry = audited(request, (k: ApiKeyRecord) => ({
+      const withEntry = auditOf(deps, request).change((k: ApiKeyRecord) => ({
         action: 'api_key.create',
         target: { connection_id: connectionId, key_id: k.id },
         details: { scopes: k.scopes, prefix: k.prefix },
@@ -223,12 +209,11 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { keys: fieldErrorsOf(err) } }, 400)
     }
-    await audit(
-      request,
-      'api_key.rotate',
-      { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id },
-      { previous_until: rotated.previous.revoked_at },
-    )
+    await auditOf(deps, request).record({
+      action: 'api_key.rotate',
+      target: { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id },
+      details: { previous_until: rotated.previous.revoked_at },
+    })
     return redirectToReveal(deps, request, reply, {
       title: 'API key rotated',
       label: 'New API key',
@@ -244,7 +229,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const grace = integerOf(request.body, 'grace_seconds') ?? 0
     const invalid = checkAgainst(RotateBody, { grace_seconds: grace })
     if (invalid) return detail(request, reply, connectionId, { errors: { keys: { '': `Grace: ${Object.values(invalid)[0]}` } } }, 400)
-    const withEntry = audited(request, () => ({
+    const withEntry = auditOf(deps, request).change(() => ({
       action: 'api_key.revoke',
       target: { connection_id: connectionId, key_id: keyId },
       details: { grace_seconds: grace as number },
@@ -266,7 +251,11 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     } catch (err) {
       return detail(request, reply, connectionId, { errors: { token: fieldErrorsOf(err) } }, 400)
     }
-    await audit(request, 'source_token.rotate', { connection_id: connectionId }, { previous_until: rotated.previous_expires_at })
+    await auditOf(deps, request).record({
+      action: 'source_token.rotate',
+      target: { connection_id: connectionId },
+      details: { previous_until: rotated.previous_expires_at },
+    })
     return redirectToReveal(deps, request, reply, {
       title: 'Source token rotated',
       label: 'New source token',
@@ -283,7 +272,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     const locationId = fieldValue(request.body, 'location_id')
     let created
     try {
-      const withEntry = audited(request, (l: LocationRecord) => ({
+      const withEntry = auditOf(deps, request).change((l: LocationRecord) => ({
         action: 'location.add',
         target: { connection_id: connectionId, location_id: l.location_id },
       }))
@@ -311,7 +300,11 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       const invalid = checkAgainst(RotateBody, grace === undefined ? {} : { grace_seconds: grace })
       if (invalid) return detail(request, reply, connectionId, { errors: { locations: { '': `Grace: ${Object.values(invalid)[0]}` } } }, 400)
       const rotated = await rotateLocationToken(deps, account.id, connectionId, locationId, grace as number | undefined)
-      await audit(request, 'location.rotate_token', { connection_id: connectionId, location_id: locationId }, { previous_until: rotated.previous_expires_at })
+      await auditOf(deps, request).record({
+        action: 'location.rotate_token',
+        target: { connection_id: connectionId, location_id: locationId },
+        details: { previous_until: rotated.previous_expires_at },
+      })
       const url = `${rotated.webhook_url}?token=${encodeURIComponent(rotated.token)}`
       return redirectToReveal(deps, request, reply, {
         title: 'Location token rotated',
@@ -329,7 +322,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     async (request, reply) => {
       const { account } = sessionOf(request)
       const { connectionId, locationId } = request.params
-      const withEntry = audited(request, () => ({ action: 'location.remove', target: { connection_id: connectionId, location_id: locationId } }))
+      const withEntry = auditOf(deps, request).change(() => ({ action: 'location.remove', target: { connection_id: connectionId, location_id: locationId } }))
       await removeLocation(withEntry, account.id, connectionId, locationId)
       return redirectTo(reply, connectionPath(connectionId), 'location-removed')
     },
@@ -345,7 +338,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       if (value !== 'true' && value !== 'false')
         return detail(request, reply, connectionId, { errors: { locations: { '': 'require_token must be true or false' } } }, 400)
       try {
-        const withEntry = audited(request, () => ({
+        const withEntry = auditOf(deps, request).change(() => ({
           action: 'connection.require_token',
           target: { connection_id: connectionId },
           details: { required: value === 'true' },
@@ -391,13 +384,14 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       if (invalid) return detail(request, reply, connectionId, { rows, errors: { mappings: invalid } }, 400)
       const definitions = await deps.tenants.listCustomFields(account.id)
       const sample = await readPushSample(deps, c.id)
-      return sendScreen(
-        reply,
-        200,
-        { account, current: CONNECTIONS_PATH, flash: null },
-        `Review mappings: ${c.name ?? `Connection ${c.id}`}`,
-        reviewView(c, rows, definitions, sample),
-      )
+      return sendPage(reply, {
+        status: 200,
+        account,
+        current: CONNECTIONS_PATH,
+        flash: null,
+        title: `Review mappings: ${c.name ?? `Connection ${c.id}`}`,
+        body: reviewView(c, rows, definitions, sample),
+      })
     },
   )
 
@@ -411,7 +405,7 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
       const invalid = checkAgainst(UpdateConnectionBody, { field_mappings: rows })
       if (invalid) return detail(request, reply, connectionId, { rows, errors: { mappings: invalid } }, 400)
       try {
-        const withEntry = audited(request, () => ({
+        const withEntry = auditOf(deps, request).change(() => ({
           action: 'connection.mappings',
           target: { connection_id: connectionId },
           details: { mappings: rows.map((m) => `${m.from} → ${m.to}`) },
@@ -453,4 +447,22 @@ export function registerConnectionsScreen(scope: App, deps: PlatformDeps): void 
     { bodyLimit: MAPPING_FORM_BODY_LIMIT, schema: { hide: true, params: ConnectionParams, body: FormBody } },
     async (request, reply) => preview(request, reply, request.params.connectionId, request.body),
   )
+}
+
+/** Inbound connections: sources, keys, tokens, locations, mappings, the inbound debugger. */
+export const connectionsScreen: ScreenDeclaration = {
+  path: CONNECTIONS_PATH,
+  nav: 'Inbound connections',
+  flashes: {
+    'connection-created': 'Connection created.',
+    'connection-updated': 'Connection updated.',
+    'key-revoked': 'API key revoked.',
+    'key-revoke-scheduled': 'API key will stop working at the end of its grace period.',
+    'mappings-saved': 'Field mappings saved.',
+    'location-added': 'Location added.',
+    'location-removed': 'Location removed.',
+    'require-token-on': 'Token now required: pushes without a location token are refused.',
+    'require-token-off': 'Token no longer required.',
+  },
+  register: registerConnectionsScreen,
 }

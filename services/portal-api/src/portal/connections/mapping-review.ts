@@ -3,8 +3,8 @@ import type { CustomFieldDefinition, FieldMapping } from '@lsv/shared/model/reco
 import { previewMapping, type MappingPreview } from '@lsv/shared/domain/ingest/mapping.ts'
 import { droppedKeys, keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
 import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
-import { html, type SafeHtml } from '../../routes/portal/html.ts'
-import { when } from '../ui.ts'
+import { html, type SafeHtml } from '../kit/html.ts'
+import { when } from '../kit/ui.ts'
 import { connectionPath } from './paths.ts'
 
 /** The review page of a proposed mapping set (GET, nothing stored until its form is applied). */

@@ -8,11 +8,11 @@ import type { CustomFieldDefinition } from '@lsv/shared/model/records.ts'
 import { getConnection } from '@lsv/shared/domain/tenants/connections.ts'
 import { PUSH_LOG_BOUNDS, readRecentPushes } from '@lsv/shared/domain/activity/push-log.ts'
 import { keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
-import { html, type SafeHtml } from '../../routes/portal/html.ts'
-import { sendScreen } from '../layout.ts'
+import { html, type SafeHtml } from '../kit/html.ts'
+import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { scrollingTable, when } from '../ui.ts'
-import { emptyState } from '../empty-state.ts'
+import { scrollingTable, when } from '../kit/ui.ts'
+import { emptyState } from '../kit/empty-state.ts'
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
 /** The inbound debugger's path for a connection (linked from its page). */
@@ -100,12 +100,13 @@ export function registerRecentPushes(scope: App, deps: PlatformDeps): void {
     // another account's connection is not found, as on the connection page
     const c = await getConnection(deps, account.id, request.params.connectionId)
     const [entries, definitions] = await Promise.all([readRecentPushes(deps, c.id), deps.tenants.listCustomFields(account.id)])
-    return sendScreen(
-      reply,
-      200,
-      { account, current: CONNECTIONS_PATH, flash: null },
-      `Recent pushes: ${c.name ?? `Connection ${c.id}`}`,
-      recentPushesView(c, entries, definitions),
-    )
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: CONNECTIONS_PATH,
+      flash: null,
+      title: `Recent pushes: ${c.name ?? `Connection ${c.id}`}`,
+      body: recentPushesView(c, entries, definitions),
+    })
   })
 }

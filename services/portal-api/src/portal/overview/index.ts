@@ -1,10 +1,14 @@
 import type { FastifyReply } from 'fastify'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { html, sendScreen, type SafeHtml } from '../layout.ts'
+import { html, sendPage, shownName, type SafeHtml } from '../kit/page.ts'
 import { CONNECTIONS_PATH, connectionPath } from '../connections/paths.ts'
 import { WEBHOOKS_PATH, webhookPath } from '../screens-webhooks/views.ts'
 import { DELIVERY_PAGE, ENDPOINTS_READ, readOverview, type Overview } from './read.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { outcomeChart } from '../kit/chart.ts'
+import { bannerFor } from '../endpoint-banner.ts'
+import { setBanner } from '../kit/banner-slot.ts'
 
 /** The landing page after sign-in (routes/portal/access.ts answers GET /portal/ with it). */
 const OVERVIEW_PATH = '/portal/'
@@ -83,6 +87,17 @@ function checklist(list: Step[]): SafeHtml {
 </section>`
 }
 
+/** "N deliveries waiting for a retry", each endpoint's linking to its log filtered to them */
+function waitingLine(waitingBy: Overview['deliveries']['waitingBy']): SafeHtml | '' {
+  const total = waitingBy.reduce((n, w) => n + w.count, 0)
+  if (total === 0) return ''
+  const links = waitingBy.map(
+    (w, n) =>
+      html`${n > 0 ? ', ' : ''}<a href="${webhookPath(w.integration.id)}?status=retrying#deliveries">${w.integration.name ?? new URL(w.integration.url).host} (${w.count})</a>`,
+  )
+  return html`<p id="waiting-retry"><strong>${total === 1 ? '1 delivery' : `${total} deliveries`} waiting for a retry</strong>: ${links}.</p>`
+}
+
 function health(o: Overview): SafeHtml {
   const d = o.deliveries
   const atLeast = (n: number) => `${d.capped ? 'at least ' : ''}${n}`
@@ -97,6 +112,8 @@ function health(o: Overview): SafeHtml {
 <div><dt>Deliveries waiting for a retry</dt><dd data-figure="deliveries-waiting">${atLeast(d.waiting)}</dd></div>
 <div><dt>Disabled endpoints</dt><dd data-figure="endpoints-disabled" class="${disabled.length > 0 ? 'bad' : ''}">${disabled.length}</dd></div>
 </dl>
+${waitingLine(d.waitingBy)}
+${outcomeChart('overview-chart', d.hourly)}
 <p class="hint">Pushes since ${o.pushes.since.slice(0, 10)} 00:00 UTC (counted per UTC day; <a href="${ACTIVITY_PATH}">per day and status</a>). Deliveries of the last 24 hours, from the newest ${DELIVERY_PAGE} of each endpoint${o.endpointsUnread > 0 ? `; ${o.endpointsUnread} endpoints beyond the first ${ENDPOINTS_READ} are not counted` : ''}.</p>
 ${
   disabled.length > 0
@@ -110,6 +127,16 @@ ${
 /** The overview screen of the signed-in account: setup checklist and health (docs/portal.md, "Overview"). */
 export async function sendOverview(deps: PlatformDeps, reply: FastifyReply, account: AccountRecord): Promise<FastifyReply> {
   const o = await readOverview(deps, account)
-  const intro = html`<p>Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>`
-  return sendScreen(reply, 200, { account, current: OVERVIEW_PATH }, 'Overview', html`${intro}${checklist(steps(account, o))}${health(o)}`)
+  // the home is served outside the screens' scope (routes/portal/access.ts), so its banner is set here
+  const banner = bannerFor(o.integrations)
+  if (banner) setBanner(reply.request, banner)
+  const intro = html`<p class="greeting" id="greeting">Welcome back, <strong>${shownName(account)}</strong>.</p>
+<p class="hint">Signed in to <strong>${account.name ?? account.public_id}</strong> (account <code>${account.public_id}</code>).</p>`
+  return sendPage(reply, { status: 200, account, current: OVERVIEW_PATH, title: 'Overview', body: html`${intro}${checklist(steps(account, o))}${health(o)}` })
 }
+
+/**
+ * The overview, the landing page: its route is the portal home, which also answers signed-out
+ * browsers (routes/portal/access.ts), so it registers nothing here.
+ */
+export const overviewScreen: ScreenDeclaration = { path: OVERVIEW_PATH, nav: 'Overview' }

@@ -22,6 +22,10 @@ interface DeliveryTally {
   waiting: number
   /** a page was full with deliveries of the last 24 h: older ones of that day were not read */
   capped: boolean
+  /** the endpoints with deliveries waiting for a retry, and how many each (of those read) */
+  waitingBy: { integration: IntegrationRecord; count: number }[]
+  /** the same deliveries by the hour they were created, oldest first: succeeded, and failed */
+  hourly: { ok: number; failed: number }[]
 }
 
 /** What the overview shows, each part read with a bounded number of store reads. */
@@ -77,16 +81,30 @@ export async function readOverview(deps: PlatformDeps, account: AccountRecord): 
   const read = integrations.slice(0, ENDPOINTS_READ)
   const pages = await Promise.all(read.map((i) => deps.deliveries.list(i.id, { limit: DELIVERY_PAGE })))
   const dayAgo = new Date(nowMs - DAY_MS).toISOString()
-  const deliveries: DeliveryTally = { succeeded: 0, failed: 0, waiting: 0, capped: false }
+  const deliveries: DeliveryTally = {
+    succeeded: 0,
+    failed: 0,
+    waiting: 0,
+    capped: false,
+    waitingBy: [],
+    hourly: Array.from({ length: 24 }, () => ({ ok: 0, failed: 0 })),
+  }
   const deliveredTo: string[] = []
   pages.forEach((page, i) => {
     if (page.some((d) => d.status === 'succeeded')) deliveredTo.push(read[i]!.id)
+    const waiting = page.filter((d) => d.status === 'retrying').length
+    if (waiting > 0) deliveries.waitingBy.push({ integration: read[i]!, count: waiting })
     const recent = page.filter((d) => d.created_at >= dayAgo)
     if (page.length === DELIVERY_PAGE && recent.length === page.length) deliveries.capped = true
     for (const d of recent) {
-      if (d.status === 'succeeded') deliveries.succeeded++
-      else if (d.status === 'failed') deliveries.failed++
-      else deliveries.waiting++
+      const hour = deliveries.hourly[Math.max(0, 23 - Math.floor((nowMs - Date.parse(d.created_at)) / 3_600_000))]!
+      if (d.status === 'succeeded') {
+        deliveries.succeeded++
+        hour.ok++
+      } else if (d.status === 'failed') {
+        deliveries.failed++
+        hour.failed++
+      } else deliveries.waiting++
     }
   })
 

@@ -5,10 +5,11 @@ import { DEAD_LETTER_REASONS, readDeadLetterActivity, readPushActivity, type Dea
 import { PUSH_WINDOWS, pushQuotaKey, type PushQuotaSubject } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
 import { portalSessionQuota } from '@lsv/shared/domain/portal/push.ts'
-import { html, sendScreen, type SafeHtml } from '../layout.ts'
+import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { emptyState } from '../empty-state.ts'
+import { emptyState } from '../kit/empty-state.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
 
 const ACTIVITY_PATH = '/portal/activity'
 
@@ -118,21 +119,24 @@ function windowTable(rows: WindowRow[]): SafeHtml {
 }
 
 /** Activity (docs/portal.md, "Activity"): pushes per day by outcome, dead letters, current windows. */
-export function registerActivityScreens(scope: App, deps: PlatformDeps): void {
+function registerActivityScreens(scope: App, deps: PlatformDeps): void {
   scope.get(ACTIVITY_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const [pushes, dead, windows] = await Promise.all([readPushActivity(deps, account.id), readDeadLetterActivity(deps, account.id), windowRows(deps, account)])
-    return sendScreen(
-      reply,
-      200,
-      { account, current: ACTIVITY_PATH },
-      'Activity',
-      html`
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: ACTIVITY_PATH,
+      title: 'Activity',
+      body: html`
 <section aria-labelledby="pushes-h"><h2 id="pushes-h">Pushes per day</h2>${pushTable(pushes.days, pushes.statuses)}</section>
 <section aria-labelledby="dead-h"><h2 id="dead-h">Dead-lettered records</h2>
 <p class="hint">Records accepted by the edge that could not be stored. They are kept on the dead-letter topic; your operator can inspect and replay them.</p>
 ${deadTable(dead)}</section>
 <section aria-labelledby="windows-h"><h2 id="windows-h">Rate-limit windows now</h2>${windowTable(windows)}</section>`,
-    )
+    })
   })
 }
+
+/** Activity: what came in and went out, by day. */
+export const activityScreen: ScreenDeclaration = { path: ACTIVITY_PATH, nav: 'Activity', register: registerActivityScreens }

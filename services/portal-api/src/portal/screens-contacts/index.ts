@@ -7,13 +7,14 @@ import { missingNotes } from '@lsv/shared/domain/contacts/missing-notes.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import type { LinkType } from '@lsv/shared/contract/links.ts'
-import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
-import { sendScreen } from '../layout.ts'
+import { sendPage } from '../kit/page.ts'
 import { redirectToReveal } from '../reveal.ts'
-import { actorOf, sessionOf } from '../session.ts'
-import { formOf, fieldValue } from '../forms.ts'
-import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../pager.ts'
+import { sessionOf } from '../session.ts'
+import { formOf, fieldValue } from '../kit/forms.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../kit/pager.ts'
 import { contactListBody, contactPageBody, CONTACTS_PAGE_SIZE, CONTACTS_PATH, nameOf, type ContactView, type MintResult } from './views.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { auditOf } from '../kit/audited.ts'
 
 /** Tiers the portal asks for: the account's permitted tiers then decide what is released. */
 const ALL_TIERS = 'contact_handles,sensitive_traits'
@@ -36,7 +37,7 @@ const ContactParams = Type.Object({ contactId: Type.String({ minLength: 1, maxLe
  * the read contract's own functions (readContactList, readContact); minting through 4.2's
  * (the per-customer window, then mintContactLink).
  */
-export function registerContactScreens(scope: App, deps: PlatformDeps): void {
+function registerContactScreens(scope: App, deps: PlatformDeps): void {
   scope.get(CONTACTS_PATH, { schema: { hide: true, querystring: ListQuery } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const q = request.query
@@ -69,28 +70,30 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
             },
           )
     if (list === null) {
-      return sendScreen(
-        reply,
-        400,
-        { account, current: CONTACTS_PATH, error: BAD_PAGE_LINK },
-        'Contacts',
-        contactListBody({ data: [], next_cursor: null, prev_cursor: null }, { email, source, externalId, first: false }, 1),
-      )
+      return sendPage(reply, {
+        status: 400,
+        account,
+        current: CONTACTS_PATH,
+        error: BAD_PAGE_LINK,
+        title: 'Contacts',
+        body: contactListBody({ data: [], next_cursor: null, prev_cursor: null }, { email, source, externalId, first: false }, 1),
+      })
     }
-    return sendScreen(
-      reply,
-      200,
-      { account, current: CONTACTS_PATH, error: lookupMessage },
-      'Contacts',
-      contactListBody(list, { email, source, externalId, first }, pageNo ?? 1),
-    )
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: CONTACTS_PATH,
+      error: lookupMessage,
+      title: 'Contacts',
+      body: contactListBody(list, { email, source, externalId, first }, pageNo ?? 1),
+    })
   })
 
   scope.get('/contacts/:contactId', { schema: { hide: true, params: ContactParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const contact = await readContact(deps, account.id, request.params.contactId, ALL_TIERS).catch(notFoundAs404)
     const notes = await missingNotes(deps, account.id, contact.id, contact.missing)
-    return sendScreen(reply, 200, { account, current: CONTACTS_PATH }, contactTitle(contact), contactPageBody(contact, account, null, notes))
+    return sendPage(reply, { status: 200, account, current: CONTACTS_PATH, title: contactTitle(contact), body: contactPageBody(contact, account, null, notes) })
   })
 
   // contract 4.2 through the session: the same window and the same mint function
@@ -105,7 +108,7 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
     try {
       await consumeLinkMintQuota(deps, account.id)
       const minted = await mintContactLink(deps, account, { destinationUrl, contactId: contact.id, type })
-      await recordAudit(deps, { account_id: account.id, actor: actorOf(session), action: 'link.minted', target: { contact_id: contact.id }, details: { type } })
+      await auditOf(deps, request).record({ action: 'link.minted', target: { contact_id: contact.id }, details: { type } })
       result = { ok: true, link: minted.link, type }
     } catch (err) {
       if (!isAppError(err) || err.status >= 500) throw err
@@ -121,7 +124,14 @@ export function registerContactScreens(scope: App, deps: PlatformDeps): void {
         back: { path: `/contacts/${encodeURIComponent(contact.id)}`, text: 'Back to the contact' },
       })
     }
-    return sendScreen(reply, 400, { account, current: CONTACTS_PATH, flash: null }, contactTitle(contact), contactPageBody(contact, account, result))
+    return sendPage(reply, {
+      status: 400,
+      account,
+      current: CONTACTS_PATH,
+      flash: null,
+      title: contactTitle(contact),
+      body: contactPageBody(contact, account, result),
+    })
   })
 }
 
@@ -140,4 +150,12 @@ function mintErrorText(err: AppError): string {
   if (err.status === 429) return 'Too many links minted this minute for this account (120 per minute). Try again in a minute.'
   const detail = err.issues?.length ? err.issues.map((i) => i.message).join('; ') : err.message
   return `The link could not be minted: ${detail}.`
+}
+
+/** Contacts: the list, one contact, tracked links. */
+export const contactsScreen: ScreenDeclaration = {
+  path: CONTACTS_PATH,
+  nav: 'Contacts',
+  flashes: { 'link-minted': 'Tracked link created.' },
+  register: registerContactScreens,
 }

@@ -1,9 +1,9 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { ContactTablePage, readContact } from '@lsv/shared/domain/contacts/read.ts'
-import { html, type SafeHtml } from '../layout.ts'
-import { emptyState } from '../empty-state.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
+import { emptyState } from '../kit/empty-state.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
-import { pager } from '../pager.ts'
+import { pager } from '../kit/pager.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
 

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { html, sendScreen, type SafeHtml } from '../layout.ts'
-import { fieldValue, type FormFields } from '../forms.ts'
+import { html, sendPage, type SafeHtml } from '../kit/page.ts'
+import { fieldValue, type FormFields } from '../kit/forms.ts'
 import { sessionOf } from '../session.ts'
 import { WEBHOOKS_PATH } from './views.ts'
 
@@ -45,5 +45,5 @@ ${hidden}<input type="hidden" name="${CONFIRM_FIELD}" value="yes">
 /** Answers the confirmation page for this request's account. */
 export function sendConfirmation(request: FastifyRequest, reply: FastifyReply, c: Confirmation): FastifyReply {
   const { account }: { account: AccountRecord } = sessionOf(request)
-  return sendScreen(reply, 200, { account, current: WEBHOOKS_PATH }, c.title, confirmBody(c))
+  return sendPage(reply, { status: 200, account, current: WEBHOOKS_PATH, flash: null, title: c.title, body: confirmBody(c) })
 }

@@ -5,7 +5,7 @@ import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '@lsv/sh
 import { getDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { signedRequestOf, verifySnippet, type SignedRequest } from '@lsv/shared/domain/webhooks/signed-request.ts'
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
-import { html, sendScreen, type SafeHtml } from '../layout.ts'
+import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { timeOf } from './delivery-filters.ts'
 import { WEBHOOKS_PATH, webhookPath } from './views.ts'
@@ -101,12 +101,14 @@ export function registerDeliveryDebugger(scope: App, deps: PlatformDeps): void {
   scope.get(`${WEBHOOKS_PATH}/:integrationId/deliveries/:deliveryId`, { schema: { hide: true, params: Params } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integration, delivery } = await getDeliveryFor(deps, account.id, request.params.integrationId, request.params.deliveryId)
-    return sendScreen(
-      reply,
-      200,
-      { account, current: WEBHOOKS_PATH, flash: null, error: null },
-      `Delivery ${delivery.event_id}`,
-      deliveryBody(integration, delivery),
-    )
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: null,
+      error: null,
+      title: `Delivery ${delivery.event_id}`,
+      body: deliveryBody(integration, delivery),
+    })
   })
 }

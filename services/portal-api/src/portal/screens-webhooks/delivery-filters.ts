@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
 import type { StatusCodeFilter } from '@lsv/shared/domain/webhooks/delivery-log.ts'
-import { html, type SafeHtml } from '../layout.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
 
 /**
  * A time as the filter and recover forms send it: `<input type="datetime-local">` (minutes or

@@ -1,7 +1,7 @@
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import { INTEGRATION_DESCRIPTION_MAX, INTEGRATION_NAME_MAX } from '@lsv/shared/contract/admin.ts'
-import { html, type SafeHtml } from '../layout.ts'
-import { fieldValue, type FormFields } from '../forms.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
+import { fieldValue, type FormFields } from '../kit/forms.ts'
 
 /** What the tenant calls an endpoint: its name, else its URL. */
 export const endpointTitle = (i: Pick<IntegrationView, 'name' | 'url'>): string => i.name ?? i.url

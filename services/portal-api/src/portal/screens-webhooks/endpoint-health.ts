@@ -1,5 +1,5 @@
 import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
-import { html, type SafeHtml } from '../layout.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
 
 /*
  * Health at a glance (issue 22 job 5): the figures come from the endpoint's health counters

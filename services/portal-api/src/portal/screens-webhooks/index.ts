@@ -9,14 +9,11 @@ import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/
 import { currentSigningSecret, DEFAULT_SECRET_GRACE_SECONDS, rotateSigningSecret } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { consumeWebhookActionQuota, webhookActionLimitText, type WebhookAction } from '@lsv/shared/domain/webhooks/rate-limit.ts'
-import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
-import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
-import { html, redirectTo, sendScreen } from '../layout.ts'
+import { flashOf, html, redirectTo, sendPage } from '../kit/page.ts'
 import { redirectToReveal } from '../reveal.ts'
-import { flashText } from '../flash.ts'
-import { actorOf, sessionOf } from '../session.ts'
-import { formOf, fieldValue, type FormFields } from '../forms.ts'
+import { sessionOf } from '../session.ts'
+import { formOf, fieldValue, type FormFields } from '../kit/forms.ts'
 import {
   DELIVERY_KINDS,
   DELIVERY_STATUSES,
@@ -35,7 +32,9 @@ import { registerEndpointDelete } from './endpoint-delete.ts'
 import { readEndpointHealth, type EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { describedForm, endpointTitle } from './endpoint-fields.ts'
 import { isConfirmed, sendConfirmation } from './confirm.ts'
-import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../pager.ts'
+import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../kit/pager.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { auditOf } from '../kit/audited.ts'
 
 const PAGE = 20
 /** the endpoint list reads health for this many endpoints at most (one read of its counters each) */
@@ -118,32 +117,15 @@ const previousNote = (until: string | null): string =>
  * delivery log with filters (status, test or real events, one event id) and paging; replay; a
  * test event. Every change is in the audit log (never the secret).
  */
-export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
+function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
   registerDeliveryDebugger(scope, deps)
   registerRecoverScreens(scope, deps)
   registerEndpointDelete(scope, deps)
-  const audit = (request: FastifyRequest, action: string, integrationId: string, details: Record<string, string | number | boolean> = {}) => {
-    const session = sessionOf(request)
-    return recordAudit(deps, { account_id: session.account.id, actor: actorOf(session), action, target: { integration_id: integrationId }, details })
-  }
-  /**
-   * deps whose next tenant write commits the change together with its audit entry, built from the
-   * integration as written (domain/audit/audited-change.ts)
-   */
-  const audited = (
-    request: FastifyRequest,
-    action: string,
-    details: (written: IntegrationRecord) => Record<string, string | number | boolean> = () => ({}),
-  ) => {
-    const session = sessionOf(request)
-    return withAuditedChange(deps, (written: IntegrationRecord) => ({
-      account_id: session.account.id,
-      actor: actorOf(session),
-      action,
-      target: { integration_id: written.id },
-      details: details(written),
-    }))
-  }
+  /** the audit entry of a change to one integration, committed with the write (kit/audited.ts) */
+  const audited = (request: FastifyRequest, action: string, details: (written: IntegrationRecord) => Record<string, string | number | boolean> = () => ({})) =>
+    auditOf(deps, request).change((written: IntegrationRecord) => ({ action, target: { integration_id: written.id }, details: details(written) }))
+  const audit = (request: FastifyRequest, action: string, integrationId: string, details: Record<string, string | number | boolean> = {}) =>
+    auditOf(deps, request).record({ action, target: { integration_id: integrationId }, details })
 
   const showList = async (
     request: FastifyRequest,
@@ -157,13 +139,15 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const health = new Map<string, EndpointHealth>(
       await Promise.all(data.slice(0, HEALTH_ON_LIST).map(async (i) => [i.id, await readEndpointHealth(deps, i.id)] as const)),
     )
-    return sendScreen(
-      reply,
-      status,
-      { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.form ? 'The webhook was not added.' : null },
-      'Webhooks',
-      listBody(account, data, extra.created ?? null, extra.form ?? null, health),
-    )
+    return sendPage(reply, {
+      status: status,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: extra.flash,
+      error: extra.form ? 'The webhook was not added.' : null,
+      title: 'Webhooks',
+      body: listBody(account, data, extra.created ?? null, extra.form ?? null, health),
+    })
   }
 
   const showDetail = async (
@@ -186,18 +170,27 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       from: filter.from,
       to: filter.to,
     })
-    return sendScreen(
-      reply,
-      status,
-      { account, current: WEBHOOKS_PATH, flash: extra.flash ?? null, error: extra.error ?? (extra.form ? 'The changes were not saved.' : null) },
-      `Webhook ${endpointTitle(integration)}`,
-      detailBody(account, integration, log, filter, extra.shown ?? null, extra.form ?? null, await readEndpointHealth(deps, integrationId), PAGE),
-    )
+    return sendPage(reply, {
+      status: status,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: extra.flash,
+      error: extra.error ?? (extra.form ? 'The changes were not saved.' : null),
+      title: `Webhook ${endpointTitle(integration)}`,
+      body: detailBody({
+        account,
+        integration,
+        log,
+        filter,
+        shown: extra.shown ?? null,
+        form: extra.form ?? null,
+        health: await readEndpointHealth(deps, integrationId),
+        pageSize: PAGE,
+      }),
+    })
   }
 
-  scope.get(WEBHOOKS_PATH, { schema: { hide: true, querystring: ListQuery } }, async (request, reply) =>
-    showList(request, reply, 200, { flash: flashText(request.query.flash) }),
-  )
+  scope.get(WEBHOOKS_PATH, { schema: { hide: true, querystring: ListQuery } }, async (request, reply) => showList(request, reply, 200))
 
   scope.post(WEBHOOKS_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
@@ -236,13 +229,14 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const page = pageNumberOf(q.page)
     if (page === null) {
       const { account } = sessionOf(request)
-      return sendScreen(
-        reply,
-        400,
-        { account, current: WEBHOOKS_PATH, error: BAD_PAGE_LINK },
-        'Webhook',
-        html`<p><a href="${webhookPath(request.params.integrationId)}#deliveries">Newest deliveries</a></p>`,
-      )
+      return sendPage(reply, {
+        status: 400,
+        account,
+        current: WEBHOOKS_PATH,
+        error: BAD_PAGE_LINK,
+        title: 'Webhook',
+        body: html`<p><a href="${webhookPath(request.params.integrationId)}#deliveries">Newest deliveries</a></p>`,
+      })
     }
     const filter: LogFilter = {
       page,
@@ -254,7 +248,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
       from: instantOf(q.from),
       to: instantOf(q.to),
     }
-    return showDetail(request, reply, request.params.integrationId, 200, { flash: flashText(q.flash), filter })
+    return showDetail(request, reply, request.params.integrationId, 200, { filter })
   })
 
   scope.post(`${WEBHOOKS_PATH}/:integrationId`, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
@@ -298,7 +292,7 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     const { account } = sessionOf(request)
     const current = await getIntegration(deps, account.id, request.params.integrationId)
     if (!current.active) return redirectTo(reply, webhookPath(current.id))
-    const saved = flashText(request.query.flash)
+    const saved = flashOf(request)
     return sendConfirmation(request, reply, {
       title: 'Disable this webhook?',
       what: html`${saved ? html`<p class="flash" role="status">${saved} It is still on.</p>` : ''}<p><strong>${endpointTitle(current)}</strong> will stop receiving events: nothing is delivered to it while it is disabled, and deliveries waiting for a retry end as failed. You can re-enable it on its page.</p>`,
@@ -417,4 +411,18 @@ export function registerWebhookScreens(scope: App, deps: PlatformDeps): void {
     await audit(request, 'delivery.replayed', integrationId, { delivery_id: deliveryId })
     return redirectTo(reply, webhookPath(integrationId), 'delivery-replayed')
   })
+}
+
+/** Webhooks: endpoints, their health, the delivery log and debugger, recovery. */
+export const webhooksScreen: ScreenDeclaration = {
+  path: WEBHOOKS_PATH,
+  nav: 'Webhooks',
+  flashes: {
+    'integration-created': 'Webhook created.',
+    'integration-updated': 'Webhook updated.',
+    'integration-deleted': 'Webhook deleted.',
+    'delivery-replayed': 'Delivery queued again.',
+    'test-sent': 'Test event queued.',
+  },
+  register: registerWebhookScreens,
 }

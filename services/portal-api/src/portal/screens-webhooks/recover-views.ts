@@ -1,7 +1,7 @@
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import { RECOVER_COUNT_CAP, RECOVER_MAX_DELIVERIES, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
 import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
-import { html, type SafeHtml } from '../layout.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 
 const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`

@@ -4,13 +4,13 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 import { planRecover, recoverFailedDeliveries, statusCountsSince } from '@lsv/shared/domain/webhooks/recover.ts'
-import { recordAudit } from '@lsv/shared/domain/audit/record.ts'
-import { redirectTo, sendScreen } from '../layout.ts'
-import { actorOf, sessionOf } from '../session.ts'
-import { fieldValue, formOf } from '../forms.ts'
+import { redirectTo, sendPage } from '../kit/page.ts'
+import { sessionOf } from '../session.ts'
+import { fieldValue, formOf } from '../kit/forms.ts'
 import { instantOf, TimeInput } from './delivery-filters.ts'
 import { recoverConfirmBody, recoverResultBody } from './recover-views.ts'
 import { WEBHOOKS_PATH, webhookPath } from './views.ts'
+import { auditOf } from '../kit/audited.ts'
 
 const Params = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
 const SinceQuery = Type.Object({ since: TimeInput })
@@ -40,13 +40,15 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
     const integration = await getIntegration(deps, account.id, integrationId)
     const since = sinceOf(request.query.since)
     const plan = await planRecover(deps, account.id, integrationId, since)
-    return sendScreen(
-      reply,
-      200,
-      { account, current: WEBHOOKS_PATH, flash: null, error: integration.active ? null : 'This webhook is disabled: re-enable it before recovering.' },
-      'Recover failed deliveries',
-      recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete),
-    )
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: null,
+      error: integration.active ? null : 'This webhook is disabled: re-enable it before recovering.',
+      title: 'Recover failed deliveries',
+      body: recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete),
+    })
   })
 
   scope.post(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
@@ -59,19 +61,19 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
     } catch (err) {
       if (isAppError(err) && err.status === 409) {
         const integration = await getIntegration(deps, session.account.id, integrationId)
-        return sendScreen(
-          reply,
-          409,
-          { account: session.account, current: WEBHOOKS_PATH, flash: null, error: 'This webhook is disabled: re-enable it before recovering.' },
-          'Recover failed deliveries',
-          recoverConfirmBody(integration, since, 0, true),
-        )
+        return sendPage(reply, {
+          status: 409,
+          account: session.account,
+          current: WEBHOOKS_PATH,
+          flash: null,
+          error: 'This webhook is disabled: re-enable it before recovering.',
+          title: 'Recover failed deliveries',
+          body: recoverConfirmBody(integration, since, 0, true),
+        })
       }
       throw err
     }
-    await recordAudit(deps, {
-      account_id: session.account.id,
-      actor: actorOf(session),
+    await auditOf(deps, request).record({
       action: 'delivery.recovered',
       target: { integration_id: integrationId },
       details: { since, found: result.found, replayed: result.replayed },
@@ -94,12 +96,14 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
       replayed: Math.min(Number(q.replayed), Number(q.found)),
       retryAfter: q.retry_after ? Number(q.retry_after) : null,
     }
-    return sendScreen(
-      reply,
-      200,
-      { account, current: WEBHOOKS_PATH, flash: null, error: null },
-      'Recover: result',
-      recoverResultBody(integration, outcome, counts),
-    )
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: null,
+      error: null,
+      title: 'Recover: result',
+      body: recoverResultBody(integration, outcome, counts),
+    })
   })
 }

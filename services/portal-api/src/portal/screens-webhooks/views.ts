@@ -2,9 +2,11 @@ import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import type { DeliveryKind, DeliveryLogEntry, DeliveryStatus } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
-import { html, type SafeHtml } from '../layout.ts'
-import { emptyState } from '../empty-state.ts'
-import { pager } from '../pager.ts'
+import { html, type SafeHtml } from '../kit/page.ts'
+import { emptyState } from '../kit/empty-state.ts'
+import { pager } from '../kit/pager.ts'
+import { outcomeChart } from '../kit/chart.ts'
+import { help } from '../kit/ui.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 import { recoverForm } from './recover-views.ts'
 import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
@@ -213,25 +215,43 @@ function deliveryRow(integrationId: string, d: DeliveryLogEntry, active: boolean
 </tr>`
 }
 
-export function detailBody(
-  account: AccountRecord,
-  i: IntegrationView,
-  log: { data: DeliveryLogEntry[]; next_cursor: string | null },
-  filter: LogFilter,
-  shown: ShownSecret | null,
-  form: FormState | null,
+/** What a webhook's page shows: its view model. */
+export interface WebhookDetailView {
+  account: AccountRecord
+  integration: IntegrationView
+  log: { data: DeliveryLogEntry[]; next_cursor: string | null }
+  filter: LogFilter
+  /** a secret just revealed or rotated, shown once */
+  shown: ShownSecret | null
+  /** the settings form as posted, when it was refused */
+  form: FormState | null
   /** health at a glance (endpoint-health.ts) */
-  health: EndpointHealth | null,
+  health: EndpointHealth | null
   /** the most deliveries a page holds */
-  pageSize: number,
-): SafeHtml {
+  pageSize: number
+}
+
+/** The sections of a webhook's page, in order: what is happening first, what changes it after. */
+const SECTIONS = [
+  ['overview', 'Overview'],
+  ['deliveries', 'Deliveries'],
+  ['settings', 'Settings'],
+  ['danger', 'Danger zone'],
+] as const
+
+/**
+ * A webhook's page: Overview (health, the chart, the test event), Deliveries (the log, recover),
+ * Settings (the form, the signing secret), Danger zone (delete). The row of links at the top
+ * moves between them without script.
+ */
+export function detailBody(v: WebhookDetailView): SafeHtml {
+  const { account, integration: i, log, filter, shown, form, health, pageSize } = v
   const base = webhookPath(i.id)
   const query = filterQuery(filter)
   const words = filterWords(filter)
   return html`
 <p class="hint">Webhook <code>${i.id}</code>${i.name ? html` · <code>${i.url}</code>` : ''} · <a href="${WEBHOOKS_PATH}">All webhooks</a></p>
-${i.description ? html`<p id="endpoint-description">${i.description}</p>` : ''}
-${health ? healthSection(health) : ''}
+<nav class="tabs" aria-label="Sections of this webhook"><ul>${SECTIONS.map(([id, label]) => html`<li><a href="#${id}">${label}</a></li>`)}</ul></nav>
 ${
   i.active
     ? ''
@@ -240,49 +260,20 @@ ${
 <form method="post" action="${base}/enable"><button type="submit">Re-enable</button></form>
 </div>`
 }
-<section aria-labelledby="edit-h">
-<h2 id="edit-h">Settings</h2>
-<form method="post" action="${base}" class="card">
-<label for="edit-url">Endpoint URL</label>
-<input type="url" id="edit-url" name="url" required maxlength="2048" value="${form?.url ?? i.url}"${form ? html` aria-invalid="true" aria-describedby="edit-error"` : ''}>
-${form ? html`<p class="field-error" id="edit-error">${form.error}</p>` : ''}
-${describeFields('edit', { name: form?.name ?? i.name ?? '', description: form?.description ?? i.description ?? '' })}
-${versionSelect('edit-version', form?.payloadVersion ?? String(i.payload_version))}
-${tierBoxes(account, { contactHandles: form?.contactHandles ?? i.tiers.contact_handles, sensitiveTraits: form?.sensitiveTraits ?? i.tiers.sensitive_traits }, 'edit')}
-<label class="inline" for="edit-active"><input type="checkbox" id="edit-active" name="active" value="on"${i.active ? html` checked` : ''}> Active</label>
-<p><button type="submit">Save</button></p>
-</form>
-</section>
-<section aria-labelledby="delete-h">
-<h2 id="delete-h">Delete</h2>
-<p>Stops every delivery to this endpoint for good. You confirm on the next page.</p>
-<form method="get" action="${base}/delete"><button type="submit" class="danger" id="delete-start">Delete webhook…</button></form>
-</section>
-<section aria-labelledby="secret-h">
-<h2 id="secret-h">Signing secret</h2>
-${shown ? secretBox(shown) : html`<p>The secret is hidden. Revealing it is recorded in the audit log.</p>`}
-<div class="actions">
-<form method="post" action="${base}/secret/reveal"><button type="submit">Reveal secret</button></form>
-<form method="post" action="${base}/secret/rotate" class="card">
-<label for="grace">Keep the old secret signing for</label>
-<select id="grace" name="grace_seconds">
-<option value="86400">24 hours</option>
-<option value="3600">1 hour</option>
-<option value="604800">7 days</option>
-<option value="0">no time: stop it now</option>
-</select>
-<p><button type="submit">Rotate secret</button></p>
-</form>
-</div>
-</section>
+<section aria-labelledby="overview-h" id="overview">
+<h2 id="overview-h">Overview</h2>
+${i.description ? html`<p id="endpoint-description">${i.description}</p>` : ''}
+${health ? healthSection(health) : ''}
+${health ? outcomeChart('delivery-chart', health.hourly) : ''}
 <section aria-labelledby="test-h">
-<h2 id="test-h">Test event</h2>
-<p>Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path. It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.</p>
-<form method="post" action="${base}/test"><button type="submit"${i.active && i.payload_version === 2 ? '' : html` disabled`}>Send test event</button></form>
+<h3 id="test-h">Test event</h3>
+<p>Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path. ${help(html`It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.`)}</p>
+<form method="post" action="${base}/test"><button type="submit" class="secondary"${i.active && i.payload_version === 2 ? '' : html` disabled`}>Send test event</button></form>
 ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks receive events.</p>`}
 </section>
+</section>
 <section aria-labelledby="log-h" id="deliveries">
-<h2 id="log-h">Delivery log</h2>
+<h2 id="log-h">Deliveries</h2>
 <form method="get" action="${base}#deliveries" class="actions" aria-label="Filter the delivery log">
 <div><label for="status">Status</label>
 <select id="status" name="status"><option value="">any</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select></div>
@@ -325,6 +316,47 @@ ${pager({
   firstQuery: query.replace(/&$/, ''),
   fragment: 'deliveries',
 })}
+${recoverForm(i)}
 </section>
-${recoverForm(i)}`
+<section aria-labelledby="settings-h" id="settings">
+<h2 id="settings-h">Settings</h2>
+<section aria-labelledby="edit-h">
+<h3 id="edit-h">Endpoint</h3>
+<form method="post" action="${base}">
+<label for="edit-url">Endpoint URL</label>
+<input type="url" id="edit-url" name="url" required maxlength="2048" value="${form?.url ?? i.url}"${form ? html` aria-invalid="true" aria-describedby="edit-error"` : ''}>
+${form ? html`<p class="field-error" id="edit-error">${form.error}</p>` : ''}
+${describeFields('edit', { name: form?.name ?? i.name ?? '', description: form?.description ?? i.description ?? '' })}
+${versionSelect('edit-version', form?.payloadVersion ?? String(i.payload_version))}
+${tierBoxes(account, { contactHandles: form?.contactHandles ?? i.tiers.contact_handles, sensitiveTraits: form?.sensitiveTraits ?? i.tiers.sensitive_traits }, 'edit')}
+<label class="inline" for="edit-active"><input type="checkbox" id="edit-active" name="active" value="on"${i.active ? html` checked` : ''}> Active</label>
+<p><button type="submit">Save</button></p>
+</form>
+</section>
+<section aria-labelledby="secret-h">
+<h3 id="secret-h">Signing secret</h3>
+${shown ? secretBox(shown) : html`<p>The secret is hidden. Revealing it is recorded in the audit log.</p>`}
+<div class="actions">
+<form method="post" action="${base}/secret/reveal"><button type="submit" class="secondary">Reveal secret</button></form>
+<form method="post" action="${base}/secret/rotate" class="card">
+<label for="grace">Keep the old secret signing for</label>
+<select id="grace" name="grace_seconds">
+<option value="86400">24 hours</option>
+<option value="3600">1 hour</option>
+<option value="604800">7 days</option>
+<option value="0">no time: stop it now</option>
+</select>
+<p><button type="submit" class="secondary">Rotate secret</button></p>
+</form>
+</div>
+</section>
+</section>
+<section aria-labelledby="danger-h" id="danger" class="danger-zone">
+<h2 id="danger-h">Danger zone</h2>
+<section aria-labelledby="delete-h">
+<h3 id="delete-h">Delete</h3>
+<p>Stops every delivery to this endpoint for good. You confirm on the next page.</p>
+<form method="get" action="${base}/delete"><button type="submit" class="danger" id="delete-start">Delete webhook…</button></form>
+</section>
+</section>`
 }

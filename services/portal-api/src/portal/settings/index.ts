@@ -6,20 +6,19 @@ import { AuthorizedDomainsBody, CreateCustomFieldBody } from '@lsv/shared/contra
 import { getAuthorizedDomains, setAuthorizedDomains } from '@lsv/shared/domain/tenants/domains.ts'
 import { createCustomField, listCustomFields } from '@lsv/shared/domain/tenants/custom-fields.ts'
 import { CUSTOM_FIELD_TYPES, type AccountRecord, type CustomFieldDefinition } from '@lsv/shared/model/records.ts'
-import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
-import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import { brandingOf, setPortalBranding } from '@lsv/shared/domain/tenants/branding.ts'
 import type { LogoRef, PortalBranding } from '@lsv/shared/model/records.ts'
-import { html } from '../../routes/portal/html.ts'
-import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../forms.ts'
-import { redirectTo, sendScreen } from '../layout.ts'
-import { actorOf, sessionOf } from '../session.ts'
-import { flashText } from '../flash.ts'
-import { errorOf, formError, FormBody, textField, when } from '../ui.ts'
+import { html } from '../kit/html.ts'
+import { checkAgainst, checkForm, fieldErrorsOf, fieldValue, type FieldErrors } from '../kit/forms.ts'
+import { redirectTo, sendPage } from '../kit/page.ts'
+import { sessionOf } from '../session.ts'
+import { errorOf, formError, FormBody, textField, when } from '../kit/ui.ts'
 import { logoOf, logoProblemText } from '@lsv/shared/domain/tenants/logo.ts'
-import { ASSET_LOGO } from '../layout.ts'
+import { ASSET_LOGO } from '../kit/page.ts'
 import { LOGO_PATH, registerLogoRoutes } from './logo.ts'
+import type { ScreenDeclaration } from '../kit/screens.ts'
+import { auditOf } from '../kit/audited.ts'
 
 const SETTINGS_PATH = '/portal/settings'
 // logo_problem: the upload's refusal code (settings/logo.ts), worded by domain/tenants/logo.ts
@@ -47,8 +46,8 @@ const linesOf = (text: string) =>
  * Screen 4, Settings (docs/portal.md): authorized domains and custom field definitions, through
  * the management API's domain functions (routes/admin/domains.ts, custom-fields.ts); audited.
  */
-export function registerSettingsScreen(scope: App, deps: PlatformDeps): void {
-  const render = async (request: FastifyRequest, reply: FastifyReply, status: number, s: SettingsState, flash: string | null = null) => {
+function registerSettingsScreen(scope: App, deps: PlatformDeps): void {
+  const render = async (request: FastifyRequest, reply: FastifyReply, status: number, s: SettingsState, flash?: string | null) => {
     const { account } = sessionOf(request)
     const { domains } = await getAuthorizedDomains(deps, account.id)
     const { data: fields } = await listCustomFields(deps, account.id)
@@ -59,12 +58,13 @@ export function registerSettingsScreen(scope: App, deps: PlatformDeps): void {
       .map(([p, m]) => `line ${Number(p.split('/')[2]) + 1} (${lines[Number(p.split('/')[2])] ?? ''}): ${m}`)
     const whole = s.domainErrors?.['/domains'] ?? s.domainErrors?.[''] ?? null
     const v = s.fieldValues ?? {}
-    return sendScreen(
-      reply,
-      status,
-      { account, current: SETTINGS_PATH, flash },
-      'Settings',
-      html`
+    return sendPage(reply, {
+      status: status,
+      account,
+      current: SETTINGS_PATH,
+      flash,
+      title: 'Settings',
+      body: html`
 <section aria-labelledby="dom-h">
 <h2 id="dom-h">Authorized domains</h2>
 <p class="hint" id="domains-hint">Sites on these domains (and their subdomains) may use your account's tracking. One domain a line, such as <code>example.com</code>.</p>
@@ -106,20 +106,11 @@ ${
 <p class="hint">Set by your operator (it changes how this portal's sign-in works), so it cannot be changed here.</p>
 </section>
 ${brandingSection(account, s)}`,
-    )
-  }
-
-  /**
-   * deps whose next tenant write commits the change together with its audit entry, built from the
-   * record as written (domain/audit/audited-change.ts)
-   */
-  const audited = <T>(request: FastifyRequest, entry: (written: T) => Omit<NewAuditEntry, 'account_id' | 'actor'>) => {
-    const s = sessionOf(request)
-    return withAuditedChange(deps, (written: T) => ({ account_id: s.account.id, actor: actorOf(s), ...entry(written) }))
+    })
   }
 
   scope.get(SETTINGS_PATH, { schema: { hide: true, querystring: FlashQuery } }, async (request, reply) =>
-    render(request, reply, 200, { logoError: logoProblemText(request.query.logo_problem) }, flashText(request.query.flash)),
+    render(request, reply, 200, { logoError: logoProblemText(request.query.logo_problem) }),
   )
 
   scope.post(`${SETTINGS_PATH}/domains`, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
@@ -129,7 +120,7 @@ ${brandingSection(account, s)}`,
     const invalid = checkAgainst(AuthorizedDomainsBody, body)
     if (invalid) return render(request, reply, 400, { domainsText: text, domainErrors: invalid })
     try {
-      const withEntry = audited(request, (a: AccountRecord) => ({
+      const withEntry = auditOf(deps, request).change((a: AccountRecord) => ({
         action: 'domains.set',
         target: { account_id: account.id },
         details: { domains: a.authorized_domains },
@@ -145,7 +136,7 @@ ${brandingSection(account, s)}`,
     const { account } = sessionOf(request)
     const values = { display_name: fieldValue(request.body, 'display_name'), accent: fieldValue(request.body, 'accent') }
     try {
-      const withEntry = audited(request, (a: AccountRecord) => ({
+      const withEntry = auditOf(deps, request).change((a: AccountRecord) => ({
         action: 'branding.set',
         target: { account_id: account.id },
         // the logo has its own entries (branding.logo_set, branding.logo_removed: settings/logo.ts)
@@ -164,7 +155,7 @@ ${brandingSection(account, s)}`,
     const checked = checkForm(CreateCustomFieldBody, values)
     if (!checked.ok) return render(request, reply, 400, { fieldErrors: checked.errors, fieldValues: values })
     try {
-      const withEntry = audited(request, (d: CustomFieldDefinition) => ({
+      const withEntry = auditOf(deps, request).change((d: CustomFieldDefinition) => ({
         action: 'custom_field.create',
         target: { custom_field: d.key },
         details: { type: d.type, label: d.label },
@@ -192,6 +183,7 @@ function brandingSection(account: AccountRecord, s: SettingsState) {
 <form method="post" action="${SETTINGS_PATH}/branding">
 ${textField({ id: 'brand-name', label: 'Display name', name: 'display_name', value: v.display_name, hint: 'shown in the header and the window title', error: errorOf(s.brandingErrors, '/display_name') })}
 ${textField({ id: 'brand-accent', label: 'Accent colour', name: 'accent', value: v.accent, hint: '# and six hex digits, such as #2f6fd6; it must stay readable in light and dark mode', error: errorOf(s.brandingErrors, '/accent') })}
+<p class="accent-picker"><label class="inline" for="brand-accent-picker">Or pick it</label> <input type="color" id="brand-accent-picker" value="${/^#[0-9a-f]{6}$/.test(v.accent) ? v.accent : '#1a56c4'}" data-accent-for="brand-accent" aria-describedby="brand-accent-contrast"> <span class="hint" id="brand-accent-contrast" aria-live="polite"></span></p>
 ${formError(s.brandingErrors && !s.brandingErrors['/display_name'] && !s.brandingErrors['/accent'] ? s.brandingErrors : null)}
 <p><button type="submit">Save branding</button></p>
 </form>
@@ -220,4 +212,18 @@ ${error ? html`<p class="field-error" id="brand-logo-error">${error}</p>` : ''}
 <input type="file" id="brand-logo" name="logo" accept="image/png,image/jpeg,image/webp" required aria-describedby="${describedBy}"${error ? html` aria-invalid="true"` : ''}>
 <p><button type="submit">Upload logo</button></p>
 </form>`
+}
+
+/** Settings: authorized domains, custom fields, branding and the logo. */
+export const settingsScreen: ScreenDeclaration = {
+  path: SETTINGS_PATH,
+  nav: 'Settings',
+  flashes: {
+    'domains-saved': 'Authorized domains saved.',
+    'branding-saved': 'Branding saved.',
+    'logo-saved': 'Logo saved.',
+    'logo-removed': 'Logo removed.',
+    'custom-field-created': 'Custom field created.',
+  },
+  register: registerSettingsScreen,
 }

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { portalSessionOf } from '@lsv/shared/domain/portal/credential.ts'
-import { ASSET_LOGO } from '../layout.ts'
+import { ASSET_LOGO } from '../kit/page.ts'
 
 const LogoParams = Type.Object({ id: Type.String({ pattern: '^[0-9a-f]{64}$' }) })
 

@@ -4,11 +4,10 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { logoOf, MAX_LOGO_BYTES, removePortalLogo, setPortalLogo, sniffLogo, type LogoProblem } from '@lsv/shared/domain/tenants/logo.ts'
-import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
-import type { NewAuditEntry } from '@lsv/shared/domain/audit/record.ts'
-import { ASSET_LOGO, html, redirectTo, sendScreen } from '../layout.ts'
-import { fieldValue, formOf } from '../forms.ts'
-import { actorOf, sessionOf } from '../session.ts'
+import { ASSET_LOGO, html, redirectTo, sendPage } from '../kit/page.ts'
+import { fieldValue, formOf } from '../kit/forms.ts'
+import { sessionOf } from '../session.ts'
+import { auditOf } from '../kit/audited.ts'
 
 const SETTINGS_PATH = '/portal/settings'
 export const LOGO_PATH = `${SETTINGS_PATH}/logo`
@@ -53,11 +52,6 @@ async function uploadedBytes(request: FastifyRequest): Promise<Uint8Array | Logo
  * flash when saved, or with a refusal code shown next to the field.
  */
 export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
-  const audited = (request: FastifyRequest, entry: (written: AccountRecord) => Omit<NewAuditEntry, 'account_id' | 'actor'>) => {
-    const s = sessionOf(request)
-    return withAuditedChange(deps, (written: AccountRecord) => ({ account_id: s.account.id, actor: actorOf(s), ...entry(written) }))
-  }
-
   scope.register(async (upload: App) => {
     await upload.register(multipart, { limits: UPLOAD_LIMITS })
     upload.post(LOGO_PATH, { schema: { hide: true } }, async (request, reply) => {
@@ -67,7 +61,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
       const sniffed = sniffLogo(bytes)
       if (typeof sniffed === 'string') return refuse(reply, sniffed)
       await setPortalLogo(
-        audited(request, (a) => {
+        auditOf(deps, request).change((a: AccountRecord) => {
           const logo = logoOf(a)
           return { action: 'branding.logo_set', target: { account_id: account.id }, details: logo ? { ...logo } : {} }
         }),
@@ -83,12 +77,12 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
     const logo = logoOf(account)
     // nothing to remove: back to the screen, which says so
     if (!logo) return redirectTo(reply, SETTINGS_PATH)
-    return sendScreen(
-      reply,
-      200,
-      { account, current: SETTINGS_PATH },
-      'Remove the logo?',
-      html`<div class="confirm card" role="alert" id="confirm">
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: SETTINGS_PATH,
+      title: 'Remove the logo?',
+      body: html`<div class="confirm card" role="alert" id="confirm">
 <p><img class="logo-preview" src="${ASSET_LOGO}/${logo.id}" alt="The current logo"></p>
 <p>The logo will no longer be shown in the header of your portal screens, and the image is deleted. You can upload a logo again at any time. The removal is recorded in the audit log.</p>
 <form method="post" action="${REMOVE_PATH}" class="actions">
@@ -97,7 +91,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
 <a href="${SETTINGS_PATH}#${FIELD_ANCHOR}">Cancel</a>
 </form>
 </div>`,
-    )
+    })
   })
 
   scope.post(REMOVE_PATH, { schema: { hide: true } }, async (request, reply) => {
@@ -108,7 +102,7 @@ export function registerLogoRoutes(scope: App, deps: PlatformDeps): void {
     const removed = logoOf(account)
     const details: Record<string, string> = removed ? { id: removed.id } : {}
     await removePortalLogo(
-      audited(request, () => ({ action: 'branding.logo_removed', target: { account_id: account.id }, details })),
+      auditOf(deps, request).change(() => ({ action: 'branding.logo_removed', target: { account_id: account.id }, details })),
       account.id,
     )
     return redirectTo(reply, SETTINGS_PATH, 'logo-removed')

@@ -9,10 +9,10 @@ import { isSameOrigin, portalSessionOf, presentsApiKey } from '@lsv/shared/domai
 import { endPortalSession } from '@lsv/shared/domain/portal/sessions.ts'
 import { frameAncestorsOf } from '@lsv/shared/domain/tenants/frame-ancestors.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { noStore, sendPage } from './html.ts'
+import { HOME_PATH, redirectTo, sendPage, SIGN_OUT_PATH } from '../../portal/kit/page.ts'
 import { forgetReturnPath, returnPathOf } from '../../portal/return-path.ts'
 import { sendOverview } from '../../portal/overview/index.ts'
-import { crossOriginPage, HOME_PATH, linkExpiredPage, SIGN_OUT_PATH, signedOutPage, switchAccountPage } from './pages.ts'
+import { crossOriginPage, linkExpiredPage, signedOutPage, switchAccountPage } from './pages.ts'
 
 /**
  * A form post without fields has an empty body, which the JSON parser every route shares would
@@ -45,9 +45,7 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       sessionSetCookie(base(), started.secret, frameAncestorsOf(started.account).length > 0),
       ...(back === null ? [] : [forgetReturnPath(base())]),
     ]
-    return noStore(reply)
-      .header('set-cookie', cookies)
-      .redirect(back ?? HOME_PATH, 303)
+    return redirectTo(reply.header('set-cookie', cookies), back ?? HOME_PATH)
   }
 
   // a link works once, before it expires (rules 1 and 2): 303 with the cookie, or the same 410
@@ -67,12 +65,12 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
       const current = await portalSessionOf(deps, request)
       if (current) {
         const target = await previewPortalLink(deps, token)
-        if (!target) return sendPage(reply, 410, ...linkExpiredPage())
+        if (!target) return sendPage(reply, { status: 410, ...linkExpiredPage() })
         // the token is a base64url string (previewPortalLink checked it): no escaping needed
-        return sendPage(reply, 200, ...switchAccountPage(current.account, target, `${SIGN_IN_PATH}?token=${token}`))
+        return sendPage(reply, { status: 200, ...switchAccountPage(current.account, target, `${SIGN_IN_PATH}?token=${token}`) })
       }
       const started = await redeemPortalLink(deps, token)
-      if (!started) return sendPage(reply, 410, ...linkExpiredPage())
+      if (!started) return sendPage(reply, { status: 410, ...linkExpiredPage() })
       return startSession(request.headers.cookie, reply, started)
     },
   )
@@ -85,10 +83,10 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
     SIGN_IN_PATH,
     { attachValidation: true, schema: { hide: true, querystring: SignInQuery }, bodyLimit: 1024, preParsing: emptyBodyIsNoBody },
     async (request, reply) => {
-      if (!isSameOrigin(base(), request.headers)) return sendPage(reply, 403, ...crossOriginPage())
+      if (!isSameOrigin(base(), request.headers)) return sendPage(reply, { status: 403, ...crossOriginPage() })
       const token = request.validationError ? undefined : request.query.token
       const started = await redeemPortalLink(deps, token)
-      if (!started) return sendPage(reply, 410, ...linkExpiredPage())
+      if (!started) return sendPage(reply, { status: 410, ...linkExpiredPage() })
       await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
       return startSession(request.headers.cookie, reply, started)
     },
@@ -102,18 +100,18 @@ export function registerPortalAccessPages(app: App, deps: PlatformDeps): void {
     if (!presentsApiKey(request.headers) && sessionCookieOf(base(), request.headers.cookie) !== null) {
       reply.header('set-cookie', clearedSessionCookie(base()))
     }
-    return sendPage(reply, 200, ...signedOutPage())
+    return sendPage(reply, { status: 200, ...signedOutPage() })
   })
 
   // state-changing, so same-origin only (rule 5): a cross-site form cannot sign the tenant out
   // the form has no fields: a body of any size is refused before it is read (docs/architecture.md,
   // "Before the caller is known"), since the origin is checked only in the handler
   app.post(SIGN_OUT_PATH, { schema: { hide: true }, bodyLimit: 1024, preParsing: emptyBodyIsNoBody }, async (request, reply) => {
-    if (!isSameOrigin(base(), request.headers)) return sendPage(reply, 403, ...crossOriginPage())
+    if (!isSameOrigin(base(), request.headers)) return sendPage(reply, { status: 403, ...crossOriginPage() })
     // the cookie is removed with the attributes it was set with (an embeddable account's is partitioned)
     const ending = await portalSessionOf(deps, request)
     await endPortalSession(deps, sessionCookieOf(base(), request.headers.cookie))
     const embeddable = ending !== null && frameAncestorsOf(ending.account).length > 0
-    return noStore(reply).header('set-cookie', clearedSessionCookie(base(), embeddable)).redirect(HOME_PATH, 303)
+    return redirectTo(reply.header('set-cookie', clearedSessionCookie(base(), embeddable)), HOME_PATH)
   })
 }

@@ -1,37 +1,30 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
-import { html, type SafeHtml } from './html.ts'
+import { html } from '../../portal/kit/html.ts'
+import { HOME_PATH, type PageView } from '../../portal/kit/page.ts'
 
-/** The portal's pages for access; each returns [title, body]. */
-type Page = [string, SafeHtml]
+/** The portal's pages for access: each is a page view without an account (no frame, no script). */
+type AccessPage = Omit<PageView, 'status' | 'account'>
 
-export const SIGN_OUT_PATH = '/portal/sign-out'
-export const HOME_PATH = '/portal/'
-
-export function signedOutPage(): Page {
-  return [
-    'Not signed in',
-    html`
-<h1>Not signed in</h1>
-<p>You are not signed in to the portal. Sign in with a sign-in link; ask your operator for a new one.</p>`,
-  ]
+export function signedOutPage(): AccessPage {
+  return {
+    title: 'Not signed in',
+    body: html`<p>You are not signed in to the portal. Sign in with a sign-in link; ask your operator for a new one.</p>`,
+  }
 }
 
-export function linkExpiredPage(): Page {
-  return [
-    'Sign-in link expired',
-    html`
-<h1>This sign-in link has expired</h1>
-<p>A sign-in link works once, and only for a short time. Ask your operator for a new one.</p>`,
-  ]
+export function linkExpiredPage(): AccessPage {
+  return {
+    title: 'Sign-in link expired',
+    heading: 'This sign-in link has expired',
+    body: html`<p>A sign-in link works once, and only for a short time. Ask your operator for a new one.</p>`,
+  }
 }
 
-export function crossOriginPage(): Page {
-  return [
-    'Not allowed',
-    html`
-<h1>Not allowed</h1>
-<p>This form can only be sent from the portal itself. Nothing was changed.</p>`,
-  ]
+export function crossOriginPage(): AccessPage {
+  return {
+    title: 'Not allowed',
+    body: html`<p>This form can only be sent from the portal itself. Nothing was changed.</p>`,
+  }
 }
 
 /**
@@ -39,17 +32,15 @@ export function crossOriginPage(): Page {
  * replaced. "Continue" posts the link back (same-origin only, like every portal form); "Stay" is
  * a plain link home, which keeps the session and leaves the link unused.
  */
-export function switchAccountPage(current: AccountRecord, target: AccountRecord, continueAction: string): Page {
+export function switchAccountPage(current: AccountRecord, target: AccountRecord, continueAction: string): AccessPage {
   const name = (a: AccountRecord) => a.name ?? a.public_id
-  return [
-    'Switch account?',
-    html`
-<h1>Switch account?</h1>
-<p>You are signed in to <strong>${name(current)}</strong> (account <code>${current.public_id}</code>).</p>
+  return {
+    title: 'Switch account?',
+    body: html`<p>You are signed in to <strong>${name(current)}</strong> (account <code>${current.public_id}</code>).</p>
 <p>This sign-in link signs you in to <strong>${name(target)}</strong> (account <code>${target.public_id}</code>) instead. Continue as <strong>${name(target)}</strong>?</p>
 <form method="post" action="${continueAction}">
-<button type="submit">Continue as ${name(target)}</button>
+<button type="submit" class="button primary">Continue as ${name(target)}</button>
 </form>
 <p><a href="${HOME_PATH}">Stay signed in to ${name(current)}</a></p>`,
-  ]
+  }
 }

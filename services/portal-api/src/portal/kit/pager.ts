@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { html, type SafeHtml } from './html.ts'
 
 /**
  * The pager of a table that can grow (issue 22: "tables readable with 10,000 rows"). Pages are

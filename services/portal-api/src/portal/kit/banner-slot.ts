@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import type { SafeHtml } from '../routes/portal/html.ts'
+import type { SafeHtml } from './html.ts'
 
 /**
  * The account-wide banner of one request (endpoint-banner.ts computes it in a hook, layout.ts

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { html, type SafeHtml } from './html.ts'
 
 /**
  * What a list screen shows when it has nothing yet: one sentence that says what fills it and a

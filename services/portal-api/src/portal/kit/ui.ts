@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { html, type SafeHtml } from '../routes/portal/html.ts'
+import { html, type SafeHtml } from './html.ts'
 import { ERROR_CODES, type ErrorCode } from '@lsv/shared/errors/codes.ts'
 import type { FieldErrors } from './forms.ts'
 
@@ -79,4 +79,12 @@ export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
 
 export function when(d: string | null | undefined): string {
   return d ? d.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—'
+}
+
+/**
+ * Help kept to one line: the first sentence is the caller's, the rest behind a "More"
+ * disclosure (a native `<details>`, so it opens without script).
+ */
+export function help(more: SafeHtml | string): SafeHtml {
+  return html`<details class="more"><summary>More</summary> ${more}</details>`
 }
