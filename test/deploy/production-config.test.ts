@@ -122,6 +122,7 @@ describe('production configuration per service', () => {
       OIDC_ISSUER: 'http://127.0.0.1:8125',
       OIDC_JWKS_URL: 'http://127.0.0.1:8125/jwks',
       ALLOW_LOOPBACK_WEBHOOKS: 'true',
+      LOCAL_FRONT_END_SECRET: 'a-per-run-secret-of-at-least-32-characters',
     }
     expect(Object.keys(values).sort()).toEqual([...LOCAL_WIRING_VARIABLES].sort())
     for (const [name, value] of Object.entries(values)) {
