@@ -28,6 +28,18 @@ describe('POST /v1/contacts/partnercrm', () => {
     await fixture?.close()
   })
 
+  // Mutation: acceptPush without refuseUnstorable -> 202, and the worker dead-letters the batch
+  it('a record whose mapped field is too large to store is refused 400 invalid payload, with or without a token, and nothing is queued', async () => {
+    const huge = 'x'.repeat(500_000)
+    for (const headers of [{}, { 'x-webhook-token': t.locationToken }] as Array<Record<string, string>>) {
+      const before = h.q.batches().length
+      expectError(await push({ contactId: 'p-huge', locationId: t.locationId, firstName: huge }, headers), 400, 'invalid payload')
+      expect(h.q.batches().length).toBe(before)
+    }
+    // just under the cap it is stored as before
+    expect((await push({ contactId: 'p-big', locationId: t.locationId, firstName: 'x'.repeat(400_000) })).statusCode).toBe(202)
+  })
+
   it('202 for every id and location alias; the message carries the raw body, source partnercrm and the location', async () => {
     for (const payload of [
       { contactId: 'p-1', locationId: t.locationId, email: 'p@example.com', firstName: 'P' },

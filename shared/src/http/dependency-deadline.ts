@@ -6,9 +6,11 @@ import { AppError } from '../errors/app-error.ts'
  * timeouts (15 s for a publish, 60 s and more for Firestore) or until the client gives up: with
  * the Firestore emulator paused 20 s, pushes hung 19.9 s and then answered 202. A push has two
  * dependency stages, each bounded by EDGE_DEPENDENCY_DEADLINE_MS (config): the checks before
- * the body (tenant lookup, credential, rate limit) and the work after it (the partner CRM's
- * checks, the publish). A stage that has not settled in time answers 503 `temporarily
- * unavailable`, which the contract says is safe to retry, with `Retry-After`.
+ * the body (tenant lookup, credential, rate limit) and the partner CRM's checks after it. A stage
+ * that has not settled in time answers 503 `temporarily unavailable`, which the contract says is
+ * safe to retry, with `Retry-After`. The queue publish is never raced with a deadline: a 503 must
+ * mean "not stored" (issue 31), and a publish cut by a deadline may still complete, so the answer
+ * waits for the publish's own result (202 when it held, 503 when the queue refused it).
  */
 
 /** the 503 a stage that outlived its deadline answers: retry after about one deadline */
@@ -35,10 +37,8 @@ export class StageDeadline {
 
   /**
    * `work`, or the 503 once the stage's deadline passes without it settling. The abandoned call
-   * keeps running until its own library gives up: a publish that completes after the 503 is a
-   * batch queued twice once the client retries, which the worker's upsert absorbs (idempotent
-   * per account on (source, external_id), docs/merge.md). So a 202 is only ever sent for a batch
-   * whose publish settled, and nothing acknowledged is lost.
+   * keeps running until its own library gives up, so `work` must be one whose late success
+   * stores nothing the 503 denies (a read, a rate-limit claim), never a durable write.
    */
   async within<T>(work: Promise<T>): Promise<T> {
     // the loser of the race settles unobserved: its rejection must not become an unhandled one

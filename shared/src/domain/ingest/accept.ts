@@ -1,9 +1,10 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { ConnectionRecord } from '../../model/records.ts'
-import { isAppError } from '../../errors/app-error.ts'
+import { AppError, isAppError } from '../../errors/app-error.ts'
+import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
 import { recordsOf, type BatchShape } from './push-body.ts'
 import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'
-import { upsertBatchRecords } from './upsert.ts'
+import { MAX_RECORD_BYTES, upsertBatchRecords } from './upsert.ts'
 import type { PushAccepted, PushUpsertedSync } from '../../contract/push.ts'
 
 export interface PushInput {
@@ -25,9 +26,31 @@ type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contac
  */
 export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushAccepted> {
   const records = recordsOf(input.body, input.shape)
+  if (input.shape === 'partnercrm') await refuseUnstorable(deps, input.connection, records)
   const accepted = countAccepted(input.shape, input.connection, records)
   await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId, deps.requestId))
   return { ok: true, accepted, queued: true }
+}
+
+/**
+ * A partner CRM push is one record: one the worker could never store (its mapped values over
+ * MAX_RECORD_BYTES, Firestore's document cap) is refused here, 400 `invalid payload` (the
+ * contract's text; its envelope names no field, so the log does), instead of being queued into a
+ * dead letter and a signed `batch.dead_lettered` to the operator (issue 31: a token-less caller
+ * could send 120 a minute per location).
+ */
+async function refuseUnstorable(deps: PushDeps, connection: ConnectionRecord, records: readonly InboundRecord[]): Promise<void> {
+  const definitions = await deps.tenantLookups.listCustomFields(connection.account_id)
+  const mapper = createRecordMapper(partnerCrmMappings(connection.field_mappings ?? []), definitions)
+  for (const raw of records) {
+    const record = partnerCrmRecord(raw)
+    if (mapper.map(record).approxBytes <= MAX_RECORD_BYTES) continue
+    const largest = Object.entries(record)
+      .map(([field, v]) => ({ field, bytes: JSON.stringify(v)?.length ?? 0 }))
+      .sort((a, b) => b.bytes - a.bytes)[0]
+    deps.logger.warn({ connectionId: connection.id, field: largest?.field, bytes: largest?.bytes }, 'partner CRM record too large to store: refused')
+    throw new AppError('invalid_payload')
+  }
 }
 
 /**

@@ -22,7 +22,7 @@ const INBOUND_WRITER: WriterClass = 'manual'
  * Firestore refuses a document over 1 MiB; a record whose mapped values alone come near it can
  * never be stored and goes to the dead-letter topic instead of being retried.
  */
-const MAX_RECORD_BYTES = 900 * 1024
+export const MAX_RECORD_BYTES = 900 * 1024
 
 export interface BatchUpsertResult {
   /** records in the batch */
