@@ -8,6 +8,17 @@ resource "google_monitoring_custom_service" "platform" {
   depends_on   = [google_project_service.enabled]
 }
 
+# Cloud Monitoring can take minutes before a log-based metric created in the same apply can be
+# used in an SLO's filter (docs/deploy.md, "Why one apply converges"): the SLOs wait for this.
+# `triggers` re-create the wait (and so wait again) when the set of metrics the SLOs read changes.
+resource "time_sleep" "log_metrics_usable" {
+  create_duration = "180s"
+  triggers = {
+    metrics = join(",", [google_logging_metric.contact_apply_lag.name, google_logging_metric.webhook_delivery_attempts.name])
+  }
+  depends_on = [google_logging_metric.contact_apply_lag, google_logging_metric.webhook_delivery_attempts]
+}
+
 # Push-to-visible: 99 % of batches applied (stored, change rows published) within 60 s of the
 # edge's 202. 60 s is a bucket bound of contact_apply_lag, so the cut is exact.
 resource "google_monitoring_slo" "push_to_visible" {
@@ -16,6 +27,7 @@ resource "google_monitoring_slo" "push_to_visible" {
   display_name        = "99% of pushed batches applied within 60 s"
   goal                = 0.99
   rolling_period_days = 30
+  depends_on          = [time_sleep.log_metrics_usable]
   request_based_sli {
     distribution_cut {
       distribution_filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.contact_apply_lag.name}\" ${local.run_logs}"
@@ -35,6 +47,7 @@ resource "google_monitoring_slo" "delivery_success" {
   display_name        = "99% of webhook deliveries succeed"
   goal                = 0.99
   rolling_period_days = 30
+  depends_on          = [time_sleep.log_metrics_usable]
   request_based_sli {
     good_total_ratio {
       good_service_filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.webhook_delivery_attempts.name}\" ${local.run_logs} metric.label.outcome=\"succeeded\""

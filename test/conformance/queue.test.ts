@@ -183,6 +183,12 @@ describe.skipIf(!process.env.PUBSUB_EMULATOR_HOST)('queue: Pub/Sub emulator', ()
     const readers: Array<import('@google-cloud/pubsub').Subscription> = []
     return {
       queue,
+      async unreachable() {
+        // nothing listens on the discard port: the client fails to connect (UNAVAILABLE)
+        const nowhere = new PubSub({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test', apiEndpoint: '127.0.0.1:9' })
+        const gone = createPubSubQueue(nowhere, { logger, namePrefix })
+        return { ...gone, close: () => gone.close().finally(() => nowhere.close()) }
+      },
       async deadLetters(topic: Topic) {
         if (!dead.has(topic)) {
           const letters: ReadDeadLetter[] = []

@@ -49,6 +49,20 @@ describe('ordering on an empty project', () => {
     expect(references(tf, resource(tf, 'google_pubsub_subscription', 'contact_changes_bigquery').depends_on)).toContain('time_sleep.iam_propagation')
   })
 
+  it('the SLOs wait until the log-based metrics they read have had time to become usable', () => {
+    const sleep = resource(tf, 'time_sleep', 'log_metrics_usable')
+    const waitedFor = references(tf, sleep.depends_on)
+    expect(Number.parseInt(String(sleep.create_duration), 10)).toBeGreaterThanOrEqual(60)
+    for (const name of ['push_to_visible', 'delivery_success']) {
+      const slo = resource(tf, 'google_monitoring_slo', name)
+      expect(references(tf, slo.depends_on), name).toContain('time_sleep.log_metrics_usable')
+      // every log-based metric the SLO's filters name is one the wait comes after
+      const metrics = [...JSON.stringify(slo.request_based_sli).matchAll(/google_logging_metric\.(\w+)\.name/g)].map((m) => `google_logging_metric.${m[1]}`)
+      expect(metrics.length, name).toBeGreaterThan(0)
+      for (const metric of metrics) expect(waitedFor, `${name} reads ${metric}`).toContain(metric)
+    }
+  })
+
   it('every grant to the Pub/Sub service agent comes after the agent is created', () => {
     const identity = resource(tf, 'google_project_service_identity', 'pubsub')
     expect(identity.service).toBe('pubsub.googleapis.com')

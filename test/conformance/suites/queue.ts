@@ -15,6 +15,12 @@ export interface QueueHarness {
   queue: Queue
   /** dead letters of `topic` received so far */
   deadLetters(topic: Topic): Promise<ReadDeadLetter[]>
+  /**
+   * A queue of the same adapter pointed at a service that is not there, for adapters with
+   * `ping()` (those without one have nothing remote to reach and leave this out). Closed by the
+   * suite.
+   */
+  unreachable?(): Promise<Queue>
   close(): Promise<void>
 }
 
@@ -30,6 +36,23 @@ export function queueConformance(makeHarness: () => Promise<QueueHarness>): void
   }
   afterEach(async () => {
     await Promise.all(open.splice(0).map((h) => h.close()))
+  })
+
+  it('ping() (where the adapter has one) resolves while the service answers and rejects when it is not there', async () => {
+    const h = await harness()
+    if (!h.unreachable) {
+      // no way to point the adapter at a missing service: it has nothing remote, so no ping
+      expect(h.queue.ping).toBeUndefined()
+      return
+    }
+    expect(h.queue.ping).toBeTypeOf('function')
+    await expect(h.queue.ping!()).resolves.toBeUndefined()
+    const gone = await h.unreachable()
+    try {
+      await expect(gone.ping!()).rejects.toBeInstanceOf(Error)
+    } finally {
+      await gone.close()
+    }
   })
 
   it('delivers a published message with its id, data, attributes and first attempt', async () => {
