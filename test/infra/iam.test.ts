@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
 import { parse } from 'yaml'
 import { SERVICE_NAMES, SERVICE_NEEDS } from '@lsv/shared/config/services.ts'
 import { loadTerraform, localExpr, references, resource, resources, ROOT, CHECK_ROOT, type Terraform } from './hcl.ts'
@@ -16,6 +16,12 @@ beforeAll(async () => {
 })
 
 type Body = Record<string, unknown>
+
+/** every .ts file below a folder (node_modules left out) */
+const tsFiles = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.split('/').includes('node_modules'))
+    .map((f) => join(dir, f))
 const iamMembers = (): Array<[string, Body]> => resources(tf).filter(([address]) => /_iam_member\./.test(address))
 
 describe('secrets: each service reads exactly what it uses', () => {
@@ -24,11 +30,33 @@ describe('secrets: each service reads exactly what it uses', () => {
     'link-signing-keys': 'shared/src/domain/links/signing-keys.ts',
     'operator-events-secret': 'shared/src/domain/operations/target.ts',
   }
+  /**
+   * A reader the composition root loads lazily for every service (platform/deps.ts
+   * `deliveryTargets`: the operator's endpoint), but that only one caller ever asks for: a
+   * service reads the secret only if it also runs that caller (the delivery job, the dispatcher's).
+   * The test below holds the gate itself: that lookup is called from that module alone.
+   */
+  const CALLED_ONLY_FROM: Record<string, { caller: string; call: RegExp }> = {
+    'operator-events-secret': { caller: 'shared/src/domain/webhooks/deliver.ts', call: /\bdeliveryTargets\.get\(/ },
+  }
+  it('a lazily loaded reader is asked for by its one caller only', () => {
+    for (const { caller, call } of Object.values(CALLED_ONLY_FROM)) {
+      const callers = tsFiles(join(ROOT, 'shared', 'src'))
+        .concat(tsFiles(join(ROOT, 'services')))
+        .filter((f) => call.test(readFileSync(f, 'utf8')))
+        .map((f) => relative(ROOT, f))
+      expect(callers).toEqual([caller])
+    }
+  })
   it('the services that read a secret through the API (link-signing-keys, operator-events-secret) are the ones whose code loads it', () => {
     const declared = localExpr(tf, 'runtime_secret_readers') as Record<string, string[]>
     expect(Object.keys(declared).sort()).toEqual(Object.keys(RUNTIME_READ_BY).sort())
     for (const [secret, module] of Object.entries(RUNTIME_READ_BY)) {
-      const readersInCode = SERVICE_NAMES.filter((s) => reachableModules(`services/${s}/src/server.ts`).has(module))
+      const gate = CALLED_ONLY_FROM[secret]
+      const readersInCode = SERVICE_NAMES.filter((s) => {
+        const reached = reachableModules(`services/${s}/src/server.ts`)
+        return reached.has(module) && (gate === undefined || reached.has(gate.caller))
+      })
       expect(readersInCode.length, secret).toBeGreaterThan(0)
       // a grant to a service that never reads it, or a reader without one, fails here
       expect([...declared[secret]!].sort(), secret).toEqual([...readersInCode].sort())

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '@lsv/shared/model/clock.ts'
 import { createDelivery, replayDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
-import { GONE_REASON } from '@lsv/shared/domain/webhooks/deliver.ts'
+import { GONE_REASON } from '@lsv/shared/domain/webhooks/schedule.ts'
 import { RETRY_ANCHORS_MS } from '@lsv/shared/domain/webhooks/schedule.ts'
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { createTestDeps } from '../helpers/deps.ts'

@@ -4,7 +4,7 @@ import type { DeliveryAttempted, DeliveryListener } from '../../ports/listeners.
 import { FAILING_STEPS } from '../../contract/operational-event.ts'
 import { emitOperationalEvent, type OperationsDeps } from './emit.ts'
 import { OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
-import { GONE_REASON } from '../webhooks/deliver.ts'
+import { GONE_REASON } from '../webhooks/schedule.ts'
 
 /**
  * The failure threshold of an endpoint: this many of its newest deliveries in a row whose latest

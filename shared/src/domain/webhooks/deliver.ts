@@ -3,13 +3,11 @@ import type { DeliveryAttempted } from '../../ports/listeners.ts'
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
 import type { DeliveryJob } from '../../contract/messages.ts'
 import { enqueueAttempt, readDeliveryTask } from './deliveries.ts'
-import { MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
+import { GONE_REASON, MAX_ATTEMPTS, parseRetryAfter, retryDelayMs } from './schedule.ts'
 import { activeSecrets, signatureHeaders } from './signing.ts'
 import { checkUrlStatically } from './ssrf.ts'
 import { holdForEndpointRate } from './pool-admission.ts'
 import { tellListeners } from '../outcomes/tell.ts'
-
-export const GONE_REASON = 'endpoint answered 410'
 
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'disabled' | 'stale'
 

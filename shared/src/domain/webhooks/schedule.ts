@@ -33,3 +33,6 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   if (Number.isNaN(date)) return null
   return Math.max(0, date - nowMs)
 }
+
+/** why an endpoint that answered 410 Gone was disabled (its integration's `disabled_reason`) */
+export const GONE_REASON = 'endpoint answered 410'
