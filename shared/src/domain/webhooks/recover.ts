@@ -35,17 +35,37 @@ export async function planRecover(
   since: string,
 ): Promise<RecoverPlan> {
   await integrationOf(deps, accountId, integrationId)
-  const failed: DeliveryRecord[] = []
+  return listInStatus(deps, integrationId, 'failed', since)
+}
+
+/**
+ * The deliveries of one integration now in `status` (created at or after `since` when given):
+ * listed through the store's status index, newest first, at most RECOVER_MAX_DELIVERIES (one more
+ * is read to know whether there are more); answered oldest first.
+ */
+async function listInStatus(
+  deps: Pick<PlatformDeps, 'deliveries'>,
+  integrationId: string,
+  status: DeliveryRecord['status'],
+  since?: string,
+): Promise<RecoverPlan> {
+  const found: DeliveryRecord[] = []
   let before: string | undefined
   for (;;) {
-    const limit = Math.min(PAGE, RECOVER_MAX_DELIVERIES + 1 - failed.length)
-    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), createdFrom: since, status: 'failed', limit })
-    failed.push(...rows)
+    const limit = Math.min(PAGE, RECOVER_MAX_DELIVERIES + 1 - found.length)
+    const rows = await deps.deliveries.list(integrationId, { ...(before ? { before } : {}), ...(since ? { createdFrom: since } : {}), status, limit })
+    found.push(...rows)
     // the one read beyond the maximum only says there are more
-    if (failed.length > RECOVER_MAX_DELIVERIES) return { failed: failed.slice(0, RECOVER_MAX_DELIVERIES).reverse(), complete: false }
-    if (rows.length < limit) return { failed: failed.reverse(), complete: true }
+    if (found.length > RECOVER_MAX_DELIVERIES) return { failed: found.slice(0, RECOVER_MAX_DELIVERIES).reverse(), complete: false }
+    if (rows.length < limit) return { failed: found.reverse(), complete: true }
     before = rows.at(-1)!.id
   }
+}
+
+/** The deliveries of one integration waiting for a retry (status `retrying`), oldest first, at most RECOVER_MAX_DELIVERIES. */
+export async function planRetryWaiting(deps: Pick<PlatformDeps, 'tenants' | 'deliveries'>, accountId: string, integrationId: string): Promise<RecoverPlan> {
+  await integrationOf(deps, accountId, integrationId)
+  return listInStatus(deps, integrationId, 'retrying')
 }
 
 export interface RecoverResult {
@@ -66,15 +86,31 @@ export interface RecoverResult {
  * so a second recover from the same time sends none of them twice). 409 while the integration is
  * disabled.
  */
-export async function recoverFailedDeliveries(
-  deps: Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'counters' | 'logger' | 'config' | 'listeners'>,
-  accountId: string,
-  integrationId: string,
-  since: string,
-): Promise<RecoverResult> {
+export async function recoverFailedDeliveries(deps: ReplayAllDeps, accountId: string, integrationId: string, since: string): Promise<RecoverResult> {
   const integration = await integrationOf(deps, accountId, integrationId)
   if (!integration.active) throw new AppError('conflict')
-  const plan = await planRecover(deps, accountId, integrationId, since)
+  return replayAll(deps, accountId, await planRecover(deps, accountId, integrationId, since))
+}
+
+/**
+ * "Retry everything waiting" (after the receiver was fixed): every delivery of the integration
+ * still waiting for a retry (status `retrying`) is sent now instead of at its next_attempt_at,
+ * through the delivery log's replay path (replayDelivery: a new run starting now, under a task
+ * name the waiting retry does not have, so the scheduler cannot fold it into the later one; the
+ * waiting task then finds its attempt already made and runs nothing). Bounded and limited like a
+ * recover. Idempotent: a replayed delivery is `pending`, no longer `retrying`, so a second call
+ * sends none of them again. 409 while the integration is disabled.
+ */
+export async function retryWaitingDeliveries(deps: ReplayAllDeps, accountId: string, integrationId: string): Promise<RecoverResult> {
+  const integration = await integrationOf(deps, accountId, integrationId)
+  if (!integration.active) throw new AppError('conflict')
+  return replayAll(deps, accountId, await planRetryWaiting(deps, accountId, integrationId))
+}
+
+type ReplayAllDeps = Pick<PlatformDeps, 'tenants' | 'deliveries' | 'tasks' | 'clock' | 'rateLimiter' | 'counters' | 'logger' | 'config' | 'listeners'>
+
+/** Replays the plan's deliveries in order, each counted in the account's replay limit; stops when the limit is spent. */
+async function replayAll(deps: ReplayAllDeps, accountId: string, plan: RecoverPlan): Promise<RecoverResult> {
   let replayed = 0
   for (const delivery of plan.failed) {
     try {

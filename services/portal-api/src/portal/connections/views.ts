@@ -67,10 +67,20 @@ export interface DetailState {
   sampleError?: string | null
 }
 
-/** The grace input of a rotation (default: the API's default grace) or a revocation (default 0: at once). */
+/** The grace periods offered (issue 29, D7): chosen from a list, not typed in seconds. The routes still take any grace the management API takes. */
+const GRACE_CHOICES: readonly (readonly [number, string])[] = [
+  [0, 'None: at once'],
+  [3600, '1 hour'],
+  [86_400, '24 hours'],
+  [604_800, '7 days'],
+]
+
+/** The grace choice of a rotation (default: the API's default grace) or a revocation (default none: at once). */
 function graceField(value: number = DEFAULT_ROTATION_GRACE_SECONDS): SafeHtml {
   const id = uid('grace')
-  return html`<span><label for="${id}">Grace (seconds)</label><input type="number" id="${id}" name="grace_seconds" min="0" value="${value}"></span>`
+  return html`<span><label for="${id}">Grace</label><select id="${id}" name="grace_seconds">${GRACE_CHOICES.map(
+    ([seconds, words]) => html`<option value="${seconds}"${seconds === value ? html` selected` : ''}>${words}</option>`,
+  )}</select></span>`
 }
 
 /**
@@ -92,7 +102,9 @@ function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldError
 <td>${keyState(k, now)}</td>
 <td>${
       k.revoked_at
-        ? ''
+        ? Date.parse(k.revoked_at) > now
+          ? html`<form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke"><input type="hidden" name="grace_seconds" value="0"><button type="submit" class="danger">Revoke now</button></form>`
+          : ''
         : html`<div class="actions">
 <form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/rotate">${graceField()}<button type="submit">Rotate</button></form>
 <form method="post" action="${base}/keys/${encodeURIComponent(k.id)}/revoke">${graceField(0)}<button type="submit" class="danger">Revoke</button></form>
@@ -102,7 +114,7 @@ function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldError
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${keys.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
-<p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (0 = at once).</p>
+<p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (none = at once). A key in its grace period can be revoked now.</p>
 <h3>New key</h3>
 <form method="post" action="${base}/keys">
 ${formError(errors)}

@@ -423,6 +423,9 @@ export const webhooksScreen: ScreenDeclaration = {
     'integration-deleted': 'Webhook deleted.',
     'delivery-replayed': 'Delivery queued again.',
     'test-sent': 'Test event queued.',
+    'waiting-retried': 'The deliveries waiting for a retry are queued to be sent now.',
+    'waiting-partly-retried':
+      'The replay limit was reached: some deliveries waiting for a retry are queued to be sent now, the rest keep waiting. Retry everything waiting again in a minute.',
   },
   register: registerWebhookScreens,
 }

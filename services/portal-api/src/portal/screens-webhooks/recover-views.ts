@@ -5,6 +5,7 @@ import { html, type SafeHtml } from '../kit/page.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 
 const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`
+const retryWaitingPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/retry-waiting`
 const sinceWords = (since: string) => html`${timeOf(since)}`
 const { limit: REPLAY_LIMIT } = WEBHOOK_ACTION_WINDOWS.replay
 // a count that reached the cap is a lower bound (statusCountsSince stops counting there)
@@ -24,11 +25,12 @@ export function recoverForm(i: IntegrationView): SafeHtml {
 <p><button type="submit"${i.active ? '' : html` disabled`}>Review what would be sent</button></p>
 ${i.active ? '' : html`<p class="hint">Re-enable this webhook before recovering.</p>`}
 </form>
+<p>Fixed your endpoint? Deliveries still waiting for a retry can be sent now instead of at their next retry: <a href="${retryWaitingPath(i.id)}">Retry everything waiting</a> (you confirm on the next page).</p>
 </section>`
 }
 
 /** The confirmation step: what a recover would send, and the button that sends it. */
-export function recoverConfirmBody(i: IntegrationView, since: string, failed: number, complete: boolean): SafeHtml {
+export function recoverConfirmBody(i: IntegrationView, since: string, failed: number, complete: boolean, waiting: number): SafeHtml {
   const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
   return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
 <section aria-labelledby="confirm-h" class="card">
@@ -41,10 +43,39 @@ export function recoverConfirmBody(i: IntegrationView, since: string, failed: nu
 <p class="hint">${BOUNDS}</p>
 ${
   failed === 0
-    ? html`<p>Nothing failed since that time: nothing to send.</p><p><a href="${back}#recover">Choose another time</a></p>`
+    ? html`<p>Nothing failed since that time: nothing to send.</p><p><a href="${back}#recover">Choose another time</a></p>${waitingWords(i, waiting)}`
     : html`<form method="post" action="${recoverPath(i.id)}" class="actions">
 <input type="hidden" name="since" value="${since}">
 <button type="submit" class="danger">Replay ${failed} failed ${failed === 1 ? 'delivery' : 'deliveries'}</button>
+<a href="${back}#recover">Cancel</a>
+</form>`
+}
+${failed === 0 ? '' : waitingWords(i, waiting)}
+</section>`
+}
+
+/** The deliveries waiting for a retry, named next to a recover: they are not failed, so a recover does not send them. */
+function waitingWords(i: IntegrationView, waiting: number): SafeHtml | string {
+  if (waiting === 0) return ''
+  return html`<p>${waiting} ${waiting === 1 ? 'delivery is' : 'deliveries are'} still waiting for a retry (not failed, so a recover does not send ${waiting === 1 ? 'it' : 'them'}): <a href="${retryWaitingPath(i.id)}">Retry everything waiting now</a></p>`
+}
+
+/** The confirmation step of "retry everything waiting": how many, and the button that sends them now. */
+export function retryWaitingConfirmBody(i: IntegrationView, waiting: number, complete: boolean): SafeHtml {
+  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+  return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
+<section aria-labelledby="confirm-h" class="card">
+<h2 id="confirm-h">Send ${waiting} waiting ${waiting === 1 ? 'delivery' : 'deliveries'} now?</h2>
+<dl class="kv">
+<dt>Endpoint</dt><dd><code>${i.url}</code></dd>
+<dt>Waiting for a retry</dt><dd>${waiting}${complete ? '' : html` (the most one retry takes: there may be more, retry again afterwards)`}</dd>
+</dl>
+<p class="hint">Each one is sent now instead of at its next retry, and starts a new run of attempts. At most ${RECOVER_MAX_DELIVERIES} at once, oldest first; each counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest keep waiting for their retry.</p>
+${
+  waiting === 0
+    ? html`<p>No delivery is waiting for a retry: nothing to send.</p><p><a href="${back}#deliveries">Back to the delivery log</a></p>`
+    : html`<form method="post" action="${retryWaitingPath(i.id)}" class="actions">
+<button type="submit" class="danger">Send ${waiting} waiting ${waiting === 1 ? 'delivery' : 'deliveries'} now</button>
 <a href="${back}#recover">Cancel</a>
 </form>`
 }

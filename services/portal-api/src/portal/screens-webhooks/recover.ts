@@ -3,12 +3,12 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
-import { planRecover, recoverFailedDeliveries, statusCountsSince } from '@lsv/shared/domain/webhooks/recover.ts'
+import { planRecover, planRetryWaiting, recoverFailedDeliveries, retryWaitingDeliveries, statusCountsSince } from '@lsv/shared/domain/webhooks/recover.ts'
 import { redirectTo, sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { fieldValue, formOf } from '../kit/forms.ts'
 import { instantOf, TimeInput } from './delivery-filters.ts'
-import { recoverConfirmBody, recoverResultBody } from './recover-views.ts'
+import { recoverConfirmBody, recoverResultBody, retryWaitingConfirmBody } from './recover-views.ts'
 import { WEBHOOKS_PATH, webhookPath } from './views.ts'
 import { auditOf } from '../kit/audited.ts'
 
@@ -40,6 +40,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
     const integration = await getIntegration(deps, account.id, integrationId)
     const since = sinceOf(request.query.since)
     const plan = await planRecover(deps, account.id, integrationId, since)
+    const waiting = integration.active ? (await planRetryWaiting(deps, account.id, integrationId)).failed.length : 0
     return sendPage(reply, {
       status: 200,
       account,
@@ -47,7 +48,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
       flash: null,
       error: integration.active ? null : 'This webhook is disabled: re-enable it before recovering.',
       title: 'Recover failed deliveries',
-      body: recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete),
+      body: recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete, waiting),
     })
   })
 
@@ -68,7 +69,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
           flash: null,
           error: 'This webhook is disabled: re-enable it before recovering.',
           title: 'Recover failed deliveries',
-          body: recoverConfirmBody(integration, since, 0, true),
+          body: recoverConfirmBody(integration, since, 0, true, 0),
         })
       }
       throw err
@@ -105,5 +106,63 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
       title: 'Recover: result',
       body: recoverResultBody(integration, outcome, counts),
     })
+  })
+
+  registerRetryWaiting(scope, deps)
+}
+
+/**
+ * "Retry everything waiting" (issue 29, D5): after the receiver was fixed, the deliveries still
+ * waiting for a retry are sent now (domain/webhooks/recover.ts, retryWaitingDeliveries). A GET
+ * asks, the POST sends, audits and answers 303 to the webhook with a flash saying how many went
+ * (and how many the replay limit held back).
+ */
+function registerRetryWaiting(scope: App, deps: PlatformDeps): void {
+  const path = `${WEBHOOKS_PATH}/:integrationId/retry-waiting`
+  const disabled = 'This webhook is disabled: re-enable it before retrying.'
+
+  scope.get(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { integrationId } = request.params
+    const integration = await getIntegration(deps, account.id, integrationId)
+    const plan = await planRetryWaiting(deps, account.id, integrationId)
+    return sendPage(reply, {
+      status: 200,
+      account,
+      current: WEBHOOKS_PATH,
+      flash: null,
+      error: integration.active ? null : disabled,
+      title: 'Retry everything waiting',
+      body: retryWaitingConfirmBody(integration, integration.active ? plan.failed.length : 0, plan.complete),
+    })
+  })
+
+  scope.post(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { integrationId } = request.params
+    let result
+    try {
+      result = await retryWaitingDeliveries(deps, account.id, integrationId)
+    } catch (err) {
+      if (isAppError(err) && err.status === 409) {
+        const integration = await getIntegration(deps, account.id, integrationId)
+        return sendPage(reply, {
+          status: 409,
+          account,
+          current: WEBHOOKS_PATH,
+          flash: null,
+          error: disabled,
+          title: 'Retry everything waiting',
+          body: retryWaitingConfirmBody(integration, 0, true),
+        })
+      }
+      throw err
+    }
+    await auditOf(deps, request).record({
+      action: 'delivery.retried_waiting',
+      target: { integration_id: integrationId },
+      details: { found: result.found, replayed: result.replayed },
+    })
+    return redirectTo(reply, webhookPath(integrationId), result.replayed < result.found ? 'waiting-partly-retried' : 'waiting-retried')
   })
 }
