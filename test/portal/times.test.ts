@@ -42,6 +42,19 @@ describe('portal: one time format', () => {
     await fixture?.close()
   })
 
+  it('a long id in a table is one cut line with the whole id in its title and text, and a Copy button for portal.js', async () => {
+    const res = await page(fixture.h.portal, paths[2]!, cookie)
+    const m =
+      /<td><code class="id" id="([^"]+)" title="([^"]+)">([^<]+)<\/code><button type="button" class="copy small" data-copy-target="([^"]+)" aria-label="Copy event id ([^"]+)" hidden>Copy<\/button>/.exec(
+        res.body,
+      )
+    expect(m, 'the delivery log names its event ids through longId').not.toBeNull()
+    const [, elementId, title, text, target, named] = m!
+    expect(target).toBe(elementId)
+    expect(text).toBe(title)
+    expect(named).toBe(title)
+  })
+
   it('shows no raw ISO timestamp outside datetime= (and form values); its times read relative, with the exact UTC text kept', async () => {
     let times = 0
     for (const path of paths) {

@@ -7,6 +7,7 @@ import { html, type SafeHtml } from '../kit/html.ts'
 import type { FieldErrors } from '../kit/forms.ts'
 import { errorOf, formError, textField, uid } from '../kit/ui.ts'
 import { when } from '../kit/time.ts'
+import { longId } from '../kit/ids.ts'
 import { droppedKeysTable } from './mapping-review.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { howToSendSection } from './how-to-send.ts'
@@ -133,7 +134,7 @@ function locationsSection(c: ConnectionView, locations: LocationRecord[], webhoo
   const base = connectionPath(c.id)
   const rows = locations.map(
     (l) => html`<tr>
-<td><code>${l.location_id}</code></td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
+<td>${longId(l.location_id, 'location id')}</td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
 <td>${
       l.active
         ? html`<div class="actions">
