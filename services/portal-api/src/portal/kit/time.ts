@@ -25,7 +25,7 @@ export function when(iso: string | null | undefined): SafeHtml | '—' {
 }
 
 /** "just now", "3 min ago", "in 2 h", "5 days ago" */
-export function relativeWords(ms: number, nowMs: number): string {
+function relativeWords(ms: number, nowMs: number): string {
   const delta = ms - nowMs
   const abs = Math.abs(delta)
   const s = Math.round(abs / 1000)
