@@ -84,8 +84,8 @@ describe('portal: the delivery debugger', () => {
     expect(res.statusCode).toBe(200)
     const stored = (await fixture.h.deps.deliveries.get(delivery.id))!
     const attempt = stored.attempts[0]!
-    // the time as ISO for portal.js to localise, UTC text without script
-    expect(res.body).toContain(`<time datetime="${attempt.at}" data-local>${attempt.at.slice(0, 19).replace('T', ' ')} UTC</time>`)
+    // the time in the portal's one format: ISO in datetime, the exact UTC text as its title (kit/time.ts)
+    expect(res.body).toContain(`<time class="ago" datetime="${attempt.at}" title="${attempt.at.slice(0, 19).replace('T', ' ')} UTC">`)
     expect(res.body).toContain('HTTP <strong>500</strong>')
     expect(res.body).toContain(`${attempt.latency_ms} ms`)
     // mutation: storing response_headers: null in deliver.ts removes these lines

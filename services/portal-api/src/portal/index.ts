@@ -44,6 +44,7 @@ const SCREENS: readonly ScreenDeclaration[] = [
 export function registerPortalScreens(app: App, deps: PlatformDeps): void {
   // the page function (kit/page.ts) reads the navigation and the flash texts from here
   app.decorate('portalScreens', catalogueOf(SCREENS))
+  app.decorate('portalNow', () => deps.clock.now())
   registerPortalAssets(app)
   // the account's logo: behind the session, but outside the screens' scope (settings/logo-image.ts)
   registerLogoImage(app, deps)

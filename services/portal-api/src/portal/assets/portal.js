@@ -114,18 +114,6 @@ function enableSourceField(root) {
   }
 }
 
-// Times marked <time datetime="ISO" data-local> are rendered in UTC by the server (what a page
-// without script shows); here they read in the viewer's own zone, with the UTC text kept as the
-// title.
-function localiseTimes(root) {
-  for (const el of root.querySelectorAll('time[data-local][datetime]')) {
-    const at = new Date(el.getAttribute('datetime'))
-    if (Number.isNaN(at.getTime())) continue
-    el.title = el.textContent
-    el.textContent = at.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
-  }
-}
-
 // The accent picker (Settings, "Branding"): <input type=color data-accent-for="ID"> writes the
 // colour into the text field ID (the one the form sends) and says its contrast as it is chosen,
 // by the rules the server checks again on save (shared/src/domain/tenants/branding.ts): text on
@@ -164,7 +152,6 @@ function enableAccentPicker(root) {
 
 document.addEventListener('DOMContentLoaded', () => {
   enableAccentPicker(document)
-  localiseTimes(document)
   enableCopyButtons(document)
   enableReplacingForms(document)
   enableSourceField(document)

@@ -6,7 +6,8 @@ import type { AuditEntry } from '@lsv/shared/ports/audit-log.ts'
 import { html } from '../kit/html.ts'
 import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { scrollingTable, when } from '../kit/ui.ts'
+import { scrollingTable } from '../kit/ui.ts'
+import { when } from '../kit/time.ts'
 import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf, pager } from '../kit/pager.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
 
@@ -23,7 +24,7 @@ function describe(values: Record<string, unknown>): string {
 }
 
 function row(e: AuditEntry) {
-  return html`<tr><td><time datetime="${e.at}">${when(e.at)}</time></td><td>${e.actor}</td><td><code class="action">${e.action}</code></td>
+  return html`<tr><td>${when(e.at)}</td><td>${e.actor}</td><td><code class="action">${e.action}</code></td>
 <td>${describe(e.target)}</td><td>${describe(e.details)}</td></tr>`
 }
 

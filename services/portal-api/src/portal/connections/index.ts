@@ -24,6 +24,7 @@ import { readPushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { registerRecentPushes } from './recent-pushes.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
 import { auditOf } from '../kit/audited.ts'
+import { exactUtc } from '../kit/time.ts'
 
 const ConnectionParams = Type.Object({ connectionId: Type.String() })
 const KeyParams = Type.Object({ connectionId: Type.String(), keyId: Type.String() })
@@ -218,7 +219,7 @@ function registerConnectionsScreen(scope: App, deps: PlatformDeps): void {
       title: 'API key rotated',
       label: 'New API key',
       secret: rotated.key,
-      note: `copy it now: it is not shown again. The old key works until ${rotated.previous.revoked_at}.`,
+      note: `copy it now: it is not shown again. The old key works until ${exactUtc(rotated.previous.revoked_at ?? '')}.`,
       back: { path: connectionPath(connectionId), text: 'Back to the connection' },
     })
   })

@@ -4,7 +4,7 @@ import { previewMapping, type MappingPreview } from '@lsv/shared/domain/ingest/m
 import { droppedKeys, keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
 import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
-import { when } from '../kit/ui.ts'
+import { when } from '../kit/time.ts'
 import { connectionPath } from './paths.ts'
 
 /** The review page of a proposed mapping set (GET, nothing stored until its form is applied). */

@@ -11,7 +11,8 @@ import { keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { scrollingTable, when } from '../kit/ui.ts'
+import { scrollingTable } from '../kit/ui.ts'
+import { when } from '../kit/time.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
@@ -66,7 +67,7 @@ function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
   const ok = e.status < 300
   const dropped = e.keys.filter((k) => !reads(k))
   return html`<tr>
-<td><time datetime="${e.at}" data-local>${when(e.at)}</time></td>
+<td>${when(e.at)}</td>
 <td><span class="badge ${ok ? 'ok' : 'bad'}">${e.status} ${STATUS_WORDS[e.status] ?? ''}</span></td>
 <td>${e.error ?? '—'}</td>
 <td>${acceptedText(e)}</td>

@@ -5,7 +5,9 @@ import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import type { FieldErrors } from '../kit/forms.ts'
-import { errorOf, formError, textField, uid, when } from '../kit/ui.ts'
+import { errorOf, formError, textField, uid } from '../kit/ui.ts'
+import { when } from '../kit/time.ts'
+import { longId } from '../kit/ids.ts'
 import { droppedKeysTable } from './mapping-review.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { howToSendSection } from './how-to-send.ts'
@@ -88,10 +90,10 @@ function graceField(value: number = DEFAULT_ROTATION_GRACE_SECONDS): SafeHtml {
  * so a revoked_at still ahead reads as when it stops, not as "revoked" (issue 22, 3).
  */
 function keyState(k: Pick<ApiKeyRecord, 'revoked_at' | 'expires_at'>, now: number): SafeHtml | string {
-  if (k.revoked_at && Date.parse(k.revoked_at) > now) return html`stops working <time datetime="${k.revoked_at}">${when(k.revoked_at)}</time> (grace period)`
-  if (k.revoked_at) return html`revoked <time datetime="${k.revoked_at}">${when(k.revoked_at)}</time>`
-  if (k.expires_at && Date.parse(k.expires_at) <= now) return html`expired <time datetime="${k.expires_at}">${when(k.expires_at)}</time>`
-  return k.expires_at ? html`active until <time datetime="${k.expires_at}">${when(k.expires_at)}</time>` : 'active'
+  if (k.revoked_at && Date.parse(k.revoked_at) > now) return html`stops working ${when(k.revoked_at)} (grace period)`
+  if (k.revoked_at) return html`revoked ${when(k.revoked_at)}`
+  if (k.expires_at && Date.parse(k.expires_at) <= now) return html`expired ${when(k.expires_at)}`
+  return k.expires_at ? html`active until ${when(k.expires_at)}` : 'active'
 }
 
 function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldErrors | null | undefined, now = Date.now()): SafeHtml {
@@ -144,7 +146,7 @@ function locationsSection(c: ConnectionView, locations: LocationRecord[], webhoo
   const base = connectionPath(c.id)
   const rows = locations.map(
     (l) => html`<tr>
-<td><code>${l.location_id}</code></td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
+<td>${longId(l.location_id, 'location id')}</td><td><code>${webhookUrl}?token=…</code></td><td>${l.active ? 'active' : 'removed'}</td><td>${when(l.created_at)}</td>
 <td>${
       l.active
         ? html`<div class="actions">

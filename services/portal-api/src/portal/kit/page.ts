@@ -5,6 +5,7 @@ import { brandingOf } from '@lsv/shared/domain/tenants/branding.ts'
 import { logoOf } from '@lsv/shared/domain/tenants/logo.ts'
 import { html, noStore, type SafeHtml } from './html.ts'
 import { bannerOf } from './banner-slot.ts'
+import { relativeTimes } from './time.ts'
 import { NO_SCREENS, type ScreenCatalogue } from './screens.ts'
 
 export { html, SafeHtml } from './html.ts'
@@ -13,6 +14,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** the navigation and flash codes derived from the screens' declarations (portal/index.ts) */
     portalScreens?: ScreenCatalogue
+    /** the clock the pages' relative times are computed from (kit/time.ts; the platform's clock) */
+    portalNow?: () => number
   }
 }
 
@@ -165,7 +168,7 @@ export function sendPage(reply: FastifyReply, view: PageView): FastifyReply {
   return noStore(reply, policyOf(account), { frameable: account !== null && frameAncestorsOf(account).length > 0 })
     .code(view.status ?? 200)
     .type('text/html; charset=utf-8')
-    .send(pageHtml(view, flash, banner, catalogue))
+    .send(relativeTimes(pageHtml(view, flash, banner, catalogue), (reply.server.portalNow ?? Date.now)()))
 }
 
 /** Post/redirect/get: 303 to a screen, with a flash code (a screen's `flashes`) in the query; never a secret. */

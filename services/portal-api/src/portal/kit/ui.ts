@@ -77,10 +77,6 @@ export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${label}">${table}</div>`
 }
 
-export function when(d: string | null | undefined): string {
-  return d ? d.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—'
-}
-
 /**
  * Help kept to one line: the first sentence is the caller's, the rest behind a "More"
  * disclosure (a native `<details>`, so it opens without script).

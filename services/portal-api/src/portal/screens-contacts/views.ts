@@ -2,6 +2,7 @@ import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { ContactTablePage, readContact } from '@lsv/shared/domain/contacts/read.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
 import { emptyState } from '../kit/empty-state.ts'
+import { when } from '../kit/time.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
 import { pager } from '../kit/pager.ts'
 
@@ -118,7 +119,7 @@ ${
     ? html`<p>No custom field has a value.</p>`
     : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Provenance</th></tr></thead>
-<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : (JSON.stringify(f.value) ?? '')}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${f.enriched_at}` : ''}</td></tr>`)}</tbody>
+<tbody>${contact.custom_fields.map((f) => html`<tr><td>${f.label} <code>${f.key}</code></td><td>${typeof f.value === 'string' ? f.value : (JSON.stringify(f.value) ?? '')}</td><td>${SOURCE_TEXT[f.source] ?? f.source}${f.enriched_at ? html`, enriched ${when(f.enriched_at)}` : ''}</td></tr>`)}</tbody>
 </table></div>`
 }
 </section>
@@ -136,8 +137,8 @@ ${
 <section aria-labelledby="prov-h">
 <h2 id="prov-h">Provenance</h2>
 <dl class="kv">
-<dt>First seen</dt><dd>${contact.provenance.first_seen_at}</dd>
-<dt>Last seen</dt><dd>${contact.provenance.last_seen_at}</dd>
+<dt>First seen</dt><dd>${when(contact.provenance.first_seen_at)}</dd>
+<dt>Last seen</dt><dd>${when(contact.provenance.last_seen_at)}</dd>
 <dt>Name from</dt><dd>${contact.provenance.name_source ?? 'no name yet'}</dd>
 <dt>Resolved by</dt><dd>${contact.provenance.resolved_by ?? 'not resolved by a data provider'}</dd>
 </dl>

@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
 import type { StatusCodeFilter } from '@lsv/shared/domain/webhooks/delivery-log.ts'
-import { html, type SafeHtml } from '../kit/page.ts'
+import type { SafeHtml } from '../kit/page.ts'
+import { when } from '../kit/time.ts'
 
 /**
  * A time as the filter and recover forms send it: `<input type="datetime-local">` (minutes or
@@ -31,10 +32,7 @@ export function codeFilterOf(value: string | undefined): StatusCodeFilter | unde
   return value as StatusCodeFilter
 }
 
-/**
- * A time the viewer reads: the ISO instant in `datetime`, UTC text inside (what a page without
- * script shows), which portal.js rewrites in the viewer's own zone (`data-local`).
- */
-export function timeOf(iso: string): SafeHtml {
-  return html`<time datetime="${iso}" data-local>${iso.slice(0, 19).replace('T', ' ')} UTC</time>`
+/** A time the viewer reads: the portal's one time format (kit/time.ts). */
+export function timeOf(iso: string): SafeHtml | '—' {
+  return when(iso)
 }

@@ -1,5 +1,6 @@
 import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
+import { when } from '../kit/time.ts'
 
 /*
  * Health at a glance (issue 22 job 5): the figures come from the endpoint's health counters
@@ -15,7 +16,7 @@ function rateText(h: EndpointHealth): string {
   return `${Math.floor((h.succeeded / total) * 1000) / 10} %`
 }
 
-const when = (iso: string | null): SafeHtml | string => (iso ? html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>` : 'never')
+const lastTime = (iso: string | null): SafeHtml | string => (iso ? when(iso) : 'never')
 
 /**
  * The 24-hour sparkline: one bar per hour, its height the attempts of that hour (scaled to the
@@ -51,8 +52,8 @@ export function healthSection(h: EndpointHealth): SafeHtml {
 <h2 id="health-h">Health</h2>
 <dl class="stats">
 <div><dt>Success rate (24 h)</dt><dd${bad ? html` class="bad"` : ''} id="health-rate">${rateText(h)}</dd></div>
-<div><dt>Last success</dt><dd class="when" id="health-last-success">${when(h.lastSuccess)}</dd></div>
-<div><dt>Last failure</dt><dd class="when" id="health-last-failure">${when(h.lastFailure)}</dd></div>
+<div><dt>Last success</dt><dd class="when" id="health-last-success">${lastTime(h.lastSuccess)}</dd></div>
+<div><dt>Last failure</dt><dd class="when" id="health-last-failure">${lastTime(h.lastFailure)}</dd></div>
 </dl>
 <p>${sparkline(h)}</p>
 <p class="hint">Attempts of the last 24 hours, one bar per hour (oldest on the left, the current hour last); a failure is any answer but 200, or no answer.</p>

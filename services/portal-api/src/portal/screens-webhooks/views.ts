@@ -8,6 +8,7 @@ import { pager } from '../kit/pager.ts'
 import { outcomeChart } from '../kit/chart.ts'
 import { help } from '../kit/ui.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
+import { longId } from '../kit/ids.ts'
 import { recoverForm } from './recover-views.ts'
 import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { healthCell, healthSection } from './endpoint-health.ts'
@@ -204,7 +205,7 @@ ${tierBoxes(account, { contactHandles: form?.contactHandles ?? false, sensitiveT
 function deliveryRow(integrationId: string, d: DeliveryLogEntry, active: boolean): SafeHtml {
   const last = d.attempts.at(-1)
   return html`<tr>
-<td><code>${d.event_id}</code>${d.event_id.startsWith(TEST_EVENT_ID_PREFIX) ? html` <span class="badge">test</span>` : ''}</td>
+<td>${longId(d.event_id, 'event id')}${d.event_id.startsWith(TEST_EVENT_ID_PREFIX) ? html` <span class="badge">test</span>` : ''}</td>
 <td>${d.status}</td>
 <td>${d.attempts.length}</td>
 <td>${last ? (last.status_code ?? html`<span title="${last.error ?? ''}">${last.error ?? '—'}</span>`) : '—'}</td>
