@@ -31,7 +31,7 @@
  *     (the server side: fastify, our code, the Google clients) per small push at 80 connections
  *     (Cloud Run's concurrency) and per 10,000-record batch. The load generator (autocannon) runs
  *     in a child process and the emulators in theirs, so neither is counted. docs/capacity.md
- *     turns these figures into dollars.
+ *     turns these figures into dollars. BENCH_LOG_LEVEL=warn shows why a request of this part failed.
  *
  * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000),
  * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all). BENCH_CPU_PROFILE=<folder>
