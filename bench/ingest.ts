@@ -24,6 +24,15 @@
  *     a document not found). Merging by the precedence ladder needs that read, so the control
  *     pays it too. Uses FIRESTORE_EMULATOR_HOST, else starts a Firestore emulator and stops it.
  *
+ *  E. the deployed shape (`npm run bench:ingest -- --deployed` runs only this part; issue 30):
+ *     the edge on the Google adapters infra/ deploys (Firestore tenant store and rate limiter,
+ *     Pub/Sub queue) against the Firestore and Pub/Sub emulators, vs a bare fastify route that
+ *     parses the body and does one Pub/Sub publish to the same emulator. CPU µs of this process
+ *     (the server side: fastify, our code, the Google clients) per small push at 80 connections
+ *     (Cloud Run's concurrency) and per 10,000-record batch. The load generator (autocannon) runs
+ *     in a child process and the emulators in theirs, so neither is counted. docs/capacity.md
+ *     turns these figures into dollars. BENCH_LOG_LEVEL=warn shows why a request of this part failed.
+ *
  * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000),
  * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all). BENCH_CPU_PROFILE=<folder>
  * writes a CPU profile of each timed edge run of part A there.
@@ -39,6 +48,8 @@ import Fastify from 'fastify'
 import type { DocumentSnapshot } from '@google-cloud/firestore'
 import pino from 'pino'
 import { createRequire } from 'node:module'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { loadConfig } from '../shared/src/config/config.ts'
 import type { PlatformDeps } from '../shared/src/ports/deps.ts'
 import { createPlatformDeps } from '../shared/src/platform/deps.ts'
@@ -63,6 +74,8 @@ interface AutocannonResult {
 }
 // autocannon is CommonJS without type declarations
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<AutocannonResult>
+
+const execFileAsync = promisify(execFile)
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -498,6 +511,120 @@ async function workerOn(project: string): Promise<void> {
   }
 }
 
+/** Cloud Run's per-instance concurrency that infra/ deploys the edge with */
+const CLOUD_RUN_CONCURRENCY = 80
+
+/** autocannon in a child process, so this process's CPU is the server side only */
+async function childAutocannon(url: string, headers: Record<string, string>, body: string, connections: number, seconds: number) {
+  const args = ['-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', body, '--json']
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
+  const { stdout } = await execFileAsync(join(process.cwd(), 'node_modules', '.bin', 'autocannon'), [...args, url], { maxBuffer: 16 * 1024 * 1024 })
+  const result = JSON.parse(stdout) as AutocannonResult & { '2xx': number }
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  // responses completed (requests.total also counts the ones still in flight when the run ends)
+  return result['2xx']
+}
+
+async function deployed(): Promise<void> {
+  const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
+  const emulators = await benchEmulators(['firestore', 'pubsub'], project)
+  // the Google client libraries find the emulators through the environment
+  process.env.FIRESTORE_EMULATOR_HOST = emulators.firestore
+  process.env.PUBSUB_EMULATOR_HOST = emulators.pubsub
+  process.env.METADATA_SERVER_DETECTION ??= 'none'
+  if (emulators.started.length > 0) console.log(`  started ${emulators.started.join(', ')}`)
+  const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ingest-'))
+  const prefix = `bench-${randomUUID().slice(0, 8)}-`
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    STORE_BACKEND: 'firestore',
+    QUEUE_BACKEND: 'pubsub',
+    GOOGLE_CLOUD_PROJECT: project,
+    FIRESTORE_EMULATOR_HOST: emulators.firestore!,
+    PUBSUB_EMULATOR_HOST: emulators.pubsub!,
+    PUBSUB_NAME_PREFIX: prefix,
+    // an 8 MiB publish to an emulator on a shared 2-core machine can outlive the 503 deadline
+    EDGE_DEPENDENCY_DEADLINE_MS: '60000',
+    KEY_PEPPER: PEPPER,
+    OPERATOR_TOKEN: 'bench',
+  })
+  const deps = await createPlatformDeps(config, pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }), { clock: windowHoppingClock() })
+  const edge = await buildEdge(deps)
+  // the control: the same Pub/Sub client library and batching settings as the queue adapter, one publish per request
+  const { PubSub } = await import('@google-cloud/pubsub')
+  const pubsub = new PubSub({ projectId: project })
+  const [topic] = await pubsub.createTopic(`${prefix}control`)
+  topic.setPublishOptions({ batching: { maxMessages: 100, maxMilliseconds: 5, maxBytes: 9 * 1024 * 1024 } })
+  const bare = Fastify({ bodyLimit: 8 * 1024 * 1024 })
+  bare.post('/v1/contacts', async (request, reply) => {
+    const raw = JSON.stringify(request.body)
+    await topic.publishMessage({ data: Buffer.from(raw) })
+    const contacts = (request.body as { contacts?: unknown[] }).contacts
+    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
+  })
+  try {
+    const t = await makeTenant(deps)
+    await edge.listen({ port: 0, host: '127.0.0.1' })
+    await bare.listen({ port: 0, host: '127.0.0.1' })
+    const urls = {
+      edge: `http://127.0.0.1:${(edge.server.address() as AddressInfo).port}/v1/contacts`,
+      bare: `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/v1/contacts`,
+    }
+    const small = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
+    const headers = { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }
+    const smallCpu = async (which: 'edge' | 'bare', seconds = SECONDS) => {
+      const start = cpuMs()
+      const total = await childAutocannon(urls[which], headers, small, CLOUD_RUN_CONCURRENCY, seconds)
+      return { us: (1000 * (cpuMs() - start)) / Math.max(1, total), rps: total / seconds }
+    }
+    const big = bigBody()
+    const bigCpu = async (which: 'edge' | 'bare') => {
+      const app = which === 'edge' ? edge : bare
+      gc()
+      const start = cpuMs()
+      for (let i = 0; i < 3; i++) {
+        const res = await app.inject({ method: 'POST', url: '/v1/contacts', payload: big, headers })
+        if (res.statusCode !== 202) throw new Error(`${which}: ${res.statusCode} ${res.body}`)
+      }
+      return (cpuMs() - start) / 3
+    }
+    // warm-up: JIT, gRPC channels, topic creation, Firestore connections
+    await smallCpu('edge', 1)
+    await smallCpu('bare', 1)
+    await bigCpu('edge')
+    await bigCpu('bare')
+    const smallRatios: number[] = []
+    const bigRatios: number[] = []
+    const figures: string[] = []
+    for (let r = 0; r < ROUNDS; r++) {
+      const order: Array<'edge' | 'bare'> = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
+      const s: Record<string, { us: number; rps: number }> = {}
+      const b: Record<string, number> = {}
+      for (const which of order) s[which] = await smallCpu(which)
+      for (const which of order) b[which] = await bigCpu(which)
+      smallRatios.push(s.edge!.us / s.bare!.us)
+      bigRatios.push(b.edge! / b.bare!)
+      figures.push(
+        `push ${s.edge!.us.toFixed(0)}/${s.bare!.us.toFixed(0)} µs (${s.edge!.rps.toFixed(0)}/${s.bare!.rps.toFixed(0)} req/s), batch ${b.edge!.toFixed(0)}/${b.bare!.toFixed(0)} ms`,
+      )
+    }
+    console.log(`  deployed shape, server-side CPU edge/bare per round: ${figures.join('; ')}`)
+    line(`E. deployed: small push CPU, edge vs bare publish (${CLOUD_RUN_CONCURRENCY} conn.)`, `${median(smallRatios).toFixed(2)}x`, '(info)', true)
+    line('E. deployed: 10k-record batch CPU, edge vs bare publish', `${median(bigRatios).toFixed(2)}x`, '(info)', true)
+  } catch (err) {
+    console.error('E. deployed shape failed:', err)
+    throw err
+  } finally {
+    await edge.close()
+    await bare.close()
+    await deps.close()
+    await pubsub.close()
+    await emulators.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 async function main() {
   // the load average says how shared the machine was (the ratios hold better than the absolute figures)
   console.log(
@@ -506,10 +633,12 @@ async function main() {
       .join(' ')})`,
   )
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
-  const parts = new Set((process.env.BENCH_PARTS ?? 'A,B,C,D').toUpperCase().split(','))
+  // --deployed runs only part E (the deployed shape against the emulators)
+  const parts = new Set((process.argv.includes('--deployed') ? 'E' : (process.env.BENCH_PARTS ?? 'A,B,C,D')).toUpperCase().split(','))
   if (parts.has('A')) await smallPushes()
   if (parts.has('B') || parts.has('C')) await bigBatch()
   if (parts.has('D')) await worker()
+  if (parts.has('E')) await deployed()
 }
 
 await main()
