@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
-import { createTestDeps } from '../helpers/deps.ts'
 import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
-import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
+import type { Injectable } from '../ingest/support/harness.ts'
 import { signIn } from './support.ts'
-import { formPost, page } from './screens-support.ts'
+import { formPost, page, closeSignedInPortal, openSignedInPortal, type SignedInPortal } from './screens-support.ts'
 
-type Deps = Awaited<ReturnType<typeof createTestDeps>>
+type Deps = SignedInPortal['deps']
 
 /**
  * Endpoints like a product (issue 22 job 5) through real HTTP requests to the portal: a name and a
@@ -25,16 +23,9 @@ describe('portal: webhook endpoints as a product', () => {
   let cookie: string
 
   beforeAll(async () => {
-    deps = await createTestDeps({ queue: recordingQueue().queue })
-    portal = await buildPortal(deps)
-    t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/base' } })
-    cookie = await signIn(portal, t.account.id)
+    ;({ deps, portal, t, cookie } = await openSignedInPortal({ ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/base' } }))
   })
-  afterAll(async () => {
-    await t?.cleanup()
-    await portal?.close()
-    await deps?.cleanup()
-  })
+  afterAll(() => closeSignedInPortal({ deps, portal, t }))
 
   const addWebhook = async (fields: Record<string, string>) => {
     const res = await formPost(portal, '/portal/webhooks', cookie, { payload_version: '2', ...fields })

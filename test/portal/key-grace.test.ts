@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { issueApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/manage-api-keys.ts'
-import { createTestDeps } from '../helpers/deps.ts'
-import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
-import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
-import { signIn } from './support.ts'
-import { formPost, page } from './screens-support.ts'
+import type { StoredTenant } from '../helpers/tenant.ts'
+import type { Injectable } from '../ingest/support/harness.ts'
+import { formPost, page, closeSignedInPortal, openSignedInPortal, type SignedInPortal } from './screens-support.ts'
 
-type Deps = Awaited<ReturnType<typeof createTestDeps>>
+type Deps = SignedInPortal['deps']
 
 /**
  * Issue 29, D7/D10: a grace is chosen from a list (none, 1 hour, 24 hours, 7 days), not typed in
@@ -20,16 +17,9 @@ describe('portal: API key grace', () => {
   let cookie: string
 
   beforeAll(async () => {
-    deps = await createTestDeps({ queue: recordingQueue().queue })
-    portal = await buildPortal(deps)
-    t = await createTestTenant(deps)
-    cookie = await signIn(portal, t.account.id)
+    ;({ deps, portal, t, cookie } = await openSignedInPortal())
   })
-  afterAll(async () => {
-    await t?.cleanup()
-    await portal?.close()
-    await deps?.cleanup()
-  })
+  afterAll(() => closeSignedInPortal({ deps, portal, t }))
 
   it('offers the grace as a list of choices', async () => {
     await issueApiKey(deps, t.account.id, t.apiConnectionId, { scopes: ['contacts:write'] })

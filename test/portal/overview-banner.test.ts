@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { updateIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
-import { createTestDeps } from '../helpers/deps.ts'
-import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
-import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
-import { signIn } from './support.ts'
-import { page } from './screens-support.ts'
+import { ACCOUNT_ONLY, type StoredTenant } from '../helpers/tenant.ts'
+import type { Injectable } from '../ingest/support/harness.ts'
+import { page, closeSignedInPortal, openSignedInPortal, type SignedInPortal } from './screens-support.ts'
 
-type Deps = Awaited<ReturnType<typeof createTestDeps>>
+type Deps = SignedInPortal['deps']
 
 /**
  * Issue 29, D3: the overview, where a tenant lands, shows the disabled/failing-endpoint banner
@@ -21,16 +18,9 @@ describe('portal overview: the endpoint banner and deliveries waiting for a retr
   let cookie: string
 
   beforeAll(async () => {
-    deps = await createTestDeps({ queue: recordingQueue().queue })
-    portal = await buildPortal(deps)
-    t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/waiting' } })
-    cookie = await signIn(portal, t.account.id)
+    ;({ deps, portal, t, cookie } = await openSignedInPortal({ ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/waiting' } }))
   })
-  afterAll(async () => {
-    await t?.cleanup()
-    await portal?.close()
-    await deps?.cleanup()
-  })
+  afterAll(() => closeSignedInPortal({ deps, portal, t }))
 
   it('counts the deliveries waiting for a retry and links to the log filtered to them', async () => {
     const now = new Date(deps.clock.now()).toISOString()

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { RECOVER_COUNT_CAP } from '@lsv/shared/domain/webhooks/recover.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
-import { createTestDeps } from '../helpers/deps.ts'
-import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
-import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
-import { signIn } from './support.ts'
-import { page } from './screens-support.ts'
+import { ACCOUNT_ONLY, type StoredTenant } from '../helpers/tenant.ts'
+import type { Injectable } from '../ingest/support/harness.ts'
+import { page, closeSignedInPortal, openSignedInPortal, type SignedInPortal } from './screens-support.ts'
 
-type Deps = Awaited<ReturnType<typeof createTestDeps>>
+type Deps = SignedInPortal['deps']
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z')
 const at = (ms: number) => new Date(T0 + ms).toISOString()
@@ -26,10 +23,7 @@ describe('portal: recover behind many deliveries', () => {
   let cookie: string
 
   beforeAll(async () => {
-    deps = await createTestDeps({ queue: recordingQueue().queue })
-    portal = await buildPortal(deps)
-    t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/recover' } })
-    cookie = await signIn(portal, t.account.id)
+    ;({ deps, portal, t, cookie } = await openSignedInPortal({ ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/recover' } }))
     // two failed deliveries, then RECOVER_COUNT_CAP + 5 succeeded ones after them
     const record = (n: number, status: DeliveryRecord['status'], ms: number): DeliveryRecord => ({
       id: `dlv_${n}_${t.account.id}`,
@@ -48,11 +42,7 @@ describe('portal: recover behind many deliveries', () => {
     // in parallel: the embedded log shares commits between concurrent puts
     await Promise.all(rows.map((d) => deps.deliveries.put(d)))
   })
-  afterAll(async () => {
-    await t?.cleanup()
-    await portal?.close()
-    await deps?.cleanup()
-  })
+  afterAll(() => closeSignedInPortal({ deps, portal, t }))
 
   const recoverPath = () => `/portal/webhooks/${t.integration.id}/recover`
 

@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { DeliveryRecord } from '@lsv/shared/model/records.ts'
-import { createTestDeps } from '../helpers/deps.ts'
 import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
-import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
+import type { Injectable } from '../ingest/support/harness.ts'
 import { signIn } from './support.ts'
-import { formPost, page } from './screens-support.ts'
+import { formPost, page, closeSignedInPortal, openSignedInPortal, type SignedInPortal } from './screens-support.ts'
 
-type Deps = Awaited<ReturnType<typeof createTestDeps>>
+type Deps = SignedInPortal['deps']
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z')
 const at = (ms: number) => new Date(T0 + ms).toISOString()
@@ -27,10 +25,7 @@ describe('portal: retry everything waiting', () => {
   let cookie: string
 
   beforeAll(async () => {
-    deps = await createTestDeps({ queue: recordingQueue().queue })
-    portal = await buildPortal(deps)
-    t = await createTestTenant(deps, { ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/waiting' } })
-    cookie = await signIn(portal, t.account.id)
+    ;({ deps, portal, t, cookie } = await openSignedInPortal({ ...ACCOUNT_ONLY, integration: { url: 'https://hooks.example.com/waiting' } }))
     const record = (n: number, status: DeliveryRecord['status'], next: string | null): DeliveryRecord => ({
       id: `dlv_w${n}_${t.account.id}`,
       account_id: t.account.id,
@@ -45,11 +40,7 @@ describe('portal: retry everything waiting', () => {
     })
     await Promise.all([record(0, 'retrying', LATER), record(1, 'retrying', LATER), record(2, 'succeeded', null)].map((d) => deps.deliveries.put(d)))
   })
-  afterAll(async () => {
-    await t?.cleanup()
-    await portal?.close()
-    await deps?.cleanup()
-  })
+  afterAll(() => closeSignedInPortal({ deps, portal, t }))
 
   const base = () => `/portal/webhooks/${t.integration.id}`
 
