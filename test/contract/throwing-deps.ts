@@ -21,7 +21,7 @@ function throwingAdapter(name: string, touched: string[]): never {
 
 /**
  * PlatformDeps on which every store, queue, scheduler and secret method throws (config, logger
- * and clock are real). `touched` lists the methods called. Any other member (every adapter, and
+ * and clock are real, and the outcome listeners an empty list). `touched` lists the methods called. Any other member (every adapter, and
  * one added to PlatformDeps later) is a throwing adapter named after it.
  */
 export function throwingDeps(): PlatformDeps & { touched: string[] } {
@@ -32,6 +32,9 @@ export function throwingDeps(): PlatformDeps & { touched: string[] } {
     config,
     logger: pino({ level: 'silent' }),
     clock: systemClock,
+    // no one reacts to outcomes here (a listener would write to the throwing stores); an app's
+    // close still flushes them
+    listeners: { delivery: [], push: [], queueFallback: [], batch: [], contactWritten: [], async flush() {} },
     async close() {},
   }
   const adapters = new Map<string, unknown>()

@@ -126,6 +126,8 @@ const CASES: Record<string, Case> = {
     valid: async (ids) => [hook(ids, '/recover'), { since: new Date(Date.now() - 3_600_000).toISOString().slice(0, 19) }],
     invalid: (ids) => [hook(ids, '/recover'), { since: '' }],
   },
+  // the question is a GET page; the form has no field that can be wrong (nothing waiting sends none)
+  'POST /portal/webhooks/:integrationId/retry-waiting': { valid: async (ids) => [hook(ids, '/retry-waiting'), {}] },
   'POST /portal/settings/branding': {
     valid: async () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: '#2f6fd6' }],
     invalid: () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: 'orange' }],
