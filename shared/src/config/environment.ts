@@ -440,7 +440,7 @@ const ENVIRONMENT = Type.Object({
         defaultText:
           "`127.0.0.1` under `npm start` and `npm run start:cloud`; `0.0.0.0` for one service run on its own (`server.ts`: Cloud Run sends to the container's every interface)",
         description:
-          'the address the services listen on. `npm start` and `npm run start:cloud` are reachable from this machine only unless this opens them (`0.0.0.0`): the local stack has no TLS, its management API answers a token kept in `.data`, and its internal routes trust loopback callers',
+          'the address the services listen on. `npm start` and `npm run start:cloud` are reachable from this machine only unless this opens them (`0.0.0.0`): the local stack has no TLS, its management API answers a token kept in `.data`, and its internal routes trust loopback callers (an address other than loopback prints a warning saying so)',
       },
       '^(?:[0-9]{1,3}(?:\\.[0-9]{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$',
     ),

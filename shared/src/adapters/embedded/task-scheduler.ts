@@ -80,6 +80,7 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
       lease_until INTEGER,
       lease_owner TEXT,
       done_at INTEGER,
+      traceparent TEXT,
       PRIMARY KEY (queue, name)
     );
     -- pending tasks only: finished ones stay a day as tombstones (names are not reused) and must
@@ -89,8 +90,16 @@ export function createEmbeddedTaskScheduler(edb: EmbeddedDb, options: EmbeddedTa
     CREATE INDEX IF NOT EXISTS task_tasks_done ON task_tasks (done_at) WHERE done_at IS NOT NULL;
   `)
   const columns = (db.prepare('PRAGMA table_info(task_tasks)').all() as Array<{ name: string }>).map((c) => c.name)
-  if (!columns.includes('lease_owner')) db.exec('ALTER TABLE task_tasks ADD COLUMN lease_owner TEXT')
-  if (!columns.includes('traceparent')) db.exec('ALTER TABLE task_tasks ADD COLUMN traceparent TEXT')
+  // columns an older file lacks (a fresh one has them from CREATE TABLE); another process opening
+  // the same old file may add one between our read and our ALTER: its column is ours too
+  for (const column of ['lease_owner', 'traceparent']) {
+    if (columns.includes(column)) continue
+    try {
+      db.exec(`ALTER TABLE task_tasks ADD COLUMN ${column} TEXT`)
+    } catch (err) {
+      if (!/duplicate column name/.test(String((err as Error).message))) throw err
+    }
+  }
   db.exec('CREATE INDEX IF NOT EXISTS task_tasks_leased ON task_tasks (lease_owner) WHERE lease_owner IS NOT NULL')
   const upsertQueue = db.prepare(`
     INSERT INTO task_queues (queue, max_dispatches_per_second, max_concurrent_dispatches) VALUES (?, ?, ?)
