@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { serveRssMeter } from './rss-meter-child.ts'
 import { PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { buildApp as buildEdge } from '../../../services/edge-ingest/src/app.ts'
 import { createTestDeps } from '../../helpers/deps.ts'
@@ -17,7 +18,6 @@ import { createTestTenant } from '../../helpers/tenant.ts'
  * and `close`.
  */
 const TENANTS = Number(process.env.PREAUTH_CHILD_TENANTS ?? '8')
-const SAMPLE_MS = 5
 
 const deps = await createTestDeps()
 const tenants = []
@@ -29,35 +29,12 @@ const budget = new PreAuthBudget()
 const edge = await buildEdge(deps, { preAuthBudget: budget })
 await edge.listen({ port: 0, host: '127.0.0.1' })
 
-let baseline = process.memoryUsage().rss
-let rssPeak = baseline
-const sampler = setInterval(() => {
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-}, SAMPLE_MS)
-
-const send = (message: unknown) => process.send!(message)
-
-process.on('message', async (message: { type: string }) => {
-  if (message.type === 'mark') {
-    ;(globalThis as { gc?: () => void }).gc?.()
-    baseline = process.memoryUsage().rss
-    rssPeak = baseline
-    send({ type: 'marked', baseline })
-  } else if (message.type === 'report') {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-    send({
-      type: 'report',
-      baseline,
-      rssPeak,
-      budgetPeak: budget.peak,
-      budgetInUse: budget.inUse,
-    })
-  } else if (message.type === 'close') {
-    clearInterval(sampler)
+const send = serveRssMeter({
+  extra: () => ({ budgetPeak: budget.peak, budgetInUse: budget.inUse }),
+  close: async () => {
     await edge.close()
     await deps.cleanup()
-    process.disconnect()
-  }
+  },
 })
 
 send({ type: 'ready', port: (edge.server.address() as AddressInfo).port, tenants })

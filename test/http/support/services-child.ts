@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net'
+import { serveRssMeter } from './rss-meter-child.ts'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { ServiceDefinition } from '@lsv/shared/platform/serve.ts'
 import { edgeIngest } from '../../../services/edge-ingest/src/service.ts'
@@ -19,7 +20,6 @@ import { recordingQueue } from '../../ingest/support/harness.ts'
  * the parent sends `mark` (after a collection, the RSS now; the peak restarts from it), `report`
  * (baseline and peak since the mark) and `close`.
  */
-const SAMPLE_MS = 5
 const SERVICES: ServiceDefinition[] = [edgeIngest, portalApi, upsertWorker, webhookDispatcher]
 
 const deps = await createTestDeps({
@@ -38,29 +38,11 @@ for (const service of SERVICES) {
   services.push({ name: service.name, port, host: service === edgeIngest ? tenant.host : `127.0.0.1:${port}` })
 }
 
-let baseline = process.memoryUsage().rss
-let rssPeak = baseline
-const sampler = setInterval(() => {
-  rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-}, SAMPLE_MS)
-
-const send = (message: unknown) => process.send!(message)
-
-process.on('message', async (message: { type: string }) => {
-  if (message.type === 'mark') {
-    ;(globalThis as { gc?: () => void }).gc?.()
-    baseline = process.memoryUsage().rss
-    rssPeak = baseline
-    send({ type: 'marked', baseline })
-  } else if (message.type === 'report') {
-    rssPeak = Math.max(rssPeak, process.memoryUsage().rss)
-    send({ type: 'report', baseline, rssPeak })
-  } else if (message.type === 'close') {
-    clearInterval(sampler)
+const send = serveRssMeter({
+  close: async () => {
     for (const app of apps) await app.close()
     await deps.cleanup()
-    process.disconnect()
-  }
+  },
 })
 
 send({ type: 'ready', services })
