@@ -53,7 +53,7 @@ resource "google_firestore_index" "deliveries_by_integration_status" {
 
 # TTL policies: expiring data is deleted by Firestore (within ~24 h of expire_at).
 resource "google_firestore_field" "ttl" {
-  for_each   = toset(["rate_limits", "claims", "deliveries", "portal_links", "portal_sessions", "portal_reveals", "pushes", "push_outcomes"])
+  for_each   = toset(["rate_limits", "claims", "deliveries", "portal_links", "portal_sessions", "portal_reveals", "pushes", "refused_pushes", "push_outcomes"])
   database   = google_firestore_database.main.name
   collection = each.value
   field      = "expire_at"

@@ -2,9 +2,20 @@
  * The inbound debugger's record of recent pushes (docs/portal.md, "Inbound debugger"): one entry
  * per answered push whose connection is known, accepted or refused. A view for the tenant, not a
  * ledger: entries are written after the answer, in batches (domain/activity/push-log.ts), and
- * bounded by count per connection (`append`'s `keep`) and by age (`expire_at_ms`, a TTL policy in
- * Firestore, pruning in the embedded store).
+ * bounded by count per connection and kind (`append`'s `keep`) and by age (`expire_at_ms`, a TTL
+ * policy in Firestore, pruning in the embedded store).
+ *
+ * Two kinds, each with its own slice: an entry is *accepted* when its status is 2xx (the push was
+ * taken), *refused* otherwise (401, 403, 404, 413, 429, 503, …). Anyone who knows a webhook source
+ * id can make refused entries without a token (issue 31), so refused entries are kept and trimmed
+ * apart: however many arrive, they never push an accepted entry out.
  */
+
+/** How many entries of each kind a connection keeps (`append`) or a read returns (`recent`). */
+export interface PushLogBounds {
+  accepted: number
+  refused: number
+}
 
 /** Which credential the push presented: its public parts only, never the secret. */
 export interface PushCredential {
@@ -67,17 +78,22 @@ export interface PushOutcome {
 export interface PushLog {
   /**
    * Stores entries (any connections). Afterwards each connection they name keeps at most its
-   * `keep` newest entries; older ones are deleted (by the time the call returns), and so may be
-   * its entries expired at `nowMs`.
+   * `keep.accepted` newest accepted entries and, apart from them, its `keep.refused` newest
+   * refused ones; older ones of each kind are deleted (by the time the call returns), and so may
+   * be its entries expired at `nowMs`. Refused entries never count against accepted ones.
    */
-  append(entries: readonly PushLogEntry[], keep: number, nowMs: number): Promise<void>
+  append(entries: readonly PushLogEntry[], keep: PushLogBounds, nowMs: number): Promise<void>
   /**
    * Stores the worker's outcome of the push answered with `requestId` (written once per applied
    * batch, again on a redelivery: the same outcome replaces it). It may arrive before the entry
    * itself (the edge writes entries in batches): `recent` joins the two whenever both exist.
    */
   recordOutcome(connectionId: string, requestId: string, outcome: PushOutcome, expireAtMs: number): Promise<void>
-  /** The connection's newest entries first, at most `limit`, none expired at `nowMs`, each with its outcome when one is stored. */
-  recent(connectionId: string, limit: number, nowMs: number): Promise<PushLogEntry[]>
+  /**
+   * The connection's newest entries first: at most `limit.accepted` accepted and `limit.refused`
+   * refused ones, merged in id order, none expired at `nowMs`, each with its outcome when one is
+   * stored.
+   */
+  recent(connectionId: string, limit: PushLogBounds, nowMs: number): Promise<PushLogEntry[]>
   close(): Promise<void>
 }

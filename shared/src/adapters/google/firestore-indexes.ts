@@ -60,6 +60,8 @@ export const FIRESTORE_TTL_FIELDS: readonly FirestoreTtlField[] = [
   { collectionGroup: 'portal_reveals', field: 'expire_at' },
   // the inbound debugger's recent pushes (push_log/{connection}/pushes: kept 7 days)
   { collectionGroup: 'pushes', field: 'expire_at' },
+  // and the refused ones, kept apart (push_log/{connection}/refused_pushes: kept 7 days)
+  { collectionGroup: 'refused_pushes', field: 'expire_at' },
   // the worker's refusals of those pushes (push_log/{connection}/push_outcomes: kept 7 days)
   { collectionGroup: 'push_outcomes', field: 'expire_at' },
 ]

@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { PushCredential, PushLogEntry } from '../../ports/push-log.ts'
+import type { PushCredential, PushLogBounds, PushLogEntry } from '../../ports/push-log.ts'
 import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
+import { refusedCap } from './refused-cap.ts'
 
 /**
  * The inbound debugger's recent pushes (docs/portal.md, "Inbound debugger"): per connection, the
- * last KEEP_PER_CONNECTION answered pushes of the last RETENTION_MS, accepted or refused.
+ * last KEEP.accepted accepted and, apart from them, the last KEEP.refused refused pushes of the
+ * last RETENTION_MS. Refused pushes have their own slice (ports/push-log.ts) and a per-minute cap
+ * (refused-cap.ts): anyone who knows a webhook source id can make them without a token, and they
+ * must never push an accepted entry out (issue 31: 110 requests in 2.7 s replaced all 100).
  *
  * Recorded after the answer is sent (the edge's onResponse), gathered in memory and written every
  * FLUSH_EVERY_MS in one append: the push path gains a map insert, never a store write, so a 202
@@ -15,14 +19,15 @@ import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
  * it; an instance that dies loses at most its last FLUSH_EVERY_MS of entries, never a batch).
  * Refused pushes are recorded only once their connection is known, and only their answer and
  * public credential parts: never a body of an unauthenticated caller, never a secret. The
- * memory is bounded before authentication too: at most KEEP_PER_CONNECTION pending entries per
- * connection (older pending ones give way) and MAX_PENDING_CONNECTIONS connections per flush.
+ * memory is bounded before authentication too: per connection at most KEEP pending entries of
+ * each kind (older pending ones of that kind give way) and MAX_PENDING_CONNECTIONS connections
+ * per flush.
  */
-const KEEP_PER_CONNECTION = 100
+const KEEP: PushLogBounds = { accepted: 100, refused: 100 }
 export const PUSH_LOG_RETENTION_MS = 7 * 86_400_000
 const RETENTION_MS = PUSH_LOG_RETENTION_MS
 const RETENTION_DAYS = RETENTION_MS / 86_400_000
-export const PUSH_LOG_BOUNDS = `the last ${KEEP_PER_CONNECTION} pushes of the last ${RETENTION_DAYS} days`
+export const PUSH_LOG_BOUNDS = `the last ${KEEP.accepted} pushes of the last ${RETENTION_DAYS} days that were accepted, and apart from them the last ${KEEP.refused} that were refused`
 const FLUSH_EVERY_MS = 2_000
 const MAX_PENDING_CONNECTIONS = 1_000
 /** distinct top-level keys kept per entry, from at most KEY_SCAN_RECORDS records */
@@ -68,24 +73,32 @@ interface AnsweredPush {
   credential: PushCredential
 }
 
+type RecorderDeps = Pick<PlatformDeps, 'pushLog' | 'counters' | 'clock' | 'logger' | 'config'>
+
 class PushLogRecorder {
-  #pending = new Map<string, PushLogEntry[]>()
+  #pending = new Map<string, { accepted: PushLogEntry[]; refused: PushLogEntry[] }>()
   #timer: NodeJS.Timeout | null = null
   #flushing: Promise<void> = Promise.resolve()
-  readonly #deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>
+  readonly #deps: RecorderDeps
+  readonly #refusedCap: ReturnType<typeof refusedCap>
 
-  constructor(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>) {
+  constructor(deps: RecorderDeps) {
     this.#deps = deps
+    this.#refusedCap = refusedCap(deps)
   }
 
   record(p: AnsweredPush): void {
-    let list = this.#pending.get(p.connectionId)
-    if (!list) {
-      if (this.#pending.size >= MAX_PENDING_CONNECTIONS) return
-      list = []
-      this.#pending.set(p.connectionId, list)
-    }
     const nowMs = this.#deps.clock.now()
+    const kind = p.status >= 200 && p.status < 300 ? 'accepted' : 'refused'
+    // over the minute's cap a refusal is counted, not recorded (refused-cap.ts)
+    if (kind === 'refused' && !this.#refusedCap.admit(p.connectionId, nowMs)) return
+    let pending = this.#pending.get(p.connectionId)
+    if (!pending) {
+      if (this.#pending.size >= MAX_PENDING_CONNECTIONS) return
+      pending = { accepted: [], refused: [] }
+      this.#pending.set(p.connectionId, pending)
+    }
+    const list = pending[kind]
     // what the request's log lines carry as logging.googleapis.com/trace; without a project (npm
     // start) the lines carry none, and the bare trace id is what a tracing backend would show
     const context = traceContextOf(p.headers)
@@ -104,8 +117,8 @@ class PushLogRecorder {
       credential: p.credential,
       expire_at_ms: nowMs + RETENTION_MS,
     })
-    // only the newest KEEP_PER_CONNECTION could survive the store's trim anyway
-    if (list.length > KEEP_PER_CONNECTION) list.shift()
+    // only the newest KEEP of each kind could survive the store's trim anyway
+    if (list.length > KEEP[kind]) list.shift()
     if (!this.#timer) {
       this.#timer = setTimeout(() => {
         this.#timer = null
@@ -115,17 +128,18 @@ class PushLogRecorder {
     }
   }
 
-  /** Writes what is gathered in one append; a failure is logged and the entries dropped. */
+  /** Writes what is gathered in one append (and the count of unrecorded refusals); a failure is logged and the entries dropped. */
   flush(): Promise<void> {
-    const entries = [...this.#pending.values()].flat()
+    const entries = [...this.#pending.values()].flatMap((p) => [...p.accepted, ...p.refused])
     this.#pending.clear()
-    if (entries.length === 0) return this.#flushing
+    const counted = this.#refusedCap.flush()
+    if (entries.length === 0) return Promise.all([this.#flushing, counted]).then(() => {})
     this.#flushing = this.#flushing.then(() =>
-      this.#deps.pushLog.append(entries, KEEP_PER_CONNECTION, this.#deps.clock.now()).catch((err: unknown) => {
+      this.#deps.pushLog.append(entries, KEEP, this.#deps.clock.now()).catch((err: unknown) => {
         this.#deps.logger.warn({ err, entries: entries.length }, 'recent pushes not stored')
       }),
     )
-    return this.#flushing
+    return Promise.all([this.#flushing, counted]).then(() => {})
   }
 
   async close(): Promise<void> {
@@ -143,7 +157,7 @@ class PushLogRecorder {
  * and its entries dropped (a view, not a ledger); an instance that dies loses at most its last
  * FLUSH_EVERY_MS of entries, never a batch.
  */
-export function pushLogListener(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | 'logger' | 'config'>): PushListener & { flush(): Promise<void> } {
+export function pushLogListener(deps: RecorderDeps): PushListener & { flush(): Promise<void> } {
   const recorder = new PushLogRecorder(deps)
   return {
     name: 'inbound debugger (push log)',
@@ -165,7 +179,7 @@ export function pushLogListener(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | '
   }
 }
 
-/** The connection's recent pushes, newest first. */
+/** The connection's recent pushes, accepted and refused, newest first. */
 export function readRecentPushes(deps: Pick<PlatformDeps, 'pushLog' | 'clock'>, connectionId: string): Promise<PushLogEntry[]> {
-  return deps.pushLog.recent(connectionId, KEEP_PER_CONNECTION, deps.clock.now())
+  return deps.pushLog.recent(connectionId, KEEP, deps.clock.now())
 }

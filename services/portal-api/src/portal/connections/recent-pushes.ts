@@ -7,6 +7,7 @@ import type { ConnectionView } from '@lsv/shared/contract/admin.ts'
 import type { CustomFieldDefinition } from '@lsv/shared/model/records.ts'
 import { getConnection } from '@lsv/shared/domain/tenants/connections.ts'
 import { PUSH_LOG_BOUNDS, readRecentPushes } from '@lsv/shared/domain/activity/push-log.ts'
+import { readUnrecordedRefusals, REFUSED_RECORDED_PER_MINUTE } from '@lsv/shared/domain/activity/refused-cap.ts'
 import { keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import { sendPage } from '../kit/page.ts'
@@ -78,7 +79,12 @@ function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
 </tr>`
 }
 
-function recentPushesView(c: ConnectionView, entries: PushLogEntry[], definitions: CustomFieldDefinition[]): SafeHtml {
+function recentPushesView(
+  c: ConnectionView,
+  entries: PushLogEntry[],
+  definitions: CustomFieldDefinition[],
+  unrecorded: { count: number; since: string },
+): SafeHtml {
   const reads = keyReader(c.type, c.field_mappings, definitions)
   return html`<p><a href="${connectionPath(c.id)}">Back to the connection</a> · <a href="${CONNECTIONS_PATH}">All connections</a></p>
 <p class="hint">Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.</p>
@@ -87,7 +93,7 @@ ${
     ? emptyState('No pushes in the last 7 days.', { href: connectionPath(c.id), text: 'See how to send one' })
     : scrollingTable(
         'Recent pushes',
-        html`<table><caption class="hint">${entries.length} recent ${entries.length === 1 ? 'push' : 'pushes'}</caption>
+        html`<table><caption class="hint">${entries.length} recent ${entries.length === 1 ? 'push' : 'pushes'}${unrecorded.count > 0 ? html`, and ${String(unrecorded.count)} more refused since ${when(unrecorded.since)} (counted, not recorded: at most ${String(REFUSED_RECORDED_PER_MINUTE)} refused pushes a minute are)` : ''}</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Error</th><th scope="col">Records accepted</th><th scope="col">Dropped keys</th><th scope="col">Key or token</th><th scope="col">Request id</th><th scope="col">Trace</th></tr></thead>
 <tbody>${entries.map((e) => row(e, reads))}</tbody></table>`,
       )
@@ -100,14 +106,18 @@ export function registerRecentPushes(scope: App, deps: PlatformDeps): void {
     const { account } = sessionOf(request)
     // another account's connection is not found, as on the connection page
     const c = await getConnection(deps, account.id, request.params.connectionId)
-    const [entries, definitions] = await Promise.all([readRecentPushes(deps, c.id), deps.tenants.listCustomFields(account.id)])
+    const [entries, definitions, unrecorded] = await Promise.all([
+      readRecentPushes(deps, c.id),
+      deps.tenants.listCustomFields(account.id),
+      readUnrecordedRefusals(deps, c.id),
+    ])
     return sendPage(reply, {
       status: 200,
       account,
       current: CONNECTIONS_PATH,
       flash: null,
       title: `Recent pushes: ${c.name ?? `Connection ${c.id}`}`,
-      body: recentPushesView(c, entries, definitions),
+      body: recentPushesView(c, entries, definitions, unrecorded),
     })
   })
 }
