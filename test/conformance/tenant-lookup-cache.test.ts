@@ -143,6 +143,24 @@ describe('tenant lookup cache', () => {
     expect(reads).toEqual(['getAccount', 'getAccount'])
   })
 
+  it("keeps an unknown connection id's miss, apart from the records, until a write or a new version", async () => {
+    const { a, reads, v, cache } = await setUp()
+    const id = `con-${Math.random().toString(36).slice(2)}`
+    expect(await cache.lookups.getConnection(id)).toBeNull()
+    expect(await cache.lookups.getConnection(id)).toBeNull()
+    // mutation: no miss kept (MISSES_KEPT empty) → two reads
+    expect(reads).toEqual(['getConnection'])
+    // another instance's write changes the version: read again
+    v.state.value = 2
+    expect(await cache.lookups.getConnection(id)).toBeNull()
+    expect(reads).toEqual(['getConnection', 'getConnection'])
+    // this instance's write (the connection is created): found by the next lookup
+    // mutation: clear() not clearing the misses → still null
+    await cache.tenants.createConnection(connection(a.id, { id }))
+    expect((await cache.lookups.getConnection(id))?.id).toBe(id)
+    expect(reads).toEqual(['getConnection', 'getConnection', 'getConnection'])
+  })
+
   it('reads through while the version is not confirmed', async () => {
     const { a, reads, v, cache } = await setUp()
     v.state.value = null

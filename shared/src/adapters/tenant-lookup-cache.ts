@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { TenantStore } from '../ports/tenant-store.ts'
 import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
 
@@ -33,6 +34,21 @@ const LOOKUPS = [
   'listIntegrations',
 ] as const satisfies ReadonlyArray<keyof TenantLookups>
 
+/**
+ * The lookups whose "not found" is remembered (issue 31, Cloud Armor's exemption of the push
+ * paths): `getConnection` is what `POST /v1/contacts/{sourceId}` and `/api/contacts/webhook/{sourceId}`
+ * read for any id a caller names, so without this each request with an unknown id cost a store
+ * read (two, with the debugger's look at the refused source). Connection ids are random and made
+ * by the platform, so an id nobody created cannot be the id of a connection created later except
+ * by a guess; the other lookups' keys (public ids, location ids) are chosen by people, and a miss
+ * of theirs is not kept.
+ */
+const MISSES_KEPT = ['getConnection'] as const satisfies ReadonlyArray<(typeof LOOKUPS)[number]>
+/** unknown ids remembered at most (least recently used go first): kept apart, so they never push a record out */
+const MAX_MISSES = 10_000
+/** and for at most this long (besides the version's own bound) */
+const MISS_TTL_MS = 30_000
+
 /** every write of the port is listed (a new write method must clear the cache: the compiler says so) */
 type Unlisted = Exclude<keyof TenantStore, (typeof WRITES)[number] | 'close' | `get${string}` | `list${string}` | `find${string}`>
 const everyWriteListed: [Unlisted] extends [never] ? true : Unlisted = true
@@ -58,12 +74,18 @@ function deepFreeze<T>(value: T): T {
  * only while `version.confirmed()` returns the version it was cached under, so a change made by
  * any instance is seen within `version.boundMs`; a write through `tenants` (this instance) clears
  * the cache when it returns. A load that was under way while the cache was cleared is not kept
- * (it may have read the old record). Nulls (unknown ids) are not cached: they cannot fill the
- * cache, and the readiness probe still reaches the store.
+ * (it may have read the old record). Nulls (unknown ids) are kept only for the lookups in
+ * MISSES_KEPT, apart from the records (an LRU of MAX_MISSES, each for at most MISS_TTL_MS) and
+ * under the same version: a connection created through this instance is found by the next
+ * lookup (the write clears them), one created on another instance within `version.boundMs`
+ * (every write changes the version). Other nulls are not kept: they cannot fill the cache, and
+ * the readiness probe still reaches the store.
  */
 export function createTenantLookupCache(store: TenantStore, version: TenantConfigVersion, options: { maxEntries?: number } = {}): TenantLookupCache {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   const entries = new Map<string, unknown>()
+  /** keys whose lookup answered null, for the lookups in MISSES_KEPT */
+  const misses = new LRUCache<string, true>({ max: MAX_MISSES, ttl: MISS_TTL_MS })
   /** loads under way, shared by concurrent misses of one key */
   const loading = new Map<string, Promise<unknown>>()
   /** reads under way while the version is unconfirmed (see lookup), with when they started */
@@ -74,12 +96,13 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
 
   const clear = () => {
     entries.clear()
+    misses.clear()
     loading.clear()
     unconfirmed.clear()
     generation++
   }
 
-  async function lookup<T>(key: string, load: () => Promise<T>): Promise<T> {
+  async function lookup<T>(key: string, load: () => Promise<T>, keepMiss: boolean): Promise<T> {
     const current = version.confirmed()
     if (current === null) return sharedRead(key, load)
     if (current !== cachedVersion) {
@@ -87,6 +110,7 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
       cachedVersion = current
     }
     if (entries.has(key)) return entries.get(key) as T
+    if (keepMiss && misses.has(key)) return null as T
     const shared = loading.get(key)
     if (shared) return shared as Promise<T>
     const started = generation
@@ -97,7 +121,7 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
           if (value !== null) {
             if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
             entries.set(key, deepFreeze(value))
-          }
+          } else if (keepMiss) misses.set(key, true)
         }
         return value
       },
@@ -132,7 +156,8 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
   const lookups = {} as Record<string, (...args: string[]) => Promise<unknown>>
   for (const name of LOOKUPS) {
     const read = (store[name] as (...args: string[]) => Promise<unknown>).bind(store)
-    lookups[name] = (...args: string[]) => lookup(`${name}\u0000${args.join('\u0000')}`, () => read(...args))
+    const keepMiss = (MISSES_KEPT as readonly string[]).includes(name)
+    lookups[name] = (...args: string[]) => lookup(`${name}\u0000${args.join('\u0000')}`, () => read(...args), keepMiss)
   }
 
   const writes = new Map<PropertyKey, unknown>()

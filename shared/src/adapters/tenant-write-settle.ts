@@ -29,8 +29,11 @@ const SETTLED = [
 
 /**
  * Writes that add a record under a new id or hash: its own lookup answered null before, and nulls
- * are never cached (tenant-lookup-cache.ts), so a new account (its public id was free), key,
- * connection (with its source token) or integration works on every instance at once. What they add
+ * are not cached (tenant-lookup-cache.ts), so a new account (its public id was free), key or
+ * integration works on every instance at once. A connection's id is random and new, so it too
+ * works everywhere at once, unless someone pushed to that very id before it existed: an instance
+ * that kept that miss finds the connection within `boundMs` (every write changes the version,
+ * which clears the misses; docs/architecture.md, "Unknown source ids"). What they add
  * to an account's lists (its connections, its integrations) may reach another instance's cache up
  * to `boundMs` later; no access depends on that alone (a partner CRM connection serves nothing
  * before its first location, whose putLocation comes after). deleteAccountData: only tests call it,

@@ -7,7 +7,9 @@ import type { TenantStore } from './tenant-store.ts'
  * instance, and never older than the write's return when it was made through the same instance's
  * TenantStore (which clears the cache directly). The TenantStore every caller is given waits that
  * bound out after each write that changes or removes a cached answer (adapters/tenant-write-settle.ts),
- * so such a change is in force on every instance when its write returns. Nulls are never cached.
+ * so such a change is in force on every instance when its write returns. A null (unknown id) is
+ * kept only for `getConnection` (adapters/tenant-lookup-cache.ts): a connection created after a miss
+ * is found at once through the instance that created it, and within the same bound on the others.
  * The records returned are frozen: shared by every caller, never modified.
  * Management reads (read-modify-write of the configuration) use TenantStore itself.
  */
