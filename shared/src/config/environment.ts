@@ -313,7 +313,7 @@ const ENVIRONMENT = Type.Object({
     readers: ['edge-ingest', 'portal-api'],
     default: '5000',
     description:
-      'milliseconds one dependency stage of a push (the checks before the body; the publish), or the account lookup and publish of `POST …/visits` together, may take before the answer is 503 `temporarily unavailable` with `Retry-After` (docs/architecture.md, "Dependency deadlines")',
+      'milliseconds one dependency stage of a push (the checks before the body; the partner CRM\'s checks after it), or the account lookup of `POST …/visits`, may take before the answer is 503 `temporarily unavailable` with `Retry-After`; a queue publish is never cut by it (a 503 means not queued: docs/architecture.md, "Dependency deadlines")',
   }),
   PUSH_AUDIENCE: Type.Optional(
     text("an audience (the service's Cloud Run URL)", {

@@ -14,10 +14,13 @@ import { StageDeadline } from '@lsv/shared/http/dependency-deadline.ts'
  * `POST /api/v1/admin/accounts/{accountId}/visits`: injects a visit event on the visit-events
  * topic, the same message the identification pipeline publishes (management-api.md). 202 once
  * the message is durable; the dispatcher does the rest asynchronously. An event time more than
- * five minutes past the clock is a 400 (domain/visits/event-time.ts). The account lookup and the
- * publish share one dependency deadline, as an edge push's stages do (EDGE_DEPENDENCY_DEADLINE_MS):
- * with Pub/Sub down the answer is a 503 with Retry-After within it, not after the client
- * library's own 15 s (dependency-deadline.ts).
+ * five minutes past the clock is a 400 (domain/visits/event-time.ts). The account lookup is one
+ * dependency stage, as an edge push's checks are (EDGE_DEPENDENCY_DEADLINE_MS: 503 with Retry-After
+ * once it passes). The publish is not raced with the deadline, as the edge's is not (issue 31: a 503
+ * must mean "not published"): a publish cannot be withdrawn once started, and one cut by the
+ * deadline used to land after its 503 and be delivered. The answer waits for the publish's own
+ * result: 202 when the queue holds the visit, 503 with Retry-After when it refused it, bounded by
+ * the queue client's own timeout (15 s for a Pub/Sub publish; dependency-deadline.ts).
  */
 export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
   app.post(
@@ -56,14 +59,13 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
       // a time far past the clock would win every later merge: refused here, where the caller hears it
       const lateTimes = futureEventTimeIssues(event, deps.clock.now())
       if (lateTimes.length > 0) throw new AppError('invalid_payload', { issues: lateTimes })
-      const stage = new StageDeadline(deps.config.edgeDependencyDeadlineMs)
-      if (!(await stage.within(deps.tenants.getAccount(accountId)))) throw new AppError('not_found')
+      const deadlineMs = deps.config.edgeDependencyDeadlineMs
+      if (!(await new StageDeadline(deadlineMs).within(deps.tenants.getAccount(accountId)))) throw new AppError('not_found')
       try {
-        await stage.within(publishVisitEvent(deps, event))
+        await publishVisitEvent(deps, event)
       } catch (cause) {
-        // the deadline's own 503 carries Retry-After; a failed publish is a 503 as well
-        if (cause instanceof AppError) throw cause
-        throw new AppError('temporarily_unavailable', { cause })
+        // the queue refused it (or its client gave up): nothing was published, retrying is safe
+        throw new AppError('temporarily_unavailable', { cause, headers: { 'retry-after': String(Math.max(1, Math.ceil(deadlineMs / 1000))) } })
       }
       return reply.code(202).send({ ok: true, id: event.id })
     },
