@@ -18,6 +18,7 @@ import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerL
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
 import { refuseAmbiguousTarget } from './request-target.ts'
 import { answerUnroutedAtOnce } from './unrouted.ts'
+import { ignoreBodiesOfBodylessRoutes } from './bodyless-routes.ts'
 import { CloudRequestLogController } from './request-log.ts'
 import { createReadiness, type Readiness } from './readiness.ts'
 
@@ -132,6 +133,8 @@ export function buildBaseApp(options: BaseAppOptions): App {
   // a request no route serves (unknown path, other method, OPTIONS, HEAD without GET) gets its
   // not-found answer now, before its body is read (unrouted.ts)
   answerUnroutedAtOnce(app)
+  // a route that takes no body (DELETE without a body schema) never reads one (bodyless-routes.ts)
+  ignoreBodiesOfBodylessRoutes(app)
   // an answer sent before the body was read (over the cap, refused credential, …) must still
   // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts)
   app.addHook('onSend', async (request, reply, payload) => {
