@@ -148,6 +148,10 @@ describe('internal routes with identities configured (as deployed)', () => {
       'worker audience': await issuer.token(TASKS_SA, WORKER_URL),
       expired: await issuer.token(TASKS_SA, DISPATCHER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }),
       forged: await issuer.forge(TASKS_SA, DISPATCHER_URL),
+      // Google does not state that Cloud Tasks' tokens carry `email` (docs/deployed-shape.md, Cloud
+      // Tasks): one without it names no identity and is refused, never taken for the tasks identity
+      'no email claim': await issuer.token(TASKS_SA, DISPATCHER_URL, { email: undefined }),
+      'neither email nor email_verified': await issuer.token(TASKS_SA, DISPATCHER_URL, { email: undefined, email_verified: undefined }),
     }
     for (const [label, token] of Object.entries(refused)) {
       expect({ label, status: (await post(url, token, job)).status }).toEqual({ label, status: 401 })
@@ -201,6 +205,7 @@ describe("internal routes behind Cloud Run's front end (INTERNAL_AUTH=front-end,
       "the worker's audience at the dispatcher": [`${dispatcherUrl}/pubsub/visit-events`, await bearer(PUSH_SA, WORKER_URL), envelope()],
       expired: [`${workerUrl}/pubsub/contact-batches`, await bearer(PUSH_SA, WORKER_URL, { iat: hourAgo() - 3600, exp: hourAgo() }), envelope()],
       'email not verified': [`${workerUrl}/pubsub/contact-batches`, await bearer(PUSH_SA, WORKER_URL, { email_verified: false }), envelope()],
+      'no email claim on /tasks/deliver': [`${dispatcherUrl}/tasks/deliver`, await bearer(TASKS_SA, DISPATCHER_URL, { email: undefined }), job],
       // a signed token is still verified: one signed by a key the issuer never published is refused
       forged: [`${workerUrl}/pubsub/contact-batches`, `Bearer ${await issuer.forge(PUSH_SA, WORKER_URL)}`, envelope()],
     } as const

@@ -60,6 +60,11 @@ describe('INTERNAL_AUTH=front-end: a signature-stripped token', () => {
     ['expired beyond the skew (mutation: no exp check, or skew widened)', () => stripped({ iat: now() - 7200, exp: now() - 60 }), /"exp"/],
     ['email_verified false (mutation: no email_verified check)', () => stripped({ email_verified: false }), /not verified/],
     ['email_verified missing', () => Promise.resolve(handMade({ alg: 'RS256' }, { ...goodPayload(), email_verified: undefined })), /not verified/],
+    [
+      'no email (mutation: "email" not a required claim)',
+      () => Promise.resolve(handMade({ alg: 'RS256' }, { ...goodPayload(), email: undefined })),
+      /missing required "email" claim/,
+    ],
     ['another issuer (mutation: no iss check)', () => stripped({ iss: 'https://accounts.google.com' }), /"iss"/],
     ['alg none (mutation: no alg check)', () => Promise.resolve(handMade({ alg: 'none' }, goodPayload())), /alg "none" is not RS256/],
     ['alg HS256', () => Promise.resolve(handMade({ alg: 'HS256' }, goodPayload())), /not RS256/],
