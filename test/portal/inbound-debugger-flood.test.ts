@@ -6,11 +6,12 @@
  * counted, and the page says how many.
  *
  * Over real HTTP: 10 accepted pushes to a webhook source, then 500 pushes with a wrong token to
- * the same source id. The debugger still shows the 10 accepted ones, records 20 refused ones and
- * says "and 480 more refused". The Activity screen's counts are tallies per status (nothing there
- * can be pushed out): the 10 accepted stay 10 beside the 500 refused.
+ * the same source id, 100 in each of five minutes (the test's clock). The debugger still shows
+ * the 10 accepted ones, records 20 refused ones a minute (100) and says how many more were
+ * refused in the last two minutes (2 × 80). The Activity screen's counts are tallies per status
+ * (nothing there can be pushed out): the 10 accepted stay 10 beside the 500 refused.
  * Mutations: one slice for both kinds in the push log (the embedded adapter's isAccepted always
- * true) → the accepted rows are gone; no cap (admit always true) → 100 refused rows, no "more".
+ * true) → the 100 refused trim the 10 accepted; no cap (admit always true) → no "more refused".
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
@@ -25,6 +26,8 @@ import { signIn } from './support.ts'
 
 const ACCEPTED = 10
 const REFUSED = 500
+/** refused pushes sent per minute of the test's clock */
+const PER_MINUTE = 100
 
 /** a POST over loopback with its own Host header (fetch does not send one it is given) */
 function post(port: number, path: string, headers: Record<string, string>, payload: string): Promise<number> {
@@ -44,8 +47,9 @@ async function listen(app: App): Promise<number> {
 }
 
 describe('inbound debugger under a flood of refused pushes (issue 31)', () => {
-  // one UTC minute for the whole flood: the cap is per minute
-  const clock = new ManualClock(Math.floor(Date.now() / 60_000) * 60_000 + 1_000)
+  // the flood's minutes are the test's to move (the cap is per UTC minute), within one UTC day
+  const today = new Date()
+  const clock = new ManualClock(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate(), 12, 0, 1))
   let h: Harness
   let t: StoredTenant
   let cookie = ''
@@ -62,7 +66,7 @@ describe('inbound debugger under a flood of refused pushes (issue 31)', () => {
     await h?.close()
   })
 
-  it('keeps the accepted pushes, records the first refused ones of the minute and counts the rest', async () => {
+  it('keeps the accepted pushes, records the first refused ones of each minute and counts the rest', async () => {
     const edge = await buildEdge(h.deps)
     const port = await listen(edge)
     const path = `/v1/contacts/${t.webhookConnectionId}`
@@ -70,9 +74,10 @@ describe('inbound debugger under a flood of refused pushes (issue 31)', () => {
     for (let i = 0; i < ACCEPTED; i++) {
       expect(await post(port, path, { ...json, 'x-webhook-token': t.sourceToken }, body([record(i)]))).toBe(202)
     }
-    // the flood: no token of the source, ten at a time
+    // the flood: no token of the source, ten at a time, a hundred a minute
     const statuses: number[] = []
     for (let sent = 0; sent < REFUSED; sent += 10) {
+      if (sent > 0 && sent % PER_MINUTE === 0) clock.advance(60_000)
       statuses.push(...(await Promise.all(Array.from({ length: 10 }, () => post(port, path, { ...json, 'x-webhook-token': 'wrong' }, body([record(9)]))))))
     }
     expect(new Set(statuses)).toEqual(new Set([401]))
@@ -85,15 +90,15 @@ describe('inbound debugger under a flood of refused pushes (issue 31)', () => {
     const badges = [...text.matchAll(/<span class="badge (?:ok|bad)">(\d{3}) /g)].map((m) => m[1])
     // every accepted push is still there
     expect(badges.filter((s) => s === '202')).toHaveLength(ACCEPTED)
-    // the first refused ones of the minute are recorded, the rest counted and named
-    expect(badges.filter((s) => s === '401')).toHaveLength(REFUSED_RECORDED_PER_MINUTE)
-    expect(text).toContain(`and ${REFUSED - REFUSED_RECORDED_PER_MINUTE} more refused since`)
+    // the first refused ones of each minute are recorded, the rest counted: the last two minutes' named
+    expect(badges.filter((s) => s === '401')).toHaveLength((REFUSED / PER_MINUTE) * REFUSED_RECORDED_PER_MINUTE)
+    expect(text).toContain(`and ${2 * (PER_MINUTE - REFUSED_RECORDED_PER_MINUTE)} more refused since`)
     expect(text).not.toContain('wrong')
 
     // Activity: a tally per answer, so the flood shows as what it is and the accepted count stays
     const activity = await (await fetch(`${portalUrl}/portal/activity`, { headers: { cookie } })).text()
-    const today = new Date(clock.now()).toISOString().slice(0, 10)
-    const row = new RegExp(`<tr><th scope="row">${today}</th>((?:<td>\\d+</td>)+)</tr>`).exec(activity)?.[1]
+    const day = new Date(clock.now()).toISOString().slice(0, 10)
+    const row = new RegExp(`<tr><th scope="row">${day}</th>((?:<td>\\d+</td>)+)</tr>`).exec(activity)?.[1]
     expect(row?.match(/\d+/g)).toEqual([String(ACCEPTED), String(REFUSED), String(ACCEPTED + REFUSED)])
   })
 })
