@@ -68,9 +68,13 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, limi
     if (timer) clearTimeout(timer)
     req.off('data', onData)
     res.off('finish', onAnswered)
+    // a kept-alive socket serves more requests: one close listener per drained body (holding its
+    // request and answer) would pile up for as long as the client keeps the connection busy
+    socket.off('close', onClose)
     draining.delete(socket)
     if (destroy) socket.destroy()
   }
+  const onClose = () => settle(false)
   const giveUp = () => settle(true)
   const onData = (chunk: Buffer) => {
     discarded += chunk.length
@@ -87,7 +91,7 @@ export function drainAfterAnswer(req: IncomingMessage, res: ServerResponse, limi
   req.on('data', onData)
   req.once('end', onBodyEnd)
   res.once('finish', onAnswered)
-  socket.once('close', () => settle(false))
+  socket.once('close', onClose)
   req.resume()
 
   // node calls destroySoon() once an answer with `Connection: close` is written: FIN now (the
