@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { PushCredential, PushLogEntry } from '../../ports/push-log.ts'
+import type { PayloadProblem, PushCredential, PushLogEntry } from '../../ports/push-log.ts'
 import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
@@ -66,6 +66,7 @@ interface AnsweredPush {
   requestId: string
   headers: Record<string, string | string[] | undefined>
   credential: PushCredential
+  problem: PayloadProblem | null
 }
 
 class PushLogRecorder {
@@ -103,6 +104,7 @@ class PushLogRecorder {
       trace: typeof trace === 'string' ? trace : null,
       credential: p.credential,
       expire_at_ms: nowMs + RETENTION_MS,
+      ...(p.problem ? { problem: p.problem } : {}),
     })
     // only the newest KEEP_PER_CONNECTION could survive the store's trim anyway
     if (list.length > KEEP_PER_CONNECTION) list.shift()
@@ -159,6 +161,7 @@ export function pushLogListener(deps: Pick<PlatformDeps, 'pushLog' | 'clock' | '
         requestId: o.requestId,
         headers: o.headers,
         credential: o.connection.credential,
+        problem: o.status === 400 ? (o.problem ?? null) : null,
       })
     },
     flush: () => recorder.flush(),
