@@ -142,4 +142,27 @@ describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
     expect(await values()).toEqual([...kept, ['', ''], ['', '']])
     expect(await sampleField.inputValue()).toBe(sample)
   })
+
+  // mutation: without the connection screens' narrow rules in portal.css the target select is a
+  // bare arrow (about 30 px) beside the Remove column, and the keys table scrolls its actions out of sight
+  it('at 390 px a mapping row keeps its target readable and the API keys fit without scrolling sideways', async () => {
+    const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
+    const connectionId = list.data.find((c) => c.type === 'api')!.id
+    await page.setViewportSize({ width: 390, height: 900 })
+    try {
+      await page.goto(`${stack.portal}/portal/connections/${connectionId}`)
+      const select = await page.locator('#mapping-form tbody tr').first().locator('select').boundingBox()
+      expect(select!.width).toBeGreaterThan(150)
+      const keys = await page.locator('table.keys').evaluate((t) => {
+        const wrap = t.closest('.table-wrap')!
+        return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth }
+      })
+      expect(keys.scrollWidth).toBeLessThanOrEqual(keys.clientWidth)
+      await expect.poll(() => page.getByRole('button', { name: 'Revoke' }).first().isVisible()).toBe(true)
+      expect(await seriousViolations(page)).toEqual([])
+      await screenshots(page, 'connection-390')
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
+  })
 })

@@ -63,13 +63,13 @@ interface KeysSection {
 export function keysSection({ connection: c, keys, errors, now = Date.now() }: KeysSection): SafeHtml {
   const rows = keys.map(
     (k) => html`<tr>
-<td><code>${k.prefix}…</code></td><td>${k.name ?? '—'}</td><td>${k.scopes.join(', ')}</td><td>${when(k.created_at)}</td>
-<td>${keyState(k, now)}</td>
+<td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Name">${k.name ?? '—'}</td><td data-label="Scopes">${k.scopes.join(', ')}</td><td data-label="Created">${when(k.created_at)}</td>
+<td data-label="State">${keyState(k, now)}</td>
 <td>${keyActions(c, k, now)}</td></tr>`,
   )
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
-${keys.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
+${keys.length ? html`<div class="table-wrap"><table class="keys"><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
 <p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (none = at once); you confirm on the next page. A key in its grace period can be revoked now.</p>
 <h3>New key</h3>
 <form method="post" action="${connectionPath(c.id)}/keys">
