@@ -244,6 +244,9 @@ describe('every portal screen in Chromium: axe in light and dark, keyboard, 390 
       deliveryId: deliveries.id,
       eventId: deliveries.event_id,
     })
+    // a key's revoke question (issue 29, D7) is a screen too: the key's id from its Rotate form
+    await page.goto(`${stack.portal}/portal/connections/${api.id}`)
+    params.keyId = /\/keys\/([^/]+)\/rotate$/.exec((await page.locator('form[action$="/rotate"]').first().getAttribute('action'))!)![1]!
   }, 300_000)
   afterAll(async () => {
     await chromium?.close()

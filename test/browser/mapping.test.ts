@@ -69,18 +69,12 @@ describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
     // back to the editor with the proposal, put the fallback rows back beside it
     await page.getByRole('link', { name: 'Back to the editor' }).click()
     expect(await rows.nth(0).locator('input').inputValue()).toBe('Tier')
+    // the review offers the fallback rows back in one step (issue 29, D6): no six rows to retype
+    await page.goBack()
+    await page.getByRole('link', { name: 'Edit again with the fallback rows put back' }).click()
     const fallback = ['email', 'first_name', 'last_name', 'company', 'title', 'external_id']
-    await page.goto(
-      `${stack.portal}/portal/connections/${connectionId}?${new URLSearchParams([
-        ...fallback.flatMap((f) => [
-          ['from', f],
-          ['to', f],
-        ]),
-        ['from', 'Tier'],
-        ['to', 'custom_fields.tier'],
-        ['rows', '7'],
-      ])}`,
-    )
+    for (const [i, f] of fallback.entries()) expect(await rows.nth(i).locator('input').inputValue()).toBe(f)
+    expect(await rows.nth(fallback.length).locator('input').inputValue()).toBe('Tier')
     await page.getByRole('button', { name: 'Save mappings' }).click()
     await page.waitForURL(/\/mappings\/review\?/)
     expect(await page.locator('#lost').textContent()).toContain('Nothing this push stores now would be lost')
@@ -89,5 +83,86 @@ describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
     await page.waitForURL(/flash=mappings-saved/)
     const saved = (await (await fetch(admin(`/connections/${connectionId}`), { headers: operator() })).json()) as { field_mappings: unknown[] }
     expect(saved.field_mappings).toHaveLength(7)
+  })
+
+  // issue 29, D6. Mutations: the review's address without the sample (the defect) leaves the
+  // textarea empty after "Back to the editor"; Add a row / Remove re-reading the rows through
+  // rowsOf (blank rows dropped) or by the wrong index changes the rows compared below
+  it('rows and a pasted sample come back from the review; Add a row and Remove keep every typed value, without script too', async () => {
+    const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
+    const connectionId = list.data.find((c) => c.type === 'api')!.id
+    await page.goto(`${stack.portal}/portal/connections/${connectionId}`)
+    const rows = page.locator('#mapping-form tbody tr')
+    const values = async () => {
+      const out: Array<[string, string]> = []
+      for (let i = 0; i < (await rows.count()); i++)
+        out.push([await rows.nth(i).locator('input').inputValue(), await rows.nth(i).locator('select').inputValue()])
+      return out
+    }
+    const sampleField = page.getByLabel('Sample record (JSON object) for the preview')
+    const sample = '{"external_id": "d6-browser", "email": "d6@example.com", "Tier": "gold"}'
+    const before = await values()
+    const firstBlank = before.findIndex(([from]) => from === '')
+    await rows.nth(firstBlank).locator('input').fill('Plan Code')
+    await rows.nth(firstBlank).locator('select').selectOption('custom_fields.tier')
+    await sampleField.fill(sample)
+
+    // Enter in a key field previews (with script) and removes nothing
+    await rows.nth(0).locator('input').press('Enter')
+    await expect.poll(() => page.locator('#preview').textContent(), { timeout: 15_000 }).toContain('d6-browser')
+    expect(await rows.count()).toBe(before.length)
+
+    await page.getByRole('button', { name: 'Add a row' }).click()
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(before.length + 1)
+    const typed: Array<[string, string]> = before.map((r, i) => (i === firstBlank ? ['Plan Code', 'custom_fields.tier'] : r))
+    expect(await values()).toEqual([...typed, ['', '']])
+    expect(await sampleField.inputValue()).toBe(sample)
+    // the added row's key has the focus
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name)).toBe('from')
+    await page.keyboard.type('Account Owner')
+    expect(await rows.nth(before.length).locator('input').inputValue()).toBe('Account Owner')
+    await rows.nth(before.length).locator('select').selectOption('custom_fields.tier')
+
+    // remove the second row: the others stay as typed, in order
+    await page.getByRole('button', { name: 'Remove row 2' }).click()
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(before.length)
+    const owner: [string, string] = ['Account Owner', 'custom_fields.tier']
+    const afterRemove = [...typed, owner].filter((_, i) => i !== 1)
+    expect(await values()).toEqual(afterRemove)
+    expect(await sampleField.inputValue()).toBe(sample)
+    expect(await seriousViolations(page)).toEqual([])
+    await screenshots(page, 'mapping-rows')
+
+    // the review and back: every row with a key, and the sample
+    await page.getByRole('button', { name: 'Save mappings' }).click()
+    await page.waitForURL(/\/mappings\/review\?/)
+    await page.getByRole('link', { name: 'Back to the editor' }).click()
+    await page.waitForURL(/\/portal\/connections\/[^/]+\?/)
+    const kept = afterRemove.filter(([from]) => from !== '')
+    expect(await values()).toEqual([...kept, ['', ''], ['', '']])
+    expect(await sampleField.inputValue()).toBe(sample)
+  })
+
+  // mutation: without the connection screens' narrow rules in portal.css the target select is a
+  // bare arrow (about 30 px) beside the Remove column, and the keys table scrolls its actions out of sight
+  it('at 390 px a mapping row keeps its target readable and the API keys fit without scrolling sideways', async () => {
+    const list = (await (await fetch(admin('/connections'), { headers: operator() })).json()) as { data: Array<{ id: string; type: string }> }
+    const connectionId = list.data.find((c) => c.type === 'api')!.id
+    await page.setViewportSize({ width: 390, height: 900 })
+    try {
+      await page.goto(`${stack.portal}/portal/connections/${connectionId}`)
+      const select = await page.locator('#mapping-form tbody tr').first().locator('select').boundingBox()
+      expect(select!.width).toBeGreaterThan(150)
+      const keys = await page.locator('table.keys').evaluate((t) => {
+        const wrap = t.closest('.table-wrap')!
+        return { scrollWidth: wrap.scrollWidth, clientWidth: wrap.clientWidth }
+      })
+      expect(keys.scrollWidth).toBeLessThanOrEqual(keys.clientWidth)
+      await expect.poll(() => page.getByRole('button', { name: 'Revoke' }).first().isVisible()).toBe(true)
+      expect(await seriousViolations(page)).toEqual([])
+      await screenshots(page, 'connection-390')
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 })
+    }
   })
 })

@@ -207,6 +207,10 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
     expect((await push(apiKey)).status).toBe(202)
     await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
     await page.locator('tr').filter({ hasText: prefix }).getByRole('button', { name: 'Revoke now' }).click()
+    // revoking asks first (issue 29, D7): the question names the key
+    await page.waitForURL(/\/revoke\?grace_seconds=0/)
+    expect(await page.locator('#confirm').textContent()).toContain(prefix)
+    await page.getByRole('button', { name: 'Revoke key now' }).click()
     await page.waitForURL(/flash=key-revoked/)
     const statuses: number[] = []
     await eventually(

@@ -26,6 +26,9 @@ import { formPost } from './screens-support.ts'
 /** Forms that answer a page on purpose: they change nothing, so a reload repeats nothing. */
 const EXCEPTIONS: Record<string, string> = {
   'POST /portal/connections/:connectionId/preview': 'the mapping preview: runs the mapper on the sample, stores nothing',
+  // issue 29, D6: test/portal/mapping-rows.test.ts holds its answers (the editor with every typed row and the sample)
+  'POST /portal/connections/:connectionId/mappings/rows':
+    "the mapping editor's Add a row and Remove: answer the editor again with the rows typed, store nothing",
   // multipart, which formPost does not send: test/portal/branding-logo.test.ts posts real uploads
   // and holds both answers to a 303 (a refused file is named next to the field after the redirect,
   // so a reload never uploads again)
@@ -60,8 +63,9 @@ const CASES: Record<string, Case> = {
     valid: async (ids) => [conn(ids, `/keys/${ids.t.keyId}/rotate`), { grace_seconds: '60' }],
     invalid: (ids) => [conn(ids, `/keys/${ids.t.keyId}/rotate`), { grace_seconds: '-1' }],
   },
+  // the question's confirmed post (without `confirm` it answers 303 to the question, a GET page)
   'POST /portal/connections/:connectionId/keys/:keyId/revoke': {
-    valid: async (ids) => [conn(ids, `/keys/${ids.t.keyId}/revoke`), { grace_seconds: '600' }],
+    valid: async (ids) => [conn(ids, `/keys/${ids.t.keyId}/revoke`), { grace_seconds: '600', confirm: 'yes' }],
     invalid: (ids) => [conn(ids, `/keys/${ids.t.keyId}/revoke`), { grace_seconds: '-1' }],
   },
   'POST /portal/connections/:connectionId/token/rotate': {

@@ -37,11 +37,11 @@ describe('portal: API key grace', () => {
     const revokeAction = `/portal/connections/${t.apiConnectionId}/keys/${old.id}/revoke`
     const shown = (await page(portal, `/portal/connections/${t.apiConnectionId}`, cookie)).body
     expect(shown).toContain('(grace period)')
-    // mutation: a key with a revoked_at ahead shows no action
+    // mutation: a key with a revoked_at ahead shows no action; its "Revoke now" asks first (issue 29, D7)
     expect(shown).toContain(
-      `<form method="post" action="${revokeAction}"><input type="hidden" name="grace_seconds" value="0"><button type="submit" class="danger">Revoke now</button></form>`,
+      `<form method="get" action="${revokeAction}"><input type="hidden" name="grace_seconds" value="0"><button type="submit" class="danger">Revoke now</button></form>`,
     )
-    const revoked = await formPost(portal, revokeAction, cookie, { grace_seconds: '0' })
+    const revoked = await formPost(portal, revokeAction, cookie, { grace_seconds: '0', confirm: 'yes' })
     expect(revoked.statusCode).toBe(303)
     const stored = (await deps.tenants.listApiKeys(t.account.id)).find((k) => k.id === old.id)!
     expect(Date.parse(stored.revoked_at!)).toBeLessThanOrEqual(Date.now())

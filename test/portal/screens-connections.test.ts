@@ -120,7 +120,8 @@ describe('portal screen: inbound connections', () => {
       expect((await push({ authorization: `Bearer ${k}` }, '/v1/contacts', body([{ external_id: 'p-2' }]))).statusCode).toBe(202)
     }
     const newKeyId = (await h.deps.tenants.listApiKeys(accountId)).find((k) => newKey.startsWith(k.prefix))!.id
-    const revoked = await formPost(h.portal, `/portal/connections/${connectionId}/keys/${newKeyId}/revoke`, cookie, { grace_seconds: '0' })
+    // the question's confirmed post (issue 29, D7: test/portal/key-revoke-question.test.ts)
+    const revoked = await formPost(h.portal, `/portal/connections/${connectionId}/keys/${newKeyId}/revoke`, cookie, { grace_seconds: '0', confirm: 'yes' })
     expect(revoked.statusCode).toBe(303)
     expect(revoked.headers.location).toBe(`/portal/connections/${connectionId}?flash=key-revoked`)
     expect((await push({ authorization: `Bearer ${newKey}` }, '/v1/contacts', body([{ external_id: 'p-3' }]))).statusCode).toBe(401)

@@ -127,8 +127,11 @@ describe('portal: the smaller defects of issue 22', () => {
     const keys = (await h.deps.tenants.listApiKeys(accountId)).filter((k) => k.connection_id === connectionId)
     const later = keys.find((k) => k.name === 'later')!
     const now = keys.find((k) => k.name === 'now')!
-    expect((await formPost(h.portal, `/portal/connections/${connectionId}/keys/${later.id}/revoke`, cookie, { grace_seconds: '3600' })).statusCode).toBe(303)
-    expect((await formPost(h.portal, `/portal/connections/${connectionId}/keys/${now.id}/revoke`, cookie, { grace_seconds: '0' })).statusCode).toBe(303)
+    // the question's confirmed posts (issue 29, D7: revoking asks first)
+    const revoke = (keyId: string, grace: string) =>
+      formPost(h.portal, `/portal/connections/${connectionId}/keys/${keyId}/revoke`, cookie, { grace_seconds: grace, confirm: 'yes' })
+    expect((await revoke(later.id, '3600')).statusCode).toBe(303)
+    expect((await revoke(now.id, '0')).statusCode).toBe(303)
     const shown = text((await page(h.portal, `/portal/connections/${connectionId}`, cookie)).body)
     // a row's text runs from its key's prefix to the next key's (every prefix starts lsk_)
     const rowOf = (prefix: string) => `lsk_${shown.split('lsk_').find((r) => `lsk_${r}`.startsWith(`${prefix}…`))}`

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '../model/records.ts'
 import type { BatchShape } from '../contract/messages.ts'
-import type { PushCredential, Refusal } from './push-log.ts'
+import type { PayloadProblem, PushCredential, Refusal } from './push-log.ts'
 import type { ContactWrittenListener } from './contact-store.ts'
 import type { BaseLogger } from 'pino'
 
@@ -41,6 +41,8 @@ export interface PushAnswered {
   error: string | null
   /** the push as queued: `accepted` of the 202 and the records as parsed; null when not queued */
   accepted: { count: number; shape: BatchShape; records: readonly Record<string, unknown>[] } | null
+  /** a 400 `invalid payload`: the field it was about, when the edge named one (domain/ingest/payload-problem.ts) */
+  problem?: PayloadProblem | null
 }
 
 /** An endpoint's new task queue took no tasks yet: its deliveries went to a pool queue (domain/webhooks/queue-pool.ts). */

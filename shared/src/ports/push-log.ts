@@ -48,6 +48,19 @@ export interface PushLogEntry {
   expire_at_ms: number
   /** what the worker refused of the push, written back after the answer (recordOutcome); absent when it refused nothing or has not run yet */
   outcome?: PushOutcome
+  /** a 400 `invalid payload`: the field it was about (absent for any other answer, and on entries written before it was kept) */
+  problem?: PayloadProblem
+}
+
+/**
+ * The field a push body was refused for (400 `invalid payload`) and why: the edge knows it, the
+ * answer's envelope names none (contract 4.3: `{ok, error}` only), so the log line and the inbound
+ * debugger do (issue 29, D12).
+ */
+export interface PayloadProblem {
+  /** a JSON pointer into the body (`/contacts/3`), '' for the body as a whole */
+  path: string
+  reason: string
 }
 
 /** A record or a value of a pushed batch the worker did not store, and why. */

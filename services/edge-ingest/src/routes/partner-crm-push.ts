@@ -14,12 +14,16 @@ import { deferJsonParsing, parseDeferredBody } from '@lsv/shared/http/json-body.
 import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { afterBodyStage, nameConnection, stateOf, type Accept } from './push-state.ts'
+import { invalidPayload } from '@lsv/shared/domain/ingest/payload-problem.ts'
 
 /* POST /v1/contacts/partnercrm (contract 4.5): the partner CRM names its location in the body. */
 
+/** why a body without a contact id is refused (the inbound debugger shows it: domain/ingest/payload-problem.ts) */
+const NO_CONTACT_ID = 'no contact id (contactId, contact_id or id)'
+
 /** a partner CRM body is one JSON object (contract 4.5); anything else is 400 `invalid payload` */
 function objectBody(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) throw new AppError('invalid_payload')
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) throw invalidPayload('', 'the body is not a JSON object')
   return body as Record<string, unknown>
 }
 
@@ -83,7 +87,7 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
       throw retryable(err)
     })
   if (record) {
-    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
+    if (partnerCrmContactId(record) === null) throw invalidPayload('/contactId', NO_CONTACT_ID)
     await countPush()
   } else {
     // still bytes: the location's rate limit first, so a limited location costs no parse (issue 31)
@@ -92,7 +96,7 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
     // the scan reads what the parse reads; were they ever to differ, the body is refused
     // rather than queued under a location it does not name
     if (partnerCrmLocationId(record) !== bodyLocation) throw new AppError('invalid_payload')
-    if (partnerCrmContactId(record) === null) throw new AppError('invalid_payload')
+    if (partnerCrmContactId(record) === null) throw invalidPayload('/contactId', NO_CONTACT_ID)
   }
   return accept(request, ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body: record, locationId })
 }

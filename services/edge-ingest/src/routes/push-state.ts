@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { AccountRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
 import type { PushAnswered } from '@lsv/shared/ports/listeners.ts'
-import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
+import type { PayloadProblem, PushCredential } from '@lsv/shared/ports/push-log.ts'
+import { payloadProblemOf } from '@lsv/shared/domain/ingest/payload-problem.ts'
 import type { PartnerCrmCaller } from '@lsv/shared/domain/ingest/auth.ts'
 import { StageDeadline } from '@lsv/shared/http/dependency-deadline.ts'
 import type { PushAccepted } from '@lsv/shared/contract/push.ts'
@@ -23,6 +24,8 @@ export interface PushState {
   named: PushAnswered['connection']
   accepted: PushAnswered['accepted']
   error: string | null
+  /** a 400 `invalid payload`: the field it was about (the inbound debugger shows it; the answer does not) */
+  problem: PayloadProblem | null
   /** the after-body dependency stage, started by its first call (http/dependency-deadline.ts) */
   afterBody: StageDeadline | null
 }
@@ -40,7 +43,7 @@ export function decoratePushRequests(app: App): void {
 
 /** The request's state, created on first use. */
 export function stateOf(request: FastifyRequest): PushState {
-  request.pushState ??= { account: null, connection: null, identified: null, named: null, accepted: null, error: null, afterBody: null }
+  request.pushState ??= { account: null, connection: null, identified: null, named: null, accepted: null, error: null, problem: null, afterBody: null }
   return request.pushState
 }
 
@@ -73,6 +76,12 @@ export async function keepErrorText(request: FastifyRequest, reply: FastifyReply
   return payload
 }
 
+/** onError: the field an `invalid payload` refusal was about (domain/ingest/payload-problem.ts), kept for the outcome. */
+export async function keepProblem(request: FastifyRequest, _reply: FastifyReply, error: unknown): Promise<void> {
+  const state = request.pushState
+  if (state?.named) state.problem = payloadProblemOf(error)
+}
+
 /** The outcome of an answered push, or null when the request never named an account (nothing to tell). */
 export function pushAnsweredOf(request: FastifyRequest, reply: FastifyReply): PushAnswered | null {
   const state = request.pushState
@@ -85,6 +94,7 @@ export function pushAnsweredOf(request: FastifyRequest, reply: FastifyReply): Pu
     connection: state.named,
     error: reply.statusCode >= 400 ? state.error : null,
     accepted: state.accepted,
+    problem: state.problem,
   }
 }
 

@@ -14,7 +14,7 @@ import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
 import { apiKeyCredential, refusedApiKey, refusedSource } from '@lsv/shared/domain/activity/push-credentials.ts'
 import { tellListenersNow } from '@lsv/shared/domain/outcomes/tell.ts'
 import { withinDeadline } from '@lsv/shared/http/dependency-deadline.ts'
-import { decoratePushRequests, type Accept, keepErrorText, nameConnection, pushAnsweredOf, stateOf } from './push-state.ts'
+import { decoratePushRequests, type Accept, keepErrorText, keepProblem, nameConnection, pushAnsweredOf, stateOf } from './push-state.ts'
 import { budgetedBody, identifyPartnerCrmCaller, pushPartnerCrm } from './partner-crm-push.ts'
 import { bySourceSchema, bySourceWildcardSchema, partnerCrmSchema, pushContactsSchema } from './push-schemas.ts'
 
@@ -54,6 +54,7 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
 
   decoratePushRequests(app)
   app.addHook('onSend', keepErrorText)
+  app.addHook('onError', keepProblem)
   app.addHook('onResponse', async (request, reply) => {
     const answered = pushAnsweredOf(request, reply)
     if (answered) tellListenersNow(deps.listeners.push, deps, (l) => l.onPushAnswered(answered, deps))

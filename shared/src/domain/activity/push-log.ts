@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { PlatformDeps } from '../../ports/deps.ts'
-import type { PushCredential, PushLogBounds, PushLogEntry } from '../../ports/push-log.ts'
+import type { PayloadProblem, PushCredential, PushLogBounds, PushLogEntry } from '../../ports/push-log.ts'
 import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
@@ -71,6 +71,7 @@ interface AnsweredPush {
   requestId: string
   headers: Record<string, string | string[] | undefined>
   credential: PushCredential
+  problem: PayloadProblem | null
 }
 
 type RecorderDeps = Pick<PlatformDeps, 'pushLog' | 'counters' | 'clock' | 'logger' | 'config'>
@@ -116,6 +117,7 @@ class PushLogRecorder {
       trace: typeof trace === 'string' ? trace : null,
       credential: p.credential,
       expire_at_ms: nowMs + RETENTION_MS,
+      ...(p.problem ? { problem: p.problem } : {}),
     })
     // only the newest KEEP of each kind could survive the store's trim anyway
     if (list.length > KEEP[kind]) list.shift()
@@ -173,6 +175,7 @@ export function pushLogListener(deps: RecorderDeps): PushListener & { flush(): P
         requestId: o.requestId,
         headers: o.headers,
         credential: o.connection.credential,
+        problem: o.status === 400 ? (o.problem ?? null) : null,
       })
     },
     flush: () => recorder.flush(),

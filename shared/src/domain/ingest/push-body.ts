@@ -1,4 +1,5 @@
 import { AppError } from '../../errors/app-error.ts'
+import { invalidPayload } from './payload-problem.ts'
 import { MAX_CONTACTS_PER_PUSH } from '../../contract/push.ts'
 import type { InboundRecord } from './mapping.ts'
 import type { BatchShape } from '../../contract/messages.ts'
@@ -41,21 +42,27 @@ export function withinDepth(record: Record<string, unknown>): boolean {
   return true
 }
 
+/** where record i of a refused body is (built only for the refusal: the loop runs up to 10,000 times) */
+const recordPath = (shape: BatchShape, i: number) => (shape === 'contacts' ? `/contacts/${i}` : `/events/${i}/resolution`)
+
 /** The records of a push body of the given shape, or AppError 400 / 413. */
 export function recordsOf(body: unknown, shape: BatchShape, maxRecords = MAX_CONTACTS_PER_PUSH): InboundRecord[] {
-  if (!isObject(body)) throw new AppError('invalid_payload')
+  // each refusal names its field (payload-problem.ts): the answer does not, the debugger and the log do
+  if (!isObject(body)) throw invalidPayload('', 'the body is not a JSON object')
   if (shape === 'partnercrm') {
-    if (!withinDepth(body)) throw new AppError('invalid_payload')
+    if (!withinDepth(body)) throw invalidPayload('', `nests deeper than ${MAX_VALUE_DEPTH} levels`)
     return [body]
   }
   const list = shape === 'contacts' ? body.contacts : body.events
-  if (!Array.isArray(list) || list.length === 0) throw new AppError('invalid_payload')
+  if (!Array.isArray(list)) throw invalidPayload(`/${shape}`, list === undefined ? 'missing' : 'not a list')
+  if (list.length === 0) throw invalidPayload(`/${shape}`, 'empty')
   if (list.length > maxRecords) throw new AppError('too_many_contacts')
   const records: InboundRecord[] = new Array(list.length)
   for (let i = 0; i < list.length; i++) {
     const item = list[i]
     const record = shape === 'contacts' ? item : isObject(item) ? item.resolution : undefined
-    if (!isObject(record) || !withinDepth(record)) throw new AppError('invalid_payload')
+    if (!isObject(record)) throw invalidPayload(recordPath(shape, i), 'not a JSON object (one record)')
+    if (!withinDepth(record)) throw invalidPayload(recordPath(shape, i), `nests deeper than ${MAX_VALUE_DEPTH} levels`)
     records[i] = record
   }
   return records

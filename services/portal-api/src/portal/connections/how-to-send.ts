@@ -105,7 +105,15 @@ function example(id: string, label: string, text: string): SafeHtml {
 <pre tabindex="0" aria-labelledby="${id}-h"><code id="${id}">${text}</code></pre>`
 }
 
-export function howToSendSection(c: ConnectionView, edgeBaseUrl: string, locations: LocationRecord[]): SafeHtml {
+interface HowToSend {
+  connection: ConnectionView
+  /** the account's edge origin (EDGE_BASE_URL_TEMPLATE) */
+  edgeBaseUrl: string
+  /** the connection's locations (a partner CRM example names the first active one) */
+  locations: LocationRecord[]
+}
+
+export function howToSendSection({ connection: c, edgeBaseUrl, locations }: HowToSend): SafeHtml {
   const r = sendRequest(c, edgeBaseUrl, locations)
   return html`<section aria-labelledby="send-h">
 <h2 id="send-h">How to send</h2>

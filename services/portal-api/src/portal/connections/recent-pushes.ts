@@ -64,13 +64,20 @@ function acceptedText(e: PushLogEntry): SafeHtml | string {
   return html`accepted ${String(o.stored)}, refused ${String(o.refused_count)} (${o.refused.map((r, i) => html`${i ? '; ' : ''}${refusalText(r)}`)}${more > 0 ? html`; ${String(more)} more` : ''})`
 }
 
+/** The error as the sender got it; an `invalid payload` names the field it was about (issue 29, D12). */
+function errorText(e: PushLogEntry): SafeHtml | string {
+  if (e.error === null) return '—'
+  if (!e.problem) return e.error
+  return html`${e.error}: ${e.problem.path === '' ? 'the body' : html`<code>${e.problem.path}</code>`} ${e.problem.reason}`
+}
+
 function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
   const ok = e.status < 300
   const dropped = e.keys.filter((k) => !reads(k))
   return html`<tr>
 <td>${when(e.at)}</td>
 <td><span class="badge ${ok ? 'ok' : 'bad'}">${e.status} ${STATUS_WORDS[e.status] ?? ''}</span></td>
-<td>${e.error ?? '—'}</td>
+<td>${errorText(e)}</td>
 <td>${acceptedText(e)}</td>
 <td>${dropped.length ? dropped.map((k, i) => html`${i ? ', ' : ''}<code>${k}</code>`) : ok ? 'none' : '—'}</td>
 <td>${credentialText(e.credential)}</td>
@@ -79,12 +86,16 @@ function row(e: PushLogEntry, reads: (key: string) => boolean): SafeHtml {
 </tr>`
 }
 
-function recentPushesView(
-  c: ConnectionView,
-  entries: PushLogEntry[],
-  definitions: CustomFieldDefinition[],
-  unrecorded: { count: number; since: string },
-): SafeHtml {
+/** One connection's inbound debugger: its recent pushes, and the definitions its mappings read. */
+interface RecentPushesView {
+  connection: ConnectionView
+  entries: PushLogEntry[]
+  definitions: CustomFieldDefinition[]
+  /** refused pushes counted but not recorded (the per-minute cap), and since when */
+  unrecorded: { count: number; since: string }
+}
+
+function recentPushesView({ connection: c, entries, definitions, unrecorded }: RecentPushesView): SafeHtml {
   const reads = keyReader(c.type, c.field_mappings, definitions)
   return html`<p><a href="${connectionPath(c.id)}">Back to the connection</a> · <a href="${CONNECTIONS_PATH}">All connections</a></p>
 <p class="hint">Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.</p>
@@ -117,7 +128,7 @@ export function registerRecentPushes(scope: App, deps: PlatformDeps): void {
       current: CONNECTIONS_PATH,
       flash: null,
       title: `Recent pushes: ${c.name ?? `Connection ${c.id}`}`,
-      body: recentPushesView(c, entries, definitions, unrecorded),
+      body: recentPushesView({ connection: c, entries, definitions, unrecorded }),
     })
   })
 }

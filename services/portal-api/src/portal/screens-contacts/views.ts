@@ -4,6 +4,7 @@ import { html, type SafeHtml } from '../kit/page.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { when } from '../kit/time.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
+import { nameSourceText } from '../connections/name-source.ts'
 import { pager } from '../kit/pager.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
@@ -139,7 +140,7 @@ ${
 <dl class="kv">
 <dt>First seen</dt><dd>${when(contact.provenance.first_seen_at)}</dd>
 <dt>Last seen</dt><dd>${when(contact.provenance.last_seen_at)}</dd>
-<dt>Name from</dt><dd>${contact.provenance.name_source ?? 'no name yet'}</dd>
+<dt>Name from</dt><dd>${nameSourceText(contact.provenance.name_source)}</dd>
 <dt>Resolved by</dt><dd>${contact.provenance.resolved_by ?? 'not resolved by a data provider'}</dd>
 </dl>
 </section>
