@@ -68,4 +68,31 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     expect(await page.locator('.flash').textContent()).toBe('Webhook deleted.')
     expect(await page.getByRole('link', { name: 'Orders service' }).count()).toBe(0)
   })
+
+  it('after "Send test event" the browser lands on the delivery log, the new delivery a few Tabs away (issue 29, D9 and D12)', async () => {
+    await page.goto(`${stack.portal}/portal/webhooks`)
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}?focus=1`)
+    await page.getByRole('button', { name: 'Add webhook' }).click()
+    await page.getByRole('link', { name: 'Go to the webhook' }).click()
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    await page.waitForURL(/flash=test-sent/)
+    expect(new URL(page.url()).hash).toBe('#delivery-log')
+    // the log is in view, the result line in it
+    expect(await page.locator('#sent-note').isVisible()).toBe(true)
+    expect(await page.locator('#sent-note').evaluate((e) => e.getBoundingClientRect().top >= 0 && e.getBoundingClientRect().top < window.innerHeight)).toBe(
+      true,
+    )
+    // a keyboard goes on from the log: Tab until the first Debug link (46 Tabs from the page's top
+    // before; mutation: a redirect without #delivery-log starts from the top again)
+    let tabs = 0
+    for (; tabs < 60; tabs++) {
+      const label = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
+      if (label.startsWith('Debug the delivery of')) break
+      await page.keyboard.press('Tab')
+    }
+    expect(tabs).toBeLessThanOrEqual(4)
+    // the row it reached is the new test delivery
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '')).toContain('just sent')
+    await screenshots(page, 'endpoints-test-event-landed')
+  })
 })
