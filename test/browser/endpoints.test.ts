@@ -79,9 +79,11 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     expect(new URL(page.url()).hash).toBe('#delivery-log')
     // the log is in view, the result line in it
     expect(await page.locator('#sent-note').isVisible()).toBe(true)
-    expect(await page.locator('#sent-note').evaluate((e) => e.getBoundingClientRect().top >= 0 && e.getBoundingClientRect().top < window.innerHeight)).toBe(
-      true,
-    )
+    // scrolled to it (within a pixel: the scroll position is rounded), and focused there
+    const top = await page.locator('#sent-note').evaluate((e) => e.getBoundingClientRect().top)
+    expect(top).toBeGreaterThan(-1)
+    expect(top).toBeLessThan(await page.evaluate(() => window.innerHeight))
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('delivery-log')
     // a keyboard goes on from the log: Tab until the first Debug link (46 Tabs from the page's top
     // before; mutation: a redirect without #delivery-log starts from the top again)
     let tabs = 0
