@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { eventually, launchChromium, screenshots, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 import { startReceiver } from '../outbound/harness.ts'
 
 /**
@@ -95,6 +95,9 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     expect(tabs).toBeLessThanOrEqual(4)
     // the row it reached is the new test delivery
     expect(await page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '')).toContain('just sent')
+    // with its Created column the log still fits 390 px: the document does not scroll sideways
+    const narrow = await sidewaysScroll(page, 390)
+    expect(narrow.scrollWidth, narrow.sticksOut.join(', ')).toBeLessThanOrEqual(narrow.clientWidth)
     await screenshots(page, 'endpoints-test-event-landed')
   })
 })

@@ -60,12 +60,17 @@ describe('portal: ending a rotated signing secret’s grace now', () => {
     const rotated = await followReveal(portal, await formPost(portal, `${base()}/secret/rotate`, cookie, { grace_seconds: '3600' }), cookie)
     fresh = /whsec_[A-Za-z0-9+/=]+/.exec(rotated.body)![0]
     const until = (await deps.tenants.getIntegration(t.integrationId))!.signing_secrets[1]!.expires_at!
+    const exact = `${new Date(until).toISOString().slice(0, 19).replace('T', ' ')} UTC`
+    // the reveal page says it in the portal's exact time, not a raw ISO instant, and leads back to the secret's section
+    expect(rotated.body).toContain(`The previous secret also signs every delivery until ${exact}`)
+    expect(rotated.body).not.toContain(until)
+    expect(rotated.body).toContain(`href="${base()}#secret"`)
     const body = (await page(portal, base(), cookie)).body
     // mutation: the grace not read for the page -> none of this
     const grace = body.slice(body.indexOf('id="secret-grace"'), body.indexOf('</div>', body.indexOf('id="secret-grace"')))
     expect(grace).toContain('The previous secret still signs every delivery beside the new one')
     // the kit's one time format: relative words, the exact UTC time in the title and for screen readers
-    expect(grace).toContain(`and stops <time class="ago" datetime="${until}" title="${new Date(until).toISOString().slice(0, 19).replace('T', ' ')} UTC">in `)
+    expect(grace).toContain(`and stops <time class="ago" datetime="${until}" title="${exact}">in `)
     expect(grace).toContain(`<form method="get" action="${base()}/secret/end-grace"><button type="submit" class="danger">End it now…</button></form>`)
     // both secrets sign meanwhile
     const during = await delivered()

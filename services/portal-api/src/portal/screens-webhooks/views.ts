@@ -74,7 +74,7 @@ function versionSelect(id: string, value: string): SafeHtml {
  * domain/webhooks/ssrf.ts (https or http; a public host; loopback only where
  * ALLOW_LOOPBACK_WEBHOOKS is on, as under `npm start`).
  */
-export function urlHint(loopbackAllowed: boolean): string {
+function urlHint(loopbackAllowed: boolean): string {
   return loopbackAllowed
     ? 'An https or http URL of a public host, or of this machine (localhost, 127.0.0.1): this deployment delivers to loopback receivers.'
     : 'An https or http URL of a public host: private, internal and loopback addresses are refused.'
