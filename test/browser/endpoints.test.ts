@@ -98,6 +98,27 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     // with its Created column the log still fits 390 px: the document does not scroll sideways
     const narrow = await sidewaysScroll(page, 390)
     expect(narrow.scrollWidth, narrow.sticksOut.join(', ')).toBeLessThanOrEqual(narrow.clientWidth)
-    await screenshots(page, 'endpoints-test-event-landed')
+    await axeBothSchemes('test-event-landed')
+  })
+
+  it('after a rotation with a grace the page says when the old secret stops; "End it now" asks, then ends it (issue 29, D10)', async () => {
+    // the webhook of the previous test, whose page the browser is on
+    await page.locator('#grace').selectOption('3600')
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    await page.getByRole('link', { name: 'Back to the webhook' }).click()
+    expect(new URL(page.url()).hash).toBe('#secret')
+    const grace = page.locator('#secret-grace')
+    expect(await grace.textContent()).toContain('The previous secret still signs every delivery beside the new one')
+    // the kit's time: relative words on screen, the exact UTC time for a screen reader and on hover
+    expect(await grace.locator('time').getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)
+    await axeBothSchemes('secret-grace')
+    await page.getByRole('button', { name: 'End it now…' }).click()
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Stop the previous secret now?')
+    await axeBothSchemes('secret-grace-end-confirm')
+    await page.getByRole('button', { name: 'End it now' }).click()
+    await page.waitForURL(/flash=secret-grace-ended/)
+    expect(new URL(page.url()).hash).toBe('#secret')
+    expect(await page.locator('.flash').textContent()).toContain('The previous signing secret no longer signs')
+    expect(await page.locator('#secret-grace').count()).toBe(0)
   })
 })
