@@ -87,9 +87,9 @@ function deliveryRow(integrationId: string, d: DeliveryLogEntry, active: boolean
   const last = d.attempts.at(-1)
   return html`<tr>
 <td>${longId(d.event_id, 'event id')}${testBadge(d.event_id)}${sent ? html` ${badge('just sent')}` : ''}</td>
-<td>${when(d.created_at)}</td>
 <td>${statusBadge(d.status)}</td>
 <td>${d.attempts.length}</td>
+<td>${when(d.created_at)}</td>
 <td>${answerCell(last)}</td>
 <td>${last ? `${last.latency_ms} ms` : '—'}</td>
 <td>${d.status === 'retrying' && d.next_attempt_at ? timeOf(d.next_attempt_at) : '—'}</td>
@@ -148,7 +148,7 @@ ${
       : emptyState('No deliveries yet: events appear here as they are sent.', { href: '#test-h', text: 'Send a test event' })
     : html`<div class="table-wrap"><table>
 <caption class="hint">Newest first. Response code and duration of the last attempt.</caption>
-<thead><tr><th scope="col">Event id</th><th scope="col">Created</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th><th scope="col">Details</th></tr></thead>
+<thead><tr><th scope="col">Event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Response</th><th scope="col">Duration</th><th scope="col">Next retry</th><th scope="col">Replay</th><th scope="col">Details</th></tr></thead>
 <tbody>${log.data.map((d) => deliveryRow(i.id, d, i.active, d.id === v.sent))}</tbody></table></div>`
 }
 </div>
