@@ -88,12 +88,12 @@ export async function currentSigningSecret(
 
 /**
  * Until when a previous secret still signs beside the current one (a rotation's grace), or null:
- * what the webhook's page says next to its "End it now". The secrets themselves stay here.
+ * what the webhook's page says next to its "End it now". Read from the record the caller has
+ * (the page: the cached lookup the dispatcher signs from too), so it costs no read of its own.
  */
-export async function secretGraceEnd(deps: TenantDeps, accountId: string, integrationId: string): Promise<string | null> {
-  const integration = await requireIntegration(deps, accountId, integrationId)
+export function secretGraceEndOf(integration: IntegrationRecord, nowMs: number): string | null {
   const current = currentOf(integration)
-  return current ? previousExpiresAt(integration, current, deps.clock.now()) : null
+  return current ? previousExpiresAt(integration, current, nowMs) : null
 }
 
 /**

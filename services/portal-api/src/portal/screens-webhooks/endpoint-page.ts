@@ -5,7 +5,7 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
 import { listDeliveryLog } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { readEndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
-import { secretGraceEnd } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
+import { secretGraceEndOf } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { html, redirectTo, sendPage } from '../kit/page.ts'
 import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../kit/pager.ts'
 import { sessionOf } from '../session.ts'
@@ -43,6 +43,15 @@ interface DetailExtra {
   error?: string | null
   filter?: LogFilter
   sent?: string
+}
+
+/**
+ * The end of the signing secret's grace, from the cached lookup (the record the dispatcher signs
+ * from; a write through this instance clears it): no store read of its own on a page view.
+ */
+async function graceEndOf(deps: PlatformDeps, integrationId: string): Promise<string | null> {
+  const record = await deps.tenantLookups.getIntegration(integrationId)
+  return record ? secretGraceEndOf(record, deps.clock.now()) : null
 }
 
 /** A webhook's page (views.ts detailBody) with this status: the page itself, or a refused action's answer. */
@@ -84,7 +93,7 @@ export async function sendDetail(
       health: await readEndpointHealth(deps, integrationId),
       pageSize: PAGE,
       sent: extra.sent ?? null,
-      secretGraceEnd: await secretGraceEnd(deps, account.id, integrationId),
+      secretGraceEnd: await graceEndOf(deps, integrationId),
       loopbackAllowed: deps.config.allowLoopbackWebhooks,
     }),
   })

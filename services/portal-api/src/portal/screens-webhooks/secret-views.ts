@@ -5,7 +5,7 @@ import { webhookPath } from './paths.ts'
 /** The signing secret's part of a webhook's page: its view model. */
 interface SigningSecretView {
   integrationId: string
-  /** when the previous secret stops signing, while a rotation's grace runs (secretGraceEnd); else null */
+  /** when the previous secret stops signing, while a rotation’s grace runs (secretGraceEndOf); else null */
   graceEnd: string | null
 }
 

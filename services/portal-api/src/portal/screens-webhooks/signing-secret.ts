@@ -2,12 +2,13 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
+import { integrationOf } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import {
   currentSigningSecret,
   DEFAULT_SECRET_GRACE_SECONDS,
   endSecretGrace,
   rotateSigningSecret,
-  secretGraceEnd,
+  secretGraceEndOf,
 } from '@lsv/shared/domain/webhooks/secret-rotation.ts'
 import { html, redirectTo } from '../kit/page.ts'
 import { fieldValue, formOf } from '../kit/forms.ts'
@@ -107,8 +108,8 @@ function registerEndGrace(scope: App, deps: PlatformDeps): void {
 
   scope.get(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const current = await getIntegration(deps, account.id, request.params.integrationId)
-    const until = await secretGraceEnd(deps, account.id, current.id)
+    const current = await integrationOf(deps, account.id, request.params.integrationId)
+    const until = secretGraceEndOf(current, deps.clock.now())
     if (until === null) return redirectTo(reply, secretSectionOf(current.id))
     return sendConfirmation(request, reply, {
       title: 'Stop the previous secret now?',
