@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { eventually, launchChromium, screenshots, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
 import { startReceiver } from '../outbound/harness.ts'
 
 /**
@@ -67,5 +67,58 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     expect(new URL(page.url()).pathname).toBe('/portal/webhooks')
     expect(await page.locator('.flash').textContent()).toBe('Webhook deleted.')
     expect(await page.getByRole('link', { name: 'Orders service' }).count()).toBe(0)
+  })
+
+  it('after "Send test event" the browser lands on the delivery log, the new delivery a few Tabs away (issue 29, D9 and D12)', async () => {
+    await page.goto(`${stack.portal}/portal/webhooks`)
+    await page.getByLabel('Endpoint URL').fill(`${receiver.url}?focus=1`)
+    await page.getByRole('button', { name: 'Add webhook' }).click()
+    await page.getByRole('link', { name: 'Go to the webhook' }).click()
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    await page.waitForURL(/flash=test-sent/)
+    expect(new URL(page.url()).hash).toBe('#delivery-log')
+    // the log is in view, the result line in it
+    expect(await page.locator('#sent-note').isVisible()).toBe(true)
+    // scrolled to it (within a pixel: the scroll position is rounded), and focused there
+    const top = await page.locator('#sent-note').evaluate((e) => e.getBoundingClientRect().top)
+    expect(top).toBeGreaterThan(-1)
+    expect(top).toBeLessThan(await page.evaluate(() => window.innerHeight))
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('delivery-log')
+    // a keyboard goes on from the log: Tab until the first Debug link (46 Tabs from the page's top
+    // before; mutation: a redirect without #delivery-log starts from the top again)
+    let tabs = 0
+    for (; tabs < 60; tabs++) {
+      const label = await page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
+      if (label.startsWith('Debug the delivery of')) break
+      await page.keyboard.press('Tab')
+    }
+    expect(tabs).toBeLessThanOrEqual(4)
+    // the row it reached is the new test delivery
+    expect(await page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '')).toContain('just sent')
+    // with its Created column the log still fits 390 px: the document does not scroll sideways
+    const narrow = await sidewaysScroll(page, 390)
+    expect(narrow.scrollWidth, narrow.sticksOut.join(', ')).toBeLessThanOrEqual(narrow.clientWidth)
+    await axeBothSchemes('test-event-landed')
+  })
+
+  it('after a rotation with a grace the page says when the old secret stops; "End it now" asks, then ends it (issue 29, D10)', async () => {
+    // the webhook of the previous test, whose page the browser is on
+    await page.locator('#grace').selectOption('3600')
+    await page.getByRole('button', { name: 'Rotate secret' }).click()
+    await page.getByRole('link', { name: 'Back to the webhook' }).click()
+    expect(new URL(page.url()).hash).toBe('#secret')
+    const grace = page.locator('#secret-grace')
+    expect(await grace.textContent()).toContain('The previous secret still signs every delivery beside the new one')
+    // the kit's time: relative words on screen, the exact UTC time for a screen reader and on hover
+    expect(await grace.locator('time').getAttribute('title')).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)
+    await axeBothSchemes('secret-grace')
+    await page.getByRole('button', { name: 'End it now…' }).click()
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Stop the previous secret now?')
+    await axeBothSchemes('secret-grace-end-confirm')
+    await page.getByRole('button', { name: 'End it now' }).click()
+    await page.waitForURL(/flash=secret-grace-ended/)
+    expect(new URL(page.url()).hash).toBe('#secret')
+    expect(await page.locator('.flash').textContent()).toContain('The previous signing secret no longer signs')
+    expect(await page.locator('#secret-grace').count()).toBe(0)
   })
 })

@@ -121,6 +121,8 @@ const CASES: Record<string, Case> = {
     invalid: (ids) => [hook(ids, '/secret/rotate'), { grace_seconds: '5' }],
   },
   'POST /portal/webhooks/:integrationId/test': { valid: async (ids) => [hook(ids, '/test'), {}] },
+  // the confirmed post of "End it now" (without `confirm` it is sent to the question, 303 too): no field that can be wrong
+  'POST /portal/webhooks/:integrationId/secret/end-grace': { valid: async (ids) => [hook(ids, '/secret/end-grace'), { confirm: 'yes' }] },
   // the confirmed post switches the spare one off (the unconfirmed one answers 303 to the question)
   'POST /portal/webhooks/:integrationId/disable': { valid: async (ids) => [`/portal/webhooks/${ids.spareIntegrationId}/disable`, { confirm: 'yes' }] },
   // the confirmed post (the first one, without `confirm`, answers 303 to the confirmation page and changes nothing)

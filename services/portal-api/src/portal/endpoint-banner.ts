@@ -4,6 +4,7 @@ import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
 import { html, type SafeHtml } from './kit/html.ts'
 import { sessionOf } from './session.ts'
 import { setBanner } from './kit/banner-slot.ts'
+import { webhookPath } from './screens-webhooks/paths.ts'
 
 /**
  * The account-wide banner (issue 22 job 5): on every screen, a line when a webhook endpoint is
@@ -12,7 +13,7 @@ import { setBanner } from './kit/banner-slot.ts'
  * `failing` when its failure streak crosses a step of the threshold and clears it on the next
  * success (domain/operations/endpoint-failing.ts), and `active: false` is the disabled state.
  */
-const link = (i: IntegrationRecord) => html`<a href="/portal/webhooks/${encodeURIComponent(i.id)}">${i.name ?? new URL(i.url).host}</a>`
+const link = (i: IntegrationRecord) => html`<a href="${webhookPath(i.id)}">${i.name ?? new URL(i.url).host}</a>`
 
 export function bannerFor(integrations: readonly IntegrationRecord[]): SafeHtml | null {
   const disabled = integrations.filter((i) => !i.active)

@@ -62,6 +62,15 @@ export async function rotateSigningSecret(
   return { id: integrationId, signing_secret: fresh, previous_expires_at: previous }
 }
 
+/** The latest end of a previous secret's grace still running at `nowMs` (null: only the current one signs). */
+function previousExpiresAt(integration: IntegrationRecord, current: SigningSecret, nowMs: number): string | null {
+  const graces = integration.signing_secrets.filter((s) => s !== current && s.expires_at !== null && Date.parse(s.expires_at) > nowMs).map((s) => s.expires_at!)
+  return graces.sort().at(-1) ?? null
+}
+
+const currentOf = (integration: IntegrationRecord): SigningSecret | undefined =>
+  integration.signing_secrets.find((s) => s.expires_at === null) ?? integration.signing_secrets[0]
+
 /**
  * The current signing secret, for the portal's "reveal" (a signed-in tenant owns it; the
  * management API shows it on create and rotate only). The caller records the reveal in the audit log.
@@ -72,9 +81,31 @@ export async function currentSigningSecret(
   integrationId: string,
 ): Promise<{ secret: string; created_at: string; previous_expires_at: string | null }> {
   const integration = await requireIntegration(deps, accountId, integrationId)
-  const nowMs = deps.clock.now()
-  const current = integration.signing_secrets.find((s) => s.expires_at === null) ?? integration.signing_secrets[0]
+  const current = currentOf(integration)
   if (!current) throw new AppError('not_found')
-  const graces = integration.signing_secrets.filter((s) => s !== current && s.expires_at !== null && Date.parse(s.expires_at) > nowMs).map((s) => s.expires_at!)
-  return { secret: current.secret, created_at: current.created_at, previous_expires_at: graces.sort().at(-1) ?? null }
+  return { secret: current.secret, created_at: current.created_at, previous_expires_at: previousExpiresAt(integration, current, deps.clock.now()) }
+}
+
+/**
+ * Until when a previous secret still signs beside the current one (a rotation's grace), or null:
+ * what the webhook's page says next to its "End it now". Read from the record the caller has
+ * (the page: the cached lookup the dispatcher signs from too), so it costs no read of its own.
+ */
+export function secretGraceEndOf(integration: IntegrationRecord, nowMs: number): string | null {
+  const current = currentOf(integration)
+  return current ? previousExpiresAt(integration, current, nowMs) : null
+}
+
+/**
+ * Ends a rotation's grace now: only the current secret signs from the next attempt on (the
+ * dispatcher reads the secrets per attempt). Returns whether a previous secret was still signing;
+ * with none, nothing is written (so an audited call records nothing either).
+ */
+export async function endSecretGrace(deps: TenantDeps, accountId: string, integrationId: string): Promise<{ ended: boolean }> {
+  const integration = await requireIntegration(deps, accountId, integrationId)
+  const current = currentOf(integration)
+  if (!current || previousExpiresAt(integration, current, deps.clock.now()) === null) return { ended: false }
+  const updated = await deps.tenants.updateIntegration(integrationId, { signing_secrets: [current], updated_at: nowIso(deps) })
+  if (!updated) throw new AppError('not_found')
+  return { ended: true }
 }

@@ -3,7 +3,7 @@ import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { fieldValue, type FormFields } from '../kit/forms.ts'
 import { sessionOf } from '../session.ts'
-import { WEBHOOKS_PATH } from './views.ts'
+import { WEBHOOKS_PATH } from './paths.ts'
 
 /**
  * The confirmation step of a destructive webhook action, without JavaScript: the action's first

@@ -1,16 +1,14 @@
-import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '@lsv/shared/model/records.ts'
 import { getDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { signedRequestOf, verifySnippet, type SignedRequest } from '@lsv/shared/domain/webhooks/signed-request.ts'
-import { TEST_EVENT_ID_PREFIX } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { timeOf } from './delivery-filters.ts'
-import { WEBHOOKS_PATH, webhookPath } from './views.ts'
-
-const Params = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }), deliveryId: Type.String({ minLength: 1, maxLength: 128 }) })
+import { WEBHOOKS_PATH, webhookPath } from './paths.ts'
+import { DeliveryParams } from './schemas.ts'
+import { statusBadge, testBadge } from './delivery-badges.ts'
 
 const deliveryPath = (integrationId: string, deliveryId: string) => `${webhookPath(integrationId)}/deliveries/${encodeURIComponent(deliveryId)}`
 
@@ -77,8 +75,8 @@ function deliveryBody(integration: IntegrationRecord, d: DeliveryRecord): SafeHt
 <section aria-labelledby="summary-h">
 <h2 id="summary-h">Delivery</h2>
 <dl class="kv">
-<dt>Event id</dt><dd><code>${d.event_id}</code>${d.event_id.startsWith(TEST_EVENT_ID_PREFIX) ? html` <span class="badge">test</span>` : ''}</dd>
-<dt>Status</dt><dd><strong>${d.status}</strong></dd>
+<dt>Event id</dt><dd><code>${d.event_id}</code>${testBadge(d.event_id)}</dd>
+<dt>Status</dt><dd>${statusBadge(d.status)}</dd>
 <dt>Created</dt><dd>${timeOf(d.created_at)}</dd>
 <dt>Attempts</dt><dd>${d.attempts.length}</dd>
 ${d.status === 'retrying' && d.next_attempt_at ? html`<dt>Next attempt</dt><dd>${timeOf(d.next_attempt_at)}</dd>` : ''}
@@ -98,7 +96,7 @@ ${requestSection(base, request, last)}
 
 /** The delivery debugger (docs/portal.md, "Delivery debugger"): one delivery of the account's webhook. */
 export function registerDeliveryDebugger(scope: App, deps: PlatformDeps): void {
-  scope.get(`${WEBHOOKS_PATH}/:integrationId/deliveries/:deliveryId`, { schema: { hide: true, params: Params } }, async (request, reply) => {
+  scope.get(`${WEBHOOKS_PATH}/:integrationId/deliveries/:deliveryId`, { schema: { hide: true, params: DeliveryParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integration, delivery } = await getDeliveryFor(deps, account.id, request.params.integrationId, request.params.deliveryId)
     return sendPage(reply, {

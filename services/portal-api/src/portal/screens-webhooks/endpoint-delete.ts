@@ -1,16 +1,13 @@
-import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import type { IntegrationRecord } from '@lsv/shared/model/records.ts'
 import { deleteIntegration, getIntegration } from '@lsv/shared/domain/tenants/integrations.ts'
-import { withAuditedChange } from '@lsv/shared/domain/audit/audited-change.ts'
 import { html, redirectTo } from '../kit/page.ts'
 import { formOf } from '../kit/forms.ts'
-import { actorOf, sessionOf } from '../session.ts'
+import { sessionOf } from '../session.ts'
 import { isConfirmed, sendConfirmation } from './confirm.ts'
-import { WEBHOOKS_PATH, webhookPath } from './views.ts'
-
-const IntegrationParams = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
+import { WEBHOOKS_PATH, webhookPath } from './paths.ts'
+import { IntegrationParams } from './schemas.ts'
+import { auditedIntegrationChange, hostOf } from './integration-audit.ts'
 
 /**
  * Deleting a webhook (issue 22 job 5): `GET …/delete` is the confirmation page, its form posts
@@ -41,16 +38,13 @@ export function registerEndpointDelete(scope: App, deps: PlatformDeps): void {
     const { integrationId } = request.params
     // a post without the confirmation (crafted, or an old page) is sent to the question: every form answers a redirect
     if (!isConfirmed(formOf(request.body))) return redirectTo(reply, `${webhookPath(integrationId)}/delete`)
-    const session = sessionOf(request)
-    const audited = withAuditedChange(deps, (deleted: IntegrationRecord) => ({
-      account_id: session.account.id,
-      actor: actorOf(session),
-      action: 'integration.deleted',
-      target: { integration_id: deleted.id },
-      // the host only: a URL's path or query may carry the receiver's own token
-      details: { host: new URL(deleted.url).host, ...(deleted.name ? { name: deleted.name } : {}) },
+    const { account } = sessionOf(request)
+    // the host only: a URL's path or query may carry the receiver's own token
+    const audited = auditedIntegrationChange(deps, request, 'integration.deleted', (deleted) => ({
+      host: hostOf(deleted.url),
+      ...(deleted.name ? { name: deleted.name } : {}),
     }))
-    await deleteIntegration(audited, session.account.id, integrationId)
+    await deleteIntegration(audited, account.id, integrationId)
     return redirectTo(reply, WEBHOOKS_PATH, 'integration-deleted')
   })
 }

@@ -1,10 +1,9 @@
-import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import { INTEGRATION_DESCRIPTION_MAX, INTEGRATION_NAME_MAX } from '@lsv/shared/contract/admin.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
 import { fieldValue, type FormFields } from '../kit/forms.ts'
 
-/** What the tenant calls an endpoint: its name, else its URL. */
-export const endpointTitle = (i: Pick<IntegrationView, 'name' | 'url'>): string => i.name ?? i.url
+/** What the tenant calls an endpoint: its name, else its URL (of the API's view, or a stored record, whose name may be absent). */
+export const endpointTitle = (i: { name?: string | null; url: string }): string => i.name ?? i.url
 
 /** The name and description inputs of the add and edit forms (optional; empty clears them). */
 export function describeFields(idPrefix: string, values: { name: string; description: string }): SafeHtml {

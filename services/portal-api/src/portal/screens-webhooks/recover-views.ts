@@ -3,9 +3,10 @@ import { RECOVER_COUNT_CAP, RECOVER_MAX_DELIVERIES, type StatusCounts } from '@l
 import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
+import { webhookPath } from './paths.ts'
 
-const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`
-const retryWaitingPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/retry-waiting`
+const recoverPath = (integrationId: string) => `${webhookPath(integrationId)}/recover`
+const retryWaitingPath = (integrationId: string) => `${webhookPath(integrationId)}/retry-waiting`
 const sinceWords = (since: string) => html`${timeOf(since)}`
 const { limit: REPLAY_LIMIT } = WEBHOOK_ACTION_WINDOWS.replay
 // a count that reached the cap is a lower bound (statusCountsSince stops counting there)
@@ -29,9 +30,23 @@ ${i.active ? '' : html`<p class="hint">Re-enable this webhook before recovering.
 </section>`
 }
 
+/** What the recover confirmation shows: its view model. */
+export interface RecoverConfirmView {
+  integration: IntegrationView
+  /** failed since this instant (ISO 8601) */
+  since: string
+  /** how many a recover would send now (0 while the webhook is disabled) */
+  failed: number
+  /** false when the plan stopped at its bound: there may be more */
+  complete: boolean
+  /** deliveries waiting for a retry, which a recover does not send */
+  waiting: number
+}
+
 /** The confirmation step: what a recover would send, and the button that sends it. */
-export function recoverConfirmBody(i: IntegrationView, since: string, failed: number, complete: boolean, waiting: number): SafeHtml {
-  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+export function recoverConfirmBody(v: RecoverConfirmView): SafeHtml {
+  const { integration: i, since, failed, complete, waiting } = v
+  const back = webhookPath(i.id)
   return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
 <section aria-labelledby="confirm-h" class="card">
 <h2 id="confirm-h">Replay ${failed} failed ${failed === 1 ? 'delivery' : 'deliveries'}?</h2>
@@ -60,9 +75,19 @@ function waitingWords(i: IntegrationView, waiting: number): SafeHtml | string {
   return html`<p>${waiting} ${waiting === 1 ? 'delivery is' : 'deliveries are'} still waiting for a retry (not failed, so a recover does not send ${waiting === 1 ? 'it' : 'them'}): <a href="${retryWaitingPath(i.id)}">Retry everything waiting now</a></p>`
 }
 
+/** What the "retry everything waiting" confirmation shows: its view model. */
+export interface RetryWaitingConfirmView {
+  integration: IntegrationView
+  /** how many would be sent now (0 while the webhook is disabled) */
+  waiting: number
+  /** false when the plan stopped at its bound: there may be more */
+  complete: boolean
+}
+
 /** The confirmation step of "retry everything waiting": how many, and the button that sends them now. */
-export function retryWaitingConfirmBody(i: IntegrationView, waiting: number, complete: boolean): SafeHtml {
-  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+export function retryWaitingConfirmBody(v: RetryWaitingConfirmView): SafeHtml {
+  const { integration: i, waiting, complete } = v
+  const back = webhookPath(i.id)
   return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>
 <section aria-labelledby="confirm-h" class="card">
 <h2 id="confirm-h">Send ${waiting} waiting ${waiting === 1 ? 'delivery' : 'deliveries'} now?</h2>
@@ -82,16 +107,25 @@ ${
 </section>`
 }
 
-export interface RecoverOutcome {
+interface RecoverOutcome {
   since: string
   found: number
   replayed: number
   retryAfter: number | null
 }
 
+/** What a recover's result page shows: its view model. */
+export interface RecoverResultView {
+  integration: IntegrationView
+  outcome: RecoverOutcome
+  /** the deliveries since the recover's time, by status, as they stand now */
+  counts: StatusCounts
+}
+
 /** The result of a recover, with the live state of the deliveries since its time (its progress). */
-export function recoverResultBody(i: IntegrationView, outcome: RecoverOutcome, counts: StatusCounts): SafeHtml {
-  const back = `/portal/webhooks/${encodeURIComponent(i.id)}`
+export function recoverResultBody(v: RecoverResultView): SafeHtml {
+  const { integration: i, outcome, counts } = v
+  const back = webhookPath(i.id)
   const held = outcome.found - outcome.replayed
   const logQuery = new URLSearchParams({ from: inputValueOf(outcome.since) }).toString()
   return html`<p class="hint"><a href="${back}">Back to the webhook</a></p>

@@ -9,10 +9,10 @@ import { sessionOf } from '../session.ts'
 import { fieldValue, formOf } from '../kit/forms.ts'
 import { instantOf, TimeInput } from './delivery-filters.ts'
 import { recoverConfirmBody, recoverResultBody, retryWaitingConfirmBody } from './recover-views.ts'
-import { WEBHOOKS_PATH, webhookPath } from './views.ts'
+import { WEBHOOKS_PATH, webhookPath } from './paths.ts'
+import { IntegrationParams } from './schemas.ts'
 import { auditOf } from '../kit/audited.ts'
 
-const Params = Type.Object({ integrationId: Type.String({ minLength: 1, maxLength: 128 }) })
 const SinceQuery = Type.Object({ since: TimeInput })
 const Count = Type.String({ maxLength: 5, pattern: '^\\d{1,5}$' })
 const ResultQuery = Type.Object({ since: TimeInput, found: Count, replayed: Count, retry_after: Type.Optional(Count) })
@@ -34,7 +34,7 @@ function sinceOf(value: string): string {
 export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
   const path = `${WEBHOOKS_PATH}/:integrationId/recover`
 
-  scope.get(path, { schema: { hide: true, params: Params, querystring: SinceQuery } }, async (request, reply) => {
+  scope.get(path, { schema: { hide: true, params: IntegrationParams, querystring: SinceQuery } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     const integration = await getIntegration(deps, account.id, integrationId)
@@ -48,11 +48,11 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
       flash: null,
       error: integration.active ? null : 'This webhook is disabled: re-enable it before recovering.',
       title: 'Recover failed deliveries',
-      body: recoverConfirmBody(integration, since, integration.active ? plan.failed.length : 0, plan.complete, waiting),
+      body: recoverConfirmBody({ integration, since, failed: integration.active ? plan.failed.length : 0, complete: plan.complete, waiting }),
     })
   })
 
-  scope.post(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+  scope.post(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const session = sessionOf(request)
     const { integrationId } = request.params
     const since = sinceOf(fieldValue(formOf(request.body), 'since'))
@@ -69,7 +69,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
           flash: null,
           error: 'This webhook is disabled: re-enable it before recovering.',
           title: 'Recover failed deliveries',
-          body: recoverConfirmBody(integration, since, 0, true, 0),
+          body: recoverConfirmBody({ integration, since, failed: 0, complete: true, waiting: 0 }),
         })
       }
       throw err
@@ -84,7 +84,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
     return redirectTo(reply, `${webhookPath(integrationId)}/recover/result?${q}`)
   })
 
-  scope.get(`${path}/result`, { schema: { hide: true, params: Params, querystring: ResultQuery } }, async (request, reply) => {
+  scope.get(`${path}/result`, { schema: { hide: true, params: IntegrationParams, querystring: ResultQuery } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     const integration = await getIntegration(deps, account.id, integrationId)
@@ -104,7 +104,7 @@ export function registerRecoverScreens(scope: App, deps: PlatformDeps): void {
       flash: null,
       error: null,
       title: 'Recover: result',
-      body: recoverResultBody(integration, outcome, counts),
+      body: recoverResultBody({ integration, outcome, counts }),
     })
   })
 
@@ -121,7 +121,7 @@ function registerRetryWaiting(scope: App, deps: PlatformDeps): void {
   const path = `${WEBHOOKS_PATH}/:integrationId/retry-waiting`
   const disabled = 'This webhook is disabled: re-enable it before retrying.'
 
-  scope.get(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+  scope.get(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     const integration = await getIntegration(deps, account.id, integrationId)
@@ -133,11 +133,11 @@ function registerRetryWaiting(scope: App, deps: PlatformDeps): void {
       flash: null,
       error: integration.active ? null : disabled,
       title: 'Retry everything waiting',
-      body: retryWaitingConfirmBody(integration, integration.active ? plan.failed.length : 0, plan.complete),
+      body: retryWaitingConfirmBody({ integration, waiting: integration.active ? plan.failed.length : 0, complete: plan.complete }),
     })
   })
 
-  scope.post(path, { schema: { hide: true, params: Params } }, async (request, reply) => {
+  scope.post(path, { schema: { hide: true, params: IntegrationParams } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { integrationId } = request.params
     let result
@@ -153,7 +153,7 @@ function registerRetryWaiting(scope: App, deps: PlatformDeps): void {
           flash: null,
           error: disabled,
           title: 'Retry everything waiting',
-          body: retryWaitingConfirmBody(integration, 0, true),
+          body: retryWaitingConfirmBody({ integration, waiting: 0, complete: true }),
         })
       }
       throw err
