@@ -8,7 +8,8 @@
  * are each a failure of their own, and a failing one no longer hides the tests' results.
  * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the reliability
  * suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …; the files that
- * measure time or load the machine run one at a time after the others). Their figures are printed.
+ * measure time run one at a time after the others). Their figures are printed. Within each pass
+ * the known-slow files start first (test/setup/slow-files-first.ts).
  *
  * Counting: scripts/lib/vitest-summary-reporter.ts writes each pass's files and counts. A test
  * that could not run because its suite's set-up failed (a `beforeAll` that threw, a browser that
@@ -72,15 +73,19 @@ const WHOLE_STACK = [
 ]
 const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? WHOLE_STACK.flatMap((g) => ['--exclude', g]) : []
 /**
- * Main-suite files at a time: one, unless `--maxWorkers=N` is given after `--`. Parallel files
- * starved the shared emulators on a busy machine (Firestore calls past the 30 s test timeout, a
- * queue lease renewed too late), and the load before a run (CI starts right after `npm ci`) says
- * too little about the run itself to decide from it. Two at a time becomes the default once a
- * full run of it passes on a quiet machine (not measured yet: issue 30).
+ * Main-suite files at a time: two (one on a single core), or `--maxWorkers=N` given after `--`.
+ * Measured on a quiet 2-core machine (main at 53dd321): one at a time took 27–30 min for the whole
+ * `npm test`, two at a time 17 min 21 s (main suites 879 s, 228 files), with the one failure a
+ * port race between two files that scripts/lib/free-port.ts removes. On a busy machine parallel
+ * files starved the shared emulators (Firestore calls past the 30 s test timeout): `--maxWorkers=1`
+ * then. The value goes to the main suites only: the reliability config sets its own per group
+ * (a CLI value would also run its timed files two at a time).
  */
 const cores = availableParallelism()
 const load = loadavg()[0]!
-const mainWorkers = vitestArgs.some((a) => a.startsWith('--maxWorkers')) ? [] : ['--maxWorkers=1']
+const workersArg = vitestArgs.filter((a) => a.startsWith('--maxWorkers'))
+const mainWorkers = workersArg.length > 0 ? workersArg : [`--maxWorkers=${Math.min(2, cores)}`]
+const passArgs = vitestArgs.filter((a) => !a.startsWith('--maxWorkers'))
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 /** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
@@ -200,9 +205,7 @@ try {
   for (const config of configs) {
     // one file per run: test/local runs this command inside a run, beside other files
     const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
-    console.log(
-      `> vitest --config ${config}${config === MAIN && mainWorkers.length > 0 ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`,
-    )
+    console.log(`> vitest --config ${config}${config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`)
     if (config === MAIN && quickExcludes.length > 0)
       console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
     const code = await run(
@@ -217,7 +220,7 @@ try {
         `--outputFile.summary=${summaryFile}`,
         ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
         ...(config === MAIN ? [...quickExcludes, ...mainWorkers] : []),
-        ...vitestArgs,
+        ...passArgs,
       ],
       env,
     )
