@@ -22,8 +22,9 @@
  * one command that installs it.
  *
  * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only,
- * without the whole-stack ones unless a filter names files),
- * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest. A filter that
+ * without the whole-stack ones and the docs' CLI check unless a filter names files),
+ * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest
+ * (`--maxWorkers=N` to the main suites only). A filter that
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
 import { spawn } from 'node:child_process'
@@ -61,17 +62,21 @@ const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--r
 const filters = vitestArgs.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern', '--project'].includes(vitestArgs[i - 1] ?? ''))
 /**
  * What `--quick` leaves out when no filter names files: the suites that start whole stacks (npm
- * start, start:cloud, a browser) and take minutes. Named by a filter, they run under --quick too.
+ * start, start:cloud, a browser) and take minutes, and the check of the deployment docs' commands
+ * against the gcloud and bq CLIs' own help pages (two dozen Python processes, ~1 min of CPU; only
+ * docs/deploy.md and docs/operations.md change what it finds). Named by a filter, they run under
+ * --quick too.
  */
-const WHOLE_STACK = [
+const QUICK_LEAVES_OUT = [
   'test/browser/**',
   'test/cloud/**',
   'test/blackbox/**',
   'test/local/**',
   'test/deactivation/stacks-in-force.test.ts',
   'test/portal/start-banner.test.ts',
+  'test/infra/docs-commands.test.ts',
 ]
-const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? WHOLE_STACK.flatMap((g) => ['--exclude', g]) : []
+const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? QUICK_LEAVES_OUT.flatMap((g) => ['--exclude', g]) : []
 /**
  * Main-suite files at a time: two (one on a single core), or `--maxWorkers=N` given after `--`.
  * Measured on a quiet 2-core machine (main at 53dd321): one at a time took 27–30 min for the whole
@@ -207,7 +212,7 @@ try {
     const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
     console.log(`> vitest --config ${config}${config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`)
     if (config === MAIN && quickExcludes.length > 0)
-      console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
+      console.log(`  quick: without the whole-stack suites and the docs' CLI commands (${QUICK_LEAVES_OUT.join(', ')}); a path after -- runs any of them`)
     const code = await run(
       process.execPath,
       [
