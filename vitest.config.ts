@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import SlowFilesFirst from './test/setup/slow-files-first.ts'
 
 export default defineConfig({
   test: {
@@ -6,8 +7,9 @@ export default defineConfig({
     exclude: ['test/reliability/**', 'node_modules/**'],
     setupFiles: ['test/setup/node-version.ts', 'test/setup/loopback-only.ts'],
     pool: 'forks',
-    // how many files at a time: scripts/run-tests.ts passes --maxWorkers (as many as cores on a
-    // quiet machine, one at a time on a busy one)
+    // how many files at a time: scripts/run-tests.ts passes --maxWorkers (two, or one on one core)
+    // the known-slow files first, so that two workers end together (test/setup/slow-files-first.ts)
+    sequence: { sequencer: SlowFilesFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },

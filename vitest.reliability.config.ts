@@ -1,16 +1,18 @@
 import { defineConfig } from 'vitest/config'
+import SlowFilesFirst from './test/setup/slow-files-first.ts'
 
 /**
  * The reliability suite in two groups, one after the other (`sequence.groupOrder`):
- * - `reliability`: files that assert no time bound and do not load the machine for the others
- *   (in-process apps, corpora, the rate limiter port): two at a time;
+ * - `reliability`: files that assert no time bound (in-process apps, corpora, the rate limiter
+ *   port, and crash safety: exactly-once under SIGKILLs, however long it takes): two at a time,
+ *   crash safety first (the slowest, test/setup/slow-files-first.ts);
  * - `reliability-serial`: files that measure time against a bound (shutdown within 10 s, a stall
  *   answered within the deadline, a receiver timed out within the send bound, recovery before a
- *   lease ends, 600 requests each under the dependency deadline) or drive whole stacks and kill
- *   them: one at a time, after the others, with nothing else of the suite beside them.
+ *   lease ends, 600 requests each under the dependency deadline): one at a time, after the others,
+ *   with nothing else of the suite beside them. scripts/run-tests.ts gives `--maxWorkers` to the
+ *   main suites only: a CLI value would override this group's one at a time.
  */
 const SERIAL = [
-  'test/reliability/crash-safety.test.ts',
   'test/reliability/dead-owner-recovery.test.ts',
   'test/reliability/dependency-stall.test.ts',
   'test/reliability/dispatcher-outage.test.ts',
@@ -26,6 +28,7 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 120_000,
     env: { NODE_ENV: 'test' },
+    sequence: { sequencer: SlowFilesFirst },
     projects: [
       {
         extends: true,

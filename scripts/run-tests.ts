@@ -8,7 +8,8 @@
  * are each a failure of their own, and a failing one no longer hides the tests' results.
  * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the reliability
  * suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …; the files that
- * measure time or load the machine run one at a time after the others). Their figures are printed.
+ * measure time run one at a time after the others). Their figures are printed. Within each pass
+ * the known-slow files start first (test/setup/slow-files-first.ts).
  *
  * Counting: scripts/lib/vitest-summary-reporter.ts writes each pass's files and counts. A test
  * that could not run because its suite's set-up failed (a `beforeAll` that threw, a browser that
@@ -21,8 +22,9 @@
  * one command that installs it.
  *
  * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only,
- * without the whole-stack ones unless a filter names files),
- * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest. A filter that
+ * without the whole-stack ones and the docs' CLI check unless a filter names files),
+ * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest
+ * (`--maxWorkers=N` to the main suites only). A filter that
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
 import { spawn } from 'node:child_process'
@@ -60,27 +62,35 @@ const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--r
 const filters = vitestArgs.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern', '--project'].includes(vitestArgs[i - 1] ?? ''))
 /**
  * What `--quick` leaves out when no filter names files: the suites that start whole stacks (npm
- * start, start:cloud, a browser) and take minutes. Named by a filter, they run under --quick too.
+ * start, start:cloud, a browser) and take minutes, and the check of the deployment docs' commands
+ * against the gcloud and bq CLIs' own help pages (two dozen Python processes, ~1 min of CPU; only
+ * docs/deploy.md and docs/operations.md change what it finds). Named by a filter, they run under
+ * --quick too.
  */
-const WHOLE_STACK = [
+const QUICK_LEAVES_OUT = [
   'test/browser/**',
   'test/cloud/**',
   'test/blackbox/**',
   'test/local/**',
   'test/deactivation/stacks-in-force.test.ts',
   'test/portal/start-banner.test.ts',
+  'test/infra/docs-commands.test.ts',
 ]
-const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? WHOLE_STACK.flatMap((g) => ['--exclude', g]) : []
+const quickExcludes = argv.includes('--quick') && !ownConfig && filters.length === 0 ? QUICK_LEAVES_OUT.flatMap((g) => ['--exclude', g]) : []
 /**
- * Main-suite files at a time: one, unless `--maxWorkers=N` is given after `--`. Parallel files
- * starved the shared emulators on a busy machine (Firestore calls past the 30 s test timeout, a
- * queue lease renewed too late), and the load before a run (CI starts right after `npm ci`) says
- * too little about the run itself to decide from it. Two at a time becomes the default once a
- * full run of it passes on a quiet machine (not measured yet: issue 30).
+ * Main-suite files at a time: two (one on a single core), or `--maxWorkers=N` given after `--`.
+ * Measured on a quiet 2-core machine (main at 53dd321): one at a time took 27–30 min for the whole
+ * `npm test`, two at a time 17 min 21 s (main suites 879 s, 228 files), with the one failure a
+ * port race between two files that scripts/lib/free-port.ts removes. On a busy machine parallel
+ * files starved the shared emulators (Firestore calls past the 30 s test timeout): `--maxWorkers=1`
+ * then. The value goes to the main suites only: the reliability config sets its own per group
+ * (a CLI value would also run its timed files two at a time).
  */
 const cores = availableParallelism()
 const load = loadavg()[0]!
-const mainWorkers = vitestArgs.some((a) => a.startsWith('--maxWorkers')) ? [] : ['--maxWorkers=1']
+const workersArg = vitestArgs.filter((a) => a.startsWith('--maxWorkers'))
+const mainWorkers = workersArg.length > 0 ? workersArg : [`--maxWorkers=${Math.min(2, cores)}`]
+const passArgs = vitestArgs.filter((a) => !a.startsWith('--maxWorkers'))
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 /** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
@@ -200,11 +210,9 @@ try {
   for (const config of configs) {
     // one file per run: test/local runs this command inside a run, beside other files
     const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
-    console.log(
-      `> vitest --config ${config}${config === MAIN && mainWorkers.length > 0 ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`,
-    )
+    console.log(`> vitest --config ${config}${config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`)
     if (config === MAIN && quickExcludes.length > 0)
-      console.log(`  quick: without the whole-stack suites (${WHOLE_STACK.join(', ')}); a path after -- runs any of them`)
+      console.log(`  quick: without the whole-stack suites and the docs' CLI commands (${QUICK_LEAVES_OUT.join(', ')}); a path after -- runs any of them`)
     const code = await run(
       process.execPath,
       [
@@ -217,7 +225,7 @@ try {
         `--outputFile.summary=${summaryFile}`,
         ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
         ...(config === MAIN ? [...quickExcludes, ...mainWorkers] : []),
-        ...vitestArgs,
+        ...passArgs,
       ],
       env,
     )

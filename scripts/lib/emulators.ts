@@ -1,20 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { openSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { freePort } from './free-port.ts'
 import { killTree } from './process-tree.ts'
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 export interface RunningEmulator {
   name: string

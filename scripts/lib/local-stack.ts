@@ -1,4 +1,4 @@
-import { freePort } from './emulators.ts'
+import { freePort } from './free-port.ts'
 
 /**
  * What a process that runs `npm start` (scripts/start-local.ts) as a child gives it: the tests of

@@ -6,7 +6,7 @@
  * spawned by test/cloud/support.ts). The suite sees only their URLs.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { descendantsOf, killTree } from '../../scripts/lib/process-tree.ts'
 import { OPERATOR_TOKEN } from '../management/harness.ts'
 import { alive, cleanUp as cleanUpCloud, ROOT, sleep, startCloud, stopCloud, tempDir, waitForBanner } from '../cloud/support.ts'

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')

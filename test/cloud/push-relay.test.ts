@@ -14,7 +14,7 @@ import { backoffMs, startPushRelay, type PushRelay, type RelayLogLine, type Rela
 import { createTopicsAndSubscriptions, publishMessage, pullMessages } from '../../scripts/lib/cloud/pubsub-setup.ts'
 import type { SubscriptionShape } from '../../scripts/lib/cloud/deployed-shape.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { cleanUp, sleep, tempDir } from './support.ts'
 

@@ -21,7 +21,7 @@ import { buildApp as buildDispatcher } from '../../services/webhook-dispatcher/s
 import { createCloudTasksStandIn, type CloudTasksStandIn } from '../../scripts/lib/cloud/cloud-tasks-stand-in.ts'
 import { createIam } from '../../scripts/lib/cloud/iam.ts'
 import { startOidcIssuer, type OidcIssuer } from '../../scripts/lib/cloud/oidc-issuer.ts'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { createTestDeps } from '../helpers/deps.ts'
 import { ACCOUNT_ONLY, createTestTenant } from '../helpers/tenant.ts'
 import { sleep } from './support.ts'

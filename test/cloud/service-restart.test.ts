@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { startServiceProcess, superviseService, waitHealthy, type SupervisedService } from '../../scripts/lib/cloud/service-processes.ts'
 import { cleanUp, ROOT, sleep, tempDir } from './support.ts'
 

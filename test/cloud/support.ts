@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'node:http'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { descendantsOf, killTree } from '../../scripts/lib/process-tree.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 import type { RelayLogLine } from '../../scripts/lib/cloud/push-relay.ts'

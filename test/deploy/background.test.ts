@@ -10,7 +10,7 @@ import { portalApi } from '../../services/portal-api/src/service.ts'
 import { upsertWorker } from '../../services/upsert-worker/src/service.ts'
 import { webhookDispatcher } from '../../services/webhook-dispatcher/src/service.ts'
 import pino from 'pino'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { emulators, randomSuffix, tempDataDir } from '../helpers/embedded.ts'
 
 /**

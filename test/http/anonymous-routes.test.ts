@@ -110,6 +110,12 @@ describe('every route, as an anonymous caller', () => {
     await deps?.cleanup()
   })
 
+  /** the first answer has come whole: all the bytes its Content-Length declares (a chunked one is waited for, bounded) */
+  const wholeAnswer = (text: string) => {
+    const end = text.indexOf('\r\n\r\n')
+    const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end))?.[1]
+    return end >= 0 && length !== undefined && Buffer.byteLength(text, 'latin1') - (end + 4) >= Number(length)
+  }
   const pathOf = (url: string) => url.replace(/:[A-Za-z_]+/g, `x${Math.random().toString(36).slice(2, 10)}`).replace(/\*$/, 'x')
 
   /** sends the head and the first bytes; the answer (or null when none came within the wait) */
@@ -120,10 +126,8 @@ describe('every route, as an anonymous caller', () => {
       .join('')
     await c.write(`${method} ${path} HTTP/1.1\r\n${head}\r\n`)
     if (body.length > 0) await c.write(body)
-    for (let waited = 0; waited < ANSWER_WAIT_MS && firstResponse(c.received()) === null && !c.socket.destroyed; waited += 20) {
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    await new Promise((r) => setTimeout(r, 50)) // the rest of a short answer
+    await c.until((text) => firstResponse(text) !== null, ANSWER_WAIT_MS)
+    await c.until(wholeAnswer, 50) // the rest of a short answer
     const text = c.received()
     c.socket.destroy()
     const answer = firstResponse(text)
@@ -246,9 +250,7 @@ describe('every route, as an anonymous caller', () => {
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('')
     await c.write(`${method} ${path} HTTP/1.1\r\n${head}\r\n`)
-    for (let waited = 0; waited < UNROUTED_WAIT_MS && firstResponse(c.received()) === null && !c.socket.destroyed; waited += 10) {
-      await new Promise((r) => setTimeout(r, 10))
-    }
+    await c.until((text) => firstResponse(text) !== null, UNROUTED_WAIT_MS)
     const answer = firstResponse(c.received())
     c.socket.destroy()
     return answer?.status ?? null
@@ -366,8 +368,7 @@ describe('requests no route serves, sending whole bodies: memory stays bounded',
           const c = await rawConnect(service.port)
           await c.write(`${method} ${path} HTTP/1.1\r\nhost: ${service.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`)
           const written = c.write(body)
-          for (let waited = 0; waited < 30_000 && firstResponse(c.received()) === null && !c.socket.destroyed; waited += 10)
-            await new Promise((r) => setTimeout(r, 10))
+          await c.until((text) => firstResponse(text) !== null, 30_000)
           // the answer came while the body was still going out: the rest is drained, not kept
           await within(written, 30_000, undefined)
           const status = firstResponse(c.received())?.status ?? null

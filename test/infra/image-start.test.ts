@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const SERVICES = ['edge-ingest', 'portal-api', 'upsert-worker', 'webhook-dispatcher']

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import { buildApp } from '../../services/portal-api/src/app.ts'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { createIngestFixture, type IngestFixture } from '../ingest/support/harness.ts'
 import { ADMIN, OPERATOR, OPERATOR_TOKEN } from '../management/harness.ts'
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { freePort } from '../../scripts/lib/emulators.ts'
+import { freePort } from '../../scripts/lib/free-port.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))

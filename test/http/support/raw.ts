@@ -12,6 +12,12 @@ export interface RawConnection {
   /** resolves when the server has closed (or reset) the connection: what it sent, and whether it was a reset */
   closed: Promise<{ text: string; reset: boolean }>
   write(data: string | Buffer): Promise<void>
+  /**
+   * Resolves as soon as `done(received())` holds or the connection is closed, or after `ms` (a
+   * bound on waiting, never a measurement): woken by each arriving chunk, where polling on a timer
+   * waited up to a whole interval after the answer had come.
+   */
+  until(done: (text: string) => boolean, ms: number): Promise<void>
   /** writes `data` one byte every `everyMs` until written or the connection closes */
   drip(data: string, everyMs: number): Promise<void>
 }
@@ -38,6 +44,23 @@ export async function rawConnect(port: number): Promise<RawConnection> {
       new Promise<void>((resolve) => {
         if (socket.destroyed) return resolve()
         socket.write(data, () => resolve())
+      }),
+    until: (done, ms) =>
+      new Promise<void>((resolve) => {
+        const finish = () => {
+          clearTimeout(timer)
+          socket.off('data', check)
+          socket.off('close', finish)
+          resolve()
+        }
+        // registered after the recording listener above: received() already holds the chunk
+        const check = () => {
+          if (done(received()) || socket.destroyed) finish()
+        }
+        const timer = setTimeout(finish, ms)
+        socket.on('data', check)
+        socket.once('close', finish)
+        check()
       }),
     async drip(data, everyMs) {
       for (const byte of Buffer.from(data, 'latin1')) {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { request } from 'node:http'
-export { freePort } from '../../../scripts/lib/emulators.ts'
+export { freePort } from '../../../scripts/lib/free-port.ts'
 
 const NODE = new URL('../../../node_modules/.bin/node', import.meta.url).pathname
 const REPO = new URL('../../../', import.meta.url).pathname
