@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache'
 import type { TenantStore } from '../ports/tenant-store.ts'
 import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
 
-/** entries kept at most (the oldest inserted goes first): a few MB of records */
+/** entries kept at most (the least recently used goes first): a few MB of records */
 const DEFAULT_MAX_ENTRIES = 20_000
 
 const WRITES = [
@@ -63,7 +64,7 @@ function deepFreeze<T>(value: T): T {
  */
 export function createTenantLookupCache(store: TenantStore, version: TenantConfigVersion, options: { maxEntries?: number } = {}): TenantLookupCache {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
-  const entries = new Map<string, unknown>()
+  const entries = new LRUCache<string, object>({ max: maxEntries })
   /** loads under way, shared by concurrent misses of one key */
   const loading = new Map<string, Promise<unknown>>()
   /** reads under way while the version is unconfirmed (see lookup), with when they started */
@@ -86,7 +87,8 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
       clear()
       cachedVersion = current
     }
-    if (entries.has(key)) return entries.get(key) as T
+    const hit = entries.get(key)
+    if (hit !== undefined) return hit as T
     const shared = loading.get(key)
     if (shared) return shared as Promise<T>
     const started = generation
@@ -94,10 +96,7 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
       (value) => {
         if (generation === started) {
           loading.delete(key)
-          if (value !== null) {
-            if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-            entries.set(key, deepFreeze(value))
-          }
+          if (value !== null && value !== undefined) entries.set(key, deepFreeze(value as object))
         }
         return value
       },
