@@ -122,6 +122,7 @@ type Adapters = Stores & Pick<PlatformDeps, 'queue' | 'tasks' | 'secrets' | 'web
  * `release` (the clients and the embedded file).
  */
 function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adapters: Adapters, release: () => Promise<void>): PlatformDeps {
+  const { contacts } = adapters
   let closed = false
   const deps: PlatformDeps = {
     ...adapters,
@@ -129,7 +130,7 @@ function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adap
     logger,
     clock,
     // the one seam every contact write crosses: its reactions (the change feed) run for every writer
-    contacts: withContactWrites(adapters.contacts, () => deps.listeners.contactWritten),
+    contacts: withContactWrites(contacts, () => deps.listeners.contactWritten),
     // one lookup for every delivery: the operator's endpoint (operational events) by its reserved
     // id, loaded when first used (it reads the signing secret: only the dispatcher delivers),
     // else the tenant's integration
