@@ -63,9 +63,10 @@ describe('every writer of the contact store crosses the write seam', () => {
       const calls = [...files.find((f) => f.path === path)!.text.matchAll(/([\w.]+)\.upsertBatch\(/g)].map((m) => m[1])
       expect(calls, path).toEqual(calls.map(() => 'deps.contacts'))
     }
-    // deps.contacts is the seam: the composition root is the only place that builds a contact store adapter, and wraps it
+    // deps.contacts is the seam: the composition root is the only place that builds a contact store adapter (its stores part,
+    // platform/deps-stores.ts), and wraps it (platform/deps.ts)
     const builders = files.filter((f) => /create(Embedded|Firestore)ContactStore\(/.test(f.text) && !f.path.includes('/adapters/')).map((f) => f.path)
-    expect(builders).toEqual(['shared/src/platform/deps.ts'])
+    expect(builders).toEqual(['shared/src/platform/deps-stores.ts'])
     expect(files.find((f) => f.path === 'shared/src/platform/deps.ts')!.text).toMatch(/contacts: withContactWrites\(contacts,/)
     // no product code deletes contacts wholesale (tests and account deletion only): no delete rows to publish
     expect(files.filter((f) => /contacts\.deleteAccountData\(/.test(f.text)).map((f) => f.path)).toEqual([])

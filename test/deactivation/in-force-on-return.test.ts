@@ -22,7 +22,7 @@ import { ACCESS_CHANGES, type Admin, type CaseTenant, type Push } from './cases.
  * bound allows and no longer. Right after B's call returns, A must answer the new way.
  *
  * The control, instance B0, is B as the composition root built it before the wait existed (its
- * management API writes to the store directly: no settleTenantWrites in shared/src/platform/deps.ts).
+ * management API writes to the store directly: no settleTenantWrites in shared/src/platform/deps-stores.ts).
  * After B0's call returns, A still answers the old way: the guarantee comes from the wait alone,
  * and removing it (or waiting `boundMs` instead of more) fails the "in force" half of each case.
  */

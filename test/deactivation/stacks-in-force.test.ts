@@ -6,7 +6,7 @@
  * the operator makes the call over HTTP, and the very next push must get the new answer. Only HTTP
  * to the running stack.
  *
- * Without the wait (settleTenantWrites not wired in shared/src/platform/deps.ts) the removals here
+ * Without the wait (settleTenantWrites not wired in shared/src/platform/deps-stores.ts) the removals here
  * still answered 202 and the reactivated source 401 on start:cloud, for up to the Firestore bound
  * (1 s): the deterministic control of that is in-force-on-return.test.ts (instance B0).
  */

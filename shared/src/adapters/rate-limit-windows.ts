@@ -10,6 +10,7 @@ export function rejection(slot: WindowSlot, nowMs: number): RateLimitDecision {
  * be refused without a store round trip, and never refuses one that would have been admitted.
  */
 export class ExhaustionMemo {
+  // a Map, not lru-cache: time is the caller's nowMs, and when full, expired entries go before any live one
   #until = new Map<string, number>()
   #maxEntries: number
 

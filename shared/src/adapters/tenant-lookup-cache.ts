@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache'
 import type { TenantStore } from '../ports/tenant-store.ts'
 import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
 
-/** entries kept at most (the oldest inserted goes first): a few MB of records */
+/** entries kept at most (the least recently used goes first): a few MB of records */
 const DEFAULT_MAX_ENTRIES = 20_000
 
 const WRITES = [
@@ -83,7 +83,7 @@ function deepFreeze<T>(value: T): T {
  */
 export function createTenantLookupCache(store: TenantStore, version: TenantConfigVersion, options: { maxEntries?: number } = {}): TenantLookupCache {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
-  const entries = new Map<string, unknown>()
+  const entries = new LRUCache<string, object>({ max: maxEntries })
   /** keys whose lookup answered null, for the lookups in MISSES_KEPT */
   const misses = new LRUCache<string, true>({ max: MAX_MISSES, ttl: MISS_TTL_MS })
   /** loads under way, shared by concurrent misses of one key */
@@ -109,7 +109,8 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
       clear()
       cachedVersion = current
     }
-    if (entries.has(key)) return entries.get(key) as T
+    const hit = entries.get(key)
+    if (hit !== undefined) return hit as T
     if (keepMiss && misses.has(key)) return null as T
     const shared = loading.get(key)
     if (shared) return shared as Promise<T>
@@ -118,10 +119,8 @@ export function createTenantLookupCache(store: TenantStore, version: TenantConfi
       (value) => {
         if (generation === started) {
           loading.delete(key)
-          if (value !== null) {
-            if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-            entries.set(key, deepFreeze(value))
-          } else if (keepMiss) misses.set(key, true)
+          if (value !== null && value !== undefined) entries.set(key, deepFreeze(value as object))
+          else if (keepMiss) misses.set(key, true)
         }
         return value
       },

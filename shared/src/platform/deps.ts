@@ -4,52 +4,24 @@ import type { PlatformDeps } from '../ports/deps.ts'
 import type { Clock } from '../model/clock.ts'
 import { systemClock } from '../model/clock.ts'
 import type { PlatformConfig } from '../config/config.ts'
-import type { ContactStore } from '../ports/contact-store.ts'
-import type { TenantStore } from '../ports/tenant-store.ts'
-import type { TenantConfigVersion, TenantLookups } from '../ports/tenant-lookups.ts'
-import type { DeliveryLog } from '../ports/delivery-log.ts'
-import type { IdempotencyClaims } from '../ports/idempotency-claims.ts'
-import type { LinkTokenStore } from '../ports/link-tokens.ts'
-import type { PortalAccessStore } from '../ports/portal-access.ts'
-import type { AuditLogStore } from '../ports/audit-log.ts'
-import type { RateLimiter } from '../ports/rate-limiter.ts'
-import type { Counters } from '../ports/counters.ts'
-import type { PushLog } from '../ports/push-log.ts'
-import type { BrandAssets } from '../ports/brand-assets.ts'
 import type { Queue } from '../ports/queue.ts'
 import type { TaskScheduler } from '../ports/task-scheduler.ts'
 import type { Secrets } from '../ports/secrets.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
-import type { EmbeddedDbOptions } from '../adapters/embedded/db.ts'
-import type { MonotonicTimer } from '../adapters/tenant-write-settle.ts'
+import type { EmbeddedDb, EmbeddedDbOptions } from '../adapters/embedded/db.ts'
 import { webhookSenderFor } from '../adapters/outbound-http/webhook-sender.ts'
-import { redactingDeliveryLog, redactingPushLog } from '../adapters/redacting-stores.ts'
 import { needsOf, type Backend } from '../config/services.ts'
 import { standInClientOptions } from '../adapters/google/stand-in-client.ts'
 import { skipMetadataServerForStandIns } from './metadata-detection.ts'
 import { withContactWrites } from '../domain/contacts/write-seam.ts'
 import { createListeners } from './listeners.ts'
 import { OPERATOR_INTEGRATION_ID } from '../domain/operations/operator-ids.ts'
+import { buildStores, type StoreBuild, type StoreOverrides, type Stores } from './deps-stores.ts'
+import { buildQueue, buildTasks } from './deps-messaging.ts'
 
-export interface DepsOverrides {
+/** Adapters given instead of built (tests); the stores' overrides are described in deps-stores.ts. */
+export interface DepsOverrides extends StoreOverrides {
   clock?: Clock
-  contacts?: ContactStore
-  /** a tenant store given here is used as is: no lookup cache unless tenantLookups is given too */
-  tenants?: TenantStore
-  tenantLookups?: TenantLookups
-  /** the version the lookup cache of the built tenant store checks (tests: a stand-in) */
-  tenantConfigVersion?: TenantConfigVersion
-  /** the clock the built tenant store's writes wait on until they are in force everywhere (tests: a fake one) */
-  tenantWriteTimer?: MonotonicTimer
-  deliveries?: DeliveryLog
-  claims?: IdempotencyClaims
-  linkTokens?: LinkTokenStore
-  portalAccess?: PortalAccessStore
-  auditLog?: AuditLogStore
-  rateLimiter?: RateLimiter
-  counters?: Counters
-  pushLog?: PushLog
-  brandAssets?: BrandAssets
   queue?: Queue
   tasks?: TaskScheduler
   secrets?: Secrets
@@ -59,9 +31,12 @@ export interface DepsOverrides {
 /**
  * The adapter of a backend this service does not use (shared/src/config/services.ts): nothing is
  * built or opened for it (no embedded file in production), and a call says so instead of
- * reaching a store the deployment never gave the service.
+ * reaching a store the deployment never gave the service. Null when the service uses `backend`
+ * (or the process is every service).
  */
-function unused<T extends object>(backend: Backend, service: string): T {
+function unusedAdapter<T extends object>(config: PlatformConfig, backend: Backend): T | null {
+  const service = config.service
+  if (service === null || needsOf(service).backends.includes(backend)) return null
   return new Proxy({} as T, {
     get(_target, prop) {
       if (prop === 'close') return async () => {}
@@ -94,10 +69,11 @@ export async function createSecretsAdapter(config: PlatformConfig): Promise<{ se
 }
 
 /**
- * Builds the adapters the configuration selects, for the backends its service uses. Google Cloud
- * client libraries are imported only when selected, so the embedded default starts without them.
- * `embeddedDb`: how the embedded database is opened (the local stack's write gate between its
- * threads, platform/serve.ts).
+ * Builds the adapters the configuration selects, for the backends its service uses: the stores
+ * (deps-stores.ts), the queue and the task scheduler (deps-messaging.ts), the secrets, then the
+ * deps over them with their listeners (platform/listeners.ts). Google Cloud client libraries are
+ * imported only when selected, so the embedded default starts without them. `embeddedDb`: how the
+ * embedded database is opened (the local stack's write gate between its threads, platform/serve.ts).
  */
 export async function createPlatformDeps(
   config: PlatformConfig,
@@ -108,158 +84,53 @@ export async function createPlatformDeps(
   const clock = overrides.clock ?? systemClock
   // before any Google client exists: stand-ins need no credential lookup (metadata-detection.ts)
   skipMetadataServerForStandIns(config)
-  const needs = needsOf(config.service)
-  /** the service that does not use `backend` (never a process that is every service) */
-  const nonUser = (backend: Backend) => (config.service !== null && !needs.backends.includes(backend) ? config.service : null)
-  const closers: Array<() => Promise<void>> = []
-  let openedDb: import('../adapters/embedded/db.ts').EmbeddedDb | null = null
-  const embedded = async () => {
-    if (!openedDb) {
-      mkdirSync(config.dataDir, { recursive: true })
-      const { openEmbeddedDb } = await import('../adapters/embedded/db.ts')
-      openedDb = openEmbeddedDb(config.dataDir, undefined, embeddedDb)
-    }
-    return openedDb
+  let openedDb: EmbeddedDb | null = null
+  const build: StoreBuild = {
+    closers: [],
+    async embedded() {
+      if (!openedDb) {
+        mkdirSync(config.dataDir, { recursive: true })
+        const { openEmbeddedDb } = await import('../adapters/embedded/db.ts')
+        openedDb = openEmbeddedDb(config.dataDir, undefined, embeddedDb)
+      }
+      return openedDb
+    },
   }
 
-  let contacts = overrides.contacts
-  let tenants = overrides.tenants
-  let tenantLookups = overrides.tenantLookups ?? overrides.tenants
-  let tenantVersion = overrides.tenantConfigVersion
-  let deliveries = overrides.deliveries
-  let claims = overrides.claims
-  let linkTokens = overrides.linkTokens
-  let portalAccess = overrides.portalAccess
-  let auditLog = overrides.auditLog
-  let rateLimiter = overrides.rateLimiter
-  let counters = overrides.counters
-  let pushLog = overrides.pushLog
-  let brandAssets = overrides.brandAssets
-  if (config.storeBackend === 'firestore') {
-    const { Firestore } = await import('@google-cloud/firestore')
-    const fs = new Firestore({ projectId: config.gcpProject, ignoreUndefinedProperties: true })
-    closers.push(() => fs.terminate())
-    contacts ??= (await import('../adapters/google/firestore-contact-store.ts')).createFirestoreContactStore(fs)
-    if (!tenants) {
-      tenants = (await import('../adapters/google/firestore-tenant-store.ts')).createFirestoreTenantStore(fs)
-      tenantVersion ??= (await import('../adapters/google/firestore-tenant-config-version.ts')).createFirestoreTenantConfigVersion(fs)
-    }
-    deliveries ??= (await import('../adapters/google/firestore-delivery-log.ts')).createFirestoreDeliveryLog(fs)
-    claims ??= (await import('../adapters/google/firestore-idempotency-claims.ts')).createFirestoreIdempotencyClaims(fs)
-    linkTokens ??= (await import('../adapters/google/firestore-link-tokens.ts')).createFirestoreLinkTokens(fs)
-    portalAccess ??= (await import('../adapters/google/firestore-portal-access.ts')).createFirestorePortalAccessStore(fs)
-    auditLog ??= (await import('../adapters/google/firestore-audit-log.ts')).createFirestoreAuditLogStore(fs)
-    rateLimiter ??= (await import('../adapters/google/firestore-rate-limiter.ts')).createFirestoreRateLimiter(fs)
-    counters ??= (await import('../adapters/google/firestore-counters.ts')).createFirestoreCounters(fs)
-    pushLog ??= (await import('../adapters/google/firestore-push-log.ts')).createFirestorePushLog(fs)
-    brandAssets ??= (await import('../adapters/google/firestore-brand-assets.ts')).createFirestoreBrandAssets(fs)
-  } else {
-    const db = await embedded()
-    contacts ??= (await import('../adapters/embedded/contact-store.ts')).createEmbeddedContactStore(db)
-    if (!tenants) {
-      tenants = (await import('../adapters/embedded/tenant-store.ts')).createEmbeddedTenantStore(db)
-      tenantVersion ??= (await import('../adapters/embedded/tenant-config-version.ts')).createEmbeddedTenantConfigVersion(db)
-    }
-    deliveries ??= (await import('../adapters/embedded/delivery-log.ts')).createEmbeddedDeliveryLog(db)
-    claims ??= (await import('../adapters/embedded/idempotency-claims.ts')).createEmbeddedIdempotencyClaims(db)
-    linkTokens ??= (await import('../adapters/embedded/link-tokens.ts')).createEmbeddedLinkTokens(db)
-    portalAccess ??= (await import('../adapters/embedded/portal-access.ts')).createEmbeddedPortalAccessStore(db)
-    auditLog ??= (await import('../adapters/embedded/audit-log.ts')).createEmbeddedAuditLogStore(db)
-    rateLimiter ??= (await import('../adapters/embedded/rate-limiter.ts')).createEmbeddedRateLimiter(db)
-    counters ??= (await import('../adapters/embedded/counters.ts')).createEmbeddedCounters(db)
-    pushLog ??= (await import('../adapters/embedded/push-log.ts')).createEmbeddedPushLog(db)
-    brandAssets ??= (await import('../adapters/embedded/brand-assets.ts')).createEmbeddedBrandAssets(db)
-  }
-
-  // the debuggers' sinks: whatever store was chosen, its writes pass the redaction policy
-  pushLog = redactingPushLog(pushLog)
-  deliveries = redactingDeliveryLog(deliveries)
-
-  if (!tenantLookups) {
-    // the built store: lookups cached, its writes clearing the cache (tenantVersion is set with it)
-    const cache = (await import('../adapters/tenant-lookup-cache.ts')).createTenantLookupCache(tenants, tenantVersion!)
-    // every instance's cache may answer from memory for the version's bound: a write that can change
-    // a cached answer returns only once that has passed, so it is in force everywhere when it returns
-    const { settleTenantWrites, realTimer } = await import('../adapters/tenant-write-settle.ts')
-    tenants = settleTenantWrites(cache.tenants, tenantVersion!.boundMs, overrides.tenantWriteTimer ?? realTimer)
-    tenantLookups = cache.lookups
-  }
-
-  let queue = overrides.queue
-  const queueNonUser = nonUser('queue')
-  if (!queue && queueNonUser) queue = unused('queue', queueNonUser)
-  if (!queue) {
-    if (config.queueBackend === 'pubsub') {
-      const { PubSub } = await import('@google-cloud/pubsub')
-      // its own spans (publish, and `googclient_traceparent` on each message: logging/trace-propagation.ts)
-      const pubsub = new PubSub({ projectId: config.gcpProject, enableOpenTelemetryTracing: true })
-      queue = (await import('../adapters/google/pubsub-queue.ts')).createPubSubQueue(pubsub, {
-        logger,
-        // the emulator starts empty; in Google Cloud, Terraform owns topics and subscriptions, and
-        // so it does in the deployed shape on this machine (LOCAL_WIRING: start:cloud creates them
-        // from infra/): a publisher must not add pull subscriptions nobody reads
-        createMissing: config.emulatorHosts.pubsub !== null && !config.localWiring,
-        ...(config.pubsubNamePrefix ? { namePrefix: config.pubsubNamePrefix } : {}),
-      })
-    } else {
-      queue = (await import('../adapters/embedded/queue.ts')).createEmbeddedQueue(await embedded(), { clock, logger })
-    }
-  }
-
-  let tasks = overrides.tasks
-  const tasksNonUser = nonUser('tasks')
-  if (!tasks && tasksNonUser) tasks = unused('tasks', tasksNonUser)
-  if (!tasks) {
-    if (config.tasksBackend === 'cloudtasks') {
-      const { CloudTasksClient } = await import('@google-cloud/tasks')
-      const host = config.emulatorHosts.cloudTasks
-      const client = new CloudTasksClient(host ? await standInClientOptions(host) : {})
-      closers.push(() => client.close())
-      // every task, whoever creates it (dispatcher, portal-api's replay), calls the dispatcher's
-      // task route with the identity and audience that route checks (taskCallers)
-      tasks = (await import('../adapters/google/cloud-tasks-scheduler.ts')).createCloudTasksScheduler(client, {
-        project: config.gcpProject,
-        location: config.gcpRegion,
-        targetUrl: `${config.dispatcherUrl}/tasks/deliver`,
-        serviceAccountEmail: config.tasksServiceAccount,
-        audience: config.dispatcherUrl,
-      })
-    } else {
-      tasks = (await import('../adapters/embedded/task-scheduler.ts')).createEmbeddedTaskScheduler(await embedded(), { clock, logger })
-    }
-  }
-
-  let secrets = overrides.secrets
-  const secretsNonUser = nonUser('secrets')
-  if (!secrets && secretsNonUser) secrets = unused('secrets', secretsNonUser)
+  const stores = await buildStores(config, overrides, build)
+  const queue = overrides.queue ?? unusedAdapter<Queue>(config, 'queue') ?? (await buildQueue(config, logger, clock, build))
+  const tasks = overrides.tasks ?? unusedAdapter<TaskScheduler>(config, 'tasks') ?? (await buildTasks(config, logger, clock, build))
+  let secrets = overrides.secrets ?? unusedAdapter<Secrets>(config, 'secrets')
   if (!secrets) {
     const built = await createSecretsAdapter(config)
     secrets = built.secrets
-    closers.push(built.closeClient)
+    build.closers.push(built.closeClient)
   }
+  const adapters = { ...stores, queue, tasks, secrets, webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks) }
+  return assembleDeps(config, logger, clock, adapters, async () => {
+    for (const c of build.closers) await c().catch(() => {})
+    await (openedDb as EmbeddedDb | null)?.close()
+  })
+}
 
+/** the adapters PlatformDeps holds */
+type Adapters = Stores & Pick<PlatformDeps, 'queue' | 'tasks' | 'secrets' | 'webhookSender'>
+
+/**
+ * The deps over the built adapters: contact writes through their one seam, one lookup of delivery
+ * targets, the listeners, and a close that flushes them and closes the adapters in order, then
+ * `release` (the clients and the embedded file).
+ */
+function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adapters: Adapters, release: () => Promise<void>): PlatformDeps {
+  const { contacts } = adapters
   let closed = false
   const deps: PlatformDeps = {
+    ...adapters,
     config,
     logger,
     clock,
     // the one seam every contact write crosses: its reactions (the change feed) run for every writer
     contacts: withContactWrites(contacts, () => deps.listeners.contactWritten),
-    tenants,
-    tenantLookups,
-    deliveries,
-    claims,
-    linkTokens,
-    portalAccess,
-    auditLog,
-    rateLimiter,
-    counters,
-    pushLog,
-    brandAssets,
-    queue,
-    tasks,
-    secrets,
-    webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
     // one lookup for every delivery: the operator's endpoint (operational events) by its reserved
     // id, loaded when first used (it reads the signing secret: only the dispatcher delivers),
     // else the tenant's integration
@@ -295,9 +166,7 @@ export async function createPlatformDeps(
       ]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
       }
-      for (const c of closers) await c().catch(() => {})
-      const db = openedDb as import('../adapters/embedded/db.ts').EmbeddedDb | null
-      await db?.close()
+      await release()
     },
   }
   deps.listeners = createListeners(deps)

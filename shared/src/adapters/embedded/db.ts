@@ -1,9 +1,9 @@
 import { DatabaseSync } from 'node:sqlite'
 import { mkdirSync, statSync } from 'node:fs'
-import { open, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import { gateTurns, type WriteGate } from './write-gate.ts'
+import { groupCommits, transactions, walSyncer } from './db-commits.ts'
 
 /**
  * The embedded adapters' one database: `<dataDir>/platform.db`, SQLite in WAL mode.
@@ -105,9 +105,11 @@ export function retryWhileBusy<T>(fn: () => T, timeoutMs = OPEN_TIMEOUT_MS): T {
   }
 }
 
-export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: EmbeddedDbOptions = {}): EmbeddedDb {
-  mkdirSync(dataDir, { recursive: true })
-  const path = join(dataDir, file)
+/**
+ * Opens the connection and sets it up: WAL, busy timeout, no automatic checkpoints (the
+ * maintenance thread runs them), a larger page cache. Returns it with its journal mode.
+ */
+function connect(path: string): { db: DatabaseSync; wal: boolean } {
   const db = new DatabaseSync(path)
   // busy_timeout first: switching to WAL takes a lock, and processes opening one file at once must wait, not fail
   db.exec(`PRAGMA busy_timeout = ${OPEN_TIMEOUT_MS}`)
@@ -116,146 +118,57 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   const mode = retryWhileBusy(() => (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string }).journal_mode)
   db.exec('PRAGMA synchronous = NORMAL')
   db.exec('PRAGMA foreign_keys = ON')
-  // checkpoints run on the maintenance thread (below), not inside a commit on the event loop
+  // checkpoints run on the maintenance thread (startMaintenance), not inside a commit on the event loop
   db.exec('PRAGMA wal_autocheckpoint = 0')
   // a WAL that grew for one big transaction shrinks back once checkpointed
   db.exec(`PRAGMA journal_size_limit = ${16 * 1024 * 1024}`)
   // 32 MiB of page cache instead of 2: a batch's 5,000 point reads hit memory instead of read()
   // calls (about 15 % less CPU per batch upserted, measured)
   db.exec('PRAGMA cache_size = -32768')
-  let depth = 0
+  return { db, wal: mode === 'wal' }
+}
+
+/** pages of the file, free pages among them, and the page size */
+function statsOf(db: DatabaseSync): ReturnType<EmbeddedDb['stats']> {
+  const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
+  const av = pragma('auto_vacuum')
+  return {
+    pageSize: pragma('page_size'),
+    pages: pragma('page_count'),
+    freePages: pragma('freelist_count'),
+    autoVacuum: av === 2 ? 'incremental' : av === 1 ? 'full' : 'none',
+  }
+}
+
+/**
+ * The embedded database at `<dataDir>/<file>`: its connection (connect), transactions, group
+ * commits and WAL syncs (db-commits.ts), and the housekeeping thread (startMaintenance).
+ */
+export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: EmbeddedDbOptions = {}): EmbeddedDb {
+  mkdirSync(dataDir, { recursive: true })
+  const path = join(dataDir, file)
+  const { db, wal } = connect(path)
   let closed = false
   let closing: Promise<void> = Promise.resolve()
   const gate = gateTurns(options.writeGate)
   // a background thread's connection: the main thread's connection owns checkpoints and vacuum
-  const maintenance =
-    options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, mode === 'wal', db, options)
-  const pragma = (name: string) => Number(Object.values(db.prepare(`PRAGMA ${name}`).get() as Record<string, unknown>)[0])
-  function stats(): ReturnType<EmbeddedDb['stats']> {
-    const av = pragma('auto_vacuum')
-    return {
-      pageSize: pragma('page_size'),
-      pages: pragma('page_count'),
-      freePages: pragma('freelist_count'),
-      autoVacuum: av === 2 ? 'incremental' : av === 1 ? 'full' : 'none',
-    }
-  }
-
-  // the WAL file stays in place while this connection is open (SQLite removes it on the last close)
-  let wal: Promise<FileHandle> | null = null
-  let running: Promise<void> | null = null
-  let queued: Promise<void> | null = null
-  async function syncOnce(): Promise<void> {
-    // without WAL (a filesystem without shared memory) a commit writes the database file itself
-    wal ??= open(mode === 'wal' ? `${path}-wal` : path, 'r+')
-    try {
-      await (await wal).datasync()
-    } catch (err) {
-      wal = null // a failed open or sync is not cached: the next call opens the file again
-      throw err
-    }
-  }
-  function syncWal(): Promise<void> {
-    if (closed) return Promise.reject(new Error('database closed'))
-    if (!running) {
-      running = syncOnce().finally(() => {
-        running = null
-      })
-      return running
-    }
-    // a sync already under way may have started before the caller's commit: queue one more
-    queued ??= running
-      .catch(() => {})
-      .then(() => {
-        queued = null
-        return syncWal()
-      })
-    return queued
-  }
-
-  interface GroupedWrite {
-    fn: () => unknown
-    resolve: (value: unknown) => void
-    reject: (err: unknown) => void
-  }
-  let grouped: GroupedWrite[] = []
-  function flushGrouped(): void {
-    const batch = grouped
-    grouped = []
-    if (batch.length > 0) gate.done() // announced when the first of them was queued
-    if (batch.length === 0 || closed) {
-      for (const w of batch) w.reject(new Error('database closed'))
-      return
-    }
-    const failed = new Map<GroupedWrite, unknown>()
-    const results = new Map<GroupedWrite, unknown>()
-    try {
-      transaction(() => {
-        for (const w of batch) {
-          // a failing statement is undone by SQLite on its own; the transaction goes on
-          try {
-            results.set(w, w.fn())
-          } catch (err) {
-            failed.set(w, err)
-          }
-        }
-      })
-    } catch (err) {
-      for (const w of batch) w.reject(err)
-      return
-    }
-    for (const w of batch) {
-      if (failed.has(w)) w.reject(failed.get(w))
-      else w.resolve(results.get(w))
-    }
-  }
-
-  function transaction<T>(fn: () => T): T {
-    if (depth > 0) return fn()
-    gate.enter()
-    try {
-      db.exec('BEGIN IMMEDIATE')
-      depth++
-      try {
-        const result = fn()
-        db.exec('COMMIT')
-        return result
-      } catch (err) {
-        db.exec('ROLLBACK')
-        throw err
-      } finally {
-        depth--
-      }
-    } finally {
-      gate.leave()
-    }
-  }
+  const maintenance = options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, wal, db, options)
+  const { transaction, inTransaction } = transactions(db, gate)
+  const grouped = groupCommits(gate, transaction, () => closed)
+  // without WAL (a filesystem without shared memory) a commit writes the database file itself
+  const syncer = walSyncer(wal ? `${path}-wal` : path, () => closed)
 
   return {
     db,
     path,
     dataDir,
     transaction,
-    yieldRequested: () => depth > 0 && gate.yieldRequested(),
-    groupCommit<T>(fn: () => T): Promise<T> {
-      if (closed) return Promise.reject(new Error('database closed'))
-      return new Promise<T>((resolve, reject) => {
-        if (grouped.length === 0) {
-          gate.want()
-          // after a background thread's transaction under way, waited for off the event loop
-          setImmediate(() => {
-            const clear = gate.clear()
-            if (clear) void clear.then(flushGrouped)
-            else flushGrouped()
-          })
-        }
-        grouped.push({ fn, resolve: resolve as (value: unknown) => void, reject })
-      })
-    },
-    syncWal,
-    stats,
+    yieldRequested: () => inTransaction() && gate.yieldRequested(),
+    groupCommit: grouped.groupCommit,
+    syncWal: syncer.sync,
+    stats: () => statsOf(db),
     convertToIncrementalVacuum() {
-      if (stats().autoVacuum === 'incremental') return false
+      if (statsOf(db).autoVacuum === 'incremental') return false
       retryWhileBusy(() => {
         db.exec('PRAGMA auto_vacuum = INCREMENTAL')
         db.exec('VACUUM')
@@ -265,13 +178,10 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
     maintain: () => maintenance.now(),
     close() {
       if (closed) return closing
-      flushGrouped() // writes already accepted are committed, not dropped
+      grouped.flush() // writes already accepted are committed, not dropped
       closed = true
       const stopped = maintenance.stop()
-      const handle = wal
-      wal = null
-      // after any sync still running; the handle is not needed by SQLite
-      const released = Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
+      const released = syncer.release()
       db.close()
       // settled once nothing of this handle touches the folder any more: the maintenance thread has
       // closed its connection (the last close checkpoints and removes the WAL) and the WAL's file

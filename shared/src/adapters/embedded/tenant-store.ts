@@ -61,12 +61,9 @@ END;`,
 
 const ACCOUNT_TABLES = ['tenant_connections', 'tenant_api_keys', 'tenant_locations', 'tenant_custom_fields', 'tenant_integrations', 'tenant_accounts'] as const
 
-export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
-  const { db } = edb
-  db.exec(SCHEMA)
-  db.exec(VERSION_SCHEMA)
-
-  const { one, many, run } = jsonStatements(db)
+/** the statements, transaction and audit step every group of methods shares */
+function tenantTables(edb: EmbeddedDb) {
+  const { one, many, run } = jsonStatements(edb.db)
   const appendAudit = auditAppender(edb)
   /** the change's audit entry, inside the change's transaction (ports/tenant-store.ts, WriteOptions) */
   const audited = <T>(written: T, options: WriteOptions<T> | undefined): void => {
@@ -91,6 +88,15 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
       return next
     })
 
+  return { edb, one, many, run, audited, update }
+}
+type TenantTables = ReturnType<typeof tenantTables>
+
+/** Accounts (unique public id), and the removal of an account's data. */
+function accountMethods(
+  t: TenantTables,
+): Pick<TenantStore, 'createAccount' | 'getAccount' | 'getAccountByPublicId' | 'updateAccount' | 'listAccounts' | 'deleteAccountData'> {
+  const { edb, one, many, run, audited, update } = t
   return {
     async createAccount(account: AccountRecord, options) {
       const record = { ...account, public_id: normalizePublicId(account.public_id) }
@@ -119,31 +125,20 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
     async listAccounts({ after, limit }) {
       return many<AccountRecord>(`SELECT data FROM tenant_accounts WHERE id > ? ORDER BY id LIMIT ?`, after ?? '', limit)
     },
-
-    async createConnection(c: ConnectionRecord, options) {
+    async deleteAccountData(accountId) {
       edb.transaction(() => {
-        if (one(`SELECT data FROM tenant_connections WHERE id = ?`, c.id)) throw new DuplicateError('connection id')
-        run(`INSERT INTO tenant_connections (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, c.id, c.account_id, c.created_at, JSON.stringify(c))
-        audited(c, options)
+        for (const table of ACCOUNT_TABLES) {
+          run(`DELETE FROM ${table} WHERE ${table === 'tenant_accounts' ? 'id' : 'account_id'} = ?`, accountId)
+        }
       })
     },
-    async getConnection(id) {
-      return one<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE id = ?`, id)
-    },
-    async updateConnection(id, patch, options) {
-      return update<ConnectionRecord>('tenant_connections', id, patch, options)
-    },
-    async listConnections(accountId) {
-      return many<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE account_id = ? ORDER BY created_at, id`, accountId)
-    },
+  }
+}
 
-    async listApiKeys(accountId) {
-      return many<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), id`, accountId)
-    },
-    async listLocations(accountId) {
-      return many<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), location_id`, accountId)
-    },
-
+/** API keys, each with a unique hash (the per-request lookup). */
+function apiKeyMethods(t: TenantTables): Pick<TenantStore, 'createApiKey' | 'getApiKey' | 'getApiKeyByHash' | 'updateApiKey' | 'listApiKeys'> {
+  const { edb, one, many, run, audited, update } = t
+  return {
     async createApiKey(k: ApiKeyRecord, options) {
       edb.transaction(() => {
         if (one(`SELECT data FROM tenant_api_keys WHERE id = ? OR hash = ?`, k.id, k.hash)) throw new DuplicateError('api key')
@@ -163,7 +158,16 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         run(`UPDATE tenant_api_keys SET hash = ?, data = ? WHERE id = ?`, next.hash, JSON.stringify(next), id)
       })
     },
+    async listApiKeys(accountId) {
+      return many<ApiKeyRecord>(`SELECT data FROM tenant_api_keys WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), id`, accountId)
+    },
+  }
+}
 
+/** Partner CRM locations, one per (account, location id), found by a token hash too. */
+function locationMethods(t: TenantTables): Pick<TenantStore, 'putLocation' | 'getLocation' | 'findLocationByTokenHash' | 'updateLocation' | 'listLocations'> {
+  const { edb, one, many, run, audited } = t
+  return {
     async putLocation(l: LocationRecord, options) {
       edb.transaction(() => {
         const existing = one<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? AND location_id = ?`, l.account_id, l.location_id)
@@ -191,6 +195,47 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         audited(next, options)
         return next
       })
+    },
+    async listLocations(accountId) {
+      return many<LocationRecord>(`SELECT data FROM tenant_locations WHERE account_id = ? ORDER BY json_extract(data, '$.created_at'), location_id`, accountId)
+    },
+  }
+}
+
+/** Connections, custom field definitions and integrations: records under their own id. */
+function recordMethods(
+  t: TenantTables,
+): Pick<
+  TenantStore,
+  | 'createConnection'
+  | 'getConnection'
+  | 'updateConnection'
+  | 'listConnections'
+  | 'createCustomField'
+  | 'listCustomFields'
+  | 'createIntegration'
+  | 'getIntegration'
+  | 'updateIntegration'
+  | 'listIntegrations'
+  | 'deleteIntegration'
+> {
+  const { edb, one, many, run, audited, update } = t
+  return {
+    async createConnection(c: ConnectionRecord, options) {
+      edb.transaction(() => {
+        if (one(`SELECT data FROM tenant_connections WHERE id = ?`, c.id)) throw new DuplicateError('connection id')
+        run(`INSERT INTO tenant_connections (id, account_id, created_at, data) VALUES (?, ?, ?, ?)`, c.id, c.account_id, c.created_at, JSON.stringify(c))
+        audited(c, options)
+      })
+    },
+    async getConnection(id) {
+      return one<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE id = ?`, id)
+    },
+    async updateConnection(id, patch, options) {
+      return update<ConnectionRecord>('tenant_connections', id, patch, options)
+    },
+    async listConnections(accountId) {
+      return many<ConnectionRecord>(`SELECT data FROM tenant_connections WHERE account_id = ? ORDER BY created_at, id`, accountId)
     },
 
     async createCustomField(d: CustomFieldDefinition, options) {
@@ -229,14 +274,18 @@ export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
         return prev
       })
     },
+  }
+}
 
-    async deleteAccountData(accountId) {
-      edb.transaction(() => {
-        for (const table of ACCOUNT_TABLES) {
-          run(`DELETE FROM ${table} WHERE ${table === 'tenant_accounts' ? 'id' : 'account_id'} = ?`, accountId)
-        }
-      })
-    },
+export function createEmbeddedTenantStore(edb: EmbeddedDb): TenantStore {
+  edb.db.exec(SCHEMA)
+  edb.db.exec(VERSION_SCHEMA)
+  const tables = tenantTables(edb)
+  return {
+    ...accountMethods(tables),
+    ...apiKeyMethods(tables),
+    ...locationMethods(tables),
+    ...recordMethods(tables),
     async close() {
       // the database belongs to the platform deps, which close it after every adapter
     },

@@ -89,6 +89,114 @@ interface DocState {
   ref: DocumentReference
 }
 
+/** chunks whose reads may be in flight at once */
+const READ_AHEAD = 4
+
+/** One upsertBatch call: where its documents go, what it merges, and where each record's outcome is put. */
+interface BatchContext {
+  firestore: Firestore
+  accountId: string
+  inputs: readonly ContactUpsertInput[]
+  merge: MergeFn
+  writer: BulkWriter
+  results: UpsertOutcome[]
+}
+
+/**
+ * One attempt for a set of documents: read them with one getAll, merge, enqueue the conditional
+ * writes. Resolves once the writes are enqueued; `settled` then yields the documents whose
+ * precondition failed (to be retried). Wrapped in an object so the inner promise is not awaited.
+ */
+async function readAndEnqueue(
+  batch: BatchContext,
+  docs: DocState[],
+  lastAttempt: boolean,
+  blind = false,
+): Promise<{ settled: Promise<DocState[]>; existing: number }> {
+  const { accountId, inputs, merge, writer, results } = batch
+  // blind: no read, every document is created (a `create` precondition) as if new; one that
+  // exists after all fails with ALREADY_EXISTS and takes the read-merge-update retry
+  const snaps: Array<DocumentSnapshot | null> = blind ? docs.map(() => null) : await batch.firestore.getAll(...docs.map((d) => d.ref))
+  const writes: Array<Promise<DocState | null>> = []
+  let existingCount = 0
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i]!
+    const snap = snaps[i]!
+    const existing = snap?.exists ? (snap.data() as ContactRecord) : null
+    if (existing) existingCount++
+    const { next, outcomes } = applyGroup(accountId, doc.group, existing, inputs, merge)
+    const settle = (list: UpsertOutcome[]) =>
+      doc.group.indexes.forEach((index, k) => {
+        results[index] = list[k]!
+      })
+    settle(outcomes)
+    if (!next) continue
+    const op = existing
+      ? writer.update(doc.ref, updateData(next, existing as unknown as Record<string, unknown>), { lastUpdateTime: snap!.updateTime as Timestamp })
+      : writer.create(doc.ref, withoutUndefined(next))
+    writes.push(
+      op.then(
+        () => null,
+        (err: unknown) => {
+          if (isConflict(err) && !lastAttempt) return doc
+          settle(failWrites(outcomes, isConflict(err) ? `concurrent updates: gave up after ${MAX_ATTEMPTS} attempts` : errorText(err)))
+          return null
+        },
+      ),
+    )
+  }
+  // partial batches are only sent on flush (it does not wait for later enqueues)
+  writer.flush().catch(() => {})
+  return { settled: Promise.all(writes).then((list) => list.filter((d): d is DocState => d !== null)), existing: existingCount }
+}
+
+/**
+ * Upserts the batch's documents chunk by chunk, retrying the documents a concurrent writer changed
+ * under it. Read or write blind: the first chunk is read alone; when none of its documents exists
+ * (a batch of new contacts), later chunks are created without a read — a write per document, like
+ * a plain import. A blind create that finds its document turns reading back on.
+ */
+async function upsertChunks(
+  batch: BatchContext,
+  docsOf: (groups: DocGroup[]) => DocState[],
+  groups: DocGroup[],
+  onProgress?: (done: number) => void,
+): Promise<void> {
+  const attempt = (docs: DocState[], n: number, blind = false) => readAndEnqueue(batch, docs, n >= MAX_ATTEMPTS, blind)
+  let done = 0
+  const chunkTasks: Array<Promise<void>> = []
+  const reading: Array<Promise<unknown>> = []
+  let blind = false
+  try {
+    for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
+      const docs = docsOf(groups.slice(start, start + DOCS_PER_CHUNK))
+      const records = docs.reduce((sum, d) => sum + d.group.indexes.length, 0)
+      // up to READ_AHEAD chunks are read at once (chunks hold disjoint documents); each
+      // chunk's writes (and retries) run on while later chunks are read
+      const firstAttempt = attempt(docs, 1, blind)
+      reading.push(firstAttempt)
+      chunkTasks.push(
+        (async () => {
+          let conflicted = await (await firstAttempt).settled
+          if (conflicted.length > 0) blind = false
+          for (let n = 2; conflicted.length > 0; n++) {
+            await retryWait(n - 1)
+            conflicted = await (await attempt(conflicted, n)).settled
+          }
+          done += records
+          onProgress?.(done)
+        })(),
+      )
+      if (start === 0) blind = (await firstAttempt).existing === 0
+      if (reading.length >= READ_AHEAD) await reading.shift()
+    }
+    await Promise.all(chunkTasks)
+  } finally {
+    // every write of this batch has settled (the writer stays open for the next batches)
+    await Promise.allSettled(chunkTasks)
+  }
+}
+
 export function createFirestoreContactStore(firestore: Firestore, options: { bulkWriterThrottling?: boolean } = {}): ContactStore {
   const throttling = options.bulkWriterThrottling ?? true
   /** created on the first batch, shared by every batch (each awaits its own writes), closed with the store */
@@ -100,103 +208,15 @@ export function createFirestoreContactStore(firestore: Firestore, options: { bul
     return snap.empty ? null : (snap.docs[0]!.data() as ContactRecord)
   }
 
-  /** chunks whose reads may be in flight at once */
-  const READ_AHEAD = 4
-
-  /**
-   * One attempt for a set of documents: read them with one getAll, merge, enqueue the conditional
-   * writes. Resolves once the writes are enqueued; `settled` then yields the documents whose
-   * precondition failed (to be retried). Wrapped in an object so the inner promise is not awaited.
-   */
-  async function readAndEnqueue(
-    accountId: string,
-    docs: DocState[],
-    inputs: readonly ContactUpsertInput[],
-    merge: MergeFn,
-    writer: BulkWriter,
-    results: UpsertOutcome[],
-    lastAttempt: boolean,
-    blind = false,
-  ): Promise<{ settled: Promise<DocState[]>; existing: number }> {
-    // blind: no read, every document is created (a `create` precondition) as if new; one that
-    // exists after all fails with ALREADY_EXISTS and takes the read-merge-update retry
-    const snaps: Array<DocumentSnapshot | null> = blind ? docs.map(() => null) : await firestore.getAll(...docs.map((d) => d.ref))
-    const writes: Array<Promise<DocState | null>> = []
-    let existingCount = 0
-    for (let i = 0; i < docs.length; i++) {
-      const doc = docs[i]!
-      const snap = snaps[i]!
-      const existing = snap?.exists ? (snap.data() as ContactRecord) : null
-      if (existing) existingCount++
-      const { next, outcomes } = applyGroup(accountId, doc.group, existing, inputs, merge)
-      const settle = (list: UpsertOutcome[]) =>
-        doc.group.indexes.forEach((index, k) => {
-          results[index] = list[k]!
-        })
-      settle(outcomes)
-      if (!next) continue
-      const op = existing
-        ? writer.update(doc.ref, updateData(next, existing as unknown as Record<string, unknown>), { lastUpdateTime: snap!.updateTime as Timestamp })
-        : writer.create(doc.ref, withoutUndefined(next))
-      writes.push(
-        op.then(
-          () => null,
-          (err: unknown) => {
-            if (isConflict(err) && !lastAttempt) return doc
-            settle(failWrites(outcomes, isConflict(err) ? `concurrent updates: gave up after ${MAX_ATTEMPTS} attempts` : errorText(err)))
-            return null
-          },
-        ),
-      )
-    }
-    // partial batches are only sent on flush (it does not wait for later enqueues)
-    writer.flush().catch(() => {})
-    return { settled: Promise.all(writes).then((list) => list.filter((d): d is DocState => d !== null)), existing: existingCount }
-  }
-
   return {
     async upsertBatch(accountId: string, inputs: ContactUpsertInput[], merge: MergeFn, opts: UpsertBatchOptions = {}) {
       const results: UpsertOutcome[] = new Array(inputs.length)
       if (inputs.length === 0) return results
       const collection = contacts(accountId)
       const groups = groupByDocument(accountId, inputs)
-      const writer = writerOf()
-      const attempt = (docs: DocState[], n: number, blind = false) => readAndEnqueue(accountId, docs, inputs, merge, writer, results, n >= MAX_ATTEMPTS, blind)
-      let done = 0
-      const chunkTasks: Array<Promise<void>> = []
-      const reading: Array<Promise<unknown>> = []
-      // Read or write blind: the first chunk is read alone; when none of its documents exists
-      // (a batch of new contacts), later chunks are created without a read — a write per
-      // document, like a plain import. A blind create that finds its document turns reading back on.
-      let blind = false
-      try {
-        for (let start = 0; start < groups.length; start += DOCS_PER_CHUNK) {
-          const docs = groups.slice(start, start + DOCS_PER_CHUNK).map((group) => ({ group, ref: collection.doc(group.contactId) }))
-          const records = docs.reduce((sum, d) => sum + d.group.indexes.length, 0)
-          // up to READ_AHEAD chunks are read at once (chunks hold disjoint documents); each
-          // chunk's writes (and retries) run on while later chunks are read
-          const firstAttempt = attempt(docs, 1, blind)
-          reading.push(firstAttempt)
-          chunkTasks.push(
-            (async () => {
-              let conflicted = await (await firstAttempt).settled
-              if (conflicted.length > 0) blind = false
-              for (let n = 2; conflicted.length > 0; n++) {
-                await retryWait(n - 1)
-                conflicted = await (await attempt(conflicted, n)).settled
-              }
-              done += records
-              opts.onProgress?.(done)
-            })(),
-          )
-          if (start === 0) blind = (await firstAttempt).existing === 0
-          if (reading.length >= READ_AHEAD) await reading.shift()
-        }
-        await Promise.all(chunkTasks)
-      } finally {
-        // every write of this batch has settled (the writer stays open for the next batches)
-        await Promise.allSettled(chunkTasks)
-      }
+      const batch: BatchContext = { firestore, accountId, inputs, merge, writer: writerOf(), results }
+      const docsOf = (chunk: DocGroup[]) => chunk.map((group) => ({ group, ref: collection.doc(group.contactId) }))
+      await upsertChunks(batch, docsOf, groups, opts.onProgress)
       return results
     },
 

@@ -1,12 +1,12 @@
 import { FieldPath } from '@google-cloud/firestore'
-import type { DocumentReference, DocumentData, Firestore, Query } from '@google-cloud/firestore'
+import type { DocumentData, DocumentReference, Firestore } from '@google-cloud/firestore'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
-import type { Patch, TenantStore, WriteOptions } from '../../ports/tenant-store.ts'
-import { createAuditEntryIn } from './firestore-audit-log.ts'
+import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
-import { bumpVersion, tenantConfigVersionRef } from './firestore-tenant-config-version.ts'
+import { bumpVersion } from './firestore-tenant-config-version.ts'
+import { byCreatedThen, pairId, type TenantDocs, tenantDocs, toLocation, toLocationDoc } from './firestore-tenant-docs.ts'
 
 /**
  * Layout (top-level collections, document id = record id, every per-account doc carries `account_id`):
@@ -24,80 +24,18 @@ import { bumpVersion, tenantConfigVersionRef } from './firestore-tenant-config-v
  */
 const ACCOUNT_COLLECTIONS = ['connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'account_public_ids'] as const
 
-const pairId = (a: string, b: string) => `${encodeURIComponent(a)}:${encodeURIComponent(b)}`
-const byCreatedThen =
-  <T extends { created_at: string }>(tie: (r: T) => string) =>
-  (x: T, y: T) =>
-    x.created_at < y.created_at ? -1 : x.created_at > y.created_at ? 1 : tie(x) < tie(y) ? -1 : tie(x) > tie(y) ? 1 : 0
-
-/**
- * A location document also holds `token_hash_index`, the bare hashes of `token_hashes`: Firestore
- * can match a whole array element only, so this is what `findLocationByTokenHash` queries
- * (array-contains, served by the automatic single-field index). Never part of the record.
- */
-function toLocationDoc(l: LocationRecord): DocumentData {
-  return { ...l, token_hash_index: l.token_hashes.map((h) => h.hash) }
-}
-function toLocation(data: DocumentData): LocationRecord {
-  const { token_hash_index: _index, ...record } = data
-  return record as LocationRecord
-}
-
-export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
-  const col = (name: string) => firestore.collection(name)
-  const accounts = col('accounts')
-  const publicIds = col('account_public_ids')
-  const connections = col('connections')
-  const apiKeys = col('api_keys')
-  const apiKeyHashes = col('api_key_hashes')
-  const locations = col('locations')
-  const customFields = col('custom_fields')
-  const integrations = col('integrations')
-  const version = tenantConfigVersionRef(firestore)
-  /** the version bump every write makes in its own batch or transaction */
-  const bump = (w: { set(ref: DocumentReference, data: DocumentData, options: { merge: true }): unknown }) => w.set(version, bumpVersion(), { merge: true })
-  /** the change's audit entry, in the change's batch or transaction (ports/tenant-store.ts, WriteOptions) */
-  const audited = <T>(w: { create(ref: DocumentReference, data: DocumentData): unknown }, written: T, options: WriteOptions<T> | undefined) => {
-    if (options?.audit) createAuditEntryIn(firestore, w, options.audit(written))
-  }
-
-  const read = async <T>(ref: DocumentReference): Promise<T | null> => {
-    const snap = await ref.get()
-    return snap.exists ? (snap.data() as T) : null
-  }
-  const createOrDuplicate = async <T extends object>(what: string, ref: DocumentReference, data: T, options: WriteOptions<T> | undefined): Promise<void> => {
-    const batch = firestore.batch()
-    batch.create(ref, data)
-    bump(batch)
-    audited(batch, data, options)
-    try {
-      await batch.commit()
-    } catch (err) {
-      throw isAlreadyExists(err) ? new DuplicateError(what) : err
-    }
-  }
-  /** transactional read-modify-write: the patch replaces the given top-level fields */
-  const update = <T extends object>(ref: DocumentReference, patch: object, options: WriteOptions<T> | undefined): Promise<T | null> =>
-    firestore.runTransaction(async (tx) => {
-      const snap = await tx.get(ref)
-      if (!snap.exists) return null
-      const next = applyPatch(snap.data() as T, patch)
-      tx.set(ref, next)
-      bump(tx)
-      audited(tx, next, options)
-      return next
-    })
-  const listByAccount = async <T>(ref: Query, accountId: string): Promise<T[]> =>
-    (await ref.where('account_id', '==', accountId).get()).docs.map((d) => d.data() as T)
-
+/** Accounts, their unique public ids (a reservation document each), and the removal of an account's data. */
+function accountMethods(
+  docs: TenantDocs,
+): Pick<TenantStore, 'createAccount' | 'getAccount' | 'getAccountByPublicId' | 'updateAccount' | 'listAccounts' | 'deleteAccountData'> {
+  const { firestore, accounts, publicIds, read, versioned } = docs
   return {
     async createAccount(account: AccountRecord, options) {
       const record = { ...account, public_id: normalizePublicId(account.public_id) }
       const batch = firestore.batch()
       batch.create(accounts.doc(record.id), record)
       batch.create(publicIds.doc(record.public_id), { account_id: record.id })
-      bump(batch)
-      audited(batch, record, options)
+      versioned(batch, record, options)
       try {
         await batch.commit()
       } catch (err) {
@@ -129,8 +67,7 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
           tx.create(publicIds.doc(next.public_id), { account_id: id })
         }
         tx.set(ref, next)
-        bump(tx)
-        audited(tx, next, options)
+        versioned(tx, next, options)
         return next
       })
     },
@@ -139,34 +76,30 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
       if (after) query = query.startAfter(after)
       return (await query.get()).docs.map((d) => d.data() as AccountRecord)
     },
+    async deleteAccountData(accountId) {
+      const refs: DocumentReference[] = [accounts.doc(accountId)]
+      for (const name of ACCOUNT_COLLECTIONS) {
+        const snap = await docs.col(name).where('account_id', '==', accountId).select().get()
+        refs.push(...snap.docs.map((d) => d.ref))
+      }
+      const writer = firestore.bulkWriter()
+      const deletions = refs.map((ref) => writer.delete(ref))
+      await Promise.all([...deletions, writer.close()])
+      // after the deletions (a BulkWriter is not atomic): a cache may keep a deleted record until then
+      await docs.version.set(bumpVersion(), { merge: true })
+    },
+  }
+}
 
-    async createConnection(c: ConnectionRecord, options) {
-      await createOrDuplicate('connection id', connections.doc(c.id), c, options)
-    },
-    async getConnection(id) {
-      return read<ConnectionRecord>(connections.doc(id))
-    },
-    async updateConnection(id, patch, options) {
-      return update<ConnectionRecord>(connections.doc(id), patch, options)
-    },
-    async listConnections(accountId) {
-      return (await listByAccount<ConnectionRecord>(connections, accountId)).sort(byCreatedThen((r) => r.id))
-    },
-
-    async listApiKeys(accountId) {
-      return (await listByAccount<ApiKeyRecord>(apiKeys, accountId)).sort(byCreatedThen((r) => r.id))
-    },
-    async listLocations(accountId) {
-      const snap = await locations.where('account_id', '==', accountId).get()
-      return snap.docs.map((d) => toLocation(d.data())).sort(byCreatedThen((r) => r.location_id))
-    },
-
+/** API keys: the key document and its copy under the key's hash (the per-request lookup is one read). */
+function apiKeyMethods(docs: TenantDocs): Pick<TenantStore, 'createApiKey' | 'getApiKey' | 'getApiKeyByHash' | 'updateApiKey' | 'listApiKeys'> {
+  const { firestore, apiKeys, apiKeyHashes, read, versioned } = docs
+  return {
     async createApiKey(k: ApiKeyRecord, options) {
       const batch = firestore.batch()
       batch.create(apiKeys.doc(k.id), k)
       batch.create(apiKeyHashes.doc(k.hash), k)
-      bump(batch)
-      audited(batch, k, options)
+      versioned(batch, k, options)
       try {
         await batch.commit()
       } catch (err) {
@@ -193,24 +126,31 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         }
         tx.set(ref, next)
         tx.set(apiKeyHashes.doc(next.hash), next)
-        bump(tx)
-        audited(tx, next, options)
+        versioned(tx, next, options)
         return next
       })
     },
+    async listApiKeys(accountId) {
+      return (await docs.listByAccount<ApiKeyRecord>(apiKeys, accountId)).sort(byCreatedThen((r) => r.id))
+    },
+  }
+}
 
+/** Partner CRM locations, one document per (account, location id), found by a token hash too. */
+function locationMethods(docs: TenantDocs): Pick<TenantStore, 'putLocation' | 'getLocation' | 'findLocationByTokenHash' | 'updateLocation' | 'listLocations'> {
+  const { firestore, locations, versioned } = docs
+  return {
     async putLocation(l: LocationRecord, options) {
       const ref = locations.doc(pairId(l.account_id, l.location_id))
       await firestore.runTransaction(async (tx) => {
         const snap = await tx.get(ref)
         if (snap.exists && (snap.data() as LocationRecord).active) throw new DuplicateError('location')
         tx.set(ref, toLocationDoc(l))
-        bump(tx)
-        audited(tx, l, options)
+        versioned(tx, l, options)
       })
     },
     async getLocation(accountId, locationId) {
-      const data = await read<DocumentData>(locations.doc(pairId(accountId, locationId)))
+      const data = await docs.read<DocumentData>(locations.doc(pairId(accountId, locationId)))
       return data ? toLocation(data) : null
     },
     async findLocationByTokenHash(accountId, hash) {
@@ -226,10 +166,47 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         if (!snap.exists) return null
         const next = applyPatch(toLocation(snap.data()!), patch)
         tx.set(ref, toLocationDoc(next))
-        bump(tx)
-        audited(tx, next, options)
+        versioned(tx, next, options)
         return next
       })
+    },
+    async listLocations(accountId) {
+      const snap = await locations.where('account_id', '==', accountId).get()
+      return snap.docs.map((d) => toLocation(d.data())).sort(byCreatedThen((r) => r.location_id))
+    },
+  }
+}
+
+/** Connections, custom field definitions and integrations: records under their own id. */
+function recordMethods(
+  docs: TenantDocs,
+): Pick<
+  TenantStore,
+  | 'createConnection'
+  | 'getConnection'
+  | 'updateConnection'
+  | 'listConnections'
+  | 'createCustomField'
+  | 'listCustomFields'
+  | 'createIntegration'
+  | 'getIntegration'
+  | 'updateIntegration'
+  | 'listIntegrations'
+  | 'deleteIntegration'
+> {
+  const { firestore, connections, customFields, integrations, read, createOrDuplicate, update, listByAccount, versioned } = docs
+  return {
+    async createConnection(c: ConnectionRecord, options) {
+      await createOrDuplicate('connection id', connections.doc(c.id), c, options)
+    },
+    async getConnection(id) {
+      return read<ConnectionRecord>(connections.doc(id))
+    },
+    async updateConnection(id, patch, options) {
+      return update<ConnectionRecord>(connections.doc(id), patch, options)
+    },
+    async listConnections(accountId) {
+      return (await listByAccount<ConnectionRecord>(connections, accountId)).sort(byCreatedThen((r) => r.id))
     },
 
     async createCustomField(d: CustomFieldDefinition, options) {
@@ -258,24 +235,20 @@ export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
         if (!snap.exists) return null
         const prev = snap.data() as IntegrationRecord
         tx.delete(ref)
-        bump(tx)
-        audited(tx, prev, options)
+        versioned(tx, prev, options)
         return prev
       })
     },
+  }
+}
 
-    async deleteAccountData(accountId) {
-      const refs: DocumentReference[] = [accounts.doc(accountId)]
-      for (const name of ACCOUNT_COLLECTIONS) {
-        const snap = await col(name).where('account_id', '==', accountId).select().get()
-        refs.push(...snap.docs.map((d) => d.ref))
-      }
-      const writer = firestore.bulkWriter()
-      const deletions = refs.map((ref) => writer.delete(ref))
-      await Promise.all([...deletions, writer.close()])
-      // after the deletions (a BulkWriter is not atomic): a cache may keep a deleted record until then
-      await version.set(bumpVersion(), { merge: true })
-    },
+export function createFirestoreTenantStore(firestore: Firestore): TenantStore {
+  const docs = tenantDocs(firestore)
+  return {
+    ...accountMethods(docs),
+    ...apiKeyMethods(docs),
+    ...locationMethods(docs),
+    ...recordMethods(docs),
     async close() {
       // the Firestore client belongs to the platform deps, which terminate it
     },

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { DeliveryJob } from '../../contract/messages.ts'
 import { slotOf } from '../../model/rate-limit-window.ts'
@@ -11,9 +12,8 @@ import { endpointRateKey, endpointRateWindow } from './rate-limit.ts'
  * many windows' worth of one endpoint's deliveries)
  */
 const LOOKAHEAD_WINDOWS = 120
-/** per process: the earliest window found with room, per endpoint (windows before it were full); bounded */
-const nextFree = new Map<string, number>()
-const NEXT_FREE_KEPT = 10_000
+/** per process: the earliest window found with room, per endpoint (windows before it were full); the most recently used kept */
+const nextFree = new LRUCache<string, number>({ max: 10_000 })
 
 export type AdmissionDeps = Pick<PlatformDeps, 'tasks' | 'deliveries' | 'tenantLookups' | 'rateLimiter' | 'clock' | 'logger'> & {
   config: Pick<PlatformDeps['config'], 'webhookEndpointRate'>
@@ -41,20 +41,15 @@ export async function holdForEndpointRate(deps: AdmissionDeps, job: DeliveryJob,
     const decision = await deps.rateLimiter.consume(key, [window], at)
     if (!decision.allowed) continue
     const slot = slotOf(window, at)
-    remember(key, slot.startMs)
+    nextFree.set(key, slot.startMs)
     if (slot.startMs <= now) return false
     await putBack(deps, job, queue, slot.startMs, slot.startMs)
     return true
   }
   // every window looked at is full: come back then and look again, counted nowhere yet
-  remember(key, at)
+  nextFree.set(key, at)
   await putBack(deps, job, queue, at, undefined)
   return true
-}
-
-function remember(key: string, startMs: number): void {
-  if (nextFree.size >= NEXT_FREE_KEPT && !nextFree.has(key)) nextFree.clear()
-  nextFree.set(key, startMs)
 }
 
 /**

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../model/clock.ts'
+import { withTraceparent } from '../../logging/trace-propagation.ts'
+import type { EmbeddedDb } from './db.ts'
+import type { DeadLetterRows } from './queue-dead-letters.ts'
+import { wake } from './queue-wakeups.ts'
+
+interface QueuePublisher {
+  /** keeps the message if its topic has a subscription; resolves with its id once it is durable */
+  publish(topic: string, data: Buffer, attributes: Record<string, string>): Promise<string>
+  /** resolves once the publishes under way know whether they are durable */
+  finished(): Promise<void>
+}
+
+/**
+ * The embedded queue's publish: a message is a row, inserted only if its topic has a subscription
+ * when it is published (Pub/Sub accepts and drops it otherwise), and the publish resolves once the
+ * WAL holding it is on disk.
+ */
+export function queuePublisher(edb: EmbeddedDb, deadLetters: DeadLetterRows, options: { clock: Clock; retentionMs: number }): QueuePublisher {
+  const { clock, retentionMs } = options
+  const insert = edb.db.prepare(`INSERT INTO queue_messages (id, topic, data, attributes, published_at, visible_at, expire_at)
+    SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM queue_subscriptions WHERE topic = ?)`)
+  const syncing = new Set<Promise<void>>()
+
+  return {
+    async publish(topic, data, attributes) {
+      const id = randomUUID()
+      const now = clock.now()
+      // publishes (and other hot writes) of one event-loop turn share a commit
+      // a consumer parking a message on a dead-letter topic: its alerts subscription gets it too
+      const alerts = deadLetters.alertsOf(topic)
+      const { changes } = await edb.groupCommit(() => {
+        const row = [data, JSON.stringify(withTraceparent(attributes)), new Date(now).toISOString(), now, now + retentionMs] as const
+        const kept = insert.run(id, topic, ...row, topic)
+        if (alerts) deadLetters.copyToAlerts(alerts, id)
+        return kept
+      })
+      if (alerts) wake(edb.path, alerts)
+      // no subscription: nothing was kept, so there is nothing to wait for (Pub/Sub accepts and drops it too)
+      if (Number(changes) === 0) return id
+      wake(edb.path, topic)
+      // group commit: the caller answers "accepted" only once the WAL is fsynced; the sync runs
+      // off the event loop and one sync covers every publish committed before it started
+      const synced = edb.syncWal()
+      syncing.add(synced)
+      try {
+        await synced
+      } finally {
+        syncing.delete(synced)
+      }
+      return id
+    },
+    async finished() {
+      await Promise.allSettled([...syncing])
+    },
+  }
+}
