@@ -30,6 +30,9 @@ import { skipMetadataServerForStandIns } from './metadata-detection.ts'
 import { withContactWrites } from '../domain/contacts/write-seam.ts'
 import { createListeners } from './listeners.ts'
 import { OPERATOR_INTEGRATION_ID } from '../domain/operations/operator-ids.ts'
+import { accountOfAlertTarget, alertTarget } from '../domain/alerts/target.ts'
+import { createAlertMail } from '../adapters/mail/alert-mail.ts'
+import type { AlertMail } from '../ports/alert-mail.ts'
 
 export interface DepsOverrides {
   clock?: Clock
@@ -54,6 +57,7 @@ export interface DepsOverrides {
   tasks?: TaskScheduler
   secrets?: Secrets
   webhookSender?: WebhookSender
+  alertMail?: AlertMail
 }
 
 /**
@@ -265,10 +269,14 @@ export async function createPlatformDeps(
     // else the tenant's integration
     deliveryTargets: {
       async get(integrationId) {
-        if (integrationId !== OPERATOR_INTEGRATION_ID) return deps.tenantLookups.getIntegration(integrationId)
-        return (await import('../domain/operations/target.ts')).operatorTarget(deps)
+        if (integrationId === OPERATOR_INTEGRATION_ID) return (await import('../domain/operations/target.ts')).operatorTarget(deps)
+        // an account's alert webhook (domain/alerts/target.ts): its own URL and secret, on the account
+        const alertAccount = accountOfAlertTarget(integrationId)
+        if (alertAccount !== null) return alertTarget(deps, alertAccount)
+        return deps.tenantLookups.getIntegration(integrationId)
       },
     },
+    alertMail: overrides.alertMail ?? createAlertMail(config, { logger }),
     // set below, over these deps
     listeners: null as unknown as PlatformDeps['listeners'],
     async close() {
@@ -291,6 +299,7 @@ export async function createPlatformDeps(
         deps.claims,
         deps.portalAccess,
         deps.auditLog,
+        deps.alertMail,
         deps.secrets,
       ]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))
