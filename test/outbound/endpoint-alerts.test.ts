@@ -134,7 +134,8 @@ describe('endpoint alerts: an email file and a signed POST per change of an endp
     expect(mails[0]).toContain('Subject: Webhook endpoint')
     expect(mails[0]).toContain(`Endpoint: ${endpoint.url}?[redacted]`)
     expect(mails[0]).toContain(`See it in the portal: ${deps.config.portalBaseUrl}/portal/webhooks/${t.integration.id}`)
-    expect(mails[0]).toContain(`X-Alert-Id: ${alert.id}`)
+    // header names are case-insensitive (nodemailer writes X-Alert-ID)
+    expect(mails[0]).toMatch(new RegExp(`^X-Alert-Id: ${alert.id}$`, 'im'))
 
     // 70 % and 90 % of the threshold are the same state: no second alert (mutation: tell per step -> 2, 3)
     await deliveries(t, Math.ceil(0.9 * FAILURE_THRESHOLD) - FAILURE_THRESHOLD / 2)

@@ -9,7 +9,14 @@ import { alertOf } from './alert.ts'
 import { alertTargetId } from './target.ts'
 import { alertMessage } from './mail-text.ts'
 
-export type AlertDeps = EnqueueDeps & Pick<PlatformDeps, 'deliveries' | 'tenants' | 'alertMail' | 'config' | 'logger'>
+export type AlertDeps = EnqueueDeps & Pick<PlatformDeps, 'deliveries' | 'tenants' | 'claims' | 'alertMail' | 'config' | 'logger'>
+
+/**
+ * How long an alert's email is remembered as sent: the same change told twice (two attempts of
+ * one endpoint seeing the new streak at once, two instances) is one email. The webhook needs no
+ * claim: the alert's id makes its delivery id, so a second one is the same delivery.
+ */
+const EMAIL_CLAIM_SECONDS = 7 * 24 * 3600
 
 /** What became of one alert on each channel: null where the account has none. */
 export interface AlertSent {
@@ -24,9 +31,9 @@ export interface AlertSent {
  * The alert webhook goes through the delivery machinery (a delivery to the account's reserved
  * alert target, target.ts): a store write and an enqueue, like an operational event, after which
  * the task scheduler, the retry schedule, the sweep and the SSRF checks are the ones every
- * webhook has, and a receiver that is down delays nothing here. The email is sent here, once: a
- * file written locally, a hand-over to the SMTP relay in Google Cloud (bounded by the adapter's
- * timeouts); a relay that refuses it is logged, not retried.
+ * webhook has, and a receiver that is down delays nothing here. The email is sent here, once per
+ * alert (an idempotency claim): a file written locally, a hand-over to the SMTP relay in Google
+ * Cloud (bounded by the adapter's timeouts); a relay that refuses it is logged, not retried.
  */
 export async function sendAlert(deps: AlertDeps, settings: AlertSettings, alert: EndpointAlert): Promise<AlertSent> {
   const sent: AlertSent = { webhook: null, email: null }
@@ -50,7 +57,9 @@ export async function sendAlert(deps: AlertDeps, settings: AlertSettings, alert:
     if (!deps.alertMail.enabled) sent.email = 'off'
     else {
       try {
-        await deps.alertMail.send(alertMessage(alert, settings.email))
+        // claimed before it is sent: a relay that fails after the claim loses this email (logged), never doubles it
+        if (await deps.claims.claimOnce(`endpoint-alert-email\u0000${alert.id}\u0000${settings.email}`, EMAIL_CLAIM_SECONDS, deps.clock.now()))
+          await deps.alertMail.send(alertMessage(alert, settings.email))
         sent.email = 'sent'
       } catch (err) {
         deps.logger.error({ ...log, err }, 'endpoint alert: the email could not be sent')
