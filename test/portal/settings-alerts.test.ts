@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ACCOUNT_ONLY } from '../helpers/tenant.ts'
+import { ManualClock } from '@lsv/shared/model/clock.ts'
+import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
+import { createTestDeps } from '../helpers/deps.ts'
+import { ACCOUNT_ONLY, createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
+import { recordingQueue, type Injectable } from '../ingest/support/harness.ts'
+import { signIn } from './support.ts'
 import { closeSignedInPortal, formPost, openSignedInPortal, page, type SignedInPortal } from './screens-support.ts'
 import { followReveal, secretIn } from './reveal-support.ts'
 
@@ -106,5 +111,41 @@ describe('portal screen: settings, alerts', () => {
     const res = await formPost(s.portal, '/portal/settings/alerts', s.cookie, { email: '', url: '' })
     expect(res.statusCode).toBe(303)
     expect(await stored()).toEqual({ email: null, webhook: null })
+  })
+})
+
+// mutation: drop consumeWebhookActionQuota from the test alert route -> the 6th answers 303
+describe('portal screen: settings, alerts: "Send a test alert" is bounded like a test event', () => {
+  // 10 s into a minute: the fixed window ends in 50 s, and nothing here waits (a manual clock)
+  const clock = new ManualClock(Date.UTC(2026, 8, 4, 12, 10, 10))
+  let deps: Awaited<ReturnType<typeof createTestDeps>>
+  let portal: Injectable
+  let t: StoredTenant
+
+  beforeAll(async () => {
+    deps = await createTestDeps({ clock, queue: recordingQueue().queue })
+    portal = await buildPortal(deps)
+    t = await createTestTenant(deps, ACCOUNT_ONLY)
+    await deps.tenants.updateAccount(t.account.id, { alerts: { email: 'limits@example.com', webhook: null } })
+  })
+  afterAll(async () => {
+    await t?.cleanup()
+    await portal?.close()
+    await deps?.cleanup()
+  })
+
+  it('past 5 a minute: a 429 page with Retry-After that says so, and no email; the next minute works', async () => {
+    const cookie = await signIn(portal, t.account.id)
+    for (let i = 0; i < 5; i++) expect((await formPost(portal, '/portal/settings/alerts/test', cookie)).statusCode).toBe(303)
+    const mails = () => readdirSync(deps.config.alertMailDir).length
+    expect(mails()).toBe(5)
+    const refused = await formPost(portal, '/portal/settings/alerts/test', cookie)
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toBe('60')
+    expect(refused.body).toContain('Too many test alerts for this account: at most 5 a minute.')
+    expect(mails()).toBe(5)
+    clock.advance(60_000)
+    expect((await formPost(portal, '/portal/settings/alerts/test', cookie)).statusCode).toBe(303)
+    expect(mails()).toBe(6)
   })
 })

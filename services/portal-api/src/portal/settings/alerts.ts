@@ -5,6 +5,7 @@ import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
 import { alertsOf, setAlerts } from '@lsv/shared/domain/tenants/alerts.ts'
 import { sendTestAlert, type AlertSent } from '@lsv/shared/domain/alerts/send.ts'
+import { consumeWebhookActionQuota, webhookActionLimitText } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { html } from '../kit/html.ts'
 import { fieldErrorsOf, fieldValue, formOf, type FieldErrors } from '../kit/forms.ts'
 import { redirectTo } from '../kit/page.ts'
@@ -83,8 +84,8 @@ const revealView = (url: string, secret: string) => ({
 
 /**
  * The section's routes: saving (audited with the change; a new URL leads to its secret, shown
- * once) and the test alert (audited; a 409 page when nothing is set). Every answer to a valid
- * form is a 303.
+ * once) and the test alert (audited; a 409 page when nothing is set, a 429 page past 5 a minute,
+ * docs/webhooks.md "Limits on actions that send traffic"). Every answer to a valid form is a 303.
  */
 export function registerAlertRoutes(scope: App, deps: PlatformDeps, render: RenderSettings): void {
   scope.post(ALERTS_PATH, { schema: { hide: true, body: FormBody } }, async (request, reply) => {
@@ -113,8 +114,14 @@ export function registerAlertRoutes(scope: App, deps: PlatformDeps, render: Rend
     const { account } = sessionOf(request)
     let sent: AlertSent
     try {
+      // a POST to a URL the tenant chose and an email, on demand: bounded like a test event
+      await consumeWebhookActionQuota(deps, 'test_alert', account.id)
       sent = await sendTestAlert(deps, account.id)
     } catch (err) {
+      if (isAppError(err) && err.status === 429) {
+        const retryAfter = err.headers['retry-after'] ?? '60'
+        return render(request, reply.header('retry-after', retryAfter), 429, { errors: { '': webhookActionLimitText('test_alert', retryAfter) } })
+      }
       if (isAppError(err) && err.status === 409) return render(request, reply, 409, { errors: fieldErrorsOf(err) })
       throw err
     }
