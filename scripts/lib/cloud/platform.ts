@@ -77,7 +77,6 @@ const WIRING = [
   'DATA_DIR',
   'LISTEN_HOST',
   'LOCAL_FRONT_END_SECRET',
-  'ALERT_MAIL_DIR',
 ] as const
 
 /**
@@ -228,8 +227,6 @@ export async function startCloudPlatform(options: CloudOptions): Promise<CloudPl
         ...(service.env.INTERNAL_AUTH === 'front-end' ? { LOCAL_FRONT_END_SECRET: frontEndSecret } : {}),
         // no Google metadata server here: the client libraries must not probe for one
         METADATA_SERVER_DETECTION: 'none',
-        // alert emails (tenant_alert_email = file here, deployed-shape.ts): one folder for every service
-        ALERT_MAIL_DIR: join(options.dataDir, 'alert-mail'),
         // the developer's collector, else each service keeps its last spans in DATA_DIR/traces
         ...(options.otlpEndpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint } : { DATA_DIR: options.dataDir }),
       })
