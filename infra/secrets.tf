@@ -29,7 +29,7 @@ ephemeral "random_bytes" "operator_events_secret" {
 }
 
 locals {
-  secret_ids = toset(["operator-token", "key-pepper", "link-signing-keys", "operator-events-secret"])
+  secret_ids = toset(["operator-token", "key-pepper", "link-signing-keys", "operator-events-secret", "alert-smtp-url"])
 
   # secrets a service reads through the Secret Manager API while running (not as environment
   # variables): link-signing-keys, to mint signed links (portal-api) and to resolve them in
@@ -73,6 +73,11 @@ resource "google_secret_manager_secret_version" "initial" {
     "key-pepper"             = ephemeral.random_password.key_pepper.result
     "link-signing-keys"      = jsonencode({ current = "k1", keys = { k1 = ephemeral.random_bytes.link_signing_key.base64 } })
     "operator-events-secret" = "whsec_${ephemeral.random_bytes.operator_events_secret.base64}"
+    # the SMTP relay of the tenants' alert emails (ALERT_SMTP_URL, docs/deploy.md "Alert emails"):
+    # a placeholder on the reserved .invalid domain, refused by the services with ALERT_EMAIL=smtp;
+    # an operator adds the relay's URL with `gcloud secrets versions add alert-smtp-url`, so the
+    # relay's credentials never pass through Terraform
+    "alert-smtp-url" = "smtp://unset.invalid:587"
   }[each.key]
   # constant: Terraform never writes a second value (rotation is gcloud's, docs/operations.md)
   secret_data_wo_version = 1

@@ -33,6 +33,12 @@ locals {
     TASK_QUEUE_DEDICATED_LIMIT = var.task_queue_dedicated_limit
     TASK_QUEUE_POOL_SIZE       = var.task_queue_pool_size
   }
+  # the services that send endpoint alert emails: the dispatcher (an endpoint changes state) and
+  # portal-api (Settings, "Send a test alert"); the relay's URL is the secret ALERT_SMTP_URL below
+  alert_email_env = {
+    ALERT_EMAIL      = var.tenant_alert_email
+    ALERT_EMAIL_FROM = var.tenant_alert_email_from
+  }
   # the whole environment of each service (plain values; secrets are in service_secret_env)
   service_env = {
     "edge-ingest" = merge(local.common_env, {
@@ -43,7 +49,7 @@ locals {
       # the socket's peer: two hops are ours, anything further left is the caller's own claim
       TRUSTED_PROXY_HOPS = "2"
     })
-    "portal-api" = merge(local.common_env, local.task_creator_env, {
+    "portal-api" = merge(local.common_env, local.task_creator_env, local.alert_email_env, {
       SECRETS_BACKEND          = "secretmanager"
       EDGE_BASE_URL_TEMPLATE   = "https://{public_id}.${var.edge_domain}"
       PORTAL_BASE_URL          = local.portal_base_url
@@ -57,7 +63,7 @@ locals {
       # invoker IAM on: Cloud Run's front end verifies the token and strips its signature
       INTERNAL_AUTH = "front-end"
     })
-    "webhook-dispatcher" = merge(local.common_env, local.task_creator_env, {
+    "webhook-dispatcher" = merge(local.common_env, local.task_creator_env, local.alert_email_env, {
       SECRETS_BACKEND = "secretmanager"
       PORTAL_BASE_URL = local.portal_base_url
       # Pub/Sub push on /pubsub/visit-events; /tasks/deliver checks DISPATCHER_URL + TASKS_SERVICE_ACCOUNT
@@ -68,11 +74,12 @@ locals {
     })
   }
   # secrets each service reads as environment variables (variable -> secret id): the operator
-  # token only on portal-api (management API), the key pepper where keys and tokens are hashed
+  # token only on portal-api (management API), the key pepper where keys and tokens are hashed,
+  # the alert emails' SMTP relay where alerts are sent
   service_secret_env = {
     "edge-ingest"        = { KEY_PEPPER = "key-pepper" }
-    "portal-api"         = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token" }
+    "portal-api"         = { KEY_PEPPER = "key-pepper", OPERATOR_TOKEN = "operator-token", ALERT_SMTP_URL = "alert-smtp-url" }
     "upsert-worker"      = {}
-    "webhook-dispatcher" = {}
+    "webhook-dispatcher" = { ALERT_SMTP_URL = "alert-smtp-url" }
   }
 }

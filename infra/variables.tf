@@ -43,6 +43,18 @@ variable "operator_events_url" {
   default     = ""
 }
 
+variable "tenant_alert_email" {
+  description = "Where the tenants' endpoint alert emails go (ALERT_EMAIL, docs/deploy.md \"Alert emails\"): off, or smtp through the relay in the Secret Manager secret alert-smtp-url (add its URL as a new version first) as tenant_alert_email_from."
+  type        = string
+  default     = "off"
+}
+
+variable "tenant_alert_email_from" {
+  description = "The sender of alert emails (ALERT_EMAIL_FROM), an address your SMTP relay accepts for your domain; required with tenant_alert_email = smtp."
+  type        = string
+  default     = ""
+}
+
 variable "partnercrm_token_cutover" {
   description = "ISO-8601 instant after which partner CRM webhooks without a token answer 401; empty keeps accepting and flagging them."
   type        = string

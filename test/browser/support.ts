@@ -52,6 +52,8 @@ export interface LocalStack {
   ports: { edge: number; portal: number; worker: number; dispatcher: number }
   credentials: DemoCredentials
   portal: string
+  /** the stack's DATA_DIR (its alert emails are files in `alert-mail/` there) */
+  dataDir: string
   output(): string
   stop(): Promise<void>
 }
@@ -90,7 +92,7 @@ export async function startLocalStack(): Promise<LocalStack> {
   for (let i = 0; i < 600 && child.exitCode === null; i++) {
     if (output.includes('Stop with Ctrl-C.') && existsSync(join(dataDir, 'demo-credentials.json'))) {
       const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as DemoCredentials
-      return { ports, credentials, portal: `http://localhost:${ports.portal}`, output: () => output, stop }
+      return { ports, credentials, portal: `http://localhost:${ports.portal}`, dataDir, output: () => output, stop }
     }
     await sleep(100)
   }

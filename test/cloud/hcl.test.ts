@@ -195,7 +195,7 @@ describe('infra/ read by code', () => {
     expect(shape.subscriptions.find((s) => s.name === 'contact-batches-dead-letter-sub')?.push).toBeNull()
     const bigquery = shape.subscriptions.find((s) => s.replacesBigQuery)!
     expect(bigquery).toMatchObject({ name: 'contact-changes-bigquery', topic: 'contact-changes', push: null })
-    expect(shape.secrets.sort()).toEqual(['key-pepper', 'link-signing-keys', 'operator-events-secret', 'operator-token'])
+    expect(shape.secrets.sort()).toEqual(['alert-smtp-url', 'key-pepper', 'link-signing-keys', 'operator-events-secret', 'operator-token'])
   })
 
   it("the real infra/'s IAM grants, as the stand-ins enforce them: task creators may create tasks as tasks-invoker, secrets only for their readers", async () => {
@@ -219,6 +219,11 @@ describe('infra/ read by code', () => {
     expect(iam.allows(sa('webhook-dispatcher'), 'secretmanager.versions.access', 'secret:operator-events-secret')).toBe(true)
     expect(iam.allows(sa('portal-api'), 'secretmanager.versions.access', 'secret:operator-events-secret')).toBe(false)
     expect(iam.allows(sa('upsert-worker'), 'secretmanager.versions.access', 'secret:key-pepper')).toBe(false)
+    // the alert emails' relay: where alerts are sent (the dispatcher; portal-api's test alert), nowhere else
+    for (const reader of ['portal-api', 'webhook-dispatcher'])
+      expect(iam.allows(sa(reader), 'secretmanager.versions.access', 'secret:alert-smtp-url'), reader).toBe(true)
+    for (const other of ['edge-ingest', 'upsert-worker'])
+      expect(iam.allows(sa(other), 'secretmanager.versions.access', 'secret:alert-smtp-url'), other).toBe(false)
   })
 
   it("the real infra/'s Cloud Run invoker grants: the push identity on the two pushed services, the task identity on the dispatcher, anyone on the public two", async () => {

@@ -34,7 +34,7 @@ export function throwingDeps(): PlatformDeps & { touched: string[] } {
     clock: systemClock,
     // no one reacts to outcomes here (a listener would write to the throwing stores); an app's
     // close still flushes them
-    listeners: { delivery: [], push: [], queueFallback: [], batch: [], contactWritten: [], async flush() {} },
+    listeners: { delivery: [], push: [], queueFallback: [], endpointHealth: [], batch: [], contactWritten: [], async flush() {} },
     async close() {},
   }
   const adapters = new Map<string, unknown>()

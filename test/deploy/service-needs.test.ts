@@ -102,6 +102,9 @@ function sample(key: string, expression: string): string {
     WEBHOOK_ENDPOINT_RATE: '100',
     TASK_QUEUE_DEDICATED_LIMIT: '900',
     TASK_QUEUE_POOL_SIZE: '32',
+    // alert emails on, through a relay: the strictest production settings
+    ALERT_EMAIL: 'smtp',
+    ALERT_EMAIL_FROM: 'alerts@example.com',
   }
   if (key in samples) return samples[key]!
   throw new Error(`no sample for ${key} = ${expression}`)
@@ -143,7 +146,8 @@ describe('infra/service-env.tf against shared/src/config/services.ts', () => {
 
       // and the service starts on it in production (values sampled for the references)
       const values = Object.fromEntries(Object.entries(env).map(([k, e]) => [k, sample(k, e)]))
-      for (const name of needs.envSecrets) values[name] = 'from-secret-manager'
+      // what each secret holds once provisioned (the SMTP relay: a URL, as an operator adds it)
+      for (const name of needs.envSecrets) values[name] = name === 'ALERT_SMTP_URL' ? 'smtps://apikey:key@smtp.example.com:465' : 'from-secret-manager'
       // Cloud Run sets K_SERVICE on every instance (INTERNAL_AUTH=front-end is refused without it)
       values.K_SERVICE = service
       expect(() => loadConfig(values, service)).not.toThrow()

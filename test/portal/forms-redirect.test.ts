@@ -138,6 +138,13 @@ const CASES: Record<string, Case> = {
     valid: async () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: '#2f6fd6' }],
     invalid: () => ['/portal/settings/branding', { display_name: 'Walk Co', accent: 'orange' }],
   },
+  // a new URL leads to its secret's reveal page (303 too); listed before the test, which needs a channel
+  'POST /portal/settings/alerts': {
+    valid: async () => ['/portal/settings/alerts', { email: 'ops@example.com', url: 'https://hooks.example.com/alerts' }],
+    invalid: () => ['/portal/settings/alerts', { email: 'not an address', url: '' }],
+  },
+  // the form is one button: nothing in it can be wrong (with no channel set it answers a 409 page)
+  'POST /portal/settings/alerts/test': { valid: async () => ['/portal/settings/alerts/test', {}] },
   'POST /portal/webhooks/:integrationId/deliveries/:deliveryId/replay': { valid: async (ids) => [hook(ids, `/deliveries/${ids.deliveryId}/replay`), {}] },
   'POST /contacts/:contactId/links': {
     valid: async (ids) => [`/contacts/${ids.contactId}/links`, { destination_url: 'https://example.com/walk' }],

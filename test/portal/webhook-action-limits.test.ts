@@ -40,6 +40,7 @@ describe('limits on webhook actions that send traffic', () => {
     expect(WEBHOOK_ACTION_WINDOWS.test_event).toMatchObject({ limit: 10, seconds: 60 })
     expect(WEBHOOK_ACTION_WINDOWS.replay).toMatchObject({ limit: 60, seconds: 60 })
     expect(WEBHOOK_ACTION_WINDOWS.integration_create).toMatchObject({ limit: 20, seconds: 3600 })
+    expect(WEBHOOK_ACTION_WINDOWS.test_alert).toMatchObject({ limit: 5, seconds: 60 })
   })
 
   // mutation: drop consumeWebhookActionQuota from the test-event route -> the 11th answers 202

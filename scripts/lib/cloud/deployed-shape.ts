@@ -311,6 +311,8 @@ export async function readDeployedShape(local: LocalSettings): Promise<DeployedS
       edge_domain: local.edgeDomain,
       portal_domain: new URL(local.portalBaseUrl).host,
       ...(local.operatorEventsUrl ? { operator_events_url: local.operatorEventsUrl } : {}),
+      // alert emails as files in each service's DATA_DIR/alert-mail (LOCAL_WIRING admits the file sink)
+      tenant_alert_email: 'file',
     },
     // the Cloud Run URLs and the portal origin are this machine's
     overrides: { service_url: urls, portal_base_url: local.portalBaseUrl },

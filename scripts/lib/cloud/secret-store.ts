@@ -44,6 +44,9 @@ const GENERATORS: Record<string, () => string> = {
   },
   // shared/src/domain/operations/target.ts: a Standard Webhooks secret, as infra/secrets.tf writes it
   'operator-events-secret': () => `whsec_${randomBytes(24).toString('base64')}`,
+  // infra/secrets.tf: the SMTP relay of alert emails, a placeholder until an operator sets it
+  // (start:cloud sends alert emails to files: ALERT_EMAIL=file)
+  'alert-smtp-url': () => 'smtp://unset.invalid:587',
 }
 
 /** Opens (or creates) the store and gives every declared secret a first version. */

@@ -85,6 +85,15 @@ export interface BaseConfig {
   operatorEventsUrl: Value<'OPERATOR_EVENTS_URL'> | null
   /** the signing secret of operational events; null: from the secrets backend */
   operatorEventsSecret: Value<'OPERATOR_EVENTS_SECRET'> | null
+  /**
+   * the tenants' alert emails (domain/alerts/): `file` writes one .eml per message into
+   * `alertMailDir`; `smtp` hands it to the relay at `alertSmtpUrl` (set whenever `smtp` is);
+   * `off` sends none
+   */
+  alertEmail: Value<'ALERT_EMAIL'>
+  alertMailDir: string
+  alertSmtpUrl: Value<'ALERT_SMTP_URL'> | null
+  alertEmailFrom: Value<'ALERT_EMAIL_FROM'>
   /** deliveries per second to one webhook endpoint (its task queue's rate) */
   webhookEndpointRate: Value<'WEBHOOK_ENDPOINT_RATE'>
   /** endpoints with a task queue of their own; later ones share the pool (domain/webhooks/queue-pool.ts) */
@@ -170,6 +179,45 @@ function pair(env: Env, a: keyof Environment, b: keyof Environment): void {
   const hasB = Boolean(env[b])
   if (hasA && !hasB) throw new ConfigError(b, `is required when ${a} is set`)
   if (hasB && !hasA) throw new ConfigError(a, `is required when ${b} is set`)
+}
+
+/** The relay's host name, or null when unset or not a URL. */
+function smtpHostOf(url: string | undefined): string | null {
+  try {
+    return url ? new URL(url).hostname || null : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Where alert emails go (ALERT_EMAIL), by default a folder outside production and nowhere in it.
+ * Production refuses the folder (a container's disk is lost with it, and nobody reads it) unless
+ * LOCAL_WIRING=true (the deployed shape on this machine), and with `smtp` needs the sender and a
+ * relay that is not Terraform's placeholder (infra/secrets.tf, host `unset.invalid`).
+ */
+function checkedAlertEmail(v: Environment, production: boolean): Value<'ALERT_EMAIL'> {
+  const alertEmail = v.ALERT_EMAIL ?? (production ? 'off' : 'file')
+  if (alertEmail === 'smtp') {
+    const host = smtpHostOf(v.ALERT_SMTP_URL)
+    if (!host || host.endsWith('.invalid')) {
+      throw new ConfigError(
+        'ALERT_SMTP_URL',
+        `is required with ALERT_EMAIL=smtp${host ? ' (it is the placeholder infra/ wrote: add the relay as a new version of the secret alert-smtp-url)' : ''}`,
+      )
+    }
+  }
+  if (!production) return alertEmail
+  if (alertEmail === 'file' && !v.LOCAL_WIRING) {
+    throw new ConfigError(
+      'ALERT_EMAIL',
+      'must not be file in production: nobody reads a folder in a container; use smtp (docs/deploy.md, "Alert emails") or off',
+    )
+  }
+  if (alertEmail === 'smtp' && !v.ALERT_EMAIL_FROM) {
+    throw new ConfigError('ALERT_EMAIL_FROM', 'is required in production with ALERT_EMAIL=smtp: the relay sends as this address')
+  }
+  return alertEmail
 }
 
 /** What each public origin is written into, for the production message. */
@@ -271,6 +319,7 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
       'is required with INTERNAL_AUTH=front-end and LOCAL_WIRING=true: without it any process on this machine could present a signature-stripped token',
     )
   }
+  const alertEmail = checkedAlertEmail(v, production)
   pair(env, 'PUSH_AUDIENCE', 'PUSH_SERVICE_ACCOUNT')
   pair(env, 'DISPATCHER_URL', 'TASKS_SERVICE_ACCOUNT')
   pair(env, 'OIDC_ISSUER', 'OIDC_JWKS_URL')
@@ -311,6 +360,10 @@ export function loadConfig(env: Env = process.env, service: ServiceName | null =
     keyPepper: v.KEY_PEPPER ?? null,
     operatorEventsUrl: v.OPERATOR_EVENTS_URL ?? null,
     operatorEventsSecret: v.OPERATOR_EVENTS_SECRET ?? null,
+    alertEmail,
+    alertMailDir: v.ALERT_MAIL_DIR ?? `${v.DATA_DIR}/alert-mail`,
+    alertSmtpUrl: v.ALERT_SMTP_URL ?? null,
+    alertEmailFrom: v.ALERT_EMAIL_FROM ?? 'alerts@localhost',
     webhookEndpointRate: v.WEBHOOK_ENDPOINT_RATE,
     taskQueueDedicatedLimit: v.TASK_QUEUE_DEDICATED_LIMIT,
     taskQueuePoolSize: v.TASK_QUEUE_POOL_SIZE,

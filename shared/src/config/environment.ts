@@ -280,6 +280,44 @@ const ENVIRONMENT = Type.Object({
       description: 'the `whsec_…` secret that signs operational events; in Cloud Run from Secret Manager `operator-events-secret`',
     }),
   ),
+  ALERT_EMAIL: Type.Optional(
+    oneOf(['off', 'file', 'smtp'], {
+      readers: ['portal-api', 'webhook-dispatcher'],
+      defaultText: '`file` outside production, `off` in production',
+      description:
+        'where the tenants\' endpoint alert emails go (Settings, Alerts; docs/webhooks.md, "Endpoint alerts"): one `.eml` file per message in `ALERT_MAIL_DIR` (refused in production unless `LOCAL_WIRING=true`), an SMTP relay (`ALERT_SMTP_URL`), or nowhere; Terraform `var.tenant_alert_email`',
+    }),
+  ),
+  ALERT_MAIL_DIR: Type.Optional(
+    text('a folder', {
+      readers: ['portal-api', 'webhook-dispatcher'],
+      defaultText: '`DATA_DIR/alert-mail`',
+      description: 'with `ALERT_EMAIL=file`: the folder that gets one `<time>-<alert id>.eml` file per alert email',
+    }),
+  ),
+  ALERT_SMTP_URL: Type.Optional(
+    text(
+      'an smtp:// or smtps:// URL',
+      {
+        readers: using((n) => n.envSecrets.includes('ALERT_SMTP_URL')),
+        defaultText: 'unset; required with `ALERT_EMAIL=smtp`',
+        description:
+          'with `ALERT_EMAIL=smtp`: the relay and its credentials, such as `smtps://apikey:<key>@smtp.sendgrid.net:465` (Google Cloud blocks outbound port 25: use 465 or 587; docs/deploy.md, "Alert emails"); in Cloud Run from Secret Manager `alert-smtp-url`, whose placeholder first version (host `unset.invalid`) is refused',
+      },
+      '^[sS][mM][tT][pP][sS]?://',
+    ),
+  ),
+  ALERT_EMAIL_FROM: Type.Optional(
+    text(
+      'an email address',
+      {
+        readers: ['portal-api', 'webhook-dispatcher'],
+        defaultText: '`alerts@localhost`; required in production with `ALERT_EMAIL=smtp`',
+        description: 'the sender of alert emails (a sender the relay accepts for your domain); Terraform `var.tenant_alert_email_from`',
+      },
+      EMAIL,
+    ),
+  ),
   WEBHOOK_ENDPOINT_RATE: positiveNumber({
     readers: using((n) => n.createsTasks),
     default: '100',

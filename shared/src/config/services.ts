@@ -20,7 +20,7 @@ export interface ServiceNeeds {
   /** creates delivery tasks: DISPATCHER_URL (target and audience) + TASKS_SERVICE_ACCOUNT (identity) */
   createsTasks: boolean
   /** secrets read straight from the environment (Secret Manager → env in Cloud Run) */
-  envSecrets: readonly ('KEY_PEPPER' | 'OPERATOR_TOKEN')[]
+  envSecrets: readonly ('KEY_PEPPER' | 'OPERATOR_TOKEN' | 'ALERT_SMTP_URL')[]
   /**
    * public origins it writes into answers (links, webhook URLs, contact `links`): required in
    * production, where the local default (localhost) would hand clients a dead address
@@ -45,7 +45,7 @@ export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
     pushRoutes: false,
     taskRoute: false,
     createsTasks: true,
-    envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+    envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN', 'ALERT_SMTP_URL'],
     publicOrigins: ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
   },
   // contact batches by push; publishes change rows; reads no secret
@@ -57,7 +57,8 @@ export const SERVICE_NEEDS: Readonly<Record<ServiceName, ServiceNeeds>> = {
     pushRoutes: true,
     taskRoute: true,
     createsTasks: true,
-    envSecrets: [],
+    // the SMTP relay of alert emails (an endpoint changes state)
+    envSecrets: ['ALERT_SMTP_URL'],
     publicOrigins: ['PORTAL_BASE_URL'],
   },
 }
@@ -68,7 +69,7 @@ const ALL_NEEDS: ServiceNeeds = {
   pushRoutes: true,
   taskRoute: true,
   createsTasks: true,
-  envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN'],
+  envSecrets: ['KEY_PEPPER', 'OPERATOR_TOKEN', 'ALERT_SMTP_URL'],
   publicOrigins: ['PORTAL_BASE_URL', 'EDGE_BASE_URL_TEMPLATE'],
 }
 

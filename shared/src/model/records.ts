@@ -62,8 +62,25 @@ export interface AccountRecord {
    * bytes were just replaced.
    */
   portal_logo?: LogoRef | null
+  /**
+   * Where the account hears of an endpoint that starts failing, is disabled or recovers, outside
+   * the portal (Settings, "Alerts"; domain/tenants/alerts.ts). Absent (older records): none.
+   */
+  alerts?: AlertSettings
   created_at: string
   updated_at: string
+}
+
+/**
+ * An account's endpoint alerts (domain/alerts/): an email address and a second webhook URL, each
+ * optional. The alert webhook has a signing secret of its own (shown once when the URL is set),
+ * so a receiver of alerts never holds the secret of the endpoints it hears about.
+ */
+export interface AlertSettings {
+  /** the address that gets one email per change of an endpoint's state; null: none */
+  email: string | null
+  /** the URL that gets one signed POST per change; null: none */
+  webhook: { url: string; signing_secret: string; created_at: string } | null
 }
 
 /**

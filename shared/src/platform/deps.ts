@@ -18,6 +18,9 @@ import { createListeners } from './listeners.ts'
 import { OPERATOR_INTEGRATION_ID } from '../domain/operations/operator-ids.ts'
 import { buildStores, type StoreBuild, type StoreOverrides, type Stores } from './deps-stores.ts'
 import { buildQueue, buildTasks } from './deps-messaging.ts'
+import { accountOfAlertTarget, alertTarget } from '../domain/alerts/target.ts'
+import { createAlertMail } from '../adapters/mail/alert-mail.ts'
+import type { AlertMail } from '../ports/alert-mail.ts'
 
 /** Adapters given instead of built (tests); the stores' overrides are described in deps-stores.ts. */
 export interface DepsOverrides extends StoreOverrides {
@@ -26,6 +29,7 @@ export interface DepsOverrides extends StoreOverrides {
   tasks?: TaskScheduler
   secrets?: Secrets
   webhookSender?: WebhookSender
+  alertMail?: AlertMail
 }
 
 /**
@@ -136,10 +140,14 @@ function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adap
     // else the tenant's integration
     deliveryTargets: {
       async get(integrationId) {
-        if (integrationId !== OPERATOR_INTEGRATION_ID) return deps.tenantLookups.getIntegration(integrationId)
-        return (await import('../domain/operations/target.ts')).operatorTarget(deps)
+        if (integrationId === OPERATOR_INTEGRATION_ID) return (await import('../domain/operations/target.ts')).operatorTarget(deps)
+        // an account's alert webhook (domain/alerts/target.ts): its own URL and secret, on the account
+        const alertAccount = accountOfAlertTarget(integrationId)
+        if (alertAccount !== null) return alertTarget(deps, alertAccount)
+        return deps.tenantLookups.getIntegration(integrationId)
       },
     },
+    alertMail: overrides.alertMail ?? createAlertMail(config, { logger }),
     // set below, over these deps
     listeners: null as unknown as PlatformDeps['listeners'],
     async close() {
@@ -162,6 +170,7 @@ function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adap
         deps.claims,
         deps.portalAccess,
         deps.auditLog,
+        deps.alertMail,
         deps.secrets,
       ]) {
         await c.close().catch((err: unknown) => logger.warn({ err }, 'adapter close failed'))

@@ -5,6 +5,7 @@ import { healthCountersListener } from '../domain/webhooks/listeners/health-coun
 import { latencyHistogramListener } from '../domain/webhooks/listeners/latency-histogram.ts'
 import { endpointFailingListener } from '../domain/operations/endpoint-failing.ts'
 import { queueLateListener } from '../domain/operations/queue-late.ts'
+import { endpointAlertsListener } from '../domain/alerts/listener.ts'
 import { pushLogListener } from '../domain/activity/push-log.ts'
 import { pushActivityListener } from '../domain/activity/push-recorder.ts'
 import { changeFeed } from '../domain/contacts/change-feed.ts'
@@ -27,6 +28,7 @@ export function createListeners(deps: PlatformDeps): Listeners {
     delivery: [attemptLogListener, health, latency, endpointFailingListener(deps)],
     push: [activity, pushLog],
     queueFallback: [queueLateListener(deps)],
+    endpointHealth: [endpointAlertsListener(deps)],
     batch: [batchLines(deps), deadLetterCounts(deps), pushOutcomes(deps)],
     contactWritten: [changeFeed(deps)],
     async flush() {

@@ -19,6 +19,7 @@ import type { WebhookSender } from './webhook-sender.ts'
 import type { Counters } from './counters.ts'
 import type { DeliveryTargets } from './delivery-targets.ts'
 import type { Listeners } from './listeners.ts'
+import type { AlertMail } from './alert-mail.ts'
 
 /*
  * The dependencies a domain function receives: types only. Domain code imports this module, never
@@ -65,8 +66,10 @@ export interface PlatformDeps {
   secrets: Secrets
   /** signed webhook POSTs to receivers (SSRF-filtered) */
   webhookSender: WebhookSender
-  /** where a delivery goes: a tenant integration or the operator's endpoint (ports/delivery-targets.ts) */
+  /** where a delivery goes: a tenant integration, an account's alert webhook or the operator's endpoint (ports/delivery-targets.ts) */
   deliveryTargets: DeliveryTargets
+  /** the tenants' alert emails (ports/alert-mail.ts; ALERT_EMAIL) */
+  alertMail: AlertMail
   /** who reacts to the hot paths' outcomes, built at the composition root (platform/listeners.ts) */
   listeners: Listeners
   /** closes every adapter (idempotent) */

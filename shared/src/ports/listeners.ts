@@ -79,6 +79,25 @@ export type BatchApplied =
   /** a message that can never be read, parked as it came */
   | { kind: 'unreadable'; accountId: string | undefined; reason: string }
 
+/**
+ * An endpoint's state changed (domain/operations/endpoint-failing.ts, after its mark is written):
+ * it started failing (the first step of the failure threshold), was disabled (a 410), or answered
+ * 200 again after failing. Told once per change, not per attempt.
+ */
+export type EndpointHealthChanged =
+  | {
+      state: 'failing'
+      endpoint: IntegrationRecord
+      at: string
+      /** when the streak began: the oldest failed delivery in it */
+      since: string
+      consecutiveFailures: number
+      threshold: number
+      lastError: string | null
+    }
+  | { state: 'disabled'; endpoint: IntegrationRecord; at: string; reason: string }
+  | { state: 'recovered'; endpoint: IntegrationRecord; at: string; since: string }
+
 /** What every listener gets besides the outcome. */
 export interface ListenerContext {
   /** the logger of the work that produced the outcome (its request or task: ids and trace) */
@@ -111,11 +130,17 @@ export interface QueueFallbackListener extends Named {
   onDeliveryQueueFellBack(outcome: DeliveryQueueFellBack, ctx: ListenerContext): void | Promise<void>
 }
 
+export interface EndpointHealthListener extends Named {
+  onEndpointHealthChanged(change: EndpointHealthChanged, ctx: ListenerContext): void | Promise<void>
+}
+
 /** The listeners of each outcome, in the order they are told. */
 export interface Listeners {
   delivery: readonly DeliveryListener[]
   push: readonly PushListener[]
   queueFallback: readonly QueueFallbackListener[]
+  /** an endpoint started failing, was disabled or recovered (domain/operations/endpoint-failing.ts) */
+  endpointHealth: readonly EndpointHealthListener[]
   /** every contact-batches message the worker finished (services/upsert-worker/src/handle-batch.ts) */
   batch: readonly BatchListener[]
   /**

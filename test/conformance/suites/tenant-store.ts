@@ -183,6 +183,18 @@ export function tenantStoreConformance(open: () => Promise<TenantStoreHarness>):
     expect((await store.getAccountByPublicId(a.public_id))?.id).not.toBe(a.id)
   })
 
+  it("keeps an account's alert settings as written, and a later patch replaces them whole (Settings, Alerts)", async () => {
+    const a = await newAccount()
+    const alerts = { email: 'ops@example.com', webhook: { url: 'https://hooks.example.com/alerts', signing_secret: 'whsec_c2VjcmV0', created_at: at(6) } }
+    expect(await store.updateAccount(a.id, { alerts, updated_at: at(6) })).toEqual({ ...a, alerts, updated_at: at(6) })
+    expect((await store.getAccount(a.id))?.alerts).toEqual(alerts)
+    // another field's patch leaves them be; clearing them stores the nulls, not an absence
+    await store.updateAccount(a.id, { name: 'Other' })
+    expect((await store.getAccountByPublicId(a.public_id))?.alerts).toEqual(alerts)
+    await store.updateAccount(a.id, { alerts: { email: null, webhook: null } })
+    expect((await store.getAccount(a.id))?.alerts).toEqual({ email: null, webhook: null })
+  })
+
   it('lists accounts as keyset pages ordered by id', async () => {
     const prefix = `acc-page-${randomSuffix()}`
     for (const s of ['c', 'a', 'b']) await newAccount({ id: `${prefix}-${s}` })

@@ -1,10 +1,12 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { DeliveryRecord, IntegrationRecord } from '../../model/records.ts'
-import type { DeliveryAttempted, DeliveryListener } from '../../ports/listeners.ts'
+import type { DeliveryAttempted, DeliveryListener, EndpointHealthChanged } from '../../ports/listeners.ts'
 import { FAILING_STEPS } from '../../contract/operational-event.ts'
 import { emitOperationalEvent, type OperationsDeps } from './emit.ts'
 import { OPERATOR_INTEGRATION_ID } from './operator-ids.ts'
 import { GONE_REASON } from '../webhooks/schedule.ts'
+import { tellListeners } from '../outcomes/tell.ts'
+import { accountOfAlertTarget } from '../alerts/target.ts'
 
 /**
  * The failure threshold of an endpoint: this many of its newest deliveries in a row whose latest
@@ -62,7 +64,7 @@ function stepOf(length: number, threshold = FAILURE_THRESHOLD): number {
  * Failure contract: never throws (a failed note is logged); the attempt is recorded, and a lost
  * note is made again by the next attempt, with the same event id (no second POST).
  */
-export function endpointFailingListener(deps: OperationsDeps & Pick<PlatformDeps, 'tenants'>): DeliveryListener {
+export function endpointFailingListener(deps: HealthDeps): DeliveryListener {
   return {
     name: 'endpoint failing and disabled events',
     async onDeliveryAttempted(o: DeliveryAttempted) {
@@ -80,33 +82,56 @@ export function endpointFailingListener(deps: OperationsDeps & Pick<PlatformDeps
   }
 }
 
-/** What the listener does for one attempt (also called by tests for a repeated observation). */
-export async function noteEndpointOutcome(
-  deps: OperationsDeps & Pick<PlatformDeps, 'tenants'>,
-  integration: IntegrationRecord,
-  outcome: EndpointOutcome,
-): Promise<void> {
-  if (integration.id === OPERATOR_INTEGRATION_ID) return
+type HealthDeps = OperationsDeps & Pick<PlatformDeps, 'tenants' | 'listeners'>
+
+/**
+ * What the listener does for one attempt (also called by tests for a repeated observation). A
+ * change of the endpoint's state (it starts failing, is disabled, works again) is told to the
+ * endpoint-health listeners once its mark is written (platform/listeners.ts: the tenant's alerts).
+ */
+export async function noteEndpointOutcome(deps: HealthDeps, integration: IntegrationRecord, outcome: EndpointOutcome): Promise<void> {
+  // the operator's endpoint and the tenants' alert webhooks are not endpoints whose health a tenant watches
+  if (integration.id === OPERATOR_INTEGRATION_ID || accountOfAlertTarget(integration.id) !== null) return
+  const changed = await noteAndEmit(deps, integration, outcome)
+  if (changed) await tellListeners(deps.listeners.endpointHealth, deps, (l) => l.onEndpointHealthChanged(changed, deps))
+}
+
+/** Writes the endpoint's mark and sends the operational events; returns the change of state, if any. */
+async function noteAndEmit(deps: HealthDeps, integration: IntegrationRecord, outcome: EndpointOutcome): Promise<EndpointHealthChanged | null> {
   const endpoint = { account_id: integration.account_id, integration_id: integration.id, host: hostOf(integration.url), name: integration.name ?? null }
   const now = new Date(deps.clock.now()).toISOString()
+  let changed: EndpointHealthChanged | null = null
   try {
     if (outcome.kind === 'succeeded') {
-      if (integration.failing) await deps.tenants.updateIntegration(integration.id, { failing: null, updated_at: now })
-      return
+      if (!integration.failing) return null
+      await deps.tenants.updateIntegration(integration.id, { failing: null, updated_at: now })
+      return { state: 'recovered', endpoint: integration, at: now, since: integration.failing.since }
     }
     if (outcome.kind === 'disabled') {
+      changed = { state: 'disabled', endpoint: integration, at: outcome.at, reason: outcome.reason }
       await emitOperationalEvent(
         deps,
         { type: 'endpoint.disabled', occurred_at: outcome.at, data: { ...endpoint, reason: outcome.reason } },
         { key: `${integration.id}\u0000${outcome.at}` },
       )
-      return
+      return changed
     }
     const streak = failureStreak(await deps.deliveries.list(integration.id, { limit: FAILURE_THRESHOLD }))
     const step = stepOf(streak.length)
-    if (step === 0 || !streak.oldest || (integration.failing?.percent ?? 0) >= step) return
+    if (step === 0 || !streak.oldest || (integration.failing?.percent ?? 0) >= step) return null
     const since = streak.oldest.created_at
     await deps.tenants.updateIntegration(integration.id, { failing: { since, percent: step }, updated_at: now })
+    // a change of state only when the endpoint was not failing yet: a higher step is the same state
+    if (!integration.failing)
+      changed = {
+        state: 'failing',
+        endpoint: integration,
+        at: now,
+        since,
+        consecutiveFailures: streak.length,
+        threshold: FAILURE_THRESHOLD,
+        lastError: outcome.error?.slice(0, 512) ?? null,
+      }
     await emitOperationalEvent(
       deps,
       {
@@ -126,4 +151,6 @@ export async function noteEndpointOutcome(
   } catch (err) {
     deps.logger.error({ err, integrationId: integration.id, outcome: outcome.kind }, 'endpoint health note failed')
   }
+  // a change whose mark was written is told even when its operational event failed
+  return changed
 }

@@ -8,7 +8,7 @@ import { AppError } from '../../errors/app-error.ts'
  * gets its own fixed windows in the shared rate limiter store (every instance counts in the same
  * documents), sized so that normal work never meets them (docs/webhooks.md, "Limits on actions
  * that send traffic"). Together they bound what one account can make the platform send on
- * demand to about 70 first attempts a minute.
+ * demand to about 75 first attempts (and 5 test alert emails) a minute.
  */
 export const WEBHOOK_ACTION_WINDOWS = {
   /** a test event is a check of the receiver, done by a person: a few a minute at most */
@@ -17,6 +17,8 @@ export const WEBHOOK_ACTION_WINDOWS = {
   replay: { name: 'webhook-replay-minute', limit: 60, seconds: 60 },
   /** each new integration is a new destination for every event of the account */
   integration_create: { name: 'webhook-integration-create-hour', limit: 20, seconds: 3600 },
+  /** Settings' "Send a test alert": a POST to the alert webhook and an email, checked by a person */
+  test_alert: { name: 'alert-test-minute', limit: 5, seconds: 60 },
 } as const satisfies Record<string, RateLimitWindow>
 
 export type WebhookAction = keyof typeof WEBHOOK_ACTION_WINDOWS
@@ -44,7 +46,7 @@ export async function consumeWebhookActionQuota(deps: Pick<PlatformDeps, 'rateLi
 export function webhookActionLimitText(action: WebhookAction, retryAfterSeconds: string): string {
   const { limit, seconds } = WEBHOOK_ACTION_WINDOWS[action]
   const per = seconds === 60 ? 'a minute' : 'an hour'
-  const what = { test_event: 'test events', replay: 'replays', integration_create: 'new webhooks' }[action]
+  const what = { test_event: 'test events', replay: 'replays', integration_create: 'new webhooks', test_alert: 'test alerts' }[action]
   return `Too many ${what} for this account: at most ${limit} ${per}. Try again in ${retryAfterSeconds} seconds.`
 }
 

@@ -20,6 +20,7 @@ import { ASSET_LOGO } from '../kit/page.ts'
 import { LOGO_PATH, registerLogoRoutes } from './logo.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
 import { auditOf } from '../kit/audited.ts'
+import { ALERT_FLASHES, alertsSection, registerAlertRoutes, type AlertsFormState } from './alerts.ts'
 
 const SETTINGS_PATH = '/portal/settings'
 // logo_problem: the upload's refusal code (settings/logo.ts), worded by domain/tenants/logo.ts
@@ -34,6 +35,7 @@ interface SettingsState {
   brandingValues?: { display_name: string; accent: string }
   /** the logo upload's refusal, in words (from the redirect's code) */
   logoError?: string | null
+  alerts?: AlertsFormState
 }
 
 /** One domain a line: blank lines ignored. */
@@ -106,7 +108,8 @@ ${
 }
 <p class="hint">Set by your operator (it changes how this portal's sign-in works), so it cannot be changed here.</p>
 </section>
-${brandingSection(account, s)}`,
+${brandingSection(account, s)}
+${alertsSection(account, deps.alertMail.enabled, s.alerts)}`,
     })
   }
 
@@ -169,6 +172,7 @@ ${brandingSection(account, s)}`,
   })
 
   registerLogoRoutes(scope, deps)
+  registerAlertRoutes(scope, deps, (request, reply, status, alerts) => render(request, reply, status, { alerts }))
 }
 
 /**
@@ -215,7 +219,7 @@ ${error ? html`<p class="field-error" id="brand-logo-error">${error}</p>` : ''}
 </form>`
 }
 
-/** Settings: authorized domains, custom fields, branding and the logo. */
+/** Settings: authorized domains, custom fields, branding and the logo, alerts. */
 export const settingsScreen: ScreenDeclaration = {
   path: SETTINGS_PATH,
   nav: 'Settings',
@@ -225,6 +229,7 @@ export const settingsScreen: ScreenDeclaration = {
     'logo-saved': 'Logo saved.',
     'logo-removed': 'Logo removed.',
     'custom-field-created': 'Custom field created.',
+    ...ALERT_FLASHES,
   },
   register: registerSettingsScreen,
 }
