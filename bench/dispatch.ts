@@ -21,8 +21,6 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import pino from 'pino'
 import { Pool } from 'undici'
-import { context } from '@opentelemetry/api'
-import { suppressTracing } from '@opentelemetry/core'
 import { loadConfig } from '../shared/src/config/config.ts'
 import { createPlatformDeps } from '../shared/src/platform/deps.ts'
 import { contactIdFor } from '../shared/src/model/ids.ts'
@@ -34,6 +32,7 @@ import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver
 import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { startTelemetry, stopTelemetry } from '../shared/src/platform/telemetry.ts'
+import { untraced } from '../shared/src/logging/trace-propagation.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -185,7 +184,7 @@ async function main() {
     const started = performance.now()
     const cpuStart = cpuUs()
     // untraced whether or not tracing is on: the control is bare undici
-    await context.with(suppressTracing(context.active()), () =>
+    await untraced(() =>
       Promise.all(
         Array.from({ length: IN_FLIGHT }, async () => {
           while (next < bodies.length) {

@@ -14,9 +14,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { context, ROOT_CONTEXT } from '@opentelemetry/api'
-import { suppressTracing } from '@opentelemetry/core'
 import { startTelemetry, stopTelemetry } from '@lsv/shared/platform/telemetry.ts'
+import { untraced } from '@lsv/shared/logging/trace-propagation.ts'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'lsv-refused-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -29,8 +28,7 @@ const sampledTrace = () => {
 
 /** A POST from outside any trace: the client's own instrumentation neither traces it nor replaces its traceparent. */
 function post(port: number, path: string, headers: Record<string, string>, body: string): Promise<number> {
-  return context.with(
-    suppressTracing(ROOT_CONTEXT),
+  return untraced(
     () =>
       new Promise<number>((resolve, reject) => {
         const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
