@@ -8,6 +8,10 @@
  * printed (goal: >= 70%), and the same ratio of CPU time per delivery (process CPU, receiver
  * included), which moves less than rates when other work shares the machine.
  * BENCH_CPU_PROFILE=<folder> writes a CPU profile of each platform round's timed section.
+ * BENCH_TRACE_EXPORTER=file (or otlp, cloud-trace) runs the platform side with OpenTelemetry on, as
+ * a deployed process runs (platform/telemetry.ts; the file exporter writes to the bench's data
+ * folder), every delivery sampled: issue 28's figure "with tracing on". The bare loop stays
+ * untraced (its requests run with tracing suppressed).
  */
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -27,6 +31,8 @@ import { createDelivery } from '../shared/src/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
 import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
+import { startTelemetry, stopTelemetry } from '../shared/src/platform/telemetry.ts'
+import { untraced } from '../shared/src/logging/trace-propagation.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -61,6 +67,11 @@ async function main() {
   const url = `${origin}/hook`
 
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-'))
+  const traceExporter = process.env.BENCH_TRACE_EXPORTER
+  if (traceExporter) {
+    await startTelemetry('bench-dispatch', { TRACE_EXPORTER: traceExporter, DATA_DIR: dir })
+    console.log(`tracing on: every platform delivery sampled, spans exported by ${traceExporter}`)
+  }
   // the per-endpoint rate limit is lifted: this measures the delivery pipeline's own cost
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -172,15 +183,18 @@ async function main() {
     let next = 0
     const started = performance.now()
     const cpuStart = cpuUs()
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < bodies.length) {
-          const b = bodies[next++]!
-          const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
-          const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
-          await res.body.text()
-        }
-      }),
+    // untraced whether or not tracing is on: the control is bare undici
+    await untraced(() =>
+      Promise.all(
+        Array.from({ length: IN_FLIGHT }, async () => {
+          while (next < bodies.length) {
+            const b = bodies[next++]!
+            const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
+            const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
+            await res.body.text()
+          }
+        }),
+      ),
     )
     const rate = (N * 1000) / (performance.now() - started)
     cpuPer.bare = (cpuUs() - cpuStart) / N
@@ -232,6 +246,7 @@ async function main() {
 
   await pool.close()
   await deps.close()
+  await stopTelemetry()
   server.closeAllConnections()
   server.close()
   rmSync(dir, { recursive: true, force: true })

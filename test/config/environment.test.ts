@@ -27,6 +27,7 @@ const FORMS: Record<VariableName, { good: string; decoded: unknown; bad?: string
   LOG_LEVEL: { good: 'debug', decoded: 'debug', bad: 'verbose' },
   TRACE_EXPORTER: { good: 'otlp', decoded: 'otlp', bad: 'jaeger' },
   TRACE_SAMPLE_RATIO: { good: '0.25', decoded: 0.25, bad: '1.5' },
+  TRACE_REFUSED_REQUESTS: { good: 'TRUE', decoded: true, bad: 'sometimes' },
   OTEL_EXPORTER_OTLP_ENDPOINT: { good: 'http://127.0.0.1:4318/', decoded: 'http://127.0.0.1:4318', bad: '127.0.0.1:4318' },
   DATA_DIR: { good: '/var/lib/lsv', decoded: '/var/lib/lsv' },
   STORE_BACKEND: { good: 'firestore', decoded: 'firestore', bad: 'sqlite' },

@@ -78,7 +78,13 @@ describe('no sink keeps a credential in clear', () => {
     const ports = await freeLocalStackPorts()
     // as `npm start` runs it: OpenTelemetry preloaded (package.json "start")
     const preload = join(import.meta.dirname, '..', '..', 'scripts', 'lib', 'telemetry-preload.ts')
-    const stack: LocalStackProcess = spawnLocalStack(dir.dir, ports, { LOG_LEVEL: 'debug', TRACE_EXPORTER: 'file', NODE_OPTIONS: `--import ${preload}` })
+    // refused doors traced too (an unknown reveal id, a wrong token): the policy must hold for whatever an operator chooses to trace
+    const stack: LocalStackProcess = spawnLocalStack(dir.dir, ports, {
+      LOG_LEVEL: 'debug',
+      TRACE_EXPORTER: 'file',
+      TRACE_REFUSED_REQUESTS: 'true',
+      NODE_OPTIONS: `--import ${preload}`,
+    })
     await until('the banner', async () => stack.output().includes('Stop with Ctrl-C.'), stack.output)
     const creds = readDemoCredentials(dir.dir)!
     const portal = creds.portal_url.replace(/\/+$/, '')

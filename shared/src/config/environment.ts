@@ -167,7 +167,13 @@ const ENVIRONMENT = Type.Object({
     readers: [...ALL, 'local stack'],
     default: '1',
     description:
-      "the share of traces started here that are kept (a request without a sampled `traceparent`/`X-Cloud-Trace-Context`): parent-based, so a caller's sampling decision is always honoured; sized against Cloud Trace's quotas in docs/capacity.md",
+      "the share of traces started here that are kept (a request without a sampled `traceparent`/`X-Cloud-Trace-Context`): parent-based, so a served caller's sampling decision is always honoured; sized against Cloud Trace's quotas in docs/capacity.md",
+  }),
+  TRACE_REFUSED_REQUESTS: bool({
+    readers: [...ALL, 'local stack'],
+    default: 'false',
+    description:
+      '`true`: requests refused before they were served (401, 403, 404, 405, 413, 429, or a 4xx on a path no route serves) are sampled like any other; by default they export no span, even with a sampled trace header, so unknown callers cannot spend the Cloud Trace quota (docs/operations.md, "Traces")',
   }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(
     origin({

@@ -126,9 +126,17 @@ export function buildBaseApp(options: BaseAppOptions): App {
   })
   // first of the checks: a fragment in the target or a second Host is refused (request-target.ts);
   // credential checks below see a repeated credential header as malformed
-  app.addHook('onRequest', async (request) => {
-    refuseAmbiguousTarget(request.raw)
-    markRepeatedCredentialHeaders(request.raw)
+  // callback-style hooks here and below: they run on every request, and an async hook costs a
+  // promise and a microtask turn more each
+  app.addHook('onRequest', (request, _reply, done) => {
+    try {
+      refuseAmbiguousTarget(request.raw)
+      markRepeatedCredentialHeaders(request.raw)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
   })
   // a request no route serves (unknown path, other method, OPTIONS, HEAD without GET) gets its
   // not-found answer now, before its body is read (unrouted.ts)
@@ -137,12 +145,12 @@ export function buildBaseApp(options: BaseAppOptions): App {
   ignoreBodiesOfBodylessRoutes(app)
   // an answer sent before the body was read (over the cap, refused credential, …) must still
   // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts)
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (hasUnreadBody(request.raw)) {
       if (beyondDrainBound(request.raw, linger)) reply.header('connection', 'close')
       drainAfterAnswer(request.raw, reply.raw, linger)
     }
-    return payload
+    done(null, payload)
   })
 
   // liveness: the event loop answers. Readiness: from state kept by `readiness` (no check runs

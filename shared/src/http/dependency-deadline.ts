@@ -40,18 +40,24 @@ export class StageDeadline {
    * keeps running until its own library gives up, so `work` must be one whose late success
    * stores nothing the 503 denies (a read, a rate-limit claim), never a durable write.
    */
-  async within<T>(work: Promise<T>): Promise<T> {
-    // the loser of the race settles unobserved: its rejection must not become an unhandled one
-    work.catch(() => {})
-    let timer: NodeJS.Timeout | undefined
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(deadlineExceeded(this.#ms)), Math.max(0, this.#endsAt - performance.now()))
+  within<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // whole milliseconds: node keeps one timer list per distinct duration, and the fractional
+      // ones performance.now() gives made a list and a priority-queue entry for every call
+      const timer = setTimeout(() => reject(deadlineExceeded(this.#ms)), Math.max(0, Math.ceil(this.#endsAt - performance.now())))
+      // settles once: the loser of the two is ignored, and a late rejection of the abandoned work
+      // is handled here (it never becomes an unhandled one)
+      work.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          reject(err)
+        },
+      )
     })
-    try {
-      return await Promise.race([work, expired])
-    } finally {
-      clearTimeout(timer)
-    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api'
-import { W3CTraceContextPropagator } from '@opentelemetry/core'
+import { suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { traceContextOf, type TraceContext } from './trace.ts'
 
 /**
@@ -123,4 +123,13 @@ export function inTaskSpan<T>(queue: string, traceparent: string | null, fn: () 
   const stored = traceparent ? w3c.extract(ROOT_CONTEXT, { traceparent }, headerGetter) : ROOT_CONTEXT
   const parent = trace.getSpanContext(stored) ? stored : ROOT_CONTEXT
   return inSpanOf(parent, 'task run', SpanKind.CONSUMER, { 'lsv.task.queue': queue }, () => fn())
+}
+
+/**
+ * Runs `fn` with tracing suppressed: a request it sends through an instrumented client (undici,
+ * node:http) starts no span and carries no `traceparent` of ours. For a client that is not the
+ * platform: a benchmark's bare control, a test's caller that sets its own `traceparent`.
+ */
+export function untraced<T>(fn: () => T): T {
+  return context.with(suppressTracing(context.active()), fn)
 }

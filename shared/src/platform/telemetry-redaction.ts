@@ -1,4 +1,5 @@
 import { SpanKind, type AttributeValue, type Attributes, type Context } from '@opentelemetry/api'
+import { LRUCache } from 'lru-cache'
 import type { ReadableSpan, Span, SpanProcessor, TimedEvent } from '@opentelemetry/sdk-trace-base'
 import { REDACTED, redactReceiverUrl, redactText, redactUrl } from '../logging/redact.ts'
 
@@ -21,17 +22,41 @@ function redactedValue(value: AttributeValue | undefined, fn: (s: string) => str
   return value
 }
 
+/** url.query holds the query without its `?`: an outbound one goes whole, an inbound one by name */
+const redactOutboundQuery = (s: string) => (s === '' ? s : REDACTED)
+const redactInboundQuery = (s: string) => (redactUrl(`?${s}`) ?? '').slice(1)
+const redactOutboundUrl = (s: string) => redactText(redactReceiverUrl(s) ?? s)
+const redactInboundUrl = (s: string) => redactText(redactUrl(s) ?? s)
+
+/**
+ * An outbound URL attribute's redacted form, remembered: every delivery to an endpoint carries the
+ * same receiver URL (and path and query), which was parsed and scanned again for every span. The
+ * keys are receiver URLs, which this process holds anyway (the integrations it delivers to).
+ * Inbound URLs are not remembered: each caller's differs, and some carry a credential.
+ */
+function remembered(redact: (s: string) => string): (s: string) => string {
+  const cache = new LRUCache<string, string>({ max: 1_000 })
+  return (s) => {
+    let redacted = cache.get(s)
+    if (redacted === undefined) cache.set(s, (redacted = redact(s)))
+    return redacted
+  }
+}
+const OUTBOUND = { query: remembered(redactOutboundQuery), url: remembered(redactOutboundUrl) }
+const INBOUND = { query: redactInboundQuery, url: redactInboundUrl }
+
 function urlRedactor(key: string, outbound: boolean): (s: string) => string {
-  // url.query holds the query without its `?`: an outbound one goes whole, an inbound one by name
-  if (key === 'url.query') return outbound ? (s) => (s === '' ? s : REDACTED) : (s) => (redactUrl(`?${s}`) ?? '').slice(1)
-  const url = outbound ? redactReceiverUrl : redactUrl
-  return (s) => redactText(url(s) ?? s)
+  const redactors = outbound ? OUTBOUND : INBOUND
+  return key === 'url.query' ? redactors.query : redactors.url
 }
 
 /** The attributes with every credential replaced; the same object when none was found. */
 function redactedAttributes(attributes: Attributes, outbound: boolean): Attributes {
   let out: Attributes | null = null
-  for (const [key, value] of Object.entries(attributes)) {
+  for (const key in attributes) {
+    const value = attributes[key]
+    // numbers and booleans hold no credential
+    if (typeof value !== 'string' && !Array.isArray(value)) continue
     const redacted = redactedValue(value, URL_KEYS.has(key) ? urlRedactor(key, outbound) : redactText)
     if (redacted === value || (Array.isArray(value) && JSON.stringify(redacted) === JSON.stringify(value))) continue
     out ??= { ...attributes }

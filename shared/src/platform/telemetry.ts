@@ -14,6 +14,7 @@ import { CONTRACT_VERSION } from '../contract/version.ts'
 import { CloudTracePropagator } from './telemetry-propagator.ts'
 import { JsonLinesSpanExporter } from './telemetry-file-exporter.ts'
 import { RedactingSpanProcessor } from './telemetry-redaction.ts'
+import { RefusedRequestFilter } from './telemetry-refusals.ts'
 
 /**
  * OpenTelemetry for one process (docs/operations.md, "Traces"). Started by each service's
@@ -30,7 +31,9 @@ import { RedactingSpanProcessor } from './telemetry-redaction.ts'
  * Sampling is parent-based: a caller's (or Google's front end's) sampled `traceparent` is
  * honoured, an unsampled one is not traced, and a trace started here is kept with the
  * probability TRACE_SAMPLE_RATIO (default 1; sized in docs/capacity.md). Every hop after the
- * first inherits the decision through its `traceparent`, so a kept trace is whole.
+ * first inherits the decision through its `traceparent`, so a kept trace is whole. A request
+ * refused before it was served (a 401, 403, 404, 405, 413 or 429, or a client error on no route) exports
+ * no span even when sampled, unless TRACE_REFUSED_REQUESTS is set (telemetry-refusals.ts).
  */
 /** how long finished spans wait to be exported together (the SDK's default is 5 s) */
 const SCHEDULED_DELAY_MS = 1000
@@ -104,10 +107,13 @@ export async function startTelemetry(processName: string, env: Record<string, st
   diag.setLogger({ error: (m) => console.error(`otel: ${m}`), warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.ERROR)
   // the trace SDK and the instrumentations, not @opentelemetry/sdk-node: that one also loads the
   // metrics, logs, gRPC and Prometheus exporters (2.5 s of imports here, on every cold start)
+  const settings = readEnvironment(env)
+  // refusals are dropped before redaction, which then runs only on spans that are exported
+  const exporting = new RedactingSpanProcessor(new BatchSpanProcessor(exporter, { scheduledDelayMillis: SCHEDULED_DELAY_MS }))
   const provider = new NodeTracerProvider({
     resource: resourceOf(processName, env),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(readEnvironment(env).TRACE_SAMPLE_RATIO) }),
-    spanProcessors: [new RedactingSpanProcessor(new BatchSpanProcessor(exporter, { scheduledDelayMillis: SCHEDULED_DELAY_MS }))],
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.TRACE_SAMPLE_RATIO) }),
+    spanProcessors: [settings.TRACE_REFUSED_REQUESTS ? exporting : new RefusedRequestFilter(exporting)],
   })
   // the global tracer provider, the AsyncLocalStorage context manager and our propagator
   provider.register({ propagator: new CloudTracePropagator() })

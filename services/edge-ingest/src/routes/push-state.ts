@@ -69,11 +69,11 @@ function errorTextOf(payload: string): string | null {
   }
 }
 
-/** onSend: the error text of a refusal whose connection is known, as the caller gets it. */
-export async function keepErrorText(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+/** onSend: the error text of a refusal whose connection is known, as the caller gets it (callback-style: no promise per push). */
+export function keepErrorText(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const state = request.pushState
   if (state?.named && reply.statusCode >= 400 && typeof payload === 'string') state.error = errorTextOf(payload)
-  return payload
+  done(null, payload)
 }
 
 /** onError: the field an `invalid payload` refusal was about (domain/ingest/payload-problem.ts), kept for the outcome. */

@@ -55,9 +55,10 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   decoratePushRequests(app)
   app.addHook('onSend', keepErrorText)
   app.addHook('onError', keepProblem)
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const answered = pushAnsweredOf(request, reply)
     if (answered) tellListenersNow(deps.listeners.push, deps, (l) => l.onPushAnswered(answered, deps))
+    done()
   })
   app.addHook('onClose', async () => deps.listeners.flush())
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { EmbeddedDb } from './db.ts'
 import type { RateLimiter } from '../../ports/rate-limiter.ts'
 import type { RateLimitDecision, RateLimitWindow } from '../../model/rate-limit-window.ts'
@@ -35,8 +36,15 @@ export function createEmbeddedRateLimiter(edb: EmbeddedDb): RateLimiter {
   const add = db.prepare(
     'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, ?, ?) ON CONFLICT (slot) DO UPDATE SET count = count + excluded.count, expire_at_ms = max(expire_at_ms, excluded.expire_at_ms)',
   )
+  // a key's hash, computed once: the same few keys (an API key's id, a source's) are counted on every request
+  const keyHashes = new LRUCache<string, string>({ max: 10_000 })
+  const hashOf = (key: string) => {
+    let hash = keyHashes.get(key)
+    if (hash === undefined) keyHashes.set(key, (hash = createHash('sha256').update(key).digest('hex')))
+    return hash
+  }
   const windowSlotIds = (key: string, windows: readonly RateLimitWindow[], nowMs: number) => {
-    const keyHash = createHash('sha256').update(key).digest('hex')
+    const keyHash = hashOf(key)
     const slots = windows.map((w) => slotOf(w, nowMs))
     return { slots, slotIds: slots.map((s) => `${keyHash}_${s.window.name}_${s.startMs / 1000}`) }
   }
