@@ -110,7 +110,14 @@ export async function createPlatformDeps(
     secrets = built.secrets
     build.closers.push(built.closeClient)
   }
-  const adapters = { ...stores, queue, tasks, secrets, webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks) }
+  const adapters = {
+    ...stores,
+    queue,
+    tasks,
+    secrets,
+    webhookSender: overrides.webhookSender ?? webhookSenderFor(config.allowLoopbackWebhooks),
+    alertMail: overrides.alertMail ?? createAlertMail(config, { logger }),
+  }
   return assembleDeps(config, logger, clock, adapters, async () => {
     for (const c of build.closers) await c().catch(() => {})
     await (openedDb as EmbeddedDb | null)?.close()
@@ -118,7 +125,7 @@ export async function createPlatformDeps(
 }
 
 /** the adapters PlatformDeps holds */
-type Adapters = Stores & Pick<PlatformDeps, 'queue' | 'tasks' | 'secrets' | 'webhookSender'>
+type Adapters = Stores & Pick<PlatformDeps, 'queue' | 'tasks' | 'secrets' | 'webhookSender' | 'alertMail'>
 
 /**
  * The deps over the built adapters: contact writes through their one seam, one lookup of delivery
@@ -147,7 +154,6 @@ function assembleDeps(config: PlatformConfig, logger: Logger, clock: Clock, adap
         return deps.tenantLookups.getIntegration(integrationId)
       },
     },
-    alertMail: overrides.alertMail ?? createAlertMail(config, { logger }),
     // set below, over these deps
     listeners: null as unknown as PlatformDeps['listeners'],
     async close() {
