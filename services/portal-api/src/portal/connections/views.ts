@@ -5,7 +5,8 @@ import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import type { FieldErrors } from '../kit/forms.ts'
-import { errorOf, formError, textField, uid } from '../kit/ui.ts'
+import { errorOf, formError, help, textField, uid } from '../kit/ui.ts'
+import { jsonView } from '../kit/json-view.ts'
 import { when } from '../kit/time.ts'
 import { longId } from '../kit/ids.ts'
 import { droppedKeysTable } from './mapping-review.ts'
@@ -52,7 +53,7 @@ ${(['api', 'webhook', 'partnercrm'] as const).map((t) => html`<label class="inli
 </fieldset>
 ${textField({ label: 'Name (optional)', name: 'name', value: values.name, error: errorOf(errors, '/name') })}
 <div class="source-field">
-${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type. Not for a partner CRM connection, whose source is always partnercrm.', error: errorOf(errors, '/source') })}
+${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type.', more: 'Not for a partner CRM connection, whose source is always partnercrm.', error: errorOf(errors, '/source') })}
 </div>
 <p><button type="submit">Create connection</button></p>
 </form>
@@ -116,7 +117,7 @@ function keysSection(c: ConnectionView, keys: ApiKeyRecord[], errors: FieldError
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${keys.length ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
-<p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (none = at once). A key in its grace period can be revoked now.</p>
+${help('Rotate: a new key now, the old one keeps working for the grace period.', 'Revoke: the key stops after the grace (none = at once). A key in its grace period can be revoked now.')}
 <h3>New key</h3>
 <form method="post" action="${base}/keys">
 ${formError(errors)}
@@ -134,7 +135,7 @@ function tokenSection(c: ConnectionView, errors: FieldErrors | null | undefined)
   return html`<section aria-labelledby="token-h">
 <h2 id="token-h">Webhook source</h2>
 <p>URL: <code>${c.webhook_url ?? ''}</code></p>
-<p class="hint">Callers send the source token in <code>x-webhook-token</code>. It was shown once when the connection was created; rotate to get a new one.</p>
+${help(html`Callers send the source token in <code>x-webhook-token</code>.`, 'It was shown once when the connection was created; rotate to get a new one.')}
 <form method="post" action="${connectionPath(c.id)}/token/rotate" class="actions">
 ${formError(errors)}
 ${graceField()}<button type="submit">Rotate token</button>
@@ -197,7 +198,7 @@ function previewView(p: MappingPreview): SafeHtml {
 <tbody>${p.keys.map((k) => html`<tr><td><code>${k.key}</code></td><td>${k.targets.length ? k.targets.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : '—'}</td><td>${k.dropped ?? ''}</td></tr>`)}</tbody></table></div>
 ${p.ignoredMappings.length ? html`<p><strong>Mappings that take no part:</strong></p><ul>${p.ignoredMappings.map((m) => html`<li><code>${m.from} → ${m.to}</code>: ${m.reason}</li>`)}</ul>` : ''}
 <p><strong>Stored contact fields:</strong></p>
-<pre><code>${JSON.stringify({ business_email: p.mapped.patch.business_email, identity: p.mapped.patch.identity, company: p.mapped.patch.company }, null, 2)}</code></pre>
+${jsonView(JSON.stringify({ business_email: p.mapped.patch.business_email, identity: p.mapped.patch.identity, company: p.mapped.patch.company }), { label: 'Stored contact fields' })}
 <p><strong>Custom field values as stored:</strong></p>
 ${Object.keys(cf).length ? html`<ul>${Object.entries(cf).map(([k, v]) => html`<li><code>${k}</code>: <code>${JSON.stringify(v.value)}</code></li>`)}</ul>` : html`<p>none</p>`}
 </div>`
@@ -221,7 +222,14 @@ function mappingsSection(c: ConnectionView, definitions: CustomFieldDefinition[]
   const fallbackNow = c.type !== 'partnercrm' && c.field_mappings.length === 0
   return html`<section aria-labelledby="map-h">
 <h2 id="map-h">Field mappings</h2>
-<p class="hint">${c.type === 'partnercrm' ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.' : fallbackNow ? 'This connection has no mappings yet: the six fields email, first_name, last_name, company, title and external_id are taken by those names. The rows below are that fallback written out; once any mapping is saved, only saved rows are read, so keep the ones you need.' : 'Only the keys named below are read; every other key is dropped.'} Clear a row's key to remove the row. Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings. Saving shows what changes on the last push before anything is stored.</p>
+${help(
+  c.type === 'partnercrm'
+    ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.'
+    : fallbackNow
+      ? 'This connection has no mappings yet: the six fields email, first_name, last_name, company, title and external_id are taken by those names.'
+      : 'Only the keys named below are read; every other key is dropped.',
+  `${fallbackNow ? 'The rows below are that fallback written out; once any mapping is saved, only saved rows are read, so keep the ones you need. ' : ''}Clear a row's key to remove the row. Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings. Saving shows what changes on the last push before anything is stored.`,
+)}
 ${sample ? html`<h3>Keys your pushes carry that no mapping reads</h3>${droppedKeysTable(c, definitions, sample, [{ label: 'Now', mappings: c.field_mappings }], 'dropped-keys')}` : ''}
 <form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview" data-enhance-only="preview">
 ${formError(errors)}

@@ -2,6 +2,7 @@ import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import { RECOVER_COUNT_CAP, RECOVER_MAX_DELIVERIES, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
 import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
+import { help } from '../kit/ui.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 
 const recoverPath = (integrationId: string) => `/portal/webhooks/${encodeURIComponent(integrationId)}/recover`
@@ -70,7 +71,10 @@ export function retryWaitingConfirmBody(i: IntegrationView, waiting: number, com
 <dt>Endpoint</dt><dd><code>${i.url}</code></dd>
 <dt>Waiting for a retry</dt><dd>${waiting}${complete ? '' : html` (the most one retry takes: there may be more, retry again afterwards)`}</dd>
 </dl>
-<p class="hint">Each one is sent now instead of at its next retry, and starts a new run of attempts. At most ${RECOVER_MAX_DELIVERIES} at once, oldest first; each counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest keep waiting for their retry.</p>
+${help(
+  'Each one is sent now instead of at its next retry, and starts a new run of attempts.',
+  `At most ${RECOVER_MAX_DELIVERIES} at once, oldest first; each counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest keep waiting for their retry.`,
+)}
 ${
   waiting === 0
     ? html`<p>No delivery is waiting for a retry: nothing to send.</p><p><a href="${back}#deliveries">Back to the delivery log</a></p>`

@@ -268,7 +268,7 @@ ${health ? healthSection(health) : ''}
 ${health ? outcomeChart('delivery-chart', health.hourly) : ''}
 <section aria-labelledby="test-h">
 <h3 id="test-h">Test event</h3>
-<p>Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path. ${help(html`It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.`)}</p>
+${help(html`Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path.`, html`It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.`)}
 <form method="post" action="${base}/test"><button type="submit" class="secondary"${i.active && i.payload_version === 2 ? '' : html` disabled`}>Send test event</button></form>
 ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks receive events.</p>`}
 </section>
@@ -290,7 +290,11 @@ ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks re
 <input type="datetime-local" id="to" name="to" step="1" value="${inputValueOf(filter.to)}"></div>
 <button type="submit">Filter</button>
 </form>
-<p class="hint" id="event-id-hint">Event id: the exact <code>webhook-id</code> your endpoint received (each event is delivered once per webhook). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>). Debug opens a delivery's attempts and its signed request.</p>
+${help(
+  html`Event id: the exact <code>webhook-id</code> your endpoint received. Debug opens a delivery's attempts and its signed request.`,
+  html`Each event is delivered once per webhook. HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>).`,
+  'event-id-hint',
+)}
 ${
   log.data.length === 0
     ? words
