@@ -182,7 +182,8 @@ async function longHelp(page: Page): Promise<string[]> {
   )
 }
 
-describe('every portal screen in Chromium: axe in light and dark at 1280 and 390 px, keyboard, 390 px', { timeout: 600_000 }, () => {
+// the walk runs axe four times a screen (two schemes, two widths): 20 minutes at most on a loaded machine
+describe('every portal screen in Chromium: axe in light and dark at 1280 and 390 px, keyboard, 390 px', { timeout: 1_200_000 }, () => {
   let stack: LocalStack
   let chromium: Awaited<ReturnType<typeof launchChromium>>
   let page: Page

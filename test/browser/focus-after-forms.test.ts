@@ -106,7 +106,7 @@ describe('the portal in Chromium: focus after a form (issue 29, D11 and D12)', {
 
   // mutation: the flash without autofocus (kit/page.ts resultOf) → focus starts at the top of the
   // page again, and reaching the first Debug link takes as many Tabs as from a fresh load
-  it('after a post, focus is on the confirmation, and the delivery log is a few Tabs away, not the whole page', async () => {
+  it('after a post, focus is on the confirmation, and Tab goes on from there: fewer Tabs to the first Debug link than from the top', async () => {
     await page.goto(webhookUrl)
     await page.getByRole('button', { name: 'Send test event' }).click()
     await page.waitForURL(/flash=/)
