@@ -179,7 +179,7 @@ describe('portal: the delivery debugger', () => {
       const res = await page(fixture.h.portal, `/portal/webhooks/${logId}${query}`, cookie)
       expect(res.statusCode, res.body).toBe(200)
       const section = res.body.slice(res.body.indexOf('id="deliveries"'))
-      return [...section.matchAll(/<tr>\n<td><code[^>]*>([^<]+)<\/code>/g)].map((m) => m[1]!)
+      return [...section.matchAll(/<tr>\n<td[^>]*><code[^>]*>([^<]+)<\/code>/g)].map((m) => m[1]!)
     }
 
     beforeAll(async () => {

@@ -22,8 +22,8 @@ describe('portal: inbound debugger (issue 22, job 6)', () => {
   const pushesPath = (connectionId: string) => `/portal/connections/${connectionId}/pushes`
   /** the rows of the debugger's table, as text per cell */
   const rowsOf = (htmlText: string) =>
-    [...htmlText.matchAll(/<tr>\s*<td><time[\s\S]*?<\/tr>/g)].map((m) =>
-      [...m[0].matchAll(/<td>([\s\S]*?)<\/td>/g)].map((c) =>
+    [...htmlText.matchAll(/<tr>\s*<td[^>]*><time[\s\S]*?<\/tr>/g)].map((m) =>
+      [...m[0].matchAll(/<td[^>]*>([\s\S]*?)<\/td>/g)].map((c) =>
         c[1]!
           .replace(/<[^>]+>/g, '')
           .replace(/\s+/g, ' ')

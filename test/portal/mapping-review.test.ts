@@ -92,8 +92,10 @@ describe('portal: field mapping review (issue 22, defect 1)', () => {
     // the record's own external_id key stays the anchor while no mapping names one
     expect(lost![1]).not.toContain('<code>external_id</code>')
     const table = /<table id="side-by-side">[\s\S]*?<\/table>/.exec(review.body)![0]
-    expect(table).toMatch(/<code>email<\/code><\/th><td><code>ann@example.com<\/code><\/td><td><strong>not stored<\/strong>/)
-    expect(table).toMatch(/<code>custom_fields.plan<\/code><\/th><td>—<\/td><td><code>&quot;gold&quot;<\/code>/)
+    expect(table).toMatch(
+      /<code>email<\/code><\/th><td data-label="Now"><code>ann@example.com<\/code><\/td><td data-label="After saving"><strong>not stored<\/strong>/,
+    )
+    expect(table).toMatch(/<code>custom_fields.plan<\/code><\/th><td data-label="Now">—<\/td><td data-label="After saving"><code>&quot;gold&quot;<\/code>/)
 
     // walking away stores nothing; the worker still maps with the fallback
     expect(await handleBatchMessage(h.deps, batch)).toBe('ack')
@@ -118,7 +120,7 @@ describe('portal: field mapping review (issue 22, defect 1)', () => {
     // mutation: no dropped-keys section (or the sample not recorded by the edge) fails here
     expect(table, 'the dropped keys are listed').not.toBeNull()
     expect(table![0]).toContain('Keys in 2 records of 1 pushes')
-    expect(table![0]).toMatch(/<td><code>shoe_size<\/code><\/td><td>2<\/td>/)
+    expect(table![0]).toMatch(/<td data-label="Key"><code>shoe_size<\/code><\/td><td data-label="Records with it">2<\/td>/)
     // mutation: keyReader ignoring the saved mappings would list Plan and email as dropped
     expect(table![0]).not.toContain('<code>Plan</code>')
     expect(table![0]).not.toContain('<code>email</code>')

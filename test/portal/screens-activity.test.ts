@@ -23,9 +23,9 @@ function rowText(html: string, label: string): string {
 function todayCounts(html: string, today: string): Record<string, number> {
   const table = html.slice(html.indexOf('id="pushes-h"'), html.indexOf('id="dead-h"'))
   const headers = [...table.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]!).slice(1)
-  const row = new RegExp(`<th scope="row">${today}</th>((?:<td>\\d+</td>)+)`).exec(table)
+  const row = new RegExp(`<th scope="row">${today}</th>((?:<td[^>]*>\\d+</td>)+)`).exec(table)
   if (!row) return {}
-  const cells = [...row[1]!.matchAll(/<td>(\d+)<\/td>/g)].map((m) => Number(m[1]))
+  const cells = [...row[1]!.matchAll(/<td[^>]*>(\d+)<\/td>/g)].map((m) => Number(m[1]))
   return Object.fromEntries(headers.map((h, i) => [h, cells[i]!]))
 }
 

@@ -78,7 +78,7 @@ describe('portal screen: settings, and the audit log', () => {
     expect(created.statusCode).toBe(303)
     expect((await admin('GET', `${ADMIN}/${accountId}/custom-fields`)).data).toMatchObject([{ key: 'plan', label: 'Plan <b>', type: 'select' }])
     const list = await page(h.portal, '/portal/settings', cookie)
-    expect(list.body).toContain('<td>Plan &lt;b&gt;</td>')
+    expect(list.body).toContain('<td data-label="Label">Plan &lt;b&gt;</td>')
     const dup = await formPost(h.portal, '/portal/settings/custom-fields', cookie, { key: 'plan', label: 'Again', type: 'text' })
     expect(dup.statusCode).toBe(400)
     const api = await h.portal.inject({

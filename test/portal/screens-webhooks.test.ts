@@ -185,7 +185,7 @@ describe('portal screen: webhooks', () => {
       const res = await page(fixture.h.portal, `/portal/webhooks/${logId}${query}`, cookie)
       expect(res.statusCode, res.body).toBe(200)
       const section = res.body.slice(res.body.indexOf('id="deliveries"'))
-      const ids = [...section.matchAll(/<tr>\n<td><code[^>]*>([^<]+)<\/code>/g)].map((m) => m[1]!)
+      const ids = [...section.matchAll(/<tr>\n<td[^>]*><code[^>]*>([^<]+)<\/code>/g)].map((m) => m[1]!)
       // the link's query, as a browser requests it (no fragment)
       const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(section)?.[1]?.replace(/&amp;/g, '&').replace(/#.*$/, '') ?? null
       return { ids, older: older === null ? null : older.slice(older.indexOf('?')), body: res.body }

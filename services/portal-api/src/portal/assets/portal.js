@@ -150,8 +150,25 @@ function enableAccentPicker(root) {
   }
 }
 
+// The error summary's links (kit/error-summary.ts) go to their field without script (the page
+// scrolls to it); with it, the field also takes focus, its label in view, so the tenant types
+// there at once.
+function enableErrorSummaryLinks(root) {
+  for (const link of root.querySelectorAll('.error-summary a[href^="#"]')) {
+    link.addEventListener('click', (event) => {
+      const field = document.getElementById(link.getAttribute('href').slice(1))
+      if (!field?.matches('input, select, textarea')) return
+      event.preventDefault()
+      const label = document.querySelector(`label[for="${CSS.escape(field.id)}"]`)
+      ;(label ?? field).scrollIntoView()
+      field.focus({ preventScroll: true })
+    })
+  }
+}
+
 document.addEventListener('DOMContentLoaded', () => {
   enableAccentPicker(document)
+  enableErrorSummaryLinks(document)
   enableCopyButtons(document)
   enableReplacingForms(document)
   enableSourceField(document)

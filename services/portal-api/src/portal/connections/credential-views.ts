@@ -3,7 +3,7 @@ import { DEFAULT_ROTATION_GRACE_SECONDS } from '@lsv/shared/contract/admin.ts'
 import { ALL_SCOPES, type ApiKeyRecord, type LocationRecord } from '@lsv/shared/model/records.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import type { FieldErrors } from '../kit/forms.ts'
-import { errorOf, formError, textField, uid } from '../kit/ui.ts'
+import { errorOf, formError, help, textField, uid } from '../kit/ui.ts'
 import { when } from '../kit/time.ts'
 import { longId } from '../kit/ids.ts'
 import { questionView } from '../kit/confirm.ts'
@@ -70,7 +70,7 @@ export function keysSection({ connection: c, keys, errors, now = Date.now() }: K
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${keys.length ? html`<div class="table-wrap"><table class="keys"><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
-<p class="hint">Rotate: a new key now, the old one keeps working for the grace period. Revoke: the key stops after the grace (none = at once); you confirm on the next page. A key in its grace period can be revoked now.</p>
+${help('Rotate: a new key now, the old one keeps working for the grace period.', 'Revoke: the key stops after the grace (none = at once); you confirm on the next page. A key in its grace period can be revoked now.')}
 <h3>New key</h3>
 <form method="post" action="${connectionPath(c.id)}/keys">
 ${formError(errors)}
@@ -116,7 +116,7 @@ export function tokenSection(c: ConnectionView, errors: FieldErrors | null | und
   return html`<section aria-labelledby="token-h">
 <h2 id="token-h">Webhook source</h2>
 <p>URL: <code>${c.webhook_url ?? ''}</code></p>
-<p class="hint">Callers send the source token in <code>x-webhook-token</code>. It was shown once when the connection was created; rotate to get a new one.</p>
+${help(html`Callers send the source token in <code>x-webhook-token</code>.`, 'It was shown once when the connection was created; rotate to get a new one.')}
 <form method="post" action="${connectionPath(c.id)}/token/rotate" class="actions">
 ${formError(errors)}
 ${graceField()}<button type="submit">Rotate token</button>

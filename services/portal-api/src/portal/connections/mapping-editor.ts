@@ -4,7 +4,8 @@ import { CORE_TARGETS, FALLBACK_MAPPINGS, type MappingPreview } from '@lsv/share
 import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import type { FieldErrors } from '../kit/forms.ts'
-import { errorOf, formError, uid } from '../kit/ui.ts'
+import { errorOf, formError, help, uid } from '../kit/ui.ts'
+import { jsonView } from '../kit/json-view.ts'
 import { droppedKeysTable } from './mapping-review.ts'
 import { connectionPath } from './paths.ts'
 
@@ -54,7 +55,7 @@ function previewView(p: MappingPreview): SafeHtml {
 <tbody>${p.keys.map((k) => html`<tr><td><code>${k.key}</code></td><td>${k.targets.length ? k.targets.map((t, i) => html`${i ? ', ' : ''}<code>${t}</code>`) : '—'}</td><td>${k.dropped ?? ''}</td></tr>`)}</tbody></table></div>
 ${p.ignoredMappings.length ? html`<p><strong>Mappings that take no part:</strong></p><ul>${p.ignoredMappings.map((m) => html`<li><code>${m.from} → ${m.to}</code>: ${m.reason}</li>`)}</ul>` : ''}
 <p><strong>Stored contact fields:</strong></p>
-<pre><code>${JSON.stringify({ business_email: p.mapped.patch.business_email, identity: p.mapped.patch.identity, company: p.mapped.patch.company }, null, 2)}</code></pre>
+${jsonView(JSON.stringify({ business_email: p.mapped.patch.business_email, identity: p.mapped.patch.identity, company: p.mapped.patch.company }), { label: 'Stored contact fields' })}
 <p><strong>Custom field values as stored:</strong></p>
 ${Object.keys(cf).length ? html`<ul>${Object.entries(cf).map(([k, v]) => html`<li><code>${k}</code>: <code>${JSON.stringify(v.value)}</code></li>`)}</ul>` : html`<p>none</p>`}
 </div>`
@@ -88,14 +89,18 @@ function rowView(
 <td><button type="submit" name="action" value="remove-${i}" formaction="${o.rowsPath}" class="secondary">Remove<span class="visually-hidden"> row ${i + 1}</span></button></td></tr>`
 }
 
-function hintOf(c: ConnectionView, fallbackNow: boolean): string {
+/** The editor's help: one line on what is read, the rest behind More. */
+function hintOf(c: ConnectionView, fallbackNow: boolean): SafeHtml {
   const kind =
     c.type === 'partnercrm'
       ? 'Partner CRM records always fill the six contact fields from their aliases; only custom field targets apply here.'
       : fallbackNow
-        ? 'This connection has no mappings yet: the six fields email, first_name, last_name, company, title and external_id are taken by those names. The rows below are that fallback written out; once any mapping is saved, only saved rows are read, so keep the ones you need.'
+        ? 'This connection has no mappings yet: the six fields email, first_name, last_name, company, title and external_id are taken by those names.'
         : 'Only the keys named below are read; every other key is dropped.'
-  return `${kind} Remove a row with its button (or clear its key); Add a row keeps what you typed. Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings. Saving shows what changes on the last push before anything is stored.`
+  return help(
+    kind,
+    `${fallbackNow ? 'The rows below are that fallback written out; once any mapping is saved, only saved rows are read, so keep the ones you need. ' : ''}Remove a row with its button (or clear its key); Add a row keeps what you typed. Keys match case-insensitively, ignoring everything but letters and digits. Custom field targets come from Settings. Saving shows what changes on the last push before anything is stored.`,
+  )
 }
 
 export function mappingsSection({ connection: c, definitions, sample, state: s }: MappingsSection): SafeHtml {
@@ -108,7 +113,7 @@ export function mappingsSection({ connection: c, definitions, sample, state: s }
   const described = ['sample-hint', s.sampleError ? 'sample-error' : '', s.sampleNotKept ? 'sample-not-kept' : ''].filter(Boolean).join(' ')
   return html`<section aria-labelledby="map-h">
 <h2 id="map-h">Field mappings</h2>
-<p class="hint">${hintOf(c, c.type !== 'partnercrm' && c.field_mappings.length === 0)}</p>
+${hintOf(c, c.type !== 'partnercrm' && c.field_mappings.length === 0)}
 ${sample ? html`<h3>Keys your pushes carry that no mapping reads</h3>${droppedKeysTable({ connection: c, definitions, sample, columns: [{ label: 'Now', mappings: c.field_mappings }], id: 'dropped-keys' })}` : ''}
 <form method="post" action="${connectionPath(c.id)}/mappings" id="mapping-form" data-enhance="replace:preview" data-enhance-only="preview">
 <button type="submit" name="action" value="preview" formaction="${connectionPath(c.id)}/preview" hidden tabindex="-1" class="default-submit">Preview</button>

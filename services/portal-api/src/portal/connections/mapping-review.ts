@@ -5,6 +5,7 @@ import { droppedKeys, keyReader } from '@lsv/shared/domain/ingest/mapping-covera
 import type { PushSample } from '@lsv/shared/domain/activity/push-sample.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import { when } from '../kit/time.ts'
+import { jsonView } from '../kit/json-view.ts'
 import { connectionPath } from './paths.ts'
 
 /**
@@ -129,7 +130,7 @@ function sideBySide({ connection: c, proposed, definitions }: Proposal, sample: 
     (k) =>
       html`<tr><th scope="row"><code>${k}</code></th><td>${now.has(k) ? html`<code>${now.get(k)!}</code>` : '—'}</td><td>${after.has(k) ? html`<code>${after.get(k)!}</code>` : html`<strong>${now.has(k) ? 'not stored' : '—'}</strong>`}</td></tr>`,
   )}</tbody></table></div>
-<details><summary>The record as it was pushed</summary><pre><code>${JSON.stringify(sample.record, null, 2)}</code></pre></details>`
+<details><summary>The record as it was pushed</summary>${jsonView(JSON.stringify(sample.record), { label: 'The record as it was pushed' })}</details>`
 }
 
 /** Keys recent pushes carried that a mapping set does not read, with the records that carried each. */

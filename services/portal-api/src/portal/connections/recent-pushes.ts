@@ -12,7 +12,7 @@ import { keyReader } from '@lsv/shared/domain/ingest/mapping-coverage.ts'
 import { html, type SafeHtml } from '../kit/html.ts'
 import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
-import { scrollingTable } from '../kit/ui.ts'
+import { help, scrollingTable } from '../kit/ui.ts'
 import { when } from '../kit/time.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
@@ -98,7 +98,10 @@ interface RecentPushesView {
 function recentPushesView({ connection: c, entries, definitions, unrecorded }: RecentPushesView): SafeHtml {
   const reads = keyReader(c.type, c.field_mappings, definitions)
   return html`<p><a href="${connectionPath(c.id)}">Back to the connection</a> · <a href="${CONNECTIONS_PATH}">All connections</a></p>
-<p class="hint">Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.</p>
+${help(
+  `Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered.`,
+  `A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.`,
+)}
 ${
   entries.length === 0
     ? emptyState('No pushes in the last 7 days.', { href: connectionPath(c.id), text: 'See how to send one' })

@@ -51,7 +51,7 @@ ${(['api', 'webhook', 'partnercrm'] as const).map((t) => html`<label class="inli
 </fieldset>
 ${textField({ label: 'Name (optional)', name: 'name', value: values.name, error: errorOf(errors, '/name') })}
 <div class="source-field">
-${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type. Not for a partner CRM connection, whose source is always partnercrm.', error: errorOf(errors, '/source') })}
+${textField({ label: 'Source (optional)', name: 'source', value: values.source, hint: 'The `source` of the (source, external_id) anchor: lower-case letters, digits, - and _. Default: the type.', more: 'Not for a partner CRM connection, whose source is always partnercrm.', error: errorOf(errors, '/source') })}
 </div>
 <p><button type="submit">Create connection</button></p>
 </form>

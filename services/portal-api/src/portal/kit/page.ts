@@ -6,6 +6,8 @@ import { logoOf } from '@lsv/shared/domain/tenants/logo.ts'
 import { html, noStore, type SafeHtml } from './html.ts'
 import { bannerOf } from './banner-slot.ts'
 import { relativeTimes } from './time.ts'
+import { labelTableCells } from './table-labels.ts'
+import { errorSummary, problemsOf } from './error-summary.ts'
 import { NO_SCREENS, type ScreenCatalogue } from './screens.ts'
 
 export { html, SafeHtml } from './html.ts'
@@ -96,7 +98,10 @@ export interface PageView {
   current?: string
   /** a one-line confirmation; absent: the text of the request's `?flash=` code, if it is declared */
   flash?: string | null
-  /** an error summary at the top (the fields carry the details) */
+  /**
+   * a sentence for the error summary at the top (error-summary.ts), which also links each field
+   * error of the body; the fields carry the details
+   */
   error?: string | null
 }
 
@@ -114,9 +119,23 @@ function frameHeader(account: AccountRecord, current: string, catalogue: ScreenC
 </header>`
 }
 
+/**
+ * What a page says first, and where its focus starts (issue 29, D11 and D12): a refused form's
+ * error summary, focused; else the confirmation of the post that led here, focused, so the next
+ * Tab goes on from the result and not from the top of the page. `autofocus` on a `tabindex="-1"`
+ * element: no script.
+ */
+function resultOf(view: PageView, flash: string | null): { body: SafeHtml; top: SafeHtml | '' } {
+  const { body, problems } = problemsOf(view.body)
+  const summary = errorSummary(view.error, problems)
+  if (summary) return { body, top: html`${flash ? html`<p class="flash" role="status">${flash}</p>` : ''}${summary}` }
+  return { body, top: flash ? html`<p class="flash" id="flash" role="status" tabindex="-1" autofocus>${flash}</p>` : '' }
+}
+
 /** the one page skeleton: head, and, for an account, the frame around main */
 function pageHtml(view: PageView, flash: string | null, banner: SafeHtml | '', catalogue: ScreenCatalogue): string {
   const account = view.account ?? null
+  const { body, top } = resultOf(view, flash)
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -133,9 +152,8 @@ ${account ? frameHeader(account, view.current ?? '', catalogue) : ''}
 <main id="main" tabindex="-1">
 <h1>${view.heading ?? view.title}</h1>
 ${banner}
-${flash ? html`<p class="flash" role="status">${flash}</p>` : ''}
-${view.error ? html`<div class="error-summary" role="alert"><p>${view.error}</p></div>` : ''}
-${view.body}
+${top}
+${body}
 </main>
 ${account ? html`<footer class="bottom"><p>Signed in through a portal session. <a href="${HOME_PATH}">Portal home</a></p></footer>` : ''}
 </body>
@@ -168,7 +186,7 @@ export function sendPage(reply: FastifyReply, view: PageView): FastifyReply {
   return noStore(reply, policyOf(account), { frameable: account !== null && frameAncestorsOf(account).length > 0 })
     .code(view.status ?? 200)
     .type('text/html; charset=utf-8')
-    .send(relativeTimes(pageHtml(view, flash, banner, catalogue), (reply.server.portalNow ?? Date.now)()))
+    .send(labelTableCells(relativeTimes(pageHtml(view, flash, banner, catalogue), (reply.server.portalNow ?? Date.now)())))
 }
 
 /** Post/redirect/get: 303 to a screen, with a flash code (a screen's `flashes`) in the query; never a secret. */

@@ -24,6 +24,8 @@ export function textField(o: {
   name: string
   value?: string
   hint?: string
+  /** the rest of a hint longer than one line, behind "More" (help()) */
+  more?: string
   error?: string | null
   type?: string
   required?: boolean
@@ -32,7 +34,7 @@ export function textField(o: {
   const id = o.id ?? uid(o.name)
   const describedBy = [o.hint ? `${id}-hint` : '', o.error ? `${id}-error` : ''].filter(Boolean).join(' ')
   return html`<label for="${id}">${o.label}</label>
-${o.hint ? html`<p class="hint" id="${id}-hint">${o.hint}</p>` : ''}
+${o.hint ? (o.more ? help(o.hint, o.more, `${id}-hint`) : html`<p class="hint" id="${id}-hint">${o.hint}</p>`) : ''}
 ${o.error ? html`<p class="field-error" id="${id}-error">${o.error}</p>` : ''}
 <input type="${o.type ?? 'text'}" id="${id}" name="${o.name}" value="${o.value ?? ''}"${o.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${o.error ? html` aria-invalid="true"` : ''}>`
 }
@@ -59,13 +61,16 @@ const REFUSALS: Partial<Record<ErrorCode, string>> = {
   rate_limited: 'Too many tries in a short time. Wait a minute and try again.',
 }
 
-/** A form-wide error (a conflict, a refusal), shown at the top of the form, in this form's words when it has some. */
+/**
+ * A form-wide error (a conflict, a refusal), shown at the top of the form, in this form's words when
+ * it has some; the page's error summary (error-summary.ts) names it and is the one announced.
+ */
 export function formError(errors: FieldErrors | null | undefined, words: Partial<Record<ErrorCode, string>> = {}): SafeHtml | '' {
   const all = errors?.[''] ?? null
   if (!all) return ''
   const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].message === all)
   const said = code === undefined ? all : (words[code] ?? REFUSALS[code] ?? all)
-  return html`<p class="field-error" role="alert">${said}</p>`
+  return html`<p class="field-error" id="${uid('form-error')}">${said}</p>`
 }
 
 /**
@@ -78,9 +83,10 @@ export function scrollingTable(label: string, table: SafeHtml): SafeHtml {
 }
 
 /**
- * Help kept to one line: the first sentence is the caller's, the rest behind a "More"
- * disclosure (a native `<details>`, so it opens without script).
+ * Help kept to one line (issue 29, "Help"): the short sentence shown, the rest behind a "More"
+ * disclosure (a native `<details>`, so it opens without script). `id` names the short line, for
+ * a field's `aria-describedby`.
  */
-export function help(more: SafeHtml | string): SafeHtml {
-  return html`<details class="more"><summary>More</summary> ${more}</details>`
+export function help(short: SafeHtml | string, more: SafeHtml | string, id?: string): SafeHtml {
+  return html`<div class="help"><p class="hint"${id ? html` id="${id}"` : ''}>${short}</p> <details class="more"><summary>More</summary><div class="hint">${more}</div></details></div>`
 }

@@ -3,12 +3,14 @@ import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { html, sendPage, shownName, type SafeHtml } from '../kit/page.ts'
 import { CONNECTIONS_PATH, connectionPath } from '../connections/paths.ts'
+import { recentPushesPath } from '../connections/recent-pushes.ts'
 import { WEBHOOKS_PATH, webhookPath } from '../screens-webhooks/views.ts'
 import { DELIVERY_PAGE, ENDPOINTS_READ, readOverview, type Overview } from './read.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
 import { outcomeChart } from '../kit/chart.ts'
 import { bannerFor } from '../endpoint-banner.ts'
 import { setBanner } from '../kit/banner-slot.ts'
+import { help } from '../kit/ui.ts'
 
 /** The landing page after sign-in (routes/portal/access.ts answers GET /portal/ with it). */
 const OVERVIEW_PATH = '/portal/'
@@ -98,6 +100,19 @@ function waitingLine(waitingBy: Overview['deliveries']['waitingBy']): SafeHtml |
   return html`<p id="waiting-retry"><strong>${total === 1 ? '1 delivery' : `${total} deliveries`} waiting for a retry</strong>: ${links}.</p>`
 }
 
+/**
+ * Where the refused pushes are (issue 29, D12): the inbound debugger of each connection that
+ * refused some, with how many; the debugger says why for each one.
+ */
+function refusedLinks(refusedBy: Overview['refusedBy']): SafeHtml | '' {
+  if (refusedBy.length === 0) return ''
+  if (refusedBy.length === 1)
+    return html`<dd class="figure-links" id="refused-pushes"><a href="${recentPushesPath(refusedBy[0]!.connection.id)}">See why in the inbound debugger</a></dd>`
+  return html`<dd class="figure-links" id="refused-pushes">Why, in the inbound debugger: ${refusedBy.map(
+    (r, n) => html`${n > 0 ? ', ' : ''}<a href="${recentPushesPath(r.connection.id)}">${r.connection.name ?? r.connection.source} (${r.count})</a>`,
+  )}</dd>`
+}
+
 function health(o: Overview): SafeHtml {
   const d = o.deliveries
   const atLeast = (n: number) => `${d.capped ? 'at least ' : ''}${n}`
@@ -106,7 +121,7 @@ function health(o: Overview): SafeHtml {
 <h2 id="health-h">Health</h2>
 <dl class="stats">
 <div><dt>Pushes accepted</dt><dd data-figure="pushes-accepted">${o.pushes.accepted}</dd></div>
-<div><dt>Pushes refused</dt><dd data-figure="pushes-refused" class="${o.pushes.refused > 0 ? 'bad' : ''}">${o.pushes.refused}</dd></div>
+<div><dt>Pushes refused</dt><dd data-figure="pushes-refused" class="${o.pushes.refused > 0 ? 'bad' : ''}">${o.pushes.refused}</dd>${refusedLinks(o.refusedBy)}</div>
 <div><dt>Deliveries succeeded</dt><dd data-figure="deliveries-succeeded">${atLeast(d.succeeded)}</dd></div>
 <div><dt>Deliveries failed</dt><dd data-figure="deliveries-failed" class="${d.failed > 0 ? 'bad' : ''}">${atLeast(d.failed)}</dd></div>
 <div><dt>Deliveries waiting for a retry</dt><dd data-figure="deliveries-waiting">${atLeast(d.waiting)}</dd></div>
@@ -114,7 +129,10 @@ function health(o: Overview): SafeHtml {
 </dl>
 ${waitingLine(d.waitingBy)}
 ${outcomeChart('overview-chart', d.hourly)}
-<p class="hint">Pushes since ${o.pushes.since.slice(0, 10)} 00:00 UTC (counted per UTC day; <a href="${ACTIVITY_PATH}">per day and status</a>). Deliveries of the last 24 hours, from the newest ${DELIVERY_PAGE} of each endpoint${o.endpointsUnread > 0 ? `; ${o.endpointsUnread} endpoints beyond the first ${ENDPOINTS_READ} are not counted` : ''}.</p>
+${help(
+  html`Pushes since ${o.pushes.since.slice(0, 10)} 00:00 UTC (<a href="${ACTIVITY_PATH}">per day and status</a>); deliveries of the last 24 hours.`,
+  `Pushes are counted per UTC day. Deliveries are read from the newest ${DELIVERY_PAGE} of each endpoint${o.endpointsUnread > 0 ? `; ${o.endpointsUnread} endpoints beyond the first ${ENDPOINTS_READ} are not counted` : ''}.`,
+)}
 ${
   disabled.length > 0
     ? html`<div class="error-summary" role="status"><p>${disabled.length === 1 ? 'A webhook endpoint is disabled and receives nothing' : `${disabled.length} webhook endpoints are disabled and receive nothing`}:</p>

@@ -1,6 +1,7 @@
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, IntegrationRecord } from '@lsv/shared/model/records.ts'
 import { readPushActivity } from '@lsv/shared/domain/activity/counts.ts'
+import { readRecentPushes } from '@lsv/shared/domain/activity/push-log.ts'
 
 /**
  * Deliveries read per endpoint at most (newest first). The overview's delivery figures come from
@@ -10,6 +11,8 @@ import { readPushActivity } from '@lsv/shared/domain/activity/counts.ts'
 export const DELIVERY_PAGE = 50
 /** Endpoints whose deliveries are read at most; more are counted as endpoints, not read. */
 export const ENDPOINTS_READ = 20
+/** Connections whose push logs are read, at most, to say where refused pushes are (only when some were refused). */
+const CONNECTIONS_READ = 20
 
 const DAY_MS = 86_400_000
 /** The push answers that stored the batch (202 queued, 200 the portal's fallback): the rest refused it. */
@@ -40,6 +43,11 @@ export interface Overview {
   deliveredTo: string[]
   /** pushes since the start of yesterday (UTC): the activity counters are per UTC day */
   pushes: { accepted: number; refused: number; since: string }
+  /**
+   * the connections whose inbound debugger lists refused pushes since then, and how many (their
+   * push logs are read only when the counters say some were refused)
+   */
+  refusedBy: { connection: ConnectionRecord; count: number }[]
   deliveries: DeliveryTally
   /** endpoints left unread (beyond ENDPOINTS_READ) */
   endpointsUnread: number
@@ -78,6 +86,8 @@ export async function readOverview(deps: PlatformDeps, account: AccountRecord): 
     }
   }
 
+  const refusedBy = pushes.refused > 0 ? await refusedByConnection(deps, connections, since) : []
+
   const read = integrations.slice(0, ENDPOINTS_READ)
   const pages = await Promise.all(read.map((i) => deps.deliveries.list(i.id, { limit: DELIVERY_PAGE })))
   const dayAgo = new Date(nowMs - DAY_MS).toISOString()
@@ -115,7 +125,17 @@ export async function readOverview(deps: PlatformDeps, account: AccountRecord): 
     integrations,
     deliveredTo,
     pushes,
+    refusedBy,
     deliveries,
     endpointsUnread: integrations.length - read.length,
   }
+}
+
+/** Refused pushes (any answer but 200 and 202) since `since`, per connection, from each one's push log (bounded). */
+async function refusedByConnection(deps: PlatformDeps, connections: ConnectionRecord[], since: string): Promise<Overview['refusedBy']> {
+  const read = connections.slice(0, CONNECTIONS_READ)
+  const logs = await Promise.all(read.map((c) => readRecentPushes(deps, c.id)))
+  return read
+    .map((connection, i) => ({ connection, count: logs[i]!.filter((e) => e.at >= since && !ACCEPTED.has(String(e.status))).length }))
+    .filter((r) => r.count > 0)
 }

@@ -1,6 +1,6 @@
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
-import type { AccountRecord } from '@lsv/shared/model/records.ts'
+import type { AccountRecord, ConnectionRecord } from '@lsv/shared/model/records.ts'
 import { DEAD_LETTER_REASONS, readDeadLetterActivity, readPushActivity, type DeadLetterReason, type PushDay } from '@lsv/shared/domain/activity/counts.ts'
 import { PUSH_WINDOWS, pushQuotaKey, type PushQuotaSubject } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { slotOf } from '@lsv/shared/model/rate-limit-window.ts'
@@ -8,7 +8,9 @@ import { portalSessionQuota } from '@lsv/shared/domain/portal/push.ts'
 import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { emptyState } from '../kit/empty-state.ts'
+import { help } from '../kit/ui.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
+import { recentPushesPath } from '../connections/recent-pushes.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
 
 const ACTIVITY_PATH = '/portal/activity'
@@ -41,13 +43,9 @@ interface WindowRow {
  * their own, shown too), and the portal sessions' one window when they can push (the account has
  * an active api connection: contract 4.6 rule 1). Read with `peek`: looking counts nothing.
  */
-async function windowRows(deps: PlatformDeps, account: AccountRecord): Promise<WindowRow[]> {
+async function windowRows(deps: PlatformDeps, account: AccountRecord, connections: readonly ConnectionRecord[]): Promise<WindowRow[]> {
   const nowMs = deps.clock.now()
-  const [connections, keys, locations] = await Promise.all([
-    deps.tenants.listConnections(account.id),
-    deps.tenants.listApiKeys(account.id),
-    deps.tenants.listLocations(account.id),
-  ])
+  const [keys, locations] = await Promise.all([deps.tenants.listApiKeys(account.id), deps.tenants.listLocations(account.id)])
   const subjects: Array<{ kind: string; label: string; subject: PushQuotaSubject }> = []
   for (const k of keys) {
     if (k.revoked_at !== null && Date.parse(k.revoked_at) <= nowMs) continue
@@ -97,6 +95,17 @@ function pushTable(days: PushDay[], statuses: string[]): SafeHtml {
 </table></div>`
 }
 
+/**
+ * Each push, accepted or refused, and why (issue 29, D12): the counts above say how many, a
+ * connection's inbound debugger says which and why.
+ */
+function debuggerLinks(connections: readonly ConnectionRecord[]): SafeHtml | '' {
+  if (connections.length === 0) return ''
+  return html`<p id="inbound-debuggers">Which pushes were refused, and why, in the inbound debugger of ${connections.map(
+    (c, i) => html`${i === 0 ? '' : i === connections.length - 1 ? ' or ' : ', '}<a href="${recentPushesPath(c.id)}">${c.name ?? c.source}</a>`,
+  )}.</p>`
+}
+
 function deadTable(rows: Array<{ day: string; reason: DeadLetterReason; records: number }>): SafeHtml {
   if (rows.length === 0) return html`<p>No records were dead-lettered in the last 7 days.</p>`
   return html`<div class="table-wrap"><table>
@@ -122,16 +131,21 @@ function windowTable(rows: WindowRow[]): SafeHtml {
 function registerActivityScreens(scope: App, deps: PlatformDeps): void {
   scope.get(ACTIVITY_PATH, { schema: { hide: true } }, async (request, reply) => {
     const { account } = sessionOf(request)
-    const [pushes, dead, windows] = await Promise.all([readPushActivity(deps, account.id), readDeadLetterActivity(deps, account.id), windowRows(deps, account)])
+    const connections = await deps.tenants.listConnections(account.id)
+    const [pushes, dead, windows] = await Promise.all([
+      readPushActivity(deps, account.id),
+      readDeadLetterActivity(deps, account.id),
+      windowRows(deps, account, connections),
+    ])
     return sendPage(reply, {
       status: 200,
       account,
       current: ACTIVITY_PATH,
       title: 'Activity',
       body: html`
-<section aria-labelledby="pushes-h"><h2 id="pushes-h">Pushes per day</h2>${pushTable(pushes.days, pushes.statuses)}</section>
+<section aria-labelledby="pushes-h"><h2 id="pushes-h">Pushes per day</h2>${pushTable(pushes.days, pushes.statuses)}${debuggerLinks(connections)}</section>
 <section aria-labelledby="dead-h"><h2 id="dead-h">Dead-lettered records</h2>
-<p class="hint">Records accepted by the edge that could not be stored. They are kept on the dead-letter topic; your operator can inspect and replay them.</p>
+${help('Records accepted by the edge that could not be stored.', 'They are kept on the dead-letter topic; your operator can inspect and replay them.')}
 ${deadTable(dead)}</section>
 <section aria-labelledby="windows-h"><h2 id="windows-h">Rate-limit windows now</h2>${windowTable(windows)}</section>`,
     })

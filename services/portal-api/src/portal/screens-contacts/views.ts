@@ -6,6 +6,7 @@ import { when } from '../kit/time.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
 import { nameSourceText } from '../connections/name-source.ts'
 import { pager } from '../kit/pager.ts'
+import { jsonView } from '../kit/json-view.ts'
 
 export const CONTACTS_PATH = '/portal/contacts'
 
@@ -162,7 +163,7 @@ ${mint && !mint.ok ? html`<p class="field-error" id="mint-error">${mint.error}</
 <section aria-labelledby="raw-h">
 <h2 id="raw-h">As the read contract returns it</h2>
 <details><summary>Contact JSON (<code>GET /api/v1/contacts/${contact.id}?include=contact_handles,sensitive_traits</code>)</summary>
-<pre class="json" tabindex="0">${JSON.stringify(contact, null, 2)}</pre>
+${jsonView(JSON.stringify(contact), { label: 'Contact JSON' })}
 </details>
 </section>`
 }

@@ -4,6 +4,8 @@ import type { DeliveryAttempt, DeliveryRecord, IntegrationRecord } from '@lsv/sh
 import { getDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { signedRequestOf, verifySnippet, type SignedRequest } from '@lsv/shared/domain/webhooks/signed-request.ts'
 import { html, sendPage, type SafeHtml } from '../kit/page.ts'
+import { jsonView } from '../kit/json-view.ts'
+import { help } from '../kit/ui.ts'
 import { sessionOf } from '../session.ts'
 import { timeOf } from './delivery-filters.ts'
 import { WEBHOOKS_PATH, webhookPath } from './paths.ts'
@@ -41,7 +43,7 @@ ${
       : html`<pre class="code" tabindex="0" aria-label="Response headers of attempt ${a.attempt}"><code>${headers.map(([k, v]) => `${k}: ${v}`).join('\n')}</code></pre>`
 }
 <h4>Response body (first 1 KiB)</h4>
-${a.response_excerpt ? html`<pre class="code" tabindex="0" aria-label="Response body of attempt ${a.attempt}"><code>${a.response_excerpt}</code></pre>` : html`<p class="hint">Empty.</p>`}
+${a.response_excerpt ? jsonView(a.response_excerpt, { label: `Response body of attempt ${a.attempt}`, exact: {} }) : html`<p class="hint">Empty.</p>`}
 </section>`
 }
 
@@ -57,11 +59,14 @@ function requestSection(base: string, request: SignedRequest | null, last: Deliv
 </dl>
 <h3 id="headers-h">Headers</h3>
 <pre class="code" tabindex="0" aria-labelledby="headers-h"><code id="signed-headers">${headerText}</code></pre>
-<h3 id="body-h">Body (the exact bytes)</h3>
+<h3 id="body-h">Body</h3>
 <p><button type="button" class="copy" data-copy-target="signed-body" hidden>Copy body</button></p>
-<pre class="code" tabindex="0" aria-labelledby="body-h"><code id="signed-body">${request.body}</code></pre>
+${jsonView(request.body, { label: 'Body', exact: { id: 'signed-body' } })}
 <h3 id="snippet-h">Verify it yourself (Node)</h3>
-<p>Save as <code>verify.mjs</code> and run <code>WEBHOOK_SECRET=whsec_… node verify.mjs</code> with this webhook's secret (<a href="${base}#secret-h">reveal it</a> on the webhook's page). It prints <samp>verified</samp> when the secret signed this request, as your receiver should check it. The secret itself is never shown here.</p>
+${help(
+  html`Save as <code>verify.mjs</code> and run <code>WEBHOOK_SECRET=whsec_… node verify.mjs</code> with this webhook's secret (<a href="${base}#secret-h">reveal it</a>).`,
+  html`It prints <samp>verified</samp> when the secret signed this request, as your receiver should check it. The secret itself is never shown here.`,
+)}
 <p><button type="button" class="copy" data-copy-target="verify-snippet" hidden>Copy snippet</button></p>
 <pre class="code" tabindex="0" aria-labelledby="snippet-h"><code id="verify-snippet">${verifySnippet(request)}</code></pre>`
 }

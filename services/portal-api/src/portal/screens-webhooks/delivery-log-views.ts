@@ -126,8 +126,11 @@ function filterForm(base: string, filter: LogFilter): SafeHtml {
 <input type="datetime-local" id="to" name="to" step="1" value="${inputValueOf(filter.to)}"></div>
 <button type="submit">Filter</button>
 </form>
-<p class="hint" id="event-id-hint">Event id: the event's <code>id</code> in the body (the visit id), also sent as <code>X-Service-Idempotency-Key</code>.</p>
-${help(html`Your endpoint's <code>webhook-id</code> is the same id, unless the id holds a <code>.</code>, a space or a character outside printable ASCII, or starts with <code>msg_sha256_</code>: then <code>webhook-id</code> is <code>msg_sha256_</code> and the id's SHA-256 (base64url), and you find the delivery by the id itself (its Debug page shows both). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>). Debug opens a delivery's attempts and its signed request.`)}`
+${help(
+  html`Event id: the event's <code>id</code> in the body (the visit id), also sent as <code>X-Service-Idempotency-Key</code>. Debug opens a delivery's attempts and its signed request.`,
+  html`Your endpoint's <code>webhook-id</code> is the same id, unless the id holds a <code>.</code>, a space or a character outside printable ASCII, or starts with <code>msg_sha256_</code>: then <code>webhook-id</code> is <code>msg_sha256_</code> and the id's SHA-256 (base64url), and you find the delivery by the id itself (its Debug page shows both). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>).`,
+  'event-id-hint',
+)}`
 }
 
 /** The Deliveries section of a webhook's page: the filters, the log (newest first), its pager, recover. */

@@ -1,5 +1,6 @@
 import type { EndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
+import { help } from '../kit/ui.ts'
 import { when } from '../kit/time.ts'
 
 /*
@@ -56,6 +57,6 @@ export function healthSection(h: EndpointHealth): SafeHtml {
 <div><dt>Last failure</dt><dd class="when" id="health-last-failure">${lastTime(h.lastFailure)}</dd></div>
 </dl>
 <p>${sparkline(h)}</p>
-<p class="hint">Attempts of the last 24 hours, one bar per hour (oldest on the left, the current hour last); a failure is any answer but 200, or no answer.</p>
+${help('Attempts of the last 24 hours, one bar per hour.', 'Oldest on the left, the current hour last; a failure is any answer but 200, or no answer.')}
 </section>`
 }

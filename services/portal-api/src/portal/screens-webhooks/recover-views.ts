@@ -2,6 +2,7 @@ import type { IntegrationView } from '@lsv/shared/contract/admin.ts'
 import { RECOVER_COUNT_CAP, RECOVER_MAX_DELIVERIES, type StatusCounts } from '@lsv/shared/domain/webhooks/recover.ts'
 import { WEBHOOK_ACTION_WINDOWS } from '@lsv/shared/domain/webhooks/rate-limit.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
+import { help } from '../kit/ui.ts'
 import { inputValueOf, timeOf } from './delivery-filters.ts'
 import { webhookPath } from './paths.ts'
 
@@ -12,7 +13,13 @@ const { limit: REPLAY_LIMIT } = WEBHOOK_ACTION_WINDOWS.replay
 // a count that reached the cap is a lower bound (statusCountsSince stops counting there)
 const countWords = (n: number) => (n >= RECOVER_COUNT_CAP ? `at least ${n}` : `${n}`)
 
-const BOUNDS = `At most ${RECOVER_MAX_DELIVERIES} failed deliveries per recover (the newest ones since that time), replayed oldest first. Each replay counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest stay failed, and recovering again from the same time later sends only those.`
+/** what a recover sends at most, in one line of help with the rest behind "More" */
+const bounds = (id?: string) =>
+  help(
+    `At most ${RECOVER_MAX_DELIVERIES} failed deliveries per recover (the newest ones since that time), replayed oldest first.`,
+    `Each replay counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest stay failed, and recovering again from the same time later sends only those.`,
+    id,
+  )
 
 /** The detail page's entry to recover: a GET form that leads to the confirmation page. */
 export function recoverForm(i: IntegrationView): SafeHtml {
@@ -22,7 +29,7 @@ export function recoverForm(i: IntegrationView): SafeHtml {
 <form method="get" action="${recoverPath(i.id)}" class="card">
 <label for="recover-since">Failed since (UTC)</label>
 <input type="datetime-local" id="recover-since" name="since" step="1" required aria-describedby="recover-hint">
-<p class="hint" id="recover-hint">${BOUNDS}</p>
+${bounds('recover-hint')}
 <p><button type="submit"${i.active ? '' : html` disabled`}>Review what would be sent</button></p>
 ${i.active ? '' : html`<p class="hint">Re-enable this webhook before recovering.</p>`}
 </form>
@@ -55,7 +62,7 @@ export function recoverConfirmBody(v: RecoverConfirmView): SafeHtml {
 <dt>Failed since</dt><dd>${sinceWords(since)}</dd>
 <dt>To send again</dt><dd>${failed}${complete ? '' : html` (the most this recover takes: there may be more, recover again afterwards)`}</dd>
 </dl>
-<p class="hint">${BOUNDS}</p>
+${bounds()}
 ${
   failed === 0
     ? html`<p>Nothing failed since that time: nothing to send.</p><p><a href="${back}#recover">Choose another time</a></p>${waitingWords(i, waiting)}`
@@ -95,7 +102,10 @@ export function retryWaitingConfirmBody(v: RetryWaitingConfirmView): SafeHtml {
 <dt>Endpoint</dt><dd><code>${i.url}</code></dd>
 <dt>Waiting for a retry</dt><dd>${waiting}${complete ? '' : html` (the most one retry takes: there may be more, retry again afterwards)`}</dd>
 </dl>
-<p class="hint">Each one is sent now instead of at its next retry, and starts a new run of attempts. At most ${RECOVER_MAX_DELIVERIES} at once, oldest first; each counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest keep waiting for their retry.</p>
+${help(
+  'Each one is sent now instead of at its next retry, and starts a new run of attempts.',
+  `At most ${RECOVER_MAX_DELIVERIES} at once, oldest first; each counts in the account's replay limit (${REPLAY_LIMIT} a minute): when it is reached the rest keep waiting for their retry.`,
+)}
 ${
   waiting === 0
     ? html`<p>No delivery is waiting for a retry: nothing to send.</p><p><a href="${back}#deliveries">Back to the delivery log</a></p>`

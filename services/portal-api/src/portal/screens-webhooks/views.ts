@@ -179,7 +179,7 @@ ${health ? healthSection(health) : ''}
 ${health ? outcomeChart('delivery-chart', health.hourly) : ''}
 <section aria-labelledby="test-h">
 <h3 id="test-h">Test event</h3>
-<p>Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path. ${help(html`It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.`)}</p>
+${help(html`Sends a <code>visitor.identified</code> about a made-up person (Ada Example) through the normal signed delivery path.`, html`It is marked as a test: its id starts with <code>${TEST_EVENT_ID_PREFIX}</code> and its <code>classification</code> is <code>test</code>.`)}
 <form method="post" action="${webhookPath(i.id)}/test"><button type="submit" class="secondary"${i.active && i.payload_version === 2 ? '' : html` disabled`}>Send test event</button></form>
 ${i.payload_version === 2 ? '' : html`<p class="hint">Only version 2 webhooks receive events.</p>`}
 </section>

@@ -58,9 +58,10 @@ export function alertsSection(account: AccountRecord, emailEnabled: boolean, s: 
   const fieldOnly = errors && (errors['/email'] || errors['/url'])
   return html`<section aria-labelledby="alerts-h" id="${ANCHOR}">
 <h2 id="alerts-h">Alerts</h2>
-<p class="hint">Hear about a webhook endpoint that starts failing, is disabled or works again, outside the portal. ${help(
-    html`One message per change, not per delivery: when an endpoint's newest deliveries keep failing (half of the failure threshold), when it answers 410 and is disabled, and when it answers 200 again. The alert webhook gets a signed JSON POST (docs: "Endpoint alerts"), signed with a secret of its own.`,
-  )}</p>
+${help(
+  'Hear about a webhook endpoint that starts failing, is disabled or works again, outside the portal.',
+  html`One message per change, not per delivery: when an endpoint's newest deliveries keep failing (half of the failure threshold), when it answers 410 and is disabled, and when it answers 200 again. The alert webhook gets a signed JSON POST (docs: "Endpoint alerts"), signed with a secret of its own.`,
+)}
 ${emailEnabled ? '' : html`<p class="notice" id="alert-email-off">Alert emails are turned off on this platform: an address is kept, but only the alert webhook is sent.</p>`}
 <form method="post" action="${ALERTS_PATH}">
 ${fieldOnly ? '' : formError(errors, { conflict: 'Set an email address or an alert webhook URL first, then send a test alert.' })}
