@@ -12,7 +12,7 @@ const CONFIRM_FIELD = 'confirm'
 export const isConfirmed = (fields: FormFields | undefined): boolean => fieldValue(fields, CONFIRM_FIELD) === 'yes'
 
 /** What a question page asks (one view model per question). */
-interface Question {
+export interface Question {
   /** what will happen, in words, naming what it happens to */
   what: SafeHtml
   /** where the confirmed form posts */
