@@ -34,7 +34,7 @@ describe('portal: mapping rows and sample kept (issue 29, D6)', () => {
   const shownRows = (body: string) => {
     const editor = /<form[^>]*id="mapping-form"[\s\S]*?<\/form>/.exec(body)![0]
     return [
-      ...editor.matchAll(/<tr><td>[\s\S]*?name="from" value="([^"]*)"[\s\S]*?<select[^>]*>[\s\S]*?(?:<option value="([^"]*)" selected>|<\/select>)/g),
+      ...editor.matchAll(/<tr><td[^>]*>[\s\S]*?name="from" value="([^"]*)"[\s\S]*?<select[^>]*>[\s\S]*?(?:<option value="([^"]*)" selected>|<\/select>)/g),
     ].map((m) => ({
       from: m[1]!.replace(/&amp;/g, '&'),
       to: m[2] ?? '',
