@@ -99,8 +99,8 @@ function recentPushesView({ connection: c, entries, definitions, unrecorded }: R
   const reads = keyReader(c.type, c.field_mappings, definitions)
   return html`<p><a href="${connectionPath(c.id)}">Back to the connection</a> · <a href="${CONNECTIONS_PATH}">All connections</a></p>
 ${help(
-  `Shows ${PUSH_LOG_BOUNDS}, newest first, accepted and refused, a few seconds after they are answered.`,
-  `A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.`,
+  'Newest first, accepted and refused, a few seconds after they are answered.',
+  `It keeps ${PUSH_LOG_BOUNDS}. A push appears once its connection is known: a key that was never issued, or a token sent to an unknown source, names no connection and is counted under Activity only. Bodies and secrets are never kept: a key is named by its id, name and first characters. Dropped keys are the keys of the push that the connection's current mappings do not read. What the worker refuses after the answer (a record without external_id, a value that is not an email address) is added to its push as "accepted N, refused M (why)". The request id and trace find the push's lines in the logs.`,
 )}
 ${
   entries.length === 0

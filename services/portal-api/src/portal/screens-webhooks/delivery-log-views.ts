@@ -127,8 +127,8 @@ function filterForm(base: string, filter: LogFilter): SafeHtml {
 <button type="submit">Filter</button>
 </form>
 ${help(
-  html`Event id: the event's <code>id</code> in the body (the visit id), also sent as <code>X-Service-Idempotency-Key</code>. Debug opens a delivery's attempts and its signed request.`,
-  html`Your endpoint's <code>webhook-id</code> is the same id, unless the id holds a <code>.</code>, a space or a character outside printable ASCII, or starts with <code>msg_sha256_</code>: then <code>webhook-id</code> is <code>msg_sha256_</code> and the id's SHA-256 (base64url), and you find the delivery by the id itself (its Debug page shows both). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>).`,
+  html`Event id: the event's <code>id</code> in the body (the visit id), also sent as <code>X-Service-Idempotency-Key</code>.`,
+  html`Your endpoint's <code>webhook-id</code> is the same id, unless the id holds a <code>.</code>, a space or a character outside printable ASCII, or starts with <code>msg_sha256_</code>: then <code>webhook-id</code> is <code>msg_sha256_</code> and the id's SHA-256 (base64url), and you find the delivery by the id itself (its Debug page shows both). HTTP status is your endpoint's answer to the last attempt; an exact code such as <code>404</code> also works in the address (<code>code=404</code>). Debug opens a delivery's attempts and its signed request.`,
   'event-id-hint',
 )}`
 }
