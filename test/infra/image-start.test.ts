@@ -90,7 +90,10 @@ describe('image start command', () => {
         child.stderr.on('data', (d) => (output += d))
         const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
         let healthy = false
-        for (let i = 0; i < 100 && !healthy && child.exitCode === null; i++) {
+        // a bound by time, not by tries: a service's first start imports every module, which took
+        // over 10 s with two test files and a browser at work on 2 cores
+        const until = Date.now() + 60_000
+        while (Date.now() < until && !healthy && child.exitCode === null) {
           try {
             const res = await fetch(`http://127.0.0.1:${port}/healthz`)
             healthy = res.status === 200
