@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../../scripts/lib/emulators.ts'
+import { descendantsOf } from '../../scripts/lib/process-tree.ts'
 
 export interface BenchEmulators {
   firestore?: string
@@ -22,9 +23,24 @@ const ENV_OF = { firestore: 'FIRESTORE_EMULATOR_HOST', pubsub: 'PUBSUB_EMULATOR_
 export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, project: string): Promise<BenchEmulators> {
   const logDir = mkdtempSync(join(tmpdir(), 'lsv-bench-emulators-'))
   const running: RunningEmulator[] = []
+  // a bench that dies before stop() (an unhandled rejection of a client library) must not leave
+  // its emulators behind: on exit, however it comes, each started one's chain gets SIGTERM by pid
+  const stopOnExit = () => {
+    for (const e of running) {
+      for (const pid of e.child.pid ? [e.child.pid, ...descendantsOf(e.child.pid)] : []) {
+        try {
+          process.kill(pid, 'SIGTERM')
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+  }
+  process.once('exit', stopOnExit)
   const out: BenchEmulators = {
     started: [],
     async stop() {
+      process.off('exit', stopOnExit)
       await Promise.all(running.map((e) => e.stop()))
       rmSync(logDir, { recursive: true, force: true })
     },
