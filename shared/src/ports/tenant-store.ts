@@ -68,3 +68,29 @@ export interface TenantStore {
   deleteAccountData(accountId: string): Promise<void>
   close(): Promise<void>
 }
+
+/**
+ * The port's methods in the groups both adapters implement them in (one function per record
+ * kind in each adapter), named once here so the two adapters cannot group them differently.
+ */
+export type TenantAccountMethods = Pick<
+  TenantStore,
+  'createAccount' | 'getAccount' | 'getAccountByPublicId' | 'updateAccount' | 'listAccounts' | 'deleteAccountData'
+>
+export type TenantApiKeyMethods = Pick<TenantStore, 'createApiKey' | 'getApiKey' | 'getApiKeyByHash' | 'updateApiKey' | 'listApiKeys'>
+export type TenantLocationMethods = Pick<TenantStore, 'putLocation' | 'getLocation' | 'findLocationByTokenHash' | 'updateLocation' | 'listLocations'>
+/** connections, custom field definitions and integrations: records under their own id */
+export type TenantRecordMethods = Pick<
+  TenantStore,
+  | 'createConnection'
+  | 'getConnection'
+  | 'updateConnection'
+  | 'listConnections'
+  | 'createCustomField'
+  | 'listCustomFields'
+  | 'createIntegration'
+  | 'getIntegration'
+  | 'updateIntegration'
+  | 'listIntegrations'
+  | 'deleteIntegration'
+>

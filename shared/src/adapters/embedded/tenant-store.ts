@@ -1,6 +1,14 @@
 import type { EmbeddedDb } from './db.ts'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
-import type { Patch, TenantStore, WriteOptions } from '../../ports/tenant-store.ts'
+import type {
+  Patch,
+  TenantStore,
+  WriteOptions,
+  TenantAccountMethods,
+  TenantApiKeyMethods,
+  TenantLocationMethods,
+  TenantRecordMethods,
+} from '../../ports/tenant-store.ts'
 import { auditAppender } from './audit-log.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
@@ -93,9 +101,7 @@ function tenantTables(edb: EmbeddedDb) {
 type TenantTables = ReturnType<typeof tenantTables>
 
 /** Accounts (unique public id), and the removal of an account's data. */
-function accountMethods(
-  t: TenantTables,
-): Pick<TenantStore, 'createAccount' | 'getAccount' | 'getAccountByPublicId' | 'updateAccount' | 'listAccounts' | 'deleteAccountData'> {
+function accountMethods(t: TenantTables): TenantAccountMethods {
   const { edb, one, many, run, audited, update } = t
   return {
     async createAccount(account: AccountRecord, options) {
@@ -136,7 +142,7 @@ function accountMethods(
 }
 
 /** API keys, each with a unique hash (the per-request lookup). */
-function apiKeyMethods(t: TenantTables): Pick<TenantStore, 'createApiKey' | 'getApiKey' | 'getApiKeyByHash' | 'updateApiKey' | 'listApiKeys'> {
+function apiKeyMethods(t: TenantTables): TenantApiKeyMethods {
   const { edb, one, many, run, audited, update } = t
   return {
     async createApiKey(k: ApiKeyRecord, options) {
@@ -165,7 +171,7 @@ function apiKeyMethods(t: TenantTables): Pick<TenantStore, 'createApiKey' | 'get
 }
 
 /** Partner CRM locations, one per (account, location id), found by a token hash too. */
-function locationMethods(t: TenantTables): Pick<TenantStore, 'putLocation' | 'getLocation' | 'findLocationByTokenHash' | 'updateLocation' | 'listLocations'> {
+function locationMethods(t: TenantTables): TenantLocationMethods {
   const { edb, one, many, run, audited } = t
   return {
     async putLocation(l: LocationRecord, options) {
@@ -203,22 +209,7 @@ function locationMethods(t: TenantTables): Pick<TenantStore, 'putLocation' | 'ge
 }
 
 /** Connections, custom field definitions and integrations: records under their own id. */
-function recordMethods(
-  t: TenantTables,
-): Pick<
-  TenantStore,
-  | 'createConnection'
-  | 'getConnection'
-  | 'updateConnection'
-  | 'listConnections'
-  | 'createCustomField'
-  | 'listCustomFields'
-  | 'createIntegration'
-  | 'getIntegration'
-  | 'updateIntegration'
-  | 'listIntegrations'
-  | 'deleteIntegration'
-> {
+function recordMethods(t: TenantTables): TenantRecordMethods {
   const { edb, one, many, run, audited, update } = t
   return {
     async createConnection(c: ConnectionRecord, options) {

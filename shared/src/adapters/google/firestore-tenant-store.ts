@@ -1,7 +1,7 @@
 import { FieldPath } from '@google-cloud/firestore'
 import type { DocumentData, DocumentReference, Firestore } from '@google-cloud/firestore'
 import type { AccountRecord, ApiKeyRecord, ConnectionRecord, CustomFieldDefinition, IntegrationRecord, LocationRecord } from '../../model/records.ts'
-import type { Patch, TenantStore } from '../../ports/tenant-store.ts'
+import type { Patch, TenantStore, TenantAccountMethods, TenantApiKeyMethods, TenantLocationMethods, TenantRecordMethods } from '../../ports/tenant-store.ts'
 import { DuplicateError } from '../../errors/duplicate-error.ts'
 import { applyPatch, normalizePublicId } from '../tenant-patch.ts'
 import { isAlreadyExists } from './grpc-codes.ts'
@@ -25,9 +25,7 @@ import { byCreatedThen, pairId, type TenantDocs, tenantDocs, toLocation, toLocat
 const ACCOUNT_COLLECTIONS = ['connections', 'api_keys', 'api_key_hashes', 'locations', 'custom_fields', 'integrations', 'account_public_ids'] as const
 
 /** Accounts, their unique public ids (a reservation document each), and the removal of an account's data. */
-function accountMethods(
-  docs: TenantDocs,
-): Pick<TenantStore, 'createAccount' | 'getAccount' | 'getAccountByPublicId' | 'updateAccount' | 'listAccounts' | 'deleteAccountData'> {
+function accountMethods(docs: TenantDocs): TenantAccountMethods {
   const { firestore, accounts, publicIds, read, versioned } = docs
   return {
     async createAccount(account: AccountRecord, options) {
@@ -92,7 +90,7 @@ function accountMethods(
 }
 
 /** API keys: the key document and its copy under the key's hash (the per-request lookup is one read). */
-function apiKeyMethods(docs: TenantDocs): Pick<TenantStore, 'createApiKey' | 'getApiKey' | 'getApiKeyByHash' | 'updateApiKey' | 'listApiKeys'> {
+function apiKeyMethods(docs: TenantDocs): TenantApiKeyMethods {
   const { firestore, apiKeys, apiKeyHashes, read, versioned } = docs
   return {
     async createApiKey(k: ApiKeyRecord, options) {
@@ -137,7 +135,7 @@ function apiKeyMethods(docs: TenantDocs): Pick<TenantStore, 'createApiKey' | 'ge
 }
 
 /** Partner CRM locations, one document per (account, location id), found by a token hash too. */
-function locationMethods(docs: TenantDocs): Pick<TenantStore, 'putLocation' | 'getLocation' | 'findLocationByTokenHash' | 'updateLocation' | 'listLocations'> {
+function locationMethods(docs: TenantDocs): TenantLocationMethods {
   const { firestore, locations, versioned } = docs
   return {
     async putLocation(l: LocationRecord, options) {
@@ -178,22 +176,7 @@ function locationMethods(docs: TenantDocs): Pick<TenantStore, 'putLocation' | 'g
 }
 
 /** Connections, custom field definitions and integrations: records under their own id. */
-function recordMethods(
-  docs: TenantDocs,
-): Pick<
-  TenantStore,
-  | 'createConnection'
-  | 'getConnection'
-  | 'updateConnection'
-  | 'listConnections'
-  | 'createCustomField'
-  | 'listCustomFields'
-  | 'createIntegration'
-  | 'getIntegration'
-  | 'updateIntegration'
-  | 'listIntegrations'
-  | 'deleteIntegration'
-> {
+function recordMethods(docs: TenantDocs): TenantRecordMethods {
   const { firestore, connections, customFields, integrations, read, createOrDuplicate, update, listByAccount, versioned } = docs
   return {
     async createConnection(c: ConnectionRecord, options) {
