@@ -4,17 +4,27 @@
  * emulators by pid (the whole chain), print the ten slowest test files and one closing line
  * `tests: N passed, N failed[, N skipped]`.
  *
- * The static checks run beside the first vitest pass (their output is printed as each ends): they
- * are each a failure of their own, and a failing one no longer hides the tests' results.
- * Two vitest passes share the emulators: the main suites (vitest.config.ts), then the reliability
- * suite (vitest.reliability.config.ts: crash safety, shutdown, fuzzing, SSRF, …; the files that
- * measure time run one at a time after the others). Their figures are printed. Within each pass
- * the known-slow files start first (test/setup/slow-files-first.ts).
+ * The static checks run beside the main suites (their output is printed as each ends): they are
+ * each a failure of their own, and a failing one no longer hides the tests' results.
+ * Three vitest passes share the emulators:
+ * - the main suites (vitest.config.ts), their output as it comes;
+ * - beside them, at the same time, the reliability suite's untimed group (vitest.reliability.config.ts
+ *   `--project reliability`: crash safety, fuzzing, SSRF, …; files that assert no time bound), one
+ *   file at a time (about 3 of the main suites' 15 minutes, one process more on the cores rather
+ *   than two); its output is held and printed in one piece when the main suites have ended, so
+ *   the two never interleave;
+ * - after both, the group that measures time (`--project reliability-serial`: shutdown within
+ *   10 s, a stall answered within its deadline, …), one file at a time with nothing beside it.
+ * Their figures are printed. Within each pass the known-slow files start first
+ * (test/setup/slow-files-first.ts). `--reliability` runs the reliability config alone (its two
+ * groups one after the other, as the config orders them), and a `--project` given by the caller
+ * runs each config once as it is, with that project.
  *
- * Counting: scripts/lib/vitest-summary-reporter.ts writes each pass's files and counts. A test
- * that could not run because its suite's set-up failed (a `beforeAll` that threw, a browser that
- * did not start), a file that failed outside any test (an import error) and a pass that exited
- * non-zero without a failed test all count as failed, never as skipped.
+ * Counting: scripts/lib/vitest-summary-reporter.ts writes each pass's files and counts (each pass
+ * its own summary file, the pass beside the main suites too, counted the same way once it ends). A
+ * test that could not run because its suite's set-up failed (a `beforeAll` that threw, a browser
+ * that did not start), a file that failed outside any test (an import error) and a pass that
+ * exited non-zero without a failed test (or before reporting) all count as failed, never as skipped.
  *
  * The portal's browser tests drive Debian's Chromium at /usr/bin/chromium. When a run selects them
  * and it is missing, it is installed the way .ci/install-chromium does (that script) if this
@@ -47,16 +57,11 @@ const argv = process.argv.slice(2)
 const useEmulators = !argv.includes('--no-emulators')
 const typecheck = !argv.includes('--no-typecheck')
 const MAIN = 'vitest.config.ts'
+const RELIABILITY = 'vitest.reliability.config.ts'
 /** `--config <file>`: that vitest config alone (test/local/run-tests-counting.test.ts runs a fixture's) */
 const configAt = argv.indexOf('--config')
 const ownConfig = configAt >= 0 ? argv.splice(configAt, 2)[1] : undefined
-const configs = ownConfig
-  ? [ownConfig]
-  : argv.includes('--reliability')
-    ? ['vitest.reliability.config.ts']
-    : argv.includes('--quick')
-      ? [MAIN]
-      : [MAIN, 'vitest.reliability.config.ts']
+const configs = ownConfig ? [ownConfig] : argv.includes('--reliability') ? [RELIABILITY] : argv.includes('--quick') ? [MAIN] : [MAIN, RELIABILITY]
 const vitestArgs = argv.filter((a) => !['--no-emulators', '--no-typecheck', '--reliability', '--quick'].includes(a))
 /** the file filters among the vitest args (a flag's value, as in `-t name`, is not one) */
 const filters = vitestArgs.filter((a, i) => !a.startsWith('-') && !['-t', '--testNamePattern', '--project'].includes(vitestArgs[i - 1] ?? ''))
@@ -91,6 +96,25 @@ const load = loadavg()[0]!
 const workersArg = vitestArgs.filter((a) => a.startsWith('--maxWorkers'))
 const mainWorkers = workersArg.length > 0 ? workersArg : [`--maxWorkers=${Math.min(2, cores)}`]
 const passArgs = vitestArgs.filter((a) => !a.startsWith('--maxWorkers'))
+
+/** One vitest run: a config, maybe one of its projects; `beside` runs at the same time as the main suites. */
+interface Pass {
+  config: string
+  project?: string
+  beside?: boolean
+}
+/**
+ * The whole run: the main suites with the reliability suite's untimed group beside them, then its
+ * timed group alone. The untimed group runs one file at a time there (its crash-safety file alone
+ * takes two minutes: two at a time would save little and add a process to the two cores the main
+ * suites already fill). A caller's own `--project` would be added to ours: each config once then.
+ */
+const ownProject = passArgs.some((a) => a === '--project' || a.startsWith('--project='))
+const passes: Pass[] =
+  configs.includes(MAIN) && configs.includes(RELIABILITY) && !ownProject
+    ? [{ config: MAIN }, { config: RELIABILITY, project: 'reliability', beside: true }, { config: RELIABILITY, project: 'reliability-serial' }]
+    : configs.map((config) => ({ config }))
+const passName = (p: Pass) => `vitest --config ${p.config}${p.project ? ` --project ${p.project}` : ''}`
 const tmp = join(process.cwd(), '.tmp')
 mkdirSync(tmp, { recursive: true })
 /** test/infra and test/local point it elsewhere to see both branches; the browser tests use /usr/bin/chromium */
@@ -105,9 +129,9 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
 }
 
 /** Runs a command with its output kept, for printing in one piece when it ends. */
-function runQuietly(cmd: string, args: string[]): Promise<{ code: number; output: string }> {
+function runQuietly(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env })
     let output = ''
     child.stdout.on('data', (d) => (output += d))
     child.stderr.on('data', (d) => (output += d))
@@ -203,33 +227,32 @@ try {
     console.log(`  firestore ${fs.hostPort} (pid ${fs.child.pid}), pubsub ${ps.hostPort} (pid ${ps.child.pid})`)
   }
   const totals = { passed: 0, failed: 0, skipped: 0 }
-  // test files each config selected (a filter may match files of one config only; it must match some)
+  // test files each pass selected (a filter may match files of one config only; it must match some)
   let filesSelected = 0
   const failures: string[] = []
   const durations: Array<{ file: string; ms: number }> = []
-  for (const config of configs) {
-    // one file per run: test/local runs this command inside a run, beside other files
-    const summaryFile = join(tmp, `vitest-summary-${config.replace(/\W+/g, '-')}-${process.pid}.json`)
-    console.log(`> vitest --config ${config}${config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}`)
-    if (config === MAIN && quickExcludes.length > 0)
-      console.log(`  quick: without the whole-stack suites and the docs' CLI commands (${QUICK_LEAVES_OUT.join(', ')}); a path after -- runs any of them`)
-    const code = await run(
-      process.execPath,
-      [
-        join('node_modules', 'vitest', 'vitest.mjs'),
-        'run',
-        '--config',
-        config,
-        '--reporter=default',
-        '--reporter=./scripts/lib/vitest-summary-reporter.ts',
-        `--outputFile.summary=${summaryFile}`,
-        ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
-        ...(config === MAIN ? [...quickExcludes, ...mainWorkers] : []),
-        ...passArgs,
-      ],
-      env,
-    )
-    exitCode = exitCode || code
+
+  /** Runs one pass: its output as it comes, or held (`hold`) and returned; its summary read back. */
+  async function runPass(pass: Pass, hold: boolean): Promise<{ code: number; summary: RunSummary | null; output: string }> {
+    // one file per pass and run: test/local runs this command inside a run, beside other files
+    const summaryFile = join(tmp, `vitest-summary-${passName(pass).replace(/\W+/g, '-')}-${process.pid}.json`)
+    const args = [
+      join('node_modules', 'vitest', 'vitest.mjs'),
+      'run',
+      '--config',
+      pass.config,
+      ...(pass.project ? ['--project', pass.project] : []),
+      '--reporter=default',
+      '--reporter=./scripts/lib/vitest-summary-reporter.ts',
+      `--outputFile.summary=${summaryFile}`,
+      ...(vitestArgs.length > 0 ? ['--passWithNoTests'] : []),
+      ...(pass.config === MAIN ? [...quickExcludes, ...mainWorkers] : []),
+      ...(pass.beside ? ['--maxWorkers=1'] : []),
+      ...passArgs,
+    ]
+    // held output keeps its colours when the terminal shows them (vitest sees a pipe)
+    const held = { ...env, ...(process.stdout.isTTY && env.FORCE_COLOR === undefined ? { FORCE_COLOR: '1' } : {}) }
+    const { code, output } = hold ? await runQuietly(process.execPath, args, held) : { code: await run(process.execPath, args, env), output: '' }
     let summary: RunSummary | null = null
     try {
       summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as RunSummary
@@ -237,16 +260,22 @@ try {
       // vitest ended before its reporters (a crash, a config that does not load): see its output
     }
     rmSync(summaryFile, { force: true })
+    return { code, summary, output }
+  }
+
+  /** Adds a pass's files and counts to the run's, by the rules of the header comment. */
+  function count(pass: Pass, { code, summary }: { code: number; summary: RunSummary | null }): void {
+    exitCode = exitCode || code
     if (!summary) {
       if (code !== 0 || vitestArgs.length === 0) {
-        failures.push(`vitest --config ${config}: exited with code ${code} before reporting`)
+        failures.push(`${passName(pass)}: exited with code ${code} before reporting`)
         totals.failed += 1
         exitCode = exitCode || 1
       }
-      continue
+      return
     }
-    // unfiltered, every config must select tests; filtered, one config selecting none is fine
-    // (the filter names the other config's files), all of them selecting none is not (below)
+    // unfiltered, every pass must select tests; filtered, one pass selecting none is fine
+    // (the filter names another pass's files), all of them selecting none is not (below)
     if (summary.files.length === 0 && vitestArgs.length === 0) exitCode = exitCode || 1
     filesSelected += summary.files.length
     let failed = summary.unhandled
@@ -259,10 +288,36 @@ try {
     failures.push(...summary.failures)
     if (code !== 0 && failed === 0) {
       // vitest failed the pass for a reason no file shows: it must not end as "0 failed"
-      failures.push(`vitest --config ${config}: exited with code ${code} (see its output above)`)
+      failures.push(`${passName(pass)}: exited with code ${code} (see its output above)`)
       failed = 1
     }
     totals.failed += failed
+  }
+
+  const announce = (pass: Pass) =>
+    console.log(
+      `> ${passName(pass)}${pass.config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}${pass.beside ? ' (--maxWorkers=1), beside the main suites: its output follows theirs' : ''}`,
+    )
+  const besides = passes
+    .filter((p) => p.beside)
+    .map((pass) => {
+      announce(pass)
+      const began = Date.now()
+      return { pass, result: runPass(pass, true).then((r) => ({ ...r, took: Date.now() - began })) }
+    })
+  for (const [i, pass] of passes.filter((p) => !p.beside).entries()) {
+    announce(pass)
+    if (pass.config === MAIN && quickExcludes.length > 0)
+      console.log(`  quick: without the whole-stack suites and the docs' CLI commands (${QUICK_LEAVES_OUT.join(', ')}); a path after -- runs any of them`)
+    count(pass, await runPass(pass, false))
+    if (i > 0) continue
+    // after the main suites: the passes that ran beside them, their output in one piece each
+    for (const side of besides) {
+      const result = await side.result
+      console.log(`> ${passName(side.pass)}: its output (it ran beside the main suites and took ${seconds(result.took)})`)
+      process.stdout.write(result.output.endsWith('\n') || result.output === '' ? result.output : `${result.output}\n`)
+      count(side.pass, result)
+    }
   }
   if (vitestArgs.length > 0 && filesSelected === 0) {
     // a mistyped path must not look like a green run
