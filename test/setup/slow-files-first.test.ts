@@ -28,9 +28,9 @@ describe('the known-slow files the sequencer starts first (test/setup/slow-files
 
   it('starts them first, slowest first, ahead of larger files it knows nothing of; a later group stays later', async () => {
     // test/portal/screens-connections.test.ts is unknown here and larger: vitest alone orders by file size
-    const files = ['test/portal/screens-connections.test.ts', 'test/browser/endpoints.test.ts', 'test/browser/axe-every-screen.test.ts']
+    const files = ['test/portal/screens-connections.test.ts', 'test/browser/endpoints.test.ts', 'test/browser/axe-every-screen-first-half.test.ts']
     expect(await order(files.map((f) => spec(f)))).toEqual([
-      'test/browser/axe-every-screen.test.ts',
+      'test/browser/axe-every-screen-first-half.test.ts',
       'test/browser/endpoints.test.ts',
       'test/portal/screens-connections.test.ts',
     ])
