@@ -12,9 +12,11 @@
  * contact), a push identity without the
  * invoker grant on the worker's Cloud Run service (Cloud Run's 403, no contact), and a service
  * environment without PUSH_AUDIENCE (upsert-worker refuses to start; start:cloud names it and
- * exits 1).
+ * exits 1). Those four stacks, and the run stopped by a port in use, start together (each on its
+ * own ports, project and data folder): each waits for its own outcome (the worker's or Cloud
+ * Run's answer in the relay's log, or the exit), and one after the other they took 13–20 s each.
  */
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it, type ExpectStatic } from 'vitest'
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -235,8 +237,11 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     expect(stopped.leftovers, 'processes left running after SIGTERM').toEqual([])
   }, 240_000)
 
-  /** Pushes one contact with the demo key and waits for the worker's answer to the relayed push. */
-  async function pushAndSeeRefused(run: CloudRun, expectedStatus: number): Promise<void> {
+  /**
+   * Pushes one contact with the demo key and waits for the worker's answer to the relayed push.
+   * `expect` is the test's own: the broken-wiring tests run concurrently.
+   */
+  async function pushAndSeeRefused(expect: ExpectStatic, run: CloudRun, expectedStatus: number): Promise<void> {
     const c = await waitForBanner(run)
     // the demo tenant's edge host (fetch cannot set Host; node:http can, as any client may)
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -271,13 +276,17 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     expect(stopped.leftovers).toEqual([])
   }
 
-  it('broken on purpose: push subscriptions with no_wrapper get a 400 from the worker and the contact never arrives', async () => {
+  // the broken stacks start together (test.concurrent, each with its own expect): a whole stack
+  // each, so a longer bound than one alone needs
+  it.concurrent('broken on purpose: push subscriptions with no_wrapper get a 400 from the worker and the contact never arrives', async ({ expect }) => {
     // every push subscription (the dead-letter alerts' too: g)
     const infra = infraCopy([{ file: 'pubsub.tf', from: /push_config \{\n/g, to: 'push_config {\n    no_wrapper {\n      write_metadata = false\n    }\n' }])
-    await pushAndSeeRefused(await startCloud({ infraDir: infra }), 400)
-  }, 150_000)
+    await pushAndSeeRefused(expect, await startCloud({ infraDir: infra }), 400)
+  }, 300_000)
 
-  it('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push (Cloud Run letting it in) gets a 401 from the worker and the contact never arrives', async () => {
+  it.concurrent('broken on purpose: Pub/Sub pushing as tasks-invoker instead of pubsub-push (Cloud Run letting it in) gets a 401 from the worker and the contact never arrives', async ({
+    expect,
+  }) => {
     const infra = infraCopy([
       {
         file: 'pubsub.tf',
@@ -293,20 +302,24 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
       },
     ])
     const run = await startCloud({ infraDir: infra })
-    await pushAndSeeRefused(run, 401)
+    await pushAndSeeRefused(expect, run, 401)
     expect(relayLog(run)[0]!.identity).toBe(`tasks-invoker@${run.project}.iam.gserviceaccount.com`)
-  }, 150_000)
+  }, 300_000)
 
-  it('broken on purpose: without the pubsub-push invoker grant on the pushed services, Cloud Run answers 403 and the contact never arrives', async () => {
+  it.concurrent('broken on purpose: without the pubsub-push invoker grant on the pushed services, Cloud Run answers 403 and the contact never arrives', async ({
+    expect,
+  }) => {
     const infra = infraCopy([{ file: 'cloud-run.tf', from: /resource "google_cloud_run_v2_service_iam_member" "pubsub_invoker" \{[\s\S]*?\n\}\n/, to: '' }])
     const run = await startCloud({ infraDir: infra })
-    await pushAndSeeRefused(run, 403)
+    await pushAndSeeRefused(expect, run, 403)
     const refused = relayLog(run).find((l) => l.subscription === 'contact-batches-push')!
     expect(refused.identity).toBe(`pubsub-push@${run.project}.iam.gserviceaccount.com`)
     expect(refused.error).toMatch(/run\.routes\.invoke on service upsert-worker/)
-  }, 150_000)
+  }, 300_000)
 
-  it('broken on purpose: without PUSH_AUDIENCE upsert-worker refuses to start, and start:cloud says which service and why, exit 1', async () => {
+  it.concurrent('broken on purpose: without PUSH_AUDIENCE upsert-worker refuses to start, and start:cloud says which service and why, exit 1', async ({
+    expect,
+  }) => {
     const infra = infraCopy([{ file: 'service-env.tf', from: /\n\s*PUSH_AUDIENCE\s*=\s*local\.service_url\["upsert-worker"\]/, to: '' }])
     const run = await startCloud({ infraDir: infra })
     const code = await Promise.race([run.exited, sleep(120_000).then(() => 'timeout' as const)])
@@ -317,9 +330,9 @@ describe.skipIf(skip)('npm run start:cloud (the deployed shape on this machine)'
     await sleep(500)
     expect(run.tree().length, 'the services were started').toBeGreaterThanOrEqual(1)
     expect(run.tree().filter(alive), 'processes left running').toEqual([])
-  }, 150_000)
+  }, 300_000)
 
-  it('a port already taken (npm start still running, say) stops the run before anything starts, naming the service', async () => {
+  it.concurrent('a port already taken (npm start still running, say) stops the run before anything starts, naming the service', async ({ expect }) => {
     const busy = createServer()
     await new Promise<void>((resolve) => busy.listen(0, '0.0.0.0', resolve))
     try {
