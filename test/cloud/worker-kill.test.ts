@@ -70,7 +70,7 @@ describe.skipIf(skip)('start:cloud: the upsert-worker killed during a 10,000-rec
       while (Date.now() < acked) {
         count = await stored()
         if (count >= RECORDS && relayLog(run).some((l) => l.subscription === 'contact-batches-push' && l.outcome === 'acked')) break
-        await sleep(1000)
+        await sleep(250)
       }
       const attempts = relayLog(run).filter((l) => l.subscription === 'contact-batches-push')
       expect(attempts.at(-1), JSON.stringify(attempts)).toMatchObject({ outcome: 'acked' })
