@@ -210,7 +210,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 let exitCode = 0
 try {
   if (selectsBrowserTests()) await ensureChromium()
-  // started now, awaited before the closing line: they share the CPU with the first vitest pass
+  // started now, awaited before the closing line: they share the CPU with the main suites
   if (typecheck) console.log('> static checks (type-check, format and lint, unused code), beside the tests')
   const checks = typecheck ? staticChecks() : Promise.resolve([])
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'test' }
