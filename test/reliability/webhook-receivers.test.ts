@@ -61,7 +61,10 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     return { outcome, stored, attempt: stored.attempts.at(-1)!, next, integration, delivery }
   }
 
-  it('a receiver that never answers: the attempt ends as a timeout within the send bound, and is retried', async () => {
+  // the three receivers that hold an attempt for the whole send bound (15 s) wait together
+  // (test.concurrent, each with its own expect): each attempt is timed by its own clock, and
+  // three idle sockets do not delay one another; one after the other they took 45 s
+  it.concurrent('a receiver that never answers: the attempt ends as a timeout within the send bound, and is retried', async ({ expect }) => {
     const r = await receiver(HANG)
     const a = await firstAttempt(r.url)
     figures.push(`hang: ${a.attempt.error} after ${a.attempt.latency_ms} ms (bound ${SEND_TIMEOUT_MS} ms)`)
@@ -72,7 +75,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     expect(a.next).toHaveLength(1)
   })
 
-  it('a receiver that drips its answer one byte a second: the whole attempt is still bounded', async () => {
+  it.concurrent('a receiver that drips its answer one byte a second: the whole attempt is still bounded', async ({ expect }) => {
     const r = await receiver((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' })
       res.flushHeaders()
@@ -91,7 +94,7 @@ describe('reliability 11: webhook receivers that misbehave', () => {
     expect(r.stats.closedByClient).toBe(1)
   })
 
-  it('a receiver that drips its status line: bounded, no acknowledgement', async () => {
+  it.concurrent('a receiver that drips its status line: bounded, no acknowledgement', async ({ expect }) => {
     const r = await receiver((_req, res) => {
       const line = 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok'
       let i = 0

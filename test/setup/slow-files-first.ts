@@ -7,7 +7,8 @@ import { relative } from 'node:path'
  * the axe walk (205 s then) is now two files, each half its screens plus its own set-up (a
  * stack, an account, a browser: about 15 s), so about 110 s each; start-cloud's broken-wiring
  * stacks now start together: 131 s before and 94 s after on a loaded machine (load 10–20), so
- * about 70 s of its 99 s.
+ * about 70 s of its 99 s; webhook-receivers' three 15 s waits run together (46 s before, 16 s
+ * after at load 9–10).
  * They start first: with two files at a time, a slow file started last leaves one worker idle
  * while it ends, and on a clean clone vitest has no duration cache to order by (it falls back to
  * file size, which says little: a short file can start a whole stack and a browser).
@@ -21,7 +22,6 @@ export const SLOW_FILES: Readonly<Record<string, number>> = {
   'test/infra/docs-commands.test.ts': 56,
   'test/cloud/worker-kill.test.ts': 55,
   'test/browser/portal.test.ts': 53,
-  'test/reliability/webhook-receivers.test.ts': 46,
   'test/browser/branding.test.ts': 44,
   'test/local/start-local.test.ts': 43,
   'test/browser/endpoints.test.ts': 41,
@@ -46,6 +46,7 @@ export const SLOW_FILES: Readonly<Record<string, number>> = {
   'test/browser/inbound-debugger.test.ts': 18,
   'test/browser/how-to-send-and-return.test.ts': 17,
   'test/architecture/layers.test.ts': 16,
+  'test/reliability/webhook-receivers.test.ts': 16,
 }
 
 /**
