@@ -30,7 +30,7 @@
  *     parses the body and does one Pub/Sub publish to the same emulator. CPU µs of this process
  *     (the server side: fastify, our code, the Google clients) per small push at 80 connections
  *     (Cloud Run's concurrency; BENCH_DEPLOYED_CONNECTIONS) over BENCH_DEPLOYED_PUSHES (600)
- *     pushes a run, and per 10,000-record batch. The load generator (autocannon) runs in a child
+ *     pushes a run, and per 10,000-record batch (BENCH_DEPLOYED_BATCHES, 3, a run). The load generator (autocannon) runs in a child
  *     process and the emulators in theirs, so neither is counted; the emulators' own CPU is
  *     printed apart. Each push lands in fresh rate-limit windows (freshWindowsLimiter: the cost
  *     of a push on a deployed edge serving many keys). docs/capacity.md turns these figures into
@@ -561,6 +561,8 @@ async function childAutocannon(url: string, headers: Record<string, string>, bod
 
 /** part E's small pushes per timed run (BENCH_DEPLOYED_PUSHES) */
 const DEPLOYED_PUSHES = Number(process.env.BENCH_DEPLOYED_PUSHES ?? 600)
+/** part E's 10,000-record batches per timed run (BENCH_DEPLOYED_BATCHES) */
+const BATCHES = Number(process.env.BENCH_DEPLOYED_BATCHES ?? 3)
 
 async function deployed(): Promise<void> {
   const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
@@ -631,7 +633,6 @@ async function deployed(): Promise<void> {
     const smallCpu = (which: 'edge' | 'bare', pushes = DEPLOYED_PUSHES) =>
       timed(pushes, () => childAutocannon(urls[which], headers, small, DEPLOYED_CONNECTIONS, pushes))
     const big = bigBody()
-    const BATCHES = 3
     const bigCpu = (which: 'edge' | 'bare') => {
       const app = which === 'edge' ? edge : bare
       gc()
