@@ -550,7 +550,9 @@ function freshWindowsLimiter(limiter: RateLimiter): RateLimiter {
  * 30 a second) would be counted in the next run.
  */
 async function childAutocannon(url: string, headers: Record<string, string>, body: string, connections: number, amount: number): Promise<void> {
-  const args = ['-c', String(connections), '-a', String(amount), '-m', 'POST', '-b', body, '--json']
+  // a request waits up to 120 s (autocannon's default 10 s counted the slowest pushes of a loaded
+  // machine as errors: 80 in flight at 17 answers a second is 5 s a push on average)
+  const args = ['-c', String(connections), '-a', String(amount), '-t', '120', '-m', 'POST', '-b', body, '--json']
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
   const { stdout } = await execFileAsync(join(process.cwd(), 'node_modules', '.bin', 'autocannon'), [...args, url], { maxBuffer: 16 * 1024 * 1024 })
   const result = JSON.parse(stdout) as AutocannonResult & { '2xx': number }
@@ -685,15 +687,19 @@ async function deployed(): Promise<void> {
 }
 
 async function main() {
-  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
-  console.log(
-    `bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' ')})`,
-  )
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
   // --deployed runs only part E (the deployed shape against the emulators)
   const parts = new Set((process.argv.includes('--deployed') ? 'E' : (process.env.BENCH_PARTS ?? 'A,B,C,D')).toUpperCase().split(','))
+  const sizes = [
+    ...(['A', 'B', 'C', 'D'].some((p) => parts.has(p)) ? [`${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections`] : []),
+    ...(parts.has('E') ? [`part E: ${DEPLOYED_PUSHES} pushes a run at ${DEPLOYED_CONNECTIONS} connections, ${BATCHES} batches a run`] : []),
+  ]
+  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
+  console.log(
+    `bench:ingest (rounds ${ROUNDS}, ${sizes.join('; ')}, node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  )
   if (parts.has('A')) await smallPushes()
   if (parts.has('B') || parts.has('C')) await bigBatch()
   if (parts.has('D')) await worker()
