@@ -30,9 +30,9 @@
  *     parses the body and does one Pub/Sub publish to the same emulator. CPU µs of this process
  *     (the server side: fastify, our code, the Google clients) per small push at 80 connections
  *     (Cloud Run's concurrency; BENCH_DEPLOYED_CONNECTIONS) over BENCH_DEPLOYED_PUSHES (600)
- *     pushes a run, and per 10,000-record batch (BENCH_DEPLOYED_BATCHES, 3, a run). The load generator (autocannon) runs in a child
- *     process and the emulators in theirs, so neither is counted; the emulators' own CPU is
- *     printed apart. Each push lands in fresh rate-limit windows (freshWindowsLimiter: the cost
+ *     pushes a run, and per 10,000-record batch (BENCH_DEPLOYED_BATCHES, 3, a run). The load
+ *     generator (autocannon) runs in a child process and the emulators in theirs, so neither is
+ *     counted; the CPU of the emulators the bench started is printed apart. Each push lands in fresh rate-limit windows (freshWindowsLimiter: the cost
  *     of a push on a deployed edge serving many keys). docs/capacity.md turns these figures into
  *     dollars. BENCH_LOG_LEVEL=warn shows why a request of this part failed.
  *
@@ -590,7 +590,7 @@ async function deployed(): Promise<void> {
     KEY_PEPPER: PEPPER,
     OPERATOR_TOKEN: 'bench',
   })
-  // the real clock for everything (tenant lookups, activity, publish); only the limiter's windows are fresh per push
+  // the real clock for everything (key expiry, the push log, the activity counts); only the limiter's windows are fresh per push
   const built = await createPlatformDeps(config, pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }))
   const deps: PlatformDeps = { ...built, rateLimiter: freshWindowsLimiter(built.rateLimiter) }
   const edge = await buildEdge(deps)
