@@ -29,13 +29,16 @@
  *     Pub/Sub queue) against the Firestore and Pub/Sub emulators, vs a bare fastify route that
  *     parses the body and does one Pub/Sub publish to the same emulator. CPU µs of this process
  *     (the server side: fastify, our code, the Google clients) per small push at 80 connections
- *     (Cloud Run's concurrency) and per 10,000-record batch. The load generator (autocannon) runs
- *     in a child process and the emulators in theirs, so neither is counted. docs/capacity.md
- *     turns these figures into dollars. BENCH_LOG_LEVEL=warn shows why a request of this part failed.
+ *     (Cloud Run's concurrency; BENCH_DEPLOYED_CONNECTIONS) over BENCH_DEPLOYED_PUSHES (600)
+ *     pushes a run, and per 10,000-record batch (BENCH_DEPLOYED_BATCHES, 3, a run). The load
+ *     generator (autocannon) runs in a child process and the emulators in theirs, so neither is
+ *     counted; the CPU of the emulators the bench started is printed apart. Each push lands in fresh rate-limit windows (freshWindowsLimiter: the cost
+ *     of a push on a deployed edge serving many keys). docs/capacity.md turns these figures into
+ *     dollars. BENCH_LOG_LEVEL=warn shows why a request of this part failed.
  *
  * Sizes: BENCH_ROUNDS (3), BENCH_SECONDS per autocannon run (3), BENCH_WORKER_RECORDS (5000),
- * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: all). BENCH_CPU_PROFILE=<folder>
- * writes a CPU profile of each timed edge run of part A there.
+ * BENCH_CONNECTIONS (10,100). BENCH_PARTS=A,D runs only those parts (default: A to D). BENCH_CPU_PROFILE=<folder>
+ * writes a CPU profile of each timed edge run of part A, and of each timed run of part E, there.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -55,6 +58,7 @@ import type { PlatformDeps } from '../shared/src/ports/deps.ts'
 import { createPlatformDeps } from '../shared/src/platform/deps.ts'
 import type { Clock } from '../shared/src/model/clock.ts'
 import type { Queue } from '../shared/src/ports/queue.ts'
+import type { RateLimiter } from '../shared/src/ports/rate-limiter.ts'
 import type { ContactRecord } from '../shared/src/model/records.ts'
 import { generateApiKey, hashSecret } from '../shared/src/domain/auth/hashing.ts'
 import { contactIdFor } from '../shared/src/model/ids.ts'
@@ -513,17 +517,54 @@ async function workerOn(project: string): Promise<void> {
 
 /** Cloud Run's per-instance concurrency that infra/ deploys the edge with */
 const CLOUD_RUN_CONCURRENCY = 80
+/** part E's connections (default Cloud Run's concurrency; fewer to look at one request at a time) */
+const DEPLOYED_CONNECTIONS = Number(process.env.BENCH_DEPLOYED_CONNECTIONS ?? CLOUD_RUN_CONCURRENCY)
 
-/** autocannon in a child process, so this process's CPU is the server side only */
-async function childAutocannon(url: string, headers: Record<string, string>, body: string, connections: number, seconds: number) {
-  const args = ['-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', body, '--json']
+/**
+ * Part E's rate limiter: every `consume` reads its windows a day after the previous one, so each
+ * push is the first of its key in a fresh 60 s and a fresh 24 h window. That is what a deployed
+ * edge pays per push when its 80 concurrent requests come from many keys (one key is admitted
+ * 120 a minute, 2 a second: a busy instance serves many): one `getAll` of the key's two window
+ * documents and one commit writing both, no contention and no refusal. (A burst on one key costs
+ * less: the instance claims its waiting requests in one transaction, rate-limit-lanes.ts.)
+ *
+ * Not windowHoppingClock(), which part E used at first and which hung every request for the
+ * whole dependency deadline: +61 s per call gave each request its own 60 s window but left about
+ * 1,400 requests in one 24 h window, so the 80 requests in flight were 80 lanes of one key, each
+ * an optimistic transaction on the same 24 h document. 80 such consumes against the Firestore
+ * emulator took 22 s and 1,062 commits (982 precondition conflicts, each retried after a
+ * backoff); with the real clock the same 80 took 1 commit, with this limiter 80 commits and no
+ * conflict. No deployed edge meets that: with a real clock two lanes of one key share the 24 h
+ * document only across a minute's boundary. The rest of the edge keeps the real clock (key
+ * expiry, the push log, the activity counts read it as deployed).
+ */
+function freshWindowsLimiter(limiter: RateLimiter): RateLimiter {
+  let t = Date.now()
+  return { ...limiter, consume: (key, windows) => limiter.consume(key, windows, (t += 86_400_000)) }
+}
+
+/**
+ * autocannon in a child process, so this process's CPU is the server side only. It sends exactly
+ * `amount` requests and exits once every one is answered: a run by duration leaves up to
+ * `connections` requests in flight at its end, whose work (seconds of it, when the edge answers
+ * 30 a second) would be counted in the next run.
+ */
+async function childAutocannon(url: string, headers: Record<string, string>, body: string, connections: number, amount: number): Promise<void> {
+  // a request waits up to 120 s (autocannon's default 10 s counted the slowest pushes of a loaded
+  // machine as errors: 80 in flight at 17 answers a second is 5 s a push on average)
+  const args = ['-c', String(connections), '-a', String(amount), '-t', '120', '-m', 'POST', '-b', body, '--json']
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`)
   const { stdout } = await execFileAsync(join(process.cwd(), 'node_modules', '.bin', 'autocannon'), [...args, url], { maxBuffer: 16 * 1024 * 1024 })
   const result = JSON.parse(stdout) as AutocannonResult & { '2xx': number }
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  // responses completed (requests.total also counts the ones still in flight when the run ends)
-  return result['2xx']
+  if (result.non2xx > 0 || result.errors > 0 || result['2xx'] !== amount) {
+    throw new Error(`${url}: ${result['2xx']} of ${amount} answered 2xx, ${result.non2xx} non-2xx, ${result.errors} errors`)
+  }
 }
+
+/** part E's small pushes per timed run (BENCH_DEPLOYED_PUSHES) */
+const DEPLOYED_PUSHES = Number(process.env.BENCH_DEPLOYED_PUSHES ?? 600)
+/** part E's 10,000-record batches per timed run (BENCH_DEPLOYED_BATCHES) */
+const BATCHES = Number(process.env.BENCH_DEPLOYED_BATCHES ?? 3)
 
 async function deployed(): Promise<void> {
   const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
@@ -549,7 +590,9 @@ async function deployed(): Promise<void> {
     KEY_PEPPER: PEPPER,
     OPERATOR_TOKEN: 'bench',
   })
-  const deps = await createPlatformDeps(config, pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }), { clock: windowHoppingClock() })
+  // the real clock for everything (key expiry, the push log, the activity counts); only the limiter's windows are fresh per push
+  const built = await createPlatformDeps(config, pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }))
+  const deps: PlatformDeps = { ...built, rateLimiter: freshWindowsLimiter(built.rateLimiter) }
   const edge = await buildEdge(deps)
   // the control: the same Pub/Sub client library and batching settings as the queue adapter, one publish per request
   const { PubSub } = await import('@google-cloud/pubsub')
@@ -573,44 +616,62 @@ async function deployed(): Promise<void> {
     }
     const small = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
     const headers = { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }
-    const smallCpu = async (which: 'edge' | 'bare', seconds = SECONDS) => {
+    /**
+     * CPU of this process per request (process.cpuUsage: every thread of this process, so the
+     * V8 and libuv helpers too, and nothing of the autocannon child nor of the emulators, whose
+     * own CPU is read from /proc apart, for information)
+     */
+    const timed = async (requests: number, run: () => Promise<void>) => {
+      const emulatorsBefore = emulators.cpuMs()
+      const wallStart = performance.now()
       const start = cpuMs()
-      const total = await childAutocannon(urls[which], headers, small, CLOUD_RUN_CONCURRENCY, seconds)
-      return { us: (1000 * (cpuMs() - start)) / Math.max(1, total), rps: total / seconds }
+      await run()
+      const us = (1000 * (cpuMs() - start)) / requests
+      const rps = requests / ((performance.now() - wallStart) / 1000)
+      const emulatorsAfter = emulators.cpuMs()
+      const emulatorUs = emulatorsBefore === null || emulatorsAfter === null ? null : (1000 * (emulatorsAfter - emulatorsBefore)) / requests
+      return { us, rps, emulatorUs }
     }
+    const smallCpu = (which: 'edge' | 'bare', pushes = DEPLOYED_PUSHES) =>
+      timed(pushes, () => childAutocannon(urls[which], headers, small, DEPLOYED_CONNECTIONS, pushes))
     const big = bigBody()
-    const bigCpu = async (which: 'edge' | 'bare') => {
+    const bigCpu = (which: 'edge' | 'bare') => {
       const app = which === 'edge' ? edge : bare
       gc()
-      const start = cpuMs()
-      for (let i = 0; i < 3; i++) {
-        const res = await app.inject({ method: 'POST', url: '/v1/contacts', payload: big, headers })
-        if (res.statusCode !== 202) throw new Error(`${which}: ${res.statusCode} ${res.body}`)
-      }
-      return (cpuMs() - start) / 3
+      return timed(BATCHES, async () => {
+        for (let i = 0; i < BATCHES; i++) {
+          const res = await app.inject({ method: 'POST', url: '/v1/contacts', payload: big, headers })
+          if (res.statusCode !== 202) throw new Error(`${which}: ${res.statusCode} ${res.body}`)
+        }
+      })
     }
     // warm-up: JIT, gRPC channels, topic creation, Firestore connections
-    await smallCpu('edge', 1)
-    await smallCpu('bare', 1)
+    await smallCpu('edge', Math.max(DEPLOYED_CONNECTIONS, Math.ceil(DEPLOYED_PUSHES / 3)))
+    await smallCpu('bare', Math.max(DEPLOYED_CONNECTIONS, Math.ceil(DEPLOYED_PUSHES / 3)))
     await bigCpu('edge')
     await bigCpu('bare')
     const smallRatios: number[] = []
     const bigRatios: number[] = []
     const figures: string[] = []
+    const emulatorFigures: string[] = []
+    type Timed = Awaited<ReturnType<typeof timed>>
+    const emulatorUs = (t: Timed, scale = 1) => (t.emulatorUs === null ? '?' : (t.emulatorUs / scale).toFixed(0))
     for (let r = 0; r < ROUNDS; r++) {
       const order: Array<'edge' | 'bare'> = r % 2 === 0 ? ['edge', 'bare'] : ['bare', 'edge']
-      const s: Record<string, { us: number; rps: number }> = {}
-      const b: Record<string, number> = {}
-      for (const which of order) s[which] = await smallCpu(which)
-      for (const which of order) b[which] = await bigCpu(which)
+      const s: Record<string, Timed> = {}
+      const b: Record<string, Timed> = {}
+      for (const which of order) s[which] = await section(`ingest-E-push-${which}-round-${r + 1}`, () => smallCpu(which))
+      for (const which of order) b[which] = await section(`ingest-E-batch-${which}-round-${r + 1}`, () => bigCpu(which))
       smallRatios.push(s.edge!.us / s.bare!.us)
-      bigRatios.push(b.edge! / b.bare!)
+      bigRatios.push(b.edge!.us / b.bare!.us)
       figures.push(
-        `push ${s.edge!.us.toFixed(0)}/${s.bare!.us.toFixed(0)} µs (${s.edge!.rps.toFixed(0)}/${s.bare!.rps.toFixed(0)} req/s), batch ${b.edge!.toFixed(0)}/${b.bare!.toFixed(0)} ms`,
+        `push ${s.edge!.us.toFixed(0)}/${s.bare!.us.toFixed(0)} µs (${s.edge!.rps.toFixed(0)}/${s.bare!.rps.toFixed(0)} req/s), batch ${(b.edge!.us / 1000).toFixed(0)}/${(b.bare!.us / 1000).toFixed(0)} ms`,
       )
+      emulatorFigures.push(`push ${emulatorUs(s.edge!)}/${emulatorUs(s.bare!)} µs, batch ${emulatorUs(b.edge!, 1000)}/${emulatorUs(b.bare!, 1000)} ms`)
     }
-    console.log(`  deployed shape, server-side CPU edge/bare per round: ${figures.join('; ')}`)
-    line(`E. deployed: small push CPU, edge vs bare publish (${CLOUD_RUN_CONCURRENCY} conn.)`, `${median(smallRatios).toFixed(2)}x`, '(info)', true)
+    console.log(`  deployed shape, server-side CPU edge/bare per round (${DEPLOYED_PUSHES} pushes, ${BATCHES} batches a run): ${figures.join('; ')}`)
+    console.log(`  the emulators' own CPU per request, edge/bare (not in the figures above): ${emulatorFigures.join('; ')}`)
+    line(`E. deployed: small push CPU, edge vs bare publish (${DEPLOYED_CONNECTIONS} conn.)`, `${median(smallRatios).toFixed(2)}x`, '(info)', true)
     line('E. deployed: 10k-record batch CPU, edge vs bare publish', `${median(bigRatios).toFixed(2)}x`, '(info)', true)
   } catch (err) {
     console.error('E. deployed shape failed:', err)
@@ -626,15 +687,19 @@ async function deployed(): Promise<void> {
 }
 
 async function main() {
-  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
-  console.log(
-    `bench:ingest (rounds ${ROUNDS}, ${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections, node ${process.version}, load average ${loadavg()
-      .map((x) => x.toFixed(1))
-      .join(' ')})`,
-  )
   // BENCH_PARTS=A,B (default all) runs only those parts, e.g. under --cpu-prof
   // --deployed runs only part E (the deployed shape against the emulators)
   const parts = new Set((process.argv.includes('--deployed') ? 'E' : (process.env.BENCH_PARTS ?? 'A,B,C,D')).toUpperCase().split(','))
+  const sizes = [
+    ...(['A', 'B', 'C', 'D'].some((p) => parts.has(p)) ? [`${SECONDS} s per autocannon run at ${CONNECTIONS.join(' and ')} connections`] : []),
+    ...(parts.has('E') ? [`part E: ${DEPLOYED_PUSHES} pushes a run at ${DEPLOYED_CONNECTIONS} connections, ${BATCHES} batches a run`] : []),
+  ]
+  // the load average says how shared the machine was (the ratios hold better than the absolute figures)
+  console.log(
+    `bench:ingest (rounds ${ROUNDS}, ${sizes.join('; ')}, node ${process.version}, load average ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')})`,
+  )
   if (parts.has('A')) await smallPushes()
   if (parts.has('B') || parts.has('C')) await bigBatch()
   if (parts.has('D')) await worker()

@@ -4,7 +4,7 @@
  * logs in a temp folder) and stopped by pid by `stop()`. A fresh emulator is also what makes the
  * Firestore figures comparable: it slows as it fills.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEmulator, type RunningEmulator } from '../../scripts/lib/emulators.ts'
@@ -15,7 +15,27 @@ export interface BenchEmulators {
   pubsub?: string
   /** what was started here, for the report */
   started: string[]
+  /**
+   * CPU ms (user + system) used so far by the emulators started here, each with its java
+   * children; null when none was started here (given by the environment: their pids are unknown).
+   */
+  cpuMs(): number | null
   stop(): Promise<void>
+}
+
+/** USER_HZ: /proc counts CPU time in ticks of 1/100 s on Linux */
+const MS_PER_TICK = 10
+
+/** CPU ms of one process from /proc (0 once it has ended) */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // fields after the command name: utime and stime are the 12th and 13th
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK
+  } catch {
+    return 0
+  }
 }
 
 const ENV_OF = { firestore: 'FIRESTORE_EMULATOR_HOST', pubsub: 'PUBSUB_EMULATOR_HOST' } as const
@@ -39,6 +59,12 @@ export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, proje
   process.once('exit', stopOnExit)
   const out: BenchEmulators = {
     started: [],
+    cpuMs() {
+      if (running.length === 0) return null
+      let ms = 0
+      for (const e of running) for (const pid of e.child.pid ? [e.child.pid, ...descendantsOf(e.child.pid)] : []) ms += processCpuMs(pid)
+      return ms
+    },
     async stop() {
       process.off('exit', stopOnExit)
       await Promise.all(running.map((e) => e.stop()))

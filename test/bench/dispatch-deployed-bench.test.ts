@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+
+const run = promisify(execFile)
+
+/**
+ * bench:dispatch `--deployed` (bench/dispatch.ts: the delivery log and tenant store on Firestore,
+ * each attempt run as POST /tasks/deliver runs it) at a tiny size, so the figure docs/capacity.md
+ * prices a delivery with cannot rot unseen. Nothing about time is asserted: only that every
+ * delivery succeeds and the CPU figures are printed.
+ */
+describe('bench:dispatch --deployed, tiny size', () => {
+  it('delivers every attempt through the Firestore stores and prints the CPU per delivery of both sides', async () => {
+    const { stdout } = await run(process.execPath, ['bench/dispatch.ts', '--deployed'], {
+      env: { ...process.env, BENCH_DELIVERIES: '20', BENCH_ROUNDS: '1', BENCH_WARMUP_ROUNDS: '0' },
+      timeout: 150_000,
+      maxBuffer: 16 * 1024 * 1024,
+    })
+    expect(stdout).toMatch(/deployed shape: the stores on the Firestore emulator \S+\n/)
+    // mutation, tried: a deployed round whose attempts do not succeed throws, and prints no round
+    expect(stdout).toMatch(/round 1 \(platform first\): platform \d+\/s, bare \d+\/s, ratio [\d.]+%; CPU per delivery platform \d+ µs, bare \d+ µs\n/)
+    expect(stdout).toMatch(/dispatch, CPU time: bare CPU per delivery \/ platform CPU per delivery [\d.]+%/)
+  }, 180_000)
+})
