@@ -1,80 +1,82 @@
 /**
- * The span processor that applies the redaction policy (platform/telemetry-redaction.ts), on spans
- * made by the real SDK: a span that carries a credential reaches the exporter as a redacted view
- * (the SDK's span untouched), and a span that carries none reaches it as it is, with no view made
- * (a delivery's two spans, each delivery: a view cost every exporter's read of it).
+ * The span processor that applies the redaction policy (platform/telemetry-redaction.ts), on ended
+ * spans shaped as the SDK and the undici instrumentation make them: a span that carries a
+ * credential reaches the exporter as a redacted view (the span itself untouched), and a span that
+ * carries none reaches it as it is, with no view made (a delivery's two spans, each delivery: a
+ * view made every exporter's read of it slower).
  * The end-to-end proof across every sink is redaction-sinks.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api'
 import { RedactingSpanProcessor } from '@lsv/shared/platform/telemetry-redaction.ts'
 
-/** a tracer whose ended spans pass the redaction processor into `exported` */
-function tracing() {
-  const exported: ReadableSpan[] = []
-  const sink: SpanProcessor = { onStart() {}, onEnd: (s) => void exported.push(s), forceFlush: async () => {}, shutdown: async () => {} }
-  const ended: ReadableSpan[] = []
-  const redacting = new RedactingSpanProcessor(sink)
-  const watch: SpanProcessor = {
-    onStart: (s, c) => redacting.onStart(s, c),
-    onEnd: (s) => {
-      ended.push(s)
-      redacting.onEnd(s)
-    },
-    forceFlush: async () => {},
-    shutdown: async () => {},
-  }
-  const tracer = new BasicTracerProvider({ spanProcessors: [watch] }).getTracer('test')
-  return { tracer, exported, ended }
+type Ended = Parameters<RedactingSpanProcessor['onEnd']>[0]
+
+/** an ended span as the SDK hands it to a processor (the fields the redaction reads, and its context) */
+function endedSpan(name: string, kind: SpanKind, attributes: Attributes, more: Partial<Pick<Ended, 'events' | 'status'>> = {}): Ended {
+  const spanId = Math.random().toString(16).slice(2, 18).padEnd(16, '0')
+  return {
+    name,
+    kind,
+    attributes,
+    events: more.events ?? [],
+    status: more.status ?? { code: SpanStatusCode.UNSET },
+    spanContext: () => ({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId, traceFlags: 1 }),
+  } as unknown as Ended
+}
+
+/** the redaction processor, handing what it exports to `exported` */
+function redacting() {
+  const exported: Ended[] = []
+  const processor = new RedactingSpanProcessor({ onStart() {}, onEnd: (s) => void exported.push(s), forceFlush: async () => {}, shutdown: async () => {} })
+  return { processor, exported }
 }
 
 const token = `lst_${'a1B2c3D4e5F6g7H8'.repeat(2)}`
 
 describe('span redaction', () => {
   it('hands on a span that holds no credential as it is: a delivery’s task span and its POST to the receiver', () => {
-    const { tracer, exported, ended } = tracing()
-    const task = tracer.startSpan('task run', {
-      kind: SpanKind.CONSUMER,
-      attributes: { 'lsv.task.queue': `webhook-int-${Math.random().toString(36).slice(2)}` },
-    })
-    const post = tracer.startSpan(
+    const { processor, exported } = redacting()
+    const task = endedSpan('task run', SpanKind.CONSUMER, { 'lsv.task.queue': `webhook-int-${Math.random().toString(36).slice(2)}` })
+    const post = endedSpan(
       'POST',
+      SpanKind.CLIENT,
+      { 'http.request.method': 'POST', 'url.full': 'https://hooks.example/in', 'url.path': '/in', 'url.query': '', 'server.port': 443 },
       {
-        kind: SpanKind.CLIENT,
-        attributes: { 'http.request.method': 'POST', 'url.full': 'https://hooks.example/in', 'url.path': '/in', 'url.query': '', 'server.port': 443 },
+        events: [{ name: 'sent', time: [0, 0], attributes: { 'note.text': 'plain words' } }],
+        status: { code: SpanStatusCode.ERROR, message: 'connection reset' },
       },
-      trace.setSpan(context.active(), task),
     )
-    post.addEvent('sent', { 'note.text': 'plain words' })
-    post.setStatus({ code: SpanStatusCode.ERROR, message: 'connection reset' })
-    post.end()
-    task.end()
+    processor.onEnd(post)
+    processor.onEnd(task)
     expect(exported).toHaveLength(2)
-    expect(exported[0]).toBe(ended[0])
-    expect(exported[1]).toBe(ended[1])
+    expect(exported[0]).toBe(post)
+    expect(exported[1]).toBe(task)
   })
 
-  it('hands on a redacted view of a span that holds one, and leaves the span itself as the SDK made it', () => {
-    const { tracer, exported, ended } = tracing()
+  it('hands on a redacted view of a span that holds one, and leaves the span itself as it was', () => {
+    const { processor, exported } = redacting()
     const url = `https://user:pw-${Math.random().toString(36).slice(2)}@hooks.example/in?sig=abc`
-    const span = tracer.startSpan(`GET /s?token=${token}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { 'url.full': url, 'url.query': 'sig=abc', 'server.port': 443 },
-    })
-    span.addEvent('retry', { 'error.text': `refused ${token}` })
-    span.setStatus({ code: SpanStatusCode.ERROR, message: `bad token ${token}` })
-    span.end()
+    const span = endedSpan(
+      `GET /s?token=${token}`,
+      SpanKind.CLIENT,
+      { 'url.full': url, 'url.query': 'sig=abc', 'server.port': 443 },
+      {
+        events: [{ name: 'retry', time: [0, 0], attributes: { 'error.text': `refused ${token}` } }],
+        status: { code: SpanStatusCode.ERROR, message: `bad token ${token}` },
+      },
+    )
+    processor.onEnd(span)
     const [view] = exported
-    expect(view).not.toBe(ended[0])
+    expect(view).not.toBe(span)
     const text = JSON.stringify({ name: view!.name, attributes: view!.attributes, events: view!.events, status: view!.status })
     expect(text).not.toContain(token)
     expect(text).not.toContain(url)
     expect(text).not.toContain('sig=abc')
     expect(view!.attributes['server.port']).toBe(443)
-    expect(view!.spanContext().spanId).toBe(ended[0]!.spanContext().spanId)
-    // the SDK's span is not rewritten
-    expect(ended[0]!.attributes['url.full']).toBe(url)
-    expect(ended[0]!.status.message).toContain(token)
+    expect(view!.spanContext().spanId).toBe(span.spanContext().spanId)
+    // the span itself is not rewritten
+    expect(span.attributes['url.full']).toBe(url)
+    expect(span.status.message).toContain(token)
   })
 })
