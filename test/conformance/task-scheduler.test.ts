@@ -62,6 +62,39 @@ describe('task scheduler: embedded (node:sqlite)', () => {
       expect(payloads).toEqual(['1'])
       await s2.close()
     })
+
+    it('a failed task whose reschedule write is refused (the file locked) runs again after its backoff, not after its 10-minute lease', async () => {
+      const dir = tempDataDir()
+      cleanups.push(() => dir.cleanup())
+      const clock = new ManualClock()
+      const db = openEmbeddedDb(dir.dir)
+      cleanups.push(() => void db.close())
+      // the reschedule's UPDATE refused once, as a write past the busy timeout is under load
+      let refuseNext = false
+      db.db.function('test_refuse_once', () => {
+        const refuse = refuseNext
+        refuseNext = false
+        return refuse ? 1 : 0
+      })
+      const scheduler = createEmbeddedTaskScheduler(db, { clock, logger, retryBackoffMs: 1_000 })
+      db.db.exec(`CREATE TEMP TRIGGER refuse_reschedule BEFORE UPDATE OF run_at ON main.task_tasks WHEN test_refuse_once()
+        BEGIN SELECT RAISE(ABORT, 'database is locked'); END;`)
+      await scheduler.ensureQueue('q', { maxDispatchesPerSecond: 10, maxConcurrentDispatches: 5 })
+      await scheduler.enqueue({ queue: 'q', name: `t-${Math.random().toString(36).slice(2)}`, payload: Buffer.from('p') })
+      const counts: number[] = []
+      const handler = async (_payload: Buffer, meta: { dispatchCount: number }) => {
+        counts.push(meta.dispatchCount)
+        if (meta.dispatchCount > 1) return
+        refuseNext = true
+        throw new Error('receiver down')
+      }
+      expect(await scheduler.runDue(handler)).toBe(1)
+      expect(await scheduler.runDue(handler)).toBe(0) // backing off
+      clock.advance(2_000)
+      expect(await scheduler.runDue(handler)).toBe(1)
+      expect(counts).toEqual([1, 2])
+      await scheduler.close()
+    })
   })
 })
 

@@ -215,6 +215,17 @@ describe('SSRF: destination check and connect-time lookup', () => {
       expect(await reachable(u, true), u).toEqual([])
     }
   })
+
+  it('remembers each URL’s answer per loopback policy: checked again (every delivery), the same answer without parsing again', () => {
+    const url = `http://127.0.0.1:${1024 + Math.floor(Math.random() * 60_000)}/hook-${Math.random().toString(36).slice(2)}`
+    const allowedHere = checkUrlStatically(url, true)
+    expect(allowedHere).toMatchObject({ ok: true, literal: true })
+    // the same object: remembered, not parsed and classified again
+    expect(checkUrlStatically(url, true)).toBe(allowedHere)
+    // the other policy has answers of its own
+    expect(checkUrlStatically(url, false)).toEqual({ ok: false, reason: 'address not allowed (loopback)' })
+    expect(checkUrlStatically(url, true)).toBe(allowedHere)
+  })
 })
 
 describe('SSRF: address classification', () => {

@@ -41,7 +41,7 @@ export function taskDispatcher(rows: TaskRows, options: TaskDispatcherOptions) {
         try {
           rows.retry(row, clock.now() + delay)
         } catch (dbErr) {
-          logger.error({ err: dbErr, queue: row.queue, task: row.name }, 'rescheduling task failed; its lease will expire')
+          logger.error({ err: dbErr, queue: row.queue, task: row.name }, 'rescheduling task failed; it is rescheduled with the next poll')
         }
       }
     })

@@ -76,9 +76,13 @@ export interface TaskRows {
   claim(now: number, budget: DispatchBudget): TaskRow[]
   /** a dispatch that succeeded: marked done with the next claim's transaction (or flushFinished) */
   finished(row: TaskRow, at: number): void
-  /** marks the finished tasks done now */
+  /** marks the finished tasks done (and makes the refused reschedules) now */
   flushFinished(): void
-  /** a dispatch that failed: the task is due again at `at` */
+  /**
+   * a dispatch that failed: the task is due again at `at`. When the write is refused (the file
+   * locked past the busy timeout) it throws, and the reschedule is made with the next claim's
+   * transaction (or flushFinished) instead of leaving the task to its lease
+   */
   retry(row: TaskRow, at: number): void
   /** forgets the tombstones older than a day (at most hourly) */
   purgeTombstones(now: number): void
@@ -139,19 +143,26 @@ export function taskRows(edb: EmbeddedDb, logger: Logger): TaskRows {
   // its lease keeps a task from running again, and a crash in between only lets it run once more
   // after the lease — the at-least-once every task handler already allows for
   const finished: Array<{ queue: string; name: string; at: number }> = []
+  // failed dispatches whose reschedule was refused: made with the next transaction, not left to
+  // their lease (10 minutes; one locked write under load held a delivery that long)
+  const retries: Array<{ queue: string; name: string; at: number }> = []
   /**
-   * Runs fn in one transaction that first marks the finished tasks done. If the transaction
-   * fails they stay queued for the next one (their leases still keep them from running).
+   * Runs fn in one transaction that first marks the finished tasks done and reschedules the
+   * retries still to write. If the transaction fails they stay queued for the next one (their
+   * leases still keep them from running).
    */
   function withFinished<T>(fn: () => T): T {
     const batch = finished.splice(0)
+    const retryBatch = retries.splice(0)
     try {
       return edb.transaction(() => {
         for (const f of batch) finishTask.run(f.at, f.queue, f.name)
+        for (const r of retryBatch) retryTask.run(r.at, r.queue, r.name)
         return fn()
       })
     } catch (err) {
       finished.unshift(...batch)
+      retries.unshift(...retryBatch)
       throw err
     }
   }
@@ -189,10 +200,15 @@ export function taskRows(edb: EmbeddedDb, logger: Logger): TaskRows {
       finished.push({ queue: row.queue, name: row.name, at })
     },
     flushFinished() {
-      if (finished.length > 0) withFinished(() => undefined)
+      if (finished.length > 0 || retries.length > 0) withFinished(() => undefined)
     },
     retry(row, at) {
-      retryTask.run(at, row.queue, row.name)
+      try {
+        retryTask.run(at, row.queue, row.name)
+      } catch (err) {
+        retries.push({ queue: row.queue, name: row.name, at })
+        throw err
+      }
     },
     purgeTombstones(now) {
       if (now - lastPurge <= 60 * 60_000) return

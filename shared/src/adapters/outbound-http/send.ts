@@ -19,7 +19,11 @@ export async function postOnce(
   now: () => number = Date.now,
 ): Promise<SendResult> {
   const started = now()
-  const signal = AbortSignal.timeout(SEND_TIMEOUT_MS)
+  // a timer cleared when the exchange ends, not AbortSignal.timeout: that one's timer cannot be
+  // cleared, so every delivery left one to fire 15 s later (thousands pending at once)
+  const deadline = new AbortController()
+  const { signal } = deadline
+  const timer = setTimeout(() => deadline.abort(), SEND_TIMEOUT_MS).unref()
   try {
     const res = await request(url, {
       method: 'POST',
@@ -63,5 +67,7 @@ export async function postOnce(
           ? 'timeout'
           : (code ?? 'request failed')
     return { statusCode: null, error: msg, latencyMs: now() - started, excerpt: null, retryAfter: undefined }
+  } finally {
+    clearTimeout(timer)
   }
 }

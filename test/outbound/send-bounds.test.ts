@@ -1,0 +1,86 @@
+/**
+ * One send's bounds (adapters/outbound-http/send.ts), against a real loopback receiver: a send
+ * that is answered leaves no deadline timer behind (AbortSignal.timeout's could not be cleared:
+ * every delivery left one to fire 15 s later, thousands pending at once under load), and the
+ * bounded read still keeps the first bytes of the answer and hangs up on a body past the cap. The
+ * hostile receivers (hang, drip, endless body) are test/reliability/webhook-receivers.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHook } from 'node:async_hooks'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Agent } from 'undici'
+import { EXCERPT_BYTES, MAX_RESPONSE_BYTES, postOnce, SEND_TIMEOUT_MS } from '@lsv/shared/adapters/outbound-http/send.ts'
+
+let server: Server
+let origin: string
+const agent = new Agent({ connections: 8 })
+let bytesWritten = 0
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume()
+    req.on('end', () => {
+      if (req.url === '/big') {
+        // an endless answer: the send ends only if the sender stops reading at its cap and hangs up
+        const chunk = Buffer.alloc(16 * 1024, 'b')
+        res.writeHead(200, { 'content-type': 'text/plain' })
+        const write = () => {
+          while (!res.destroyed) {
+            bytesWritten += chunk.length
+            if (!res.write(chunk)) return void res.once('drain', write)
+          }
+        }
+        write()
+        return
+      }
+      res.writeHead(202, { 'content-type': 'text/plain', 'retry-after': '7' }).end(`ok ${req.url}`)
+    })
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+})
+afterAll(async () => {
+  await agent.close()
+  server.closeAllConnections()
+  await new Promise((r) => server.close(r))
+})
+
+describe('one send', () => {
+  it('leaves no deadline timer pending once the receiver answered', async () => {
+    const pending = new Set<number>()
+    const hook = createHook({
+      // the timers of the send bound's duration (the sockets' own keep-alive timers are others)
+      init: (id, type, _trigger, resource) => {
+        if (type === 'Timeout' && (resource as { _idleTimeout?: number })._idleTimeout === SEND_TIMEOUT_MS) pending.add(id)
+      },
+      destroy: (id) => {
+        pending.delete(id)
+      },
+    }).enable()
+    let answers: Awaited<ReturnType<typeof postOnce>>[]
+    try {
+      answers = await Promise.all(Array.from({ length: 10 }, (_, i) => postOnce(agent, `${origin}/hook-${i}`, Buffer.from('{}'), {})))
+      // destroy hooks run after the turn that cleared the timer
+      await new Promise((r) => setImmediate(r))
+    } finally {
+      hook.disable()
+    }
+    expect(answers.map((a) => a.statusCode)).toEqual(Array(10).fill(202))
+    expect(pending.size).toBe(0)
+  })
+
+  it('keeps the answer’s first bytes and headers', async () => {
+    const answer = await postOnce(agent, `${origin}/hook-x`, Buffer.from('{}'), {})
+    expect(answer).toMatchObject({ statusCode: 202, error: null, excerpt: 'ok /hook-x', retryAfter: '7' })
+    expect(answer.headers?.['content-type']).toBe('text/plain')
+  })
+
+  it('reads at most the cap of an endless answer, keeps an excerpt, and hangs up', async () => {
+    const answer = await postOnce(agent, `${origin}/big`, Buffer.from('{}'), {})
+    expect(answer.statusCode).toBe(200)
+    expect(answer.error).toBeNull()
+    expect(answer.excerpt).toBe('b'.repeat(EXCERPT_BYTES))
+    expect(bytesWritten).toBeGreaterThanOrEqual(MAX_RESPONSE_BYTES)
+  })
+})
