@@ -10,9 +10,12 @@
  *  3. the queue's commit of 12 published messages with the rate-limit writes of 12 pushes (what
  *     one group commit holds at 100 connections), on the queue's own tables: random UUID ids and
  *     `INSERT … SELECT … WHERE EXISTS` (control) vs UUIDv7 ids and a subscription read then a
- *     plain insert (the publisher's statements now), per push.
+ *     plain insert (the publisher's statements now), per push;
+ *  4. the wake-up of the queue's other threads: a message per publish (control) vs the publishes
+ *     of one group commit told in one message (queue-wakeups.ts), 12 publishes per turn, per publish.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto'
+import { BroadcastChannel } from 'node:worker_threads'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +24,7 @@ import { hashSecret, generateApiKey } from '../shared/src/domain/auth/hashing.ts
 import { pushLogEntryId } from '../shared/src/domain/activity/push-log.ts'
 import { openEmbeddedDb } from '../shared/src/adapters/embedded/db.ts'
 import { createEmbeddedQueue } from '../shared/src/adapters/embedded/queue.ts'
+import { wake } from '../shared/src/adapters/embedded/queue-wakeups.ts'
 import { createEmbeddedRateLimiter } from '../shared/src/adapters/embedded/rate-limiter.ts'
 import { systemClock } from '../shared/src/model/clock.ts'
 
@@ -163,6 +167,35 @@ compare(
     if (subscribed.get('contact-batches') !== undefined) plain.run(v7(now), 'contact-batches', data, attributes, new Date(now).toISOString(), now, now + 6e8)
   }),
 )
+
+// 4. wake-ups of the other threads: 12 publishes per turn of the event loop
+const channel = new BroadcastChannel('lsv-embedded-queue-wakeups')
+channel.unref()
+const key = `${edb.path}\u0000contact-batches`
+const turns = async (publishes: number, each: () => void) => {
+  for (let done = 0; done < publishes; done += 12) {
+    for (let i = 0; i < 12; i++) each()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+}
+const asyncPerOp = async (n: number, run: (n: number) => Promise<void>) => {
+  const start = cpuUs()
+  await run(n)
+  return (cpuUs() - start) / n
+}
+const wakeControl = (n: number) => turns(n, () => channel.postMessage(key))
+const wakeCut = (n: number) => turns(n, () => wake(edb.path, 'contact-batches'))
+const wc: number[] = []
+const wx: number[] = []
+for (let r = 0; r < ROUNDS; r++) {
+  wc.push(await asyncPerOp(24_000, wakeControl))
+  wx.push(await asyncPerOp(24_000, wakeCut))
+}
+console.log(
+  `${'4. other threads woken, per publish'.padEnd(44)} control ${median(wc).toFixed(2).padStart(7)} µs   cut ${median(wx).toFixed(2).padStart(7)} µs   cut/control ${(median(wx) / median(wc)).toFixed(2)}`,
+)
+channel.close()
+
 await queue.close()
 await edb.close()
 rmSync(dir, { recursive: true, force: true })
