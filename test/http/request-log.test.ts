@@ -43,8 +43,8 @@ describe("request logs in Cloud Logging's shape", () => {
   })
   const servers: Array<{ close(): Promise<unknown> }> = []
 
-  async function listen(build: typeof buildEdge, hops: number): Promise<number> {
-    const logger = createLogger('info', 'log-test', sink)
+  async function listen(build: typeof buildEdge, hops: number, level = 'info'): Promise<number> {
+    const logger = createLogger(level, 'log-test', sink)
     const deps: PlatformDeps = { ...h.deps, logger, config: { ...h.deps.config, gcpProject: PROJECT, trustedProxyHops: hops } }
     const app = await build(deps)
     await app.listen({ port: 0, host: '127.0.0.1' })
@@ -144,6 +144,19 @@ describe("request logs in Cloud Logging's shape", () => {
       latency: expect.stringMatching(/^\d+\.\d{3}s$/),
       protocol: 'HTTP/1.1',
     })
+    expect(raw.filter((text) => text.includes(t.locationToken))).toEqual([])
+  })
+
+  it('at debug level the incoming request has its line too, its URL without the credential; at info it has none', async () => {
+    const debugPort = await listen(buildEdge, 0, 'debug')
+    const path = `/v1/contacts/partnercrm?token=${encodeURIComponent(t.locationToken)}&y=2`
+    const body = JSON.stringify({ contactId: 'log-debug', locationId: t.locationId })
+    const incoming = () => lines.filter((l) => l.message === 'incoming request' && l.httpRequest?.requestUrl === '/v1/contacts/partnercrm?token=[redacted]&y=2')
+    expect((await send(edgePort, { path, host: t.host, body })).status).toBe(202)
+    expect(incoming()).toEqual([])
+    expect((await send(debugPort, { path, host: t.host, body })).status).toBe(202)
+    expect(incoming()).toHaveLength(1)
+    expect(incoming()[0]!.httpRequest).toEqual({ requestMethod: 'POST', requestUrl: '/v1/contacts/partnercrm?token=[redacted]&y=2' })
     expect(raw.filter((text) => text.includes(t.locationToken))).toEqual([])
   })
 

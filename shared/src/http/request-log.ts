@@ -1,4 +1,5 @@
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
 import { redactUrl } from '../logging/redact.ts'
 
 /**
@@ -48,22 +49,34 @@ function httpRequestOf(request: FastifyRequest, reply: FastifyReply): HttpReques
   return log
 }
 
+/** pino's isLevelEnabled where the logger has it (FastifyBaseLogger does not promise it): true otherwise */
+function logs(log: FastifyBaseLogger, level: 'debug' | 'info' | 'error'): boolean {
+  const { isLevelEnabled } = log as Partial<Pick<Logger, 'isLevelEnabled'>>
+  return isLevelEnabled === undefined || isLevelEnabled.call(log, level)
+}
+
+/**
+ * Each line's fields are built only when its level is logged: the debug lines' redacted URL (every
+ * request at the default info level) and, below info, the request line were 1–2 % of a small
+ * push's CPU, for lines nobody wrote.
+ */
 export class CloudRequestLogController extends LogController {
   override incomingRequest(request: FastifyRequest): void {
-    if (this.isLogDisabled(request)) return
+    if (this.isLogDisabled(request) || !logs(request.log, 'debug')) return
     request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.raw.url) } }, 'incoming request')
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return
+    const level = error || reply.statusCode >= 500 ? 'error' : 'info'
+    if (!logs(reply.log, level)) return
     const httpRequest = httpRequestOf(request, reply)
     if (error) reply.log.error({ httpRequest, err: error }, 'request errored')
-    else if (reply.statusCode >= 500) reply.log.error({ httpRequest }, 'request completed')
-    else reply.log.info({ httpRequest }, 'request completed')
+    else reply.log[level]({ httpRequest }, 'request completed')
   }
 
   override routeNotFound(request: FastifyRequest): void {
-    if (this.isLogDisabled(request)) return
+    if (this.isLogDisabled(request) || !logs(request.log, 'debug')) return
     request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.raw.url) } }, 'route not found')
   }
 }

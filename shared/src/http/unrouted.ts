@@ -15,11 +15,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
  * the answer.
  */
 export function answerUnroutedAtOnce(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (!request.is404) return
-    // the not-found context's handler, bound to the scope that set it (fastify four-oh-four.js)
-    await request.routeOptions.handler.call(app, request, reply)
-    // returning the reply ends the hook chain once the answer is sent: no later hook, no parsing
-    return reply
+  // callback-style: every request of every service runs it, and an async hook costs a promise and a microtask turn more each
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    if (!request.is404) {
+      done()
+      return
+    }
+    // the not-found context's handler, bound to the scope that set it (fastify four-oh-four.js);
+    // once the answer is sent the hook chain ends there: no later hook, no parsing
+    Promise.resolve(request.routeOptions.handler.call(app, request, reply)).then(() => done(), done)
   })
 }

@@ -26,8 +26,14 @@ export const DEAD_LETTER_REASONS = {
 } as const
 export type DeadLetterReason = keyof typeof DEAD_LETTER_REASONS
 
+/** the UTC day last asked for and its bounds: every push is counted under its day (push-recorder.ts) */
+let lastDay = { from: 0, to: 0, day: '' }
+
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10)
+  if (ms >= lastDay.from && ms < lastDay.to) return lastDay.day
+  const from = Math.floor(ms / DAY_MS) * DAY_MS
+  lastDay = { from, to: from + DAY_MS, day: new Date(from).toISOString().slice(0, 10) }
+  return lastDay.day
 }
 
 export function pushOutcomeOf(status: number): PushOutcome {

@@ -35,16 +35,28 @@ const MAX_KEYS = 50
 const MAX_KEY_LENGTH = 128
 const KEY_SCAN_RECORDS = 1_000
 
+/** this process's ids' tail, drawn again only when the sequence below could repeat */
+let tag = randomBytes(4).toString('hex')
 let lastMs = -1
 let sequence = 0
-/** Time-ordered, unique across instances (a random tail), sorting as text. */
+/**
+ * Time-ordered, unique across instances, sorting as text: the milliseconds, a sequence within
+ * the millisecond and a random tag drawn per process (not per entry: a synchronous OpenSSL call
+ * each was 3 % of a small push's CPU, docs/performance.md "Fourth pass"). A clock that steps
+ * back, or more than 65,536 entries in one millisecond, could repeat a (milliseconds, sequence)
+ * pair of this process: the tag is drawn again then, so no id repeats.
+ */
 export function pushLogEntryId(nowMs: number): string {
-  if (nowMs === lastMs) sequence = (sequence + 1) & 0xffff
+  if (nowMs > lastMs) {
+    lastMs = nowMs
+    sequence = 0
+  } else if (nowMs === lastMs && sequence < 0xffff) sequence++
   else {
+    tag = randomBytes(4).toString('hex')
     lastMs = nowMs
     sequence = 0
   }
-  return `${String(nowMs).padStart(13, '0')}-${sequence.toString(16).padStart(4, '0')}${randomBytes(4).toString('hex')}`
+  return `${String(nowMs).padStart(13, '0')}-${sequence.toString(16).padStart(4, '0')}${tag}`
 }
 
 /** The distinct top-level keys of a push's records, bounded (first records, first keys). */

@@ -1,9 +1,8 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import { dayOf, expiryOf, pushCountKey, pushOutcomeOf } from './counts.ts'
-import { addDelta, sampleOf, storeSample, type SampleDelta } from './push-sample.ts'
+import { addPush, storeSample, type SampleDelta } from './push-sample.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import type { BatchShape } from '../ingest/push-body.ts'
-import { isoAt } from '../../model/clock.ts'
 import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 
 /** How often the counts gathered in memory are written (one write per flush for all keys). */
@@ -43,9 +42,9 @@ class PushActivityRecorder {
    * per flush.
    */
   sample(connectionId: string, shape: BatchShape, records: readonly InboundRecord[]): void {
-    const delta = sampleOf(isoAt(this.#deps.clock), shape, records)
     const earlier = this.#samples.get(connectionId)
-    this.#samples.set(connectionId, earlier ? addDelta(earlier, delta) : delta)
+    const delta = addPush(earlier, this.#deps.clock.now(), shape, records)
+    if (!earlier) this.#samples.set(connectionId, delta)
     this.#schedule()
   }
 

@@ -46,7 +46,8 @@ export interface PushSample {
 
 /** What one or more pushes of one connection add (gathered in memory by PushActivityRecorder). */
 export interface SampleDelta {
-  at: string
+  /** when the last of them was accepted (ms: made an ISO date once, when stored) */
+  atMs: number
   shape: BatchShape
   record: InboundRecord | null
   pushes: number
@@ -70,9 +71,17 @@ export function acceptedRecords(shape: BatchShape, body: unknown): readonly Inbo
   return Array.isArray(list) ? (list as InboundRecord[]) : []
 }
 
-/** The delta of one accepted push (records as parsed from its body). */
-export function sampleOf(at: string, shape: BatchShape, records: readonly InboundRecord[]): SampleDelta {
-  const delta: SampleDelta = { at, shape, record: records[0] ?? null, pushes: 1, records: 0, keys: new Map(), other_keys: 0 }
+/**
+ * An accepted push (records as parsed from its body) added to its connection's pending delta, in
+ * place (a new delta when there is none): the recorder owns the delta until it flushes, and a
+ * copy of the key counts per push was most of the listener's cost.
+ */
+export function addPush(pending: SampleDelta | undefined, atMs: number, shape: BatchShape, records: readonly InboundRecord[]): SampleDelta {
+  const delta = pending ?? { atMs, shape, record: null, pushes: 0, records: 0, keys: new Map(), other_keys: 0 }
+  delta.atMs = atMs
+  delta.shape = shape
+  delta.record = records[0] ?? null
+  delta.pushes++
   const counted = Math.min(records.length, COUNTED_RECORDS_PER_PUSH)
   for (let i = 0; i < counted; i++) {
     const r = records[i]
@@ -91,14 +100,6 @@ function countKey(keys: Map<string, number>, key: string, by: number, into: { ot
   keys.set(key, (keys.get(key) ?? 0) + by)
 }
 
-/** A later push's delta added to an earlier one (the recorder's pending entry). */
-export function addDelta(earlier: SampleDelta, later: SampleDelta): SampleDelta {
-  const keys = new Map(earlier.keys)
-  const sum = { other_keys: earlier.other_keys + later.other_keys }
-  for (const [k, n] of later.keys) countKey(keys, k, n, sum)
-  return { ...later, pushes: earlier.pushes + later.pushes, records: earlier.records + later.records, keys, other_keys: sum.other_keys }
-}
-
 /** The stored note with a delta applied: the newest record, counts added (or restarted), bounded. */
 function mergeSample(current: PushSample | null, delta: SampleDelta, nowMs: number): PushSample {
   const fresh = current === null || Date.parse(current.since) + COUNT_PERIOD_MS <= nowMs
@@ -107,14 +108,15 @@ function mergeSample(current: PushSample | null, delta: SampleDelta, nowMs: numb
   for (const [k, n] of delta.keys) countKey(keys, k, n, sum, Number.POSITIVE_INFINITY)
   const ranked = [...keys].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
   for (const [, n] of ranked.slice(MAX_KEYS)) sum.other_keys += n
+  const at = new Date(delta.atMs).toISOString()
   const text = delta.record === null ? '' : JSON.stringify(delta.record)
   const fits = delta.record !== null && Buffer.byteLength(text) <= MAX_SAMPLE_BYTES
   return {
-    at: delta.at,
+    at,
     shape: delta.shape,
     record: fits ? delta.record : null,
     record_omitted: delta.record !== null && !fits,
-    since: fresh ? delta.at : current.since,
+    since: fresh ? at : current.since,
     pushes: (fresh ? 0 : current.pushes) + delta.pushes,
     records: (fresh ? 0 : current.records) + delta.records,
     // an object built from entries: a key named __proto__ stays a plain key

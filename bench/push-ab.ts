@@ -1,0 +1,179 @@
+/**
+ * The small push of two trees side by side in one process (docs/performance.md, "Fourth pass"):
+ * an edge built from another checkout (BENCH_AB_BEFORE, a folder), an edge built from this one,
+ * each on its own data folder, and the bare fastify route of bench/ingest.ts part A, run in a
+ * shuffled order each round (autocannon, 100 connections, BENCH_SECONDS each, BENCH_ROUNDS rounds).
+ * A loaded machine moves every run; within one process and one round the three sides meet the
+ * same load, so the per-round ratios say more than two separate bench runs. Prints CPU µs per
+ * request (this process: the servers and autocannon) and req/s per side and round, and the medians.
+ *
+ * The other checkout needs its own `node_modules/@lsv` links (its files import `@lsv/shared/…`):
+ *
+ *   git archive <commit> | tar -x -C /tmp/before
+ *   mkdir /tmp/before/node_modules && for e in node_modules/* node_modules/.bin; do
+ *     [ "$(basename $e)" = @lsv ] || ln -s "$PWD/$e" /tmp/before/node_modules/; done
+ *   mkdir /tmp/before/node_modules/@lsv && ln -s ../../shared /tmp/before/node_modules/@lsv/shared
+ *   for s in edge-ingest portal-api upsert-worker webhook-dispatcher; do
+ *     ln -s ../../services/$s /tmp/before/node_modules/@lsv/$s; done
+ *   ln -s "$PWD/shared/node_modules" /tmp/before/shared/node_modules
+ *   BENCH_AB_BEFORE=/tmp/before node bench/push-ab.ts
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { createRequire } from 'node:module'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import pino from 'pino'
+import Fastify from 'fastify'
+
+const BEFORE = process.env.BENCH_AB_BEFORE
+if (!BEFORE) throw new Error('BENCH_AB_BEFORE: the folder of the other checkout (see the comment at the top)')
+const AFTER = resolve(fileURLToPath(new URL('..', import.meta.url)))
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
+const CONNECTIONS = 100
+const PEPPER = 'bench-pepper'
+// autocannon is CommonJS without type declarations
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{
+  requests: { average: number; total: number }
+  non2xx: number
+  errors: number
+}>
+
+interface Side {
+  url: string
+  headers: Record<string, string>
+  close(): Promise<void>
+}
+
+/** An edge of the tree at `root`, its tenant and key, on a data folder of its own; its clock a minute later per call (bench/ingest.ts part A). */
+async function edgeOf(root: string): Promise<Side> {
+  const { loadConfig } = await import(`${root}/shared/src/config/config.ts`)
+  const { createPlatformDeps } = await import(`${root}/shared/src/platform/deps.ts`)
+  const { generateApiKey, hashSecret } = await import(`${root}/shared/src/domain/auth/hashing.ts`)
+  const { buildApp } = await import(`${root}/services/edge-ingest/src/app.ts`)
+  const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ab-'))
+  let t = Date.now()
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    STORE_BACKEND: 'embedded',
+    QUEUE_BACKEND: 'embedded',
+    KEY_PEPPER: PEPPER,
+    OPERATOR_TOKEN: 'bench',
+  })
+  const deps = await createPlatformDeps(config, pino({ level: 'silent' }), { clock: { now: () => (t += 61_000) } })
+  const now = new Date().toISOString()
+  const accountId = randomUUID()
+  const publicId = `bench-${accountId.slice(0, 8)}`
+  const connectionId = `con_${accountId.slice(0, 12)}`
+  await deps.tenants.createAccount({
+    id: accountId,
+    public_id: publicId,
+    name: null,
+    active: true,
+    api_access: true,
+    permitted_tiers: [1, 2, 3],
+    authorized_domains: [],
+    created_at: now,
+    updated_at: now,
+  })
+  await deps.tenants.createConnection({
+    id: connectionId,
+    account_id: accountId,
+    type: 'api',
+    source: 'crm',
+    name: null,
+    active: true,
+    field_mappings: [],
+    token_hashes: [],
+    created_at: now,
+    updated_at: now,
+  })
+  const key = generateApiKey()
+  await deps.tenants.createApiKey({
+    id: `key_${accountId.slice(0, 12)}`,
+    account_id: accountId,
+    connection_id: connectionId,
+    hash: hashSecret(PEPPER, key),
+    prefix: key.slice(0, 8),
+    scopes: ['contacts:write'],
+    name: null,
+    expires_at: null,
+    revoked_at: null,
+    created_at: now,
+  })
+  const app = await buildApp(deps)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
+    headers: { host: `${publicId}.${deps.config.edgeDomain}`, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    async close() {
+      await app.close()
+      await deps.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+async function bareSide(): Promise<Side> {
+  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 })
+  app.post('/v1/contacts', async (request, reply) => {
+    const contacts = (request.body as { contacts?: unknown[] }).contacts
+    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
+    headers: { 'content-type': 'application/json' },
+    close: async () => {
+      await app.close()
+    },
+  }
+}
+
+const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
+async function run(side: Side, seconds: number): Promise<{ cpu: number; rps: number }> {
+  const start = process.cpuUsage()
+  const result = await autocannon({ url: side.url, method: 'POST', headers: side.headers, body, connections: CONNECTIONS, duration: seconds })
+  const used = process.cpuUsage(start)
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${side.url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
+  return { cpu: (used.user + used.system) / Math.max(1, result.requests.total), rps: result.requests.average }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const sides: Record<'before' | 'after' | 'bare', Side> = { before: await edgeOf(resolve(BEFORE)), after: await edgeOf(AFTER), bare: await bareSide() }
+const names = Object.keys(sides) as Array<keyof typeof sides>
+try {
+  for (const name of names) await run(sides[name], 1) // warm-up: JIT, SQLite page cache, connections
+  console.log(
+    `bench:push-ab (${ROUNDS} rounds, ${SECONDS} s per run, ${CONNECTIONS} connections; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})`,
+  )
+  const got: Record<string, Array<{ cpu: number; rps: number }>> = { before: [], after: [], bare: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = [...names].sort(() => Math.random() - 0.5)
+    for (const name of order) got[name]!.push(await run(sides[name], SECONDS))
+    const last = (name: string) => got[name]!.at(-1)!
+    console.log(
+      `  round ${r + 1} (${order.join(', ')}): CPU µs per request before ${last('before').cpu.toFixed(0)}, after ${last('after').cpu.toFixed(0)}, bare ${last('bare').cpu.toFixed(0)}; req/s ${last('before').rps.toFixed(0)} / ${last('after').rps.toFixed(0)} / ${last('bare').rps.toFixed(0)}`,
+    )
+  }
+  const per = (name: string, f: (x: { cpu: number; rps: number }, i: number) => number) => median(got[name]!.map(f))
+  console.log(
+    `medians: CPU µs per request before ${per('before', (x) => x.cpu).toFixed(0)}, after ${per('after', (x) => x.cpu).toFixed(0)}, bare ${per('bare', (x) => x.cpu).toFixed(0)}`,
+  )
+  console.log(
+    `  per round: after/before CPU ${per('after', (x, i) => x.cpu / got.before![i]!.cpu).toFixed(2)}; CPU vs bare: before ${per('before', (x, i) => x.cpu / got.bare![i]!.cpu).toFixed(2)}×, after ${per('after', (x, i) => x.cpu / got.bare![i]!.cpu).toFixed(2)}×; req/s vs bare: before ${per('before', (x, i) => x.rps / got.bare![i]!.rps).toFixed(2)}, after ${per('after', (x, i) => x.rps / got.bare![i]!.rps).toFixed(2)}`,
+  )
+  console.log(
+    `load average at the end ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  )
+} finally {
+  for (const name of names) await sides[name].close()
+}
