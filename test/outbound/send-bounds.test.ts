@@ -10,7 +10,7 @@ import { createHook } from 'node:async_hooks'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent } from 'undici'
-import { EXCERPT_BYTES, MAX_RESPONSE_BYTES, postOnce, SEND_TIMEOUT_MS } from '@lsv/shared/adapters/outbound-http/send.ts'
+import { EXCERPT_BYTES, MAX_RESPONSE_BYTES, postOnce, SEND_TIMEOUT_MS, targetOf } from '@lsv/shared/adapters/outbound-http/send.ts'
 
 let server: Server
 let origin: string
@@ -82,5 +82,29 @@ describe('one send', () => {
     expect(answer.error).toBeNull()
     expect(answer.excerpt).toBe('b'.repeat(EXCERPT_BYTES))
     expect(bytesWritten).toBeGreaterThanOrEqual(MAX_RESPONSE_BYTES)
+  })
+})
+
+describe('where a send goes', () => {
+  it('parses an endpoint’s URL once: the same origin and request target for every delivery to it', () => {
+    const url = 'https://hooks.example:8443/in/v1?key=abc#frag'
+    const first = targetOf(url)
+    // query kept, fragment never sent (as undici's request(url) derives them)
+    expect(first).toEqual({ origin: 'https://hooks.example:8443', path: '/in/v1?key=abc' })
+    // mutation: parsing on every send gives an equal but new object here
+    expect(targetOf(url)).toBe(first)
+    expect(targetOf('http://hooks.example')).toEqual({ origin: 'http://hooks.example', path: '/' })
+  })
+
+  it('leaves a URL undici refuses to request(url), which fails it as before', async () => {
+    expect(targetOf('ftp://hooks.example/in')).toBeNull()
+    expect(targetOf('not a url')).toBeNull()
+    const answer = await postOnce(agent, 'ftp://hooks.example/in', Buffer.from('{}'), {})
+    expect(answer).toMatchObject({ statusCode: null, error: 'UND_ERR_INVALID_ARG' })
+  })
+
+  it('sends to the path and query of the URL', async () => {
+    const answer = await postOnce(agent, `${origin}/hook-q?x=1#not-sent`, Buffer.from('{}'), {})
+    expect(answer.excerpt).toBe('ok /hook-q?x=1')
   })
 })

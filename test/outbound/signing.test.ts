@@ -48,6 +48,29 @@ describe('Standard Webhooks signatures', () => {
     expect(activeSecrets(secrets, NOW)).toEqual(['whsec_AAAA', 'whsec_BBBB'])
   })
 
+  it('a cached (frozen) list answers from memory until one of its secrets expires', () => {
+    const frozen = Object.freeze(
+      [
+        { secret: 'whsec_AAAA', created_at: '2026-01-01T00:00:00Z', expires_at: null },
+        { secret: 'whsec_BBBB', created_at: '2026-01-01T00:00:00Z', expires_at: new Date(NOW + 1000).toISOString() },
+        { secret: 'whsec_CCCC', created_at: '2026-01-01T00:00:00Z', expires_at: new Date(NOW - 1000).toISOString() },
+      ].map((s) => Object.freeze(s)),
+    )
+    const first = activeSecrets(frozen, NOW)
+    expect(first).toEqual(['whsec_AAAA', 'whsec_BBBB'])
+    // mutation: computing the list on every call gives an equal but new array here
+    expect(activeSecrets(frozen, NOW + 999)).toBe(first)
+    // the rotation grace ends: the old secret stops signing at its expiry, not a call later
+    expect(activeSecrets(frozen, NOW + 1000)).toEqual(['whsec_AAAA'])
+    // a clock read earlier than the remembered answer's (a test clock) is answered afresh
+    expect(activeSecrets(frozen, NOW - 2000)).toEqual(['whsec_AAAA', 'whsec_BBBB', 'whsec_CCCC'])
+    // a list that may still change is never answered from memory
+    const open = [{ secret: 'whsec_DDDD', created_at: '2026-01-01T00:00:00Z', expires_at: null }]
+    expect(activeSecrets(open, NOW)).not.toBe(activeSecrets(open, NOW))
+    open.push({ secret: 'whsec_EEEE', created_at: '2026-01-01T00:00:00Z', expires_at: null })
+    expect(activeSecrets(open, NOW)).toEqual(['whsec_DDDD', 'whsec_EEEE'])
+  })
+
   it('creates one KeyObject per secret and reuses it', () => {
     const secret = generateSigningSecret()
     expect(signingKeyOf(secret)).toBe(signingKeyOf(secret))

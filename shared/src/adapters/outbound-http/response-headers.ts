@@ -6,7 +6,12 @@ const MAX_KEPT_HEADERS = 20
 const MAX_HEADER_VALUE_BYTES = 256
 const MAX_HEADER_NAME_CHARS = 64
 
+/** values this short fit whatever they hold: a UTF-16 code unit is at most 3 UTF-8 bytes */
+const SURELY_FITS_CHARS = Math.floor(MAX_HEADER_VALUE_BYTES / 3)
+
 function cut(value: string): string {
+  // most values (content-type, date, content-length…) are short: no copy to count their bytes
+  if (value.length <= SURELY_FITS_CHARS) return value
   const bytes = Buffer.from(value, 'utf8')
   if (bytes.length <= MAX_HEADER_VALUE_BYTES) return value
   // cut on a byte bound, then drop a partial character the cut may have left (U+FFFD)

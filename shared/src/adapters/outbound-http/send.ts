@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { request, type Dispatcher } from 'undici'
 import type { SendResult } from '../../ports/webhook-sender.ts'
 import { keptResponseHeaders } from './response-headers.ts'
@@ -5,6 +6,34 @@ import { keptResponseHeaders } from './response-headers.ts'
 export const SEND_TIMEOUT_MS = 15_000
 export const MAX_RESPONSE_BYTES = 64 * 1024
 export const EXCERPT_BYTES = 1024
+
+/** where undici sends a URL: its origin and request target (the path and query; a fragment is never sent) */
+interface Target {
+  origin: string
+  path: string
+}
+/** per URL, the most recently used kept: every delivery to an endpoint names the same URL */
+const targets = new LRUCache<string, Target>({ max: 1000 })
+
+/**
+ * The origin and request target of an http(s) URL, as undici's `request(url)` derives them, parsed
+ * once per URL (undici parsed it again on every send); null for a URL it would refuse (not
+ * http(s), or no URL at all), which is then sent through `request(url)` to fail as it always did.
+ */
+export function targetOf(url: string): Target | null {
+  const known = targets.get(url)
+  if (known) return known
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return null
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null
+  const target = { origin: parsed.origin, path: parsed.search ? `${parsed.pathname}${parsed.search}` : parsed.pathname }
+  targets.set(url, target)
+  return target
+}
 
 /**
  * One POST of the exact body bytes. Redirects are not followed (plain undici `request`), the
@@ -25,15 +54,16 @@ export async function postOnce(
   const { signal } = deadline
   const timer = setTimeout(() => deadline.abort(), SEND_TIMEOUT_MS).unref()
   try {
-    const res = await request(url, {
-      method: 'POST',
+    const options = {
+      method: 'POST' as const,
       body,
       headers: { 'content-type': 'application/json', 'user-agent': 'lsv-webhooks/2026-09-04', ...headers },
-      dispatcher,
       signal,
       headersTimeout: SEND_TIMEOUT_MS,
       bodyTimeout: SEND_TIMEOUT_MS,
-    })
+    }
+    const target = targetOf(url)
+    const res = target ? await dispatcher.request({ ...options, ...target }) : await request(url, { ...options, dispatcher })
     const chunks: Buffer[] = []
     let size = 0
     try {

@@ -43,9 +43,28 @@ export function signOnce(secret: string, id: string, timestampSeconds: number, b
   return `v1,${h.digest('base64')}`
 }
 
+/**
+ * The answer of activeSecrets for one frozen list (a cached integration's: the tenant lookup cache
+ * freezes what it keeps), from `from` until `until` (the next expiry among them): every delivery
+ * to an endpoint reads the same list, and the answer changes only when one of them expires.
+ */
+const activeOf = new WeakMap<readonly SigningSecret[], { from: number; until: number; secrets: readonly string[] }>()
+
 /** Secrets still signing at `nowMs`: the current one and any previous one inside its rotation grace. */
-export function activeSecrets(secrets: readonly SigningSecret[], nowMs: number): string[] {
-  return secrets.filter((s) => s.expires_at === null || Date.parse(s.expires_at) > nowMs).map((s) => s.secret)
+export function activeSecrets(secrets: readonly SigningSecret[], nowMs: number): readonly string[] {
+  const known = activeOf.get(secrets)
+  if (known && nowMs >= known.from && nowMs < known.until) return known.secrets
+  let until = Number.POSITIVE_INFINITY
+  const active: string[] = []
+  for (const s of secrets) {
+    const expires = s.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(s.expires_at)
+    if (!(expires > nowMs)) continue
+    active.push(s.secret)
+    until = Math.min(until, expires)
+  }
+  // a list that can still change (not a cached record's) is read afresh each time
+  if (Object.isFrozen(secrets) && secrets.every(Object.isFrozen)) activeOf.set(secrets, { from: nowMs, until, secrets: Object.freeze(active) })
+  return active
 }
 
 export interface SignatureHeaders {
