@@ -113,6 +113,8 @@ describe('a batch whose publish is awaited', () => {
         const parked = q.parked()
         const answered = post(port, route.path, { host: t.host, 'content-type': 'application/json', ...route.headers }, payload)
         const release = await parked
+        // a turn of the event loop first: a WeakRef's target is kept until the job that made it ends
+        await new Promise((r) => setImmediate(r))
         gc()
         const gone = watched.map((w) => ({ body: w.body.deref() === undefined, late: w.late.deref() === undefined, first: w.first.deref() === undefined }))
         release()
