@@ -308,7 +308,8 @@ async function bigBatch(): Promise<void> {
       const names = Object.keys(runs) as Array<keyof typeof runs>
       for (const name of r % 2 === 0 ? names : [...names].reverse()) {
         // BENCH_CPU_PROFILE: the edge's (free queue) and the bare route's runs are profiled
-        got[name] = name === 'free' || name === 'control' ? await section(`ingest-B-${name}-round-${r + 1}`, () => measure(runs[name])) : await measure(runs[name])
+        got[name] =
+          name === 'free' || name === 'control' ? await section(`ingest-B-${name}-round-${r + 1}`, () => measure(runs[name])) : await measure(runs[name])
       }
       const { parse, control, durable: d, free: f } = got as Record<keyof typeof runs, number>
       vsBare.durable.push(d / control)

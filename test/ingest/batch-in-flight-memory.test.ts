@@ -123,7 +123,13 @@ describe('a batch whose publish is awaited', () => {
         return answered
       })
       expect(answer, route.name).toEqual({ status: 202, answer: { ok: true, accepted: RECORDS, queued: true } })
-      expect(q.batches().slice(before).map((b) => b.data.toString()), route.name).toEqual([payload])
+      expect(
+        q
+          .batches()
+          .slice(before)
+          .map((b) => b.data.toString()),
+        route.name,
+      ).toEqual([payload])
       await fixture.h.deps.listeners.flush()
       expect((await readPushSample(fixture.h.deps, route.connectionId))?.record, route.name).toEqual(records[0])
     }
