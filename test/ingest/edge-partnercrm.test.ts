@@ -28,7 +28,7 @@ describe('POST /v1/contacts/partnercrm', () => {
     await fixture?.close()
   })
 
-  // Mutation: acceptPush without refuseUnstorable -> 202, and the worker dead-letters the batch
+  // Mutation: checkPush without refuseUnstorable -> 202, and the worker dead-letters the batch
   it('a record whose mapped field is too large to store is refused 400 invalid payload, with or without a token, and nothing is queued', async () => {
     const huge = 'x'.repeat(500_000)
     for (const headers of [{}, { 'x-webhook-token': t.locationToken }] as Array<Record<string, string>>) {

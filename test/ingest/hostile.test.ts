@@ -52,6 +52,10 @@ describe('hostile bodies', () => {
         'invalid JSON body',
       ],
       ['constructor.prototype', wrap('{"constructor":{"prototype":{"polluted":true}}}'), 'invalid JSON body'],
+      // spelled with escapes: the parser's quick look for the words (shared/src/lib/json.ts) must not miss them
+      ['__proto__ key, escaped', wrap('{"\\u005f_proto__":{"admin":true}}'), 'invalid JSON body'],
+      ['__proto__ key, escaped in capitals', wrap('{"\\u005F\\u005Fpr\\u006Fto__":{"admin":true}}'), 'invalid JSON body'],
+      ['constructor.prototype, escaped', wrap('{"\\u0063onstructor":{"prototype":{"polluted":true}}}'), 'invalid JSON body'],
       ['deep nesting (100,000 levels)', wrap(deep(100_000)), 'invalid payload'],
       ['deep nesting (40 levels)', wrap(deep(40)), 'invalid payload'],
       ['invalid UTF-8', Buffer.concat([Buffer.from(wrap('"')), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]), 'invalid JSON body'],

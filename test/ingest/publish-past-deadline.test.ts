@@ -7,7 +7,7 @@
  *
  * A stalled queue adapter delays each publish past the deadline and then succeeds; pushes on each
  * edge route over real HTTP must answer 202 with the batch queued, never 503 with it queued.
- * Mutation: push.ts races acceptPush with afterBodyStage(...).within -> 503 while the batch is
+ * Mutation: push.ts races queuePush with afterBodyStage(...).within -> 503 while the batch is
  * queued, and the status assertion fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

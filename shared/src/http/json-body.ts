@@ -19,7 +19,9 @@ const deferred = new WeakSet<FastifyRequest>()
  * Keeps this request's body as bytes: `request.body` is the Buffer (also `rawBody`), not parsed.
  * For a route that reads a body before it knows the caller (the partner CRM names its location
  * in the body): parsing costs many times the bytes, so it waits until the caller is identified
- * (parseDeferredBody). Call before the body is read (onRequest or preParsing).
+ * (parseDeferredBody). And for a route that keeps only what it reads of the parsed body
+ * (useDeferredBody): the parsed body is never on the request, so it goes as soon as it is read.
+ * Call before the body is read (onRequest or preParsing).
  */
 export function deferJsonParsing(request: FastifyRequest): void {
   deferred.add(request)
@@ -30,6 +32,19 @@ export async function parseDeferredBody(request: FastifyRequest): Promise<unknow
   const raw = request.rawBody ?? Buffer.alloc(0)
   if (raw.length >= LARGE_BODY_BYTES) await nextSlice()
   return parseJsonBody(raw)
+}
+
+/**
+ * The deferred body parsed as the parser would have (a large body in a slice of its own) and
+ * handed to `use`, whose result is returned: nothing else holds the parsed body, so what `use`
+ * does not keep is garbage once it returns (an 8 MiB batch parses to about 8 MiB more).
+ */
+export async function useDeferredBody<T>(request: FastifyRequest, use: (body: unknown) => T | Promise<T>): Promise<T> {
+  const raw = request.rawBody
+  // no body at all (no content type, no length): no parser ran, and `use` sees no body, as the route would without deferring
+  if (raw === undefined) return use(request.body)
+  if (raw.length >= LARGE_BODY_BYTES) await nextSlice()
+  return use(parseJsonBody(raw))
 }
 
 /**

@@ -39,7 +39,7 @@ export interface PushAnswered {
   connection: { id: string; credential: PushCredential } | null
   /** the error envelope's `error` text as sent (bounded); null on success */
   error: string | null
-  /** the push as queued: `accepted` of the 202 and the records as parsed; null when not queued */
+  /** the push as queued: `accepted` of the 202 and its first records as parsed (at most domain/ingest LISTENED_RECORDS); null when not queued */
   accepted: { count: number; shape: BatchShape; records: readonly Record<string, unknown>[] } | null
   /** a 400 `invalid payload`: the field it was about, when the edge named one (domain/ingest/payload-problem.ts) */
   problem?: PayloadProblem | null

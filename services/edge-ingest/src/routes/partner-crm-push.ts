@@ -15,6 +15,7 @@ import type { PushCredential } from '@lsv/shared/ports/push-log.ts'
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import { afterBodyStage, nameConnection, stateOf, type Accept } from './push-state.ts'
 import { invalidPayload } from '@lsv/shared/domain/ingest/payload-problem.ts'
+import { checkPush } from '@lsv/shared/domain/ingest/accept.ts'
 
 /* POST /v1/contacts/partnercrm (contract 4.5): the partner CRM names its location in the body. */
 
@@ -98,5 +99,6 @@ export async function pushPartnerCrm(deps: PlatformDeps, request: FastifyRequest
     if (partnerCrmLocationId(record) !== bodyLocation) throw new AppError('invalid_payload')
     if (partnerCrmContactId(record) === null) throw invalidPayload('/contactId', NO_CONTACT_ID)
   }
-  return accept(request, ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body: record, locationId })
+  const push = await checkPush(ctx, { shape: 'partnercrm', connection: auth.connection, raw: request.rawBody!, body: record, locationId })
+  return accept(request, ctx, push)
 }

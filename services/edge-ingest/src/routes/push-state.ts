@@ -7,7 +7,7 @@ import { payloadProblemOf } from '@lsv/shared/domain/ingest/payload-problem.ts'
 import type { PartnerCrmCaller } from '@lsv/shared/domain/ingest/auth.ts'
 import { StageDeadline } from '@lsv/shared/http/dependency-deadline.ts'
 import type { PushAccepted } from '@lsv/shared/contract/push.ts'
-import type { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
+import type { CheckedPush, queuePush } from '@lsv/shared/domain/ingest/accept.ts'
 
 /**
  * What a push request learns on its way (the account, the caller, the connection its credential
@@ -98,5 +98,5 @@ export function pushAnsweredOf(request: FastifyRequest, reply: FastifyReply): Pu
   }
 }
 
-/** Queues the push (within the after-body stage) and keeps what was queued for the outcome. */
-export type Accept = (request: FastifyRequest, ctx: Parameters<typeof acceptPush>[0], input: Parameters<typeof acceptPush>[1]) => Promise<PushAccepted>
+/** Queues the checked push and keeps what was queued for the outcome. */
+export type Accept = (request: FastifyRequest, ctx: Parameters<typeof queuePush>[0], push: CheckedPush) => Promise<PushAccepted>

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest, preParsingHookHandler } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { withRequestLog } from '@lsv/shared/http/request-deps.ts'
@@ -9,8 +9,8 @@ import { resolveEdgeAccount } from '@lsv/shared/domain/tenants/resolve.ts'
 import { authenticateSource } from '@lsv/shared/domain/ingest/auth.ts'
 import { consumePushQuota } from '@lsv/shared/domain/ingest/rate-limit.ts'
 import { PreAuthBudget } from '@lsv/shared/domain/ingest/preauth-budget.ts'
-import { acceptPush } from '@lsv/shared/domain/ingest/accept.ts'
-import { acceptedRecords } from '@lsv/shared/domain/activity/push-sample.ts'
+import { checkPush, queuePush } from '@lsv/shared/domain/ingest/accept.ts'
+import { deferJsonParsing, useDeferredBody } from '@lsv/shared/http/json-body.ts'
 import { apiKeyCredential, refusedApiKey, refusedSource } from '@lsv/shared/domain/activity/push-credentials.ts'
 import { tellListenersNow } from '@lsv/shared/domain/outcomes/tell.ts'
 import { withinDeadline } from '@lsv/shared/http/dependency-deadline.ts'
@@ -21,6 +21,16 @@ import { bySourceSchema, bySourceWildcardSchema, partnerCrmSchema, pushContactsS
 export interface PushRouteOptions {
   /** what unauthenticated partner CRM bodies may hold (one per app: per instance) */
   preAuthBudget?: PreAuthBudget
+}
+
+/**
+ * preParsing of the contacts routes: the body stays bytes until the handler checks it
+ * (useDeferredBody), so the parsed body is never on the request: while a batch's publish is
+ * awaited it holds its bytes, not its parse too (docs/performance.md, "Fourth pass: the 8 MiB batch").
+ */
+const checkedInHandler: preParsingHookHandler = (request, _reply, payload, done) => {
+  deferJsonParsing(request)
+  done(null, payload)
 }
 
 /** 401 and 403: the refusals whose credential may still name a connection of the account. */
@@ -78,19 +88,23 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
     const found = await find(state.account.id).catch(() => null)
     if (found) nameConnection(request, found.connectionId, found.credential)
   }
-  const accept: Accept = async (request, ctx, input) => {
+  const accept: Accept = async (request, ctx, push) => {
     // not raced with the deadline: once the publish has started, a 503 could be a batch that is
     // queued after all (issue 31). The answer waits for the publish's own result: 202 when it
     // held, 503 when the queue refused it (bounded by the queue client's own timeout).
-    const answer = await acceptPush(ctx, input)
-    stateOf(request).accepted = { count: answer.accepted, shape: input.shape, records: acceptedRecords(input.shape, input.body) }
+    const answer = await queuePush(ctx, push)
+    stateOf(request).accepted = { count: answer.accepted, shape: push.shape, records: push.records }
     return answer
   }
   const acceptContacts = async (request: FastifyRequest, reply: FastifyReply) => {
     const { connection } = stateOf(request)
     if (!connection) throw new AppError('unauthorized')
     const ctx = withRequestLog(deps, request)
-    return reply.code(202).send(await accept(request, ctx, { shape: 'contacts', connection, raw: request.rawBody!, body: request.body }))
+    const raw = request.rawBody!
+    // parsed (400), checked (400 / 413) and counted in one call: of the parsed body only what
+    // the answer and the listeners need outlives it (accept.ts CheckedPush)
+    const push = await useDeferredBody(request, (body) => checkPush(ctx, { shape: 'contacts', connection, raw, body }))
+    return reply.code(202).send(await accept(request, ctx, push))
   }
 
   const authenticateByKey = beforeBody(async (request: FastifyRequest) => {
@@ -110,7 +124,11 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
       throw retryable(err)
     }
   })
-  app.post('/v1/contacts', { validatorCompiler: documentationOnly, schema: pushContactsSchema, onRequest: authenticateByKey }, acceptContacts)
+  app.post(
+    '/v1/contacts',
+    { validatorCompiler: documentationOnly, schema: pushContactsSchema, onRequest: authenticateByKey, preParsing: checkedInHandler },
+    acceptContacts,
+  )
 
   app.post(
     '/v1/contacts/partnercrm',
@@ -148,13 +166,23 @@ export function registerPushRoutes(app: App, deps: PlatformDeps, options: PushRo
   })
   app.post(
     '/v1/contacts/:sourceId',
-    { validatorCompiler: documentationOnly, schema: bySourceSchema, onRequest: (request) => authenticateBySource(request, request.params.sourceId) },
+    {
+      validatorCompiler: documentationOnly,
+      schema: bySourceSchema,
+      onRequest: (request) => authenticateBySource(request, request.params.sourceId),
+      preParsing: checkedInHandler,
+    },
     acceptContacts,
   )
   // a source id over 100 characters (or with a slash) is simply unknown: the same operation answers it, 401 like any unknown id
   app.post(
     '/v1/contacts/*',
-    { validatorCompiler: documentationOnly, schema: bySourceWildcardSchema, onRequest: (request) => authenticateBySource(request, request.params['*']) },
+    {
+      validatorCompiler: documentationOnly,
+      schema: bySourceWildcardSchema,
+      onRequest: (request) => authenticateBySource(request, request.params['*']),
+      preParsing: checkedInHandler,
+    },
     acceptContacts,
   )
 }

@@ -3,6 +3,7 @@ import type { PlatformDeps } from '../../ports/deps.ts'
 import type { PayloadProblem, PushCredential, PushLogBounds, PushLogEntry } from '../../ports/push-log.ts'
 import type { PushAnswered, PushListener } from '../../ports/listeners.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
+import { LISTENED_RECORDS } from '../ingest/push-body.ts'
 import { traceContextOf, traceLogFields } from '../../logging/trace.ts'
 import { refusedCap } from './refused-cap.ts'
 
@@ -30,10 +31,10 @@ const RETENTION_DAYS = RETENTION_MS / 86_400_000
 export const PUSH_LOG_BOUNDS = `the last ${KEEP.accepted} pushes of the last ${RETENTION_DAYS} days that were accepted, and apart from them the last ${KEEP.refused} that were refused`
 const FLUSH_EVERY_MS = 2_000
 const MAX_PENDING_CONNECTIONS = 1_000
-/** distinct top-level keys kept per entry, from at most KEY_SCAN_RECORDS records */
+/** distinct top-level keys kept per entry, from at most KEY_SCAN_RECORDS records (all the edge tells) */
 const MAX_KEYS = 50
 const MAX_KEY_LENGTH = 128
-const KEY_SCAN_RECORDS = 1_000
+const KEY_SCAN_RECORDS = LISTENED_RECORDS
 
 /** this process's ids' tail, drawn again only when the sequence below could repeat */
 let tag = randomBytes(4).toString('hex')

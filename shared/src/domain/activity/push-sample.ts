@@ -1,6 +1,6 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
-import type { BatchShape } from '../ingest/push-body.ts'
+import { LISTENED_RECORDS, type BatchShape } from '../ingest/push-body.ts'
 
 /**
  * What the portal's mapping screens know of a connection's recent pushes (docs/portal.md, "Field
@@ -19,8 +19,8 @@ export const MAX_SAMPLE_BYTES = 16 * 1024
 const MAX_KEYS = 100
 /** a key longer than this is counted under `other_keys` only */
 const MAX_KEY_LENGTH = 128
-/** records of one push whose keys are counted (the first ones): bounded work after a 10,000-record push */
-const COUNTED_RECORDS_PER_PUSH = 1_000
+/** records of one push whose keys are counted (the first ones, all the edge tells): bounded work after a 10,000-record push */
+const COUNTED_RECORDS_PER_PUSH = LISTENED_RECORDS
 /** counts older than this start again: "recent pushes" */
 const COUNT_PERIOD_MS = 7 * 86_400_000
 /** the note lives this long after the last push */
@@ -60,16 +60,6 @@ const pushSampleKey = (connectionId: string) => `activity:sample:${connectionId}
 
 /** distinct keys one flush's delta gathers in memory before counting the rest under `other_keys` */
 const MAX_PENDING_KEYS = 10 * MAX_KEYS
-
-/**
- * The records of a body acceptPush took (so already checked: recordsOf), without checking them
- * again: a partner CRM body is its one record, any other body's `contacts`.
- */
-export function acceptedRecords(shape: BatchShape, body: unknown): readonly InboundRecord[] {
-  if (shape === 'partnercrm') return [body as InboundRecord]
-  const list = (body as { contacts?: unknown }).contacts
-  return Array.isArray(list) ? (list as InboundRecord[]) : []
-}
 
 /**
  * An accepted push (records as parsed from its body) added to its connection's pending delta, in

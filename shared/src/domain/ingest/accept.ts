@@ -2,8 +2,8 @@ import type { PlatformDeps } from '../../ports/deps.ts'
 import type { ConnectionRecord } from '../../model/records.ts'
 import { AppError, isAppError } from '../../errors/app-error.ts'
 import { createRecordMapper, partnerCrmMappings, partnerCrmRecord, type InboundRecord } from './mapping.ts'
-import { recordsOf, type BatchShape } from './push-body.ts'
-import { asDecoded, countAccepted, pendingBatch, queueBatch } from './queue-batch.ts'
+import { LISTENED_RECORDS, recordsOf, type BatchShape } from './push-body.ts'
+import { asDecoded, countAccepted, pendingBatch, queueBatch, type PendingBatch } from './queue-batch.ts'
 import { MAX_RECORD_BYTES, upsertBatchRecords } from './upsert.ts'
 import type { PushAccepted, PushUpsertedSync } from '../../contract/push.ts'
 
@@ -21,15 +21,40 @@ export interface PushInput {
 type PushDeps = Pick<PlatformDeps, 'clock' | 'queue' | 'tenantLookups' | 'contacts' | 'logger'> & { requestId?: string }
 
 /**
- * The edge answer: check the body (400 / 413), count `accepted`, publish the received bytes
- * (503 when the queue refuses) and answer `{ok, accepted, queued: true}`.
+ * A push body checked and counted: what its answer, its publish and its listeners need, and no
+ * more. The parsed body is not part of it: an 8 MiB batch parses to about its size again, and
+ * while its publish is awaited (an fsync, or Pub/Sub's answer) a push holds only its bytes and
+ * its first LISTENED_RECORDS records (docs/performance.md, "Fourth pass: the 8 MiB batch").
  */
-export async function acceptPush(deps: PushDeps, input: PushInput): Promise<PushAccepted> {
+export interface CheckedPush {
+  shape: BatchShape
+  /** `accepted` of the 202 */
+  accepted: number
+  batch: PendingBatch
+  /** the first LISTENED_RECORDS records as parsed: what the push's listeners read */
+  records: readonly InboundRecord[]
+}
+
+/**
+ * Checks the body (400 / 413; a partner CRM record the worker could never store: 400) and counts
+ * `accepted`. Nothing of the parsed body is kept but CheckedPush.records: a caller that drops
+ * the body once this settles holds only the bytes while it queues them.
+ */
+export async function checkPush(deps: PushDeps, input: PushInput): Promise<CheckedPush> {
   const records = recordsOf(input.body, input.shape)
   if (input.shape === 'partnercrm') await refuseUnstorable(deps, input.connection, records)
-  const accepted = countAccepted(input.shape, input.connection, records)
-  await queueBatch(deps, pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId, deps.requestId))
-  return { ok: true, accepted, queued: true }
+  return {
+    shape: input.shape,
+    accepted: countAccepted(input.shape, input.connection, records),
+    batch: pendingBatch(deps, input.shape, input.connection, input.raw, input.locationId, deps.requestId),
+    records: records.length <= LISTENED_RECORDS ? records : records.slice(0, LISTENED_RECORDS),
+  }
+}
+
+/** The edge answer: publishes the received bytes (503 when the queue refuses), then `{ok, accepted, queued: true}`. */
+export async function queuePush(deps: Pick<PlatformDeps, 'queue'>, push: CheckedPush): Promise<PushAccepted> {
+  await queueBatch(deps, push.batch)
+  return { ok: true, accepted: push.accepted, queued: true }
 }
 
 /**
@@ -54,7 +79,7 @@ async function refuseUnstorable(deps: PushDeps, connection: ConnectionRecord, re
 }
 
 /**
- * The origin fallbacks' answer: like acceptPush, but when the queue refuses the batch it is
+ * The origin fallbacks' answer: like checkPush and queuePush, but when the queue refuses the batch it is
  * upserted here and now, and the answer is 200 with what happened. Only when that fails too is
  * the answer 503. Change rows of a synchronous upsert are published best effort (the queue just
  * refused a publish); a missing one is logged.
@@ -65,14 +90,14 @@ export async function acceptPushOrUpsert(
 ): Promise<{ status: 202; body: PushAccepted } | { status: 200; body: PushUpsertedSync }> {
   const records = recordsOf(input.body, input.shape)
   const accepted = countAccepted(input.shape, input.connection, records)
-  const pending = pendingBatch(deps, input.shape, input.connection, input.raw, records, input.locationId, deps.requestId)
+  const pending = pendingBatch(deps, input.shape, input.connection, input.raw, input.locationId, deps.requestId)
   try {
     await queueBatch(deps, pending)
     return { status: 202, body: { ok: true, accepted, queued: true } }
   } catch (err) {
     if (!isAppError(err) || err.code !== 'temporarily_unavailable') throw err
     deps.logger.warn({ err: err.cause, batchId: pending.meta.batchId }, 'queue refused a fallback batch: upserting synchronously')
-    const result = await upsertBatchRecords(deps, asDecoded(pending), {
+    const result = await upsertBatchRecords(deps, asDecoded(pending, records), {
       // the change rows (published by the contact-write seam's change feed) are best effort here:
       // the queue just refused a publish, and the records are stored
       onReactionFailed: (cause) => deps.logger.error({ err: cause, batchId: pending.meta.batchId }, 'change rows of a synchronous upsert not published'),

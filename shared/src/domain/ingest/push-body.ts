@@ -18,6 +18,13 @@ import type { BatchShape } from '../../contract/messages.ts'
  */
 export type { BatchShape }
 
+/**
+ * The records of an accepted push its listeners are told (the first ones): the inbound debugger
+ * lists the keys and the push sample counts them in at most this many (domain/activity), so
+ * the edge keeps no more of a batch's parsed records once it is checked (accept.ts CheckedPush).
+ */
+export const LISTENED_RECORDS = 1_000
+
 /** nesting allowed inside one record value (a record's own level not counted) */
 export const MAX_VALUE_DEPTH = 32
 

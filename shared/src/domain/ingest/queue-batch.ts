@@ -32,9 +32,9 @@ export function countAccepted(shape: BatchShape, connection: ConnectionRecord, r
   return n
 }
 
+/** A batch ready to publish: its attributes and the body bytes as received (not its parsed records: see accept.ts checkPush) */
 export interface PendingBatch {
   meta: BatchMeta
-  records: InboundRecord[]
   raw: Buffer
 }
 
@@ -43,7 +43,6 @@ export function pendingBatch(
   shape: BatchShape,
   connection: ConnectionRecord,
   raw: Buffer,
-  records: InboundRecord[],
   locationId?: string,
   requestId?: string,
 ): PendingBatch {
@@ -57,7 +56,7 @@ export function pendingBatch(
     ...(locationId !== undefined ? { locationId } : {}),
     ...(requestId !== undefined ? { requestId } : {}),
   })
-  return { meta, records, raw }
+  return { meta, raw }
 }
 
 /**
@@ -73,7 +72,7 @@ export async function queueBatch(deps: Pick<PlatformDeps, 'queue'>, batch: Pendi
   }
 }
 
-/** The pending batch as the worker would decode it (the synchronous fallback path). */
-export function asDecoded(batch: PendingBatch): DecodedBatch {
-  return { ...batch.meta, records: batch.records, indexes: batch.records.map((_, i) => i) }
+/** The pending batch as the worker would decode it, given its records (the synchronous fallback path). */
+export function asDecoded(batch: PendingBatch, records: InboundRecord[]): DecodedBatch {
+  return { ...batch.meta, records, indexes: records.map((_, i) => i) }
 }
