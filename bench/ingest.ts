@@ -61,7 +61,6 @@ import type { Clock } from '../shared/src/model/clock.ts'
 import type { Queue } from '../shared/src/ports/queue.ts'
 import type { RateLimiter } from '../shared/src/ports/rate-limiter.ts'
 import type { ContactRecord } from '../shared/src/model/records.ts'
-import { generateApiKey, hashSecret } from '../shared/src/domain/auth/hashing.ts'
 import { contactIdFor } from '../shared/src/model/ids.ts'
 import { mergeContact } from '../shared/src/domain/contacts/merge.ts'
 import { batchAttributes } from '../shared/src/domain/ingest/batch-message.ts'
@@ -71,6 +70,7 @@ import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
 import { benchEmulators } from './lib/emulators.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
+import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 
 interface AutocannonResult {
   requests: { average: number; total: number }
@@ -91,7 +91,6 @@ const WORKER_RECORDS = Number(process.env.BENCH_WORKER_RECORDS ?? 5000)
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '10,100').split(',').map(Number)
 /** the concurrency the small-push goal is set at (issue 15) */
 const GOAL_CONNECTIONS = 100
-const PEPPER = 'bench-pepper'
 /** BENCH_CPU_PROFILE=<folder>: a CPU profile of each timed edge run of part A (autocannon shares the process) */
 const section = sectionProfiler()
 
@@ -123,55 +122,13 @@ async function makeDeps(dir: string, overrides: { clock?: Clock; queue?: Queue }
     DATA_DIR: dir,
     STORE_BACKEND: 'embedded',
     QUEUE_BACKEND: 'embedded',
-    KEY_PEPPER: PEPPER,
+    KEY_PEPPER: BENCH_PEPPER,
     OPERATOR_TOKEN: 'bench',
   })
   return createPlatformDeps(config, pino({ level: 'silent' }), overrides)
 }
 
-async function makeTenant(deps: PlatformDeps): Promise<{ host: string; key: string; accountId: string; connectionId: string }> {
-  const now = new Date().toISOString()
-  const accountId = randomUUID()
-  const publicId = `bench-${accountId.slice(0, 8)}`
-  await deps.tenants.createAccount({
-    id: accountId,
-    public_id: publicId,
-    name: null,
-    active: true,
-    api_access: true,
-    permitted_tiers: [1, 2, 3],
-    authorized_domains: [],
-    created_at: now,
-    updated_at: now,
-  })
-  const connectionId = `con_${accountId.slice(0, 12)}`
-  await deps.tenants.createConnection({
-    id: connectionId,
-    account_id: accountId,
-    type: 'api',
-    source: 'crm',
-    name: null,
-    active: true,
-    field_mappings: [],
-    token_hashes: [],
-    created_at: now,
-    updated_at: now,
-  })
-  const key = generateApiKey()
-  await deps.tenants.createApiKey({
-    id: `key_${accountId.slice(0, 12)}`,
-    account_id: accountId,
-    connection_id: connectionId,
-    hash: hashSecret(PEPPER, key),
-    prefix: key.slice(0, 8),
-    scopes: ['contacts:write'],
-    name: null,
-    expires_at: null,
-    revoked_at: null,
-    created_at: now,
-  })
-  return { host: `${publicId}.${deps.config.edgeDomain}`, key, accountId, connectionId }
-}
+const makeTenant = makeBenchTenant
 
 /** A bare fastify app: the default JSON parser (reads and parses), 202 with a constant body. */
 function control() {
@@ -594,7 +551,7 @@ async function deployed(): Promise<void> {
     PUBSUB_NAME_PREFIX: prefix,
     // an 8 MiB publish to an emulator on a shared 2-core machine can outlive the 503 deadline
     EDGE_DEPENDENCY_DEADLINE_MS: '60000',
-    KEY_PEPPER: PEPPER,
+    KEY_PEPPER: BENCH_PEPPER,
     OPERATOR_TOKEN: 'bench',
   })
   // the real clock for everything (key expiry, the push log, the activity counts); only the limiter's windows are fresh per push

@@ -21,12 +21,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { randomUUID } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import Fastify from 'fastify'
+import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 
 const BEFORE = process.env.BENCH_AB_BEFORE
 if (!BEFORE) throw new Error('BENCH_AB_BEFORE: the folder of the other checkout (see the comment at the top)')
@@ -34,7 +34,6 @@ const AFTER = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const CONNECTIONS = 100
-const PEPPER = 'bench-pepper'
 // autocannon is CommonJS without type declarations
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{
   requests: { average: number; total: number }
@@ -48,11 +47,10 @@ interface Side {
   close(): Promise<void>
 }
 
-/** An edge of the tree at `root`, its tenant and key, on a data folder of its own; its clock a minute later per call (bench/ingest.ts part A). */
+/** An edge of the tree at `root`, its tenant and key (made through that tree's tenant store), on a data folder of its own; its clock a minute later per call (bench/ingest.ts part A). */
 async function edgeOf(root: string): Promise<Side> {
   const { loadConfig } = await import(`${root}/shared/src/config/config.ts`)
   const { createPlatformDeps } = await import(`${root}/shared/src/platform/deps.ts`)
-  const { generateApiKey, hashSecret } = await import(`${root}/shared/src/domain/auth/hashing.ts`)
   const { buildApp } = await import(`${root}/services/edge-ingest/src/app.ts`)
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ab-'))
   let t = Date.now()
@@ -61,55 +59,16 @@ async function edgeOf(root: string): Promise<Side> {
     DATA_DIR: dir,
     STORE_BACKEND: 'embedded',
     QUEUE_BACKEND: 'embedded',
-    KEY_PEPPER: PEPPER,
+    KEY_PEPPER: BENCH_PEPPER,
     OPERATOR_TOKEN: 'bench',
   })
   const deps = await createPlatformDeps(config, pino({ level: 'silent' }), { clock: { now: () => (t += 61_000) } })
-  const now = new Date().toISOString()
-  const accountId = randomUUID()
-  const publicId = `bench-${accountId.slice(0, 8)}`
-  const connectionId = `con_${accountId.slice(0, 12)}`
-  await deps.tenants.createAccount({
-    id: accountId,
-    public_id: publicId,
-    name: null,
-    active: true,
-    api_access: true,
-    permitted_tiers: [1, 2, 3],
-    authorized_domains: [],
-    created_at: now,
-    updated_at: now,
-  })
-  await deps.tenants.createConnection({
-    id: connectionId,
-    account_id: accountId,
-    type: 'api',
-    source: 'crm',
-    name: null,
-    active: true,
-    field_mappings: [],
-    token_hashes: [],
-    created_at: now,
-    updated_at: now,
-  })
-  const key = generateApiKey()
-  await deps.tenants.createApiKey({
-    id: `key_${accountId.slice(0, 12)}`,
-    account_id: accountId,
-    connection_id: connectionId,
-    hash: hashSecret(PEPPER, key),
-    prefix: key.slice(0, 8),
-    scopes: ['contacts:write'],
-    name: null,
-    expires_at: null,
-    revoked_at: null,
-    created_at: now,
-  })
+  const { host, key } = await makeBenchTenant(deps)
   const app = await buildApp(deps)
   await app.listen({ port: 0, host: '127.0.0.1' })
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
-    headers: { host: `${publicId}.${deps.config.edgeDomain}`, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     async close() {
       await app.close()
       await deps.close()
