@@ -13,13 +13,12 @@
  * type parser (the parsed body stays on the request) -> the body's WeakRef still holds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { request } from 'node:http'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import type { Queue } from '@lsv/shared/ports/queue.ts'
 import { LISTENED_RECORDS } from '@lsv/shared/domain/ingest/push-body.ts'
 import { readPushSample } from '@lsv/shared/domain/activity/push-sample.ts'
-import { body, createIngestFixture, type IngestFixture, record, recordingQueue } from './support/harness.ts'
+import { body, listenIngestFixture, post, type ListeningIngestFixture, record, recordingQueue } from './support/harness.ts'
 
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
@@ -43,19 +42,6 @@ function parkingQueue() {
   /** resolves, with its release, once the next batch's publish is parked */
   const parked = () => new Promise<() => void>((r) => waiting.push(r))
   return { ...q, queue, parked }
-}
-
-/** a POST over loopback with its own Host header (fetch does not send one it is given) */
-function post(port: number, path: string, headers: Record<string, string>, payload: string): Promise<{ status: number; answer: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, answer: JSON.parse(Buffer.concat(chunks).toString()) as unknown }))
-    })
-    req.on('error', reject)
-    req.end(payload)
-  })
 }
 
 /** one parse of a pushed body, watched without keeping it */
@@ -86,14 +72,11 @@ async function watchingParses<T>(during: (watched: Watched[]) => Promise<T>): Pr
 
 describe('a batch whose publish is awaited', () => {
   const q = parkingQueue()
-  let fixture: IngestFixture
+  let fixture: ListeningIngestFixture
   let port = 0
   beforeAll(async () => {
-    fixture = await createIngestFixture({ queue: q.queue })
-    await fixture.h.edge.listen({ port: 0, host: '127.0.0.1' })
-    const address = fixture.h.edge.server.address()
-    if (!address || typeof address === 'string') throw new Error('no port')
-    port = address.port
+    fixture = await listenIngestFixture({ queue: q.queue })
+    port = fixture.port
   })
   afterAll(async () => {
     await fixture?.close()

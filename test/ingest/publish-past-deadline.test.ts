@@ -11,9 +11,8 @@
  * queued, and the status assertion fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { request } from 'node:http'
 import type { Queue } from '@lsv/shared/ports/queue.ts'
-import { body, createIngestFixture, type IngestFixture, record, recordingQueue } from './support/harness.ts'
+import { body, listenIngestFixture, post, type ListeningIngestFixture, record, recordingQueue } from './support/harness.ts'
 
 const DEADLINE_MS = 200
 /** well past the deadline: the publish is still pending when the deadline fires */
@@ -32,29 +31,13 @@ function stalledQueue() {
   return { ...q, queue }
 }
 
-/** a POST over loopback with its own Host header (fetch does not send one it is given) */
-function post(port: number, path: string, headers: Record<string, string>, payload: string): Promise<{ status: number; answer: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, answer: JSON.parse(Buffer.concat(chunks).toString()) as unknown }))
-    })
-    req.on('error', reject)
-    req.end(payload)
-  })
-}
-
 describe('a publish slower than the dependency deadline', () => {
   const q = stalledQueue()
-  let fixture: IngestFixture
+  let fixture: ListeningIngestFixture
   let port = 0
   beforeAll(async () => {
-    fixture = await createIngestFixture({ queue: q.queue, config: { edgeDependencyDeadlineMs: DEADLINE_MS } })
-    await fixture.h.edge.listen({ port: 0, host: '127.0.0.1' })
-    const address = fixture.h.edge.server.address()
-    if (!address || typeof address === 'string') throw new Error('no port')
-    port = address.port
+    fixture = await listenIngestFixture({ queue: q.queue, config: { edgeDependencyDeadlineMs: DEADLINE_MS } })
+    port = fixture.port
   })
   afterAll(async () => {
     await fixture?.close()

@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import type { Queue, QueueMessage } from '@lsv/shared/ports/queue.ts'
 import type { Topic } from '@lsv/shared/model/topics.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
@@ -107,4 +108,28 @@ export async function createIngestFixture(options: TestDepsOptions = {}): Promis
 export function expectError(res: { statusCode: number; json(): unknown }, status: number, error: string): void {
   expect(res.statusCode).toBe(status)
   expect(res.json()).toEqual({ ok: false, error })
+}
+
+export type ListeningIngestFixture = IngestFixture & { port: number }
+
+/** The fixture's edge listening on a free loopback port: for tests that push over real HTTP. */
+export async function listenIngestFixture(options: TestDepsOptions = {}): Promise<ListeningIngestFixture> {
+  const fixture = await createIngestFixture(options)
+  await fixture.h.edge.listen({ port: 0, host: '127.0.0.1' })
+  const address = fixture.h.edge.server.address()
+  if (!address || typeof address === 'string') throw new Error('the edge has no port')
+  return { ...fixture, port: address.port }
+}
+
+/** a POST over loopback with its own Host header (fetch does not send one it is given) */
+export function post(port: number, path: string, headers: Record<string, string>, payload: string): Promise<{ status: number; answer: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, answer: JSON.parse(Buffer.concat(chunks).toString()) as unknown }))
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
 }
