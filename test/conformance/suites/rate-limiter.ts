@@ -77,6 +77,23 @@ export function rateLimiterConformance(open: () => Promise<RateLimiterHarness>):
     expect(await h.limiter.consume(k, windows, sec(10_860))).toEqual({ allowed: false, window: windows[1], resetInSeconds: 3540 })
   })
 
+  it('a refusal by a later window leaves the earlier windows counted as before', async () => {
+    const k = key()
+    const windows = [minute(5, 'a'), hour(1, 'b')]
+    expect(await h.limiter.consume(k, windows, sec(12_600))).toEqual({ allowed: true })
+    expect(await h.limiter.consume(k, windows, sec(12_601))).toMatchObject({ allowed: false, window: windows[1] })
+    expect(await h.other.consume(k, windows, sec(12_602))).toMatchObject({ allowed: false, window: windows[1] })
+    expect(await h.limiter.peek(k, windows, sec(12_603))).toEqual([1, 1])
+  })
+
+  it('a window whose limit is 0 admits nothing and counts nothing', async () => {
+    const k = key()
+    const windows = [minute(5, 'a'), hour(0, 'b')]
+    expect(await h.limiter.consume(k, windows, sec(13_000))).toMatchObject({ allowed: false, window: windows[1] })
+    expect(await h.limiter.consume(k, [hour(0, 'c')], sec(13_001))).toMatchObject({ allowed: false })
+    expect(await h.limiter.peek(k, [minute(5, 'a'), hour(0, 'c')], sec(13_002))).toEqual([0, 0])
+  })
+
   it('shares the count between instances', async () => {
     const k = key()
     expect(await allowedCount(h.limiter, k, [minute(3)], sec(14_400), 2)).toBe(2)
