@@ -12,7 +12,15 @@
  *     `INSERT … SELECT … WHERE EXISTS` (control) vs UUIDv7 ids and a subscription read then a
  *     plain insert (the publisher's statements now), per push;
  *  4. the wake-up of the queue's other threads: a message per publish (control) vs the publishes
- *     of one group commit told in one message (queue-wakeups.ts), 12 publishes per turn, per publish.
+ *     of one group commit told in one message (queue-wakeups.ts), 12 publishes per turn, per publish;
+ *  5. the rate limiter's claim of a push's two windows (docs/performance.md, "Fifth pass"), in a
+ *     commit of 12 pushes, each in a fresh minute (as part A's clock): a read and an upsert per
+ *     window (control, the statements before) vs one conditional upsert per window (the limiter's
+ *     statement now), per push;
+ *  6. parseJsonBody of the 10,000-record 8 MiB batch of bench:ingest part B: one with a `\u`
+ *     escape in a value, which the byte search cannot clear, so its parse is walked for prototype
+ *     keys (control: what every body paid before) vs the same batch without it (the search
+ *     clears it, no walk), per batch.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto'
 import { BroadcastChannel } from 'node:worker_threads'
@@ -27,6 +35,7 @@ import { createEmbeddedQueue } from '../shared/src/adapters/embedded/queue.ts'
 import { wake } from '../shared/src/adapters/embedded/queue-wakeups.ts'
 import { createEmbeddedRateLimiter } from '../shared/src/adapters/embedded/rate-limiter.ts'
 import { systemClock } from '../shared/src/model/clock.ts'
+import { parseJsonBody } from '../shared/src/lib/json.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -42,7 +51,8 @@ function perOp(n: number, run: (n: number) => void): number {
   return (cpuUs() - start) / n
 }
 
-function compare(label: string, n: number, control: (n: number) => void, cut: (n: number) => void): void {
+/** `unit`: µs per printed unit (1000 prints ms) */
+function compare(label: string, n: number, control: (n: number) => void, cut: (n: number) => void, unit = 1): void {
   control(Math.ceil(n / 10))
   cut(Math.ceil(n / 10))
   const c: number[] = []
@@ -57,7 +67,7 @@ function compare(label: string, n: number, control: (n: number) => void, cut: (n
     }
   }
   console.log(
-    `${label.padEnd(44)} control ${median(c).toFixed(2).padStart(7)} µs   cut ${median(x).toFixed(2).padStart(7)} µs   cut/control ${(median(x) / median(c)).toFixed(2)}`,
+    `${label.padEnd(44)} control ${(median(c) / unit).toFixed(2).padStart(7)} ${unit === 1 ? 'µs' : 'ms'}   cut ${(median(x) / unit).toFixed(2).padStart(7)} ${unit === 1 ? 'µs' : 'ms'}   cut/control ${(median(x) / median(c)).toFixed(2)}`,
   )
 }
 
@@ -195,6 +205,68 @@ console.log(
   `${'4. other threads woken, per publish'.padEnd(44)} control ${median(wc).toFixed(2).padStart(7)} µs   cut ${median(wx).toFixed(2).padStart(7)} µs   cut/control ${(median(wx) / median(wc)).toFixed(2)}`,
 )
 channel.close()
+
+// 5. the rate limiter's claims: a read and an upsert per window (control) vs one conditional upsert
+const claim = db.prepare(
+  'INSERT INTO rate_counters (slot, count, expire_at_ms) VALUES (?, 1, ?) ON CONFLICT (slot) DO UPDATE SET count = count + 1 WHERE count < ?',
+)
+const windows = [
+  { name: 'push-60s', limit: 120, seconds: 60 },
+  { name: 'push-24h', limit: 50_000, seconds: 86_400 },
+]
+const claims = (claimWindows: (slots: Array<{ id: string; endMs: number; limit: number }>) => void) => (pushes: number) => {
+  for (let done = 0; done < pushes; done += 12) {
+    edb.transaction(() => {
+      for (let i = 0; i < 12; i++) {
+        windowMs += 61_000
+        claimWindows(
+          windows.map((w) => {
+            const start = Math.floor(windowMs / 1000 / w.seconds) * w.seconds
+            return { id: `${keyHash}_${w.name}_${start}`, endMs: (start + w.seconds) * 1000, limit: w.limit }
+          }),
+        )
+      }
+    })
+  }
+}
+compare(
+  '5. rate-limit claims of a push (2 windows)',
+  12_000,
+  claims((slots) => {
+    const current = slots.map((s) => Number((readCount.get(s.id) as { count: number } | undefined)?.count ?? 0))
+    if (current.some((c, i) => c >= slots[i]!.limit)) return
+    for (const s of slots) count.run(s.id, s.endMs)
+  }),
+  claims((slots) => {
+    for (const s of slots) if (claim.run(s.id, s.endMs, s.limit).changes === 0) return
+  }),
+)
+
+// 6. the prototype-key check of an 8 MiB batch: walked (a body the byte search cannot clear) vs cleared by the search
+const batch = JSON.stringify({
+  contacts: Array.from({ length: 10_000 }, (_, i) => ({
+    external_id: `big-${i}`,
+    email: `person.${i}@example.com`,
+    first_name: `First${i}`,
+    last_name: `Last${i}`,
+    company: `Company ${i % 977}`,
+    title: 'Head of Things',
+    notes: 'n'.repeat(640),
+  })),
+})
+const cleared = Buffer.from(batch)
+const walked = Buffer.from(batch.replace('Head of Things', 'Head of \\u0054hings'))
+compare(
+  '6. parseJsonBody of the 8 MiB batch',
+  12,
+  (n) => {
+    for (let i = 0; i < n; i++) sink += (parseJsonBody(walked) as { contacts: unknown[] }).contacts.length
+  },
+  (n) => {
+    for (let i = 0; i < n; i++) sink += (parseJsonBody(cleared) as { contacts: unknown[] }).contacts.length
+  },
+  1000,
+)
 
 await queue.close()
 await edb.close()

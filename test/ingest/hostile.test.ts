@@ -41,9 +41,13 @@ describe('hostile bodies', () => {
   ]
 
   const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`
+  /** every character as a JSON \u escape */
+  const escaped = (key: string) => [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
   const cases = (partner: boolean, locationId: string): Array<[string, string | Buffer, string]> => {
     const wrap = (value: string) =>
       partner ? `{"contactId":"c","locationId":"${locationId}","extra":${value}}` : `{"contacts":[{"external_id":"h","extra":${value}}]}`
+    /** the value inside a record of more than 16 KiB */
+    const large = (value: string) => wrap(`{"pad":"${'x'.repeat(20_000)}","value":${value}}`)
     return [
       ['__proto__ key', wrap('{"__proto__":{"admin":true}}'), 'invalid JSON body'],
       [
@@ -56,6 +60,14 @@ describe('hostile bodies', () => {
       ['__proto__ key, escaped', wrap('{"\\u005f_proto__":{"admin":true}}'), 'invalid JSON body'],
       ['__proto__ key, escaped in capitals', wrap('{"\\u005F\\u005Fpr\\u006Fto__":{"admin":true}}'), 'invalid JSON body'],
       ['constructor.prototype, escaped', wrap('{"\\u0063onstructor":{"prototype":{"polluted":true}}}'), 'invalid JSON body'],
+      // past 16 KiB the parser searches the bytes for `proto` and `\u` before walking the parse (shared/src/lib/json.ts)
+      ['__proto__ key in a large body', large('{"__proto__":{"admin":true}}'), 'invalid JSON body'],
+      ['__proto__ key in a large body, every letter escaped', large(`{"${escaped('__proto__')}":{"admin":true}}`), 'invalid JSON body'],
+      [
+        'constructor.prototype in a large body, every letter escaped',
+        large(`{"${escaped('constructor')}":{"${escaped('prototype')}":{"polluted":true}}}`),
+        'invalid JSON body',
+      ],
       ['deep nesting (100,000 levels)', wrap(deep(100_000)), 'invalid payload'],
       ['deep nesting (40 levels)', wrap(deep(40)), 'invalid payload'],
       ['invalid UTF-8', Buffer.concat([Buffer.from(wrap('"')), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}]}')]), 'invalid JSON body'],
