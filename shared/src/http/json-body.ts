@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { parseJsonBody } from '../lib/json.ts'
 import { nextSlice } from '../lib/slices.ts'
-import { readRawBody } from './raw-body.ts'
 
 /** bodies from this size on are parsed in a slice of their own */
 const LARGE_BODY_BYTES = 256 * 1024
@@ -71,11 +70,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     if (body.length >= LARGE_BODY_BYTES) void nextSlice().then(() => parse(request, body, done))
     else parse(request, body, done)
   }
-  // fastify's own reader (`parseAs: 'buffer'`) with one difference: a body that came as one chunk is not copied (raw-body.ts)
-  const read = (request: FastifyRequest, payload: Parameters<typeof readRawBody>[1], done: (err: Error | null, value?: unknown) => void) => {
-    readRawBody(request, payload, (err, body) => (err ? done(err) : parser(request, body!, done)))
-  }
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', read)
-  app.addContentTypeParser('*', read)
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, parser)
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, parser)
 }
