@@ -4,8 +4,10 @@ import SlowFilesFirst from './test/setup/slow-files-first.ts'
 /**
  * The reliability suite in two groups, one after the other (`sequence.groupOrder`):
  * - `reliability`: files that assert no time bound (in-process apps, corpora, the rate limiter
- *   port, and crash safety: exactly-once under SIGKILLs, however long it takes): two at a time,
- *   crash safety first (the slowest, test/setup/slow-files-first.ts);
+ *   port, crash safety: exactly-once under SIGKILLs, however long it takes, and the dispatcher
+ *   outage: every delivery arrives after a restart and none is dropped, whenever the attempts
+ *   fall; a slower machine only makes its outage longer): two at a time, crash safety first
+ *   (the slowest, test/setup/slow-files-first.ts);
  * - `reliability-serial`: files that measure time against a bound (shutdown within 10 s, a stall
  *   answered within the deadline, a receiver timed out within the send bound, recovery before a
  *   lease ends, 600 requests each under the dependency deadline): one at a time, after the others,
@@ -15,7 +17,6 @@ import SlowFilesFirst from './test/setup/slow-files-first.ts'
 const SERIAL = [
   'test/reliability/dead-owner-recovery.test.ts',
   'test/reliability/dependency-stall.test.ts',
-  'test/reliability/dispatcher-outage.test.ts',
   'test/reliability/graceful-shutdown.test.ts',
   'test/reliability/rate-limits.test.ts',
   'test/reliability/webhook-receivers.test.ts',

@@ -1,8 +1,9 @@
 /**
  * The test command (`npm test`): the static checks (tsc, biome's format and lint, knip), start the
  * Firestore and Pub/Sub emulators on free ports, run every vitest suite against them, stop the
- * emulators by pid (the whole chain), print the ten slowest test files and one closing line
- * `tests: N passed, N failed[, N skipped]`.
+ * emulators by pid (the whole chain), print the ten slowest test files, each pass's wall time,
+ * the run's CPU use (scripts/lib/run-cpu.ts: the cores' busy share and the run's own CPU seconds)
+ * and one closing line `tests: N passed, N failed[, N skipped]`.
  *
  * The static checks run beside the main suites (their output is printed as each ends): they are
  * each a failure of their own, and a failing one no longer hides the tests' results.
@@ -42,6 +43,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { availableParallelism, loadavg } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
+import { cpuSnapshot, cpuUseSince, formatCpuUse } from './lib/run-cpu.ts'
 import type { RunSummary } from './lib/vitest-summary-reporter.ts'
 
 const major = Number(process.versions.node.split('.')[0])
@@ -53,6 +55,7 @@ if (major < 22) {
 }
 
 const startedAt = Date.now()
+const cpuAtStart = cpuSnapshot()
 const argv = process.argv.slice(2)
 const useEmulators = !argv.includes('--no-emulators')
 const typecheck = !argv.includes('--no-typecheck')
@@ -298,6 +301,8 @@ try {
     console.log(
       `> ${passName(pass)}${pass.config === MAIN ? ` (${mainWorkers[0]}: load ${load.toFixed(1)} on ${cores} cores)` : ''}${pass.beside ? ' (--maxWorkers=1), beside the main suites: its output follows theirs' : ''}`,
     )
+  /** each pass's wall time, printed with the run's time (which pass sets the run's length) */
+  const walls: string[] = []
   const besides = passes
     .filter((p) => p.beside)
     .map((pass) => {
@@ -309,7 +314,9 @@ try {
     announce(pass)
     if (pass.config === MAIN && quickExcludes.length > 0)
       console.log(`  quick: without the whole-stack suites and the docs' CLI commands (${QUICK_LEAVES_OUT.join(', ')}); a path after -- runs any of them`)
+    const began = Date.now()
     count(pass, await runPass(pass, false))
+    walls.push(`  ${passName(pass)}: ${seconds(Date.now() - began)}`)
     if (i > 0) continue
     // after the main suites: the passes that ran beside them, their output in one piece each
     for (const side of besides) {
@@ -317,6 +324,7 @@ try {
       console.log(`> ${passName(side.pass)}: its output (it ran beside the main suites and took ${seconds(result.took)})`)
       process.stdout.write(result.output.endsWith('\n') || result.output === '' ? result.output : `${result.output}\n`)
       count(side.pass, result)
+      walls.push(`  ${passName(side.pass)}: ${seconds(result.took)}, beside the main suites`)
     }
   }
   if (vitestArgs.length > 0 && filesSelected === 0) {
@@ -340,7 +348,9 @@ try {
     console.log(`slowest test files (of ${durations.length}; import, set-up, tests and hooks):`)
     for (const d of slowest) console.log(`  ${d.file.padEnd(width)}  ${seconds(d.ms).padStart(10)}`)
   }
-  console.log(`the run took ${seconds(Date.now() - startedAt)}`)
+  console.log(`the run took ${seconds(Date.now() - startedAt)}${walls.length > 1 ? `; its passes:\n${walls.join('\n')}` : ''}`)
+  const cpu = cpuUseSince(cpuAtStart, cores)
+  if (cpu) console.log(formatCpuUse(cpu, cores))
   // the names of what failed, last, where a CI excerpt (the output's tail) still shows them
   if (failures.length > 0) console.log(`failed:\n${failures.map((f) => `  ${f}`).join('\n')}`)
   console.log(`tests: ${totals.passed} passed, ${totals.failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`)
