@@ -9,7 +9,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Debian's Chromium, never a browser playwright would download. */
-export const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM = '/usr/bin/chromium'
 
 /** Missing Chromium fails the suite (never skips it) and says how to install it (.ci/run does it before `npm test`). */
 export function assertChromium(): void {
