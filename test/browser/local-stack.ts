@@ -46,8 +46,11 @@ export interface LocalStack {
   stop(): Promise<void>
 }
 
-/** `npm start`'s script on free ports and a fresh data folder; resolves once every service answers. */
-export async function startLocalStack(): Promise<LocalStack> {
+/**
+ * `npm start`'s script on free ports and a fresh data folder; resolves once every service answers.
+ * `operatorToken`: the stack's OPERATOR_TOKEN (else it generates one into its data folder).
+ */
+export async function startLocalStack(options: { operatorToken?: string } = {}): Promise<LocalStack> {
   const ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
   const dataDir = mkdtempSync(join(tmpdir(), 'lsv-browser-data-'))
   const child: ChildProcess = spawn(process.execPath, ['scripts/start-local.ts'], {
@@ -61,6 +64,7 @@ export async function startLocalStack(): Promise<LocalStack> {
       PORTAL_PORT: String(ports.portal),
       UPSERT_WORKER_PORT: String(ports.worker),
       WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+      ...(options.operatorToken ? { OPERATOR_TOKEN: options.operatorToken } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,

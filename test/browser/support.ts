@@ -2,10 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { inject } from 'vitest'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
-import type { SharedStackInfo } from '../setup/browser-hub.ts'
+import { fromHub } from './hub-client.ts'
 import { managementApp } from '../blackbox/client.ts'
 import { createTestTenant } from '../helpers/tenant.ts'
 import { assertChromium, CHROMIUM_LAUNCH, type LocalStack } from './local-stack.ts'
@@ -44,22 +43,13 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
   }
 }
 
-/** Asks the suite's hub (test/setup/browser-hub.ts) for the shared stack or browser; its failure is this file's. */
-async function fromHub<T>(path: '/stack' | '/chromium'): Promise<T> {
-  const hub = inject('browserHub')
-  if (!hub) throw new Error('no browser hub: run the browser tests with vitest.config.ts (its globalSetup test/setup/browser-hub.ts)')
-  const res = await fetch(`${hub}${path}`)
-  if (res.status !== 200) throw new Error(`the shared ${path.slice(1)} did not start: ${await res.text()}`)
-  return (await res.json()) as T
-}
-
 /**
  * The suite's shared Chromium (started once for the run by test/setup/browser-hub.ts), in a
  * browser context of this file's own: its own cookies, storage and permissions, 1280×900 as the
  * file's own browser would be. `close()` closes the context and this file's connection only.
  */
 export async function sharedChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  const { wsEndpoint } = await fromHub<{ wsEndpoint: string }>('/chromium')
+  const { wsEndpoint } = await fromHub('/chromium')
   const browser = await chromium.connect(wsEndpoint)
   const context = await browser.newContext({ viewport: VIEWPORT })
   return {
@@ -79,7 +69,7 @@ export async function sharedChromium(): Promise<{ context: BrowserContext; close
  * stack running (the hub stops it after the run).
  */
 export async function sharedStack(): Promise<LocalStack> {
-  const shared = await fromHub<SharedStackInfo>('/stack')
+  const shared = await fromHub('/stack')
   const tenant = await createTestTenant(
     { managementApi: managementApp(shared.portal), operatorToken: shared.operatorToken },
     {

@@ -9,7 +9,9 @@
  * test/browser/support.ts sharedStack and sharedChromium) starts the stack or the browser, the
  * others get the same one. A run without browser files starts neither. Each file makes its own
  * tenant with random ids on the shared stack (test/helpers/tenant.ts), and its own browser
- * context (cookies, permissions) in the shared Chromium.
+ * context (cookies, permissions) in the shared Chromium. The stack's operator token is the
+ * tests' own (TEST_OPERATOR_TOKEN), so a black-box file that drives the management API with the
+ * management harness's OPERATOR shares it too (test/deactivation/stacks-in-force.test.ts).
  *
  * A start that fails (Chromium missing, a stack that does not come up) answers 500 with the
  * reason to every file that asks: their set-up throws it, and the run counts them as failed.
@@ -21,6 +23,7 @@ import type { AddressInfo } from 'node:net'
 import type { TestProject } from 'vitest/node'
 import type { BrowserServer } from 'playwright-core'
 import { assertChromium, CHROMIUM_LAUNCH, startLocalStack, type LocalStack } from '../browser/local-stack.ts'
+import { TEST_OPERATOR_TOKEN } from '../helpers/test-secrets.ts'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -65,7 +68,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let browser: Promise<BrowserServer> | undefined
   const answer = async (path: string | undefined): Promise<unknown> => {
     if (path === '/stack') {
-      stack ??= startLocalStack()
+      // the tests' operator token (test/helpers/test-secrets.ts): the management harness's OPERATOR works on it
+      stack ??= startLocalStack({ operatorToken: TEST_OPERATOR_TOKEN })
       const s = await stack
       return {
         ports: s.ports,
