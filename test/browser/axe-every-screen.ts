@@ -5,7 +5,18 @@ import { createTestDeps } from '../helpers/deps.ts'
 import { startReceiver } from '../outbound/harness.ts'
 import { join } from 'node:path'
 import { copyScreenshotsToDocs } from './docs-screenshots.ts'
-import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import {
+  edgePush,
+  eventually,
+  sharedChromium,
+  screenshots,
+  sidewaysScroll,
+  sharedStack,
+  type LocalStack,
+  signInPage,
+  allViolations,
+  takingScreenshots,
+} from './support.ts'
 
 /**
  * Issue 22, "Tested as a tenant": EVERY portal screen, as the portal app's own route table lists
@@ -18,14 +29,15 @@ import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, star
  * - 390 px: every table stacks (no table scrolls sideways in its box); help is one line at 1280 px;
  * - keyboard: Tab reaches every visible interactive element, and each shows a focus outline;
  * - 390 px wide: the document does not scroll sideways;
- * - screenshots in .tmp/screenshots/<name>-1280.png and -360.png (UPDATE_DOCS_SCREENSHOTS=1, as
- *   `npm run screenshots` sets it, copies them to docs/portal/).
+ * - screenshots in .tmp/screenshots/<name>-1280.png and -360.png, when the run takes them
+ *   (SCREENSHOTS=1; UPDATE_DOCS_SCREENSHOTS=1, as `npm run screenshots` sets it, also copies them
+ *   to docs/portal/).
  *
  * The walk is split in two files, axe-every-screen-first-half.test.ts and -second-half.test.ts,
  * which run on both of the test command's workers: each walks every other screen of the same
  * list (the first from the first, the second from the second), so together they walk every one,
- * with every check above. Each file has its own stack, account and browser (a vitest file cannot
- * share them with another); the route table's own test runs in the first.
+ * with every check above. Each file has its own account and browser context on the suite's shared
+ * stack and Chromium (test/setup/browser-hub.ts); the route table's own test runs in the first.
  */
 
 /** GET routes of portal-api that are no screens, by prefix (each has its own tests). */
@@ -198,7 +210,7 @@ const screensOf = (all: readonly string[], half: Half) => all.filter((_, i) => i
 export const walkEveryScreen = (half: Half) =>
   describe(`every portal screen in Chromium (the ${half} half): axe in light and dark at 1280 and 390 px, keyboard, 390 px`, { timeout: 1_200_000 }, () => {
     let stack: LocalStack
-    let chromium: Awaited<ReturnType<typeof launchChromium>>
+    let chromium: Awaited<ReturnType<typeof sharedChromium>>
     let page: Page
     let ok: Awaited<ReturnType<typeof startReceiver>>
     let failing: Awaited<ReturnType<typeof startReceiver>>
@@ -227,8 +239,8 @@ export const walkEveryScreen = (half: Half) =>
       await app.close()
       await deps.cleanup()
 
-      chromium = await launchChromium()
-      ;[stack, ok, failing] = await Promise.all([startLocalStack(), startReceiver(), startReceiver(() => ({ status: 500, body: 'receiver down' }))])
+      chromium = await sharedChromium()
+      ;[stack, ok, failing] = await Promise.all([sharedStack(), startReceiver(), startReceiver(() => ({ status: 500, body: 'receiver down' }))])
       page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
 
       // contacts and pushes on the demo's API connection, one push refused (the inbound debugger)
@@ -355,7 +367,7 @@ export const walkEveryScreen = (half: Half) =>
           await page.setViewportSize({ width: 1280, height: 900 })
           // dark mode at 1280 px only: the 360 px shot shows the layout, which the scheme does not change
           if (scheme === 'light') await screenshots(page, name)
-          else await page.screenshot({ path: join(SHOTS, `${name}-dark-1280.png`), fullPage: true })
+          else if (takingScreenshots()) await page.screenshot({ path: join(SHOTS, `${name}-dark-1280.png`), fullPage: true })
         }
         await page.emulateMedia({ colorScheme: 'light' })
         // mutation: the stylesheet's narrow-width table block gone → a table scrolls in its box again

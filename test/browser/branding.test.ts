@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { copyScreenshotsToDocs } from './docs-screenshots.ts'
 import { solidPng } from '../portal/logo-fixtures.ts'
-import { launchChromium, screenshots, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { sharedChromium, screenshots, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 9, light branding in Debian's Chromium against `npm start`'s stack: the tenant
@@ -16,13 +16,13 @@ import { launchChromium, screenshots, startLocalStack, type LocalStack, signInPa
  */
 describe('the portal in Chromium: branding', { timeout: 180_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   const cspViolations: string[] = []
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    stack = await startLocalStack()
+    chromium = await sharedChromium()
+    stack = await sharedStack()
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text())

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { startReceiver } from '../outbound/harness.ts'
-import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { eventually, launchChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 const run = promisify(execFile)
 
@@ -42,7 +42,7 @@ describe('the portal in Chromium: the delivery debugger', { timeout: 180_000 }, 
   beforeAll(async () => {
     chromium = await launchChromium()
     ;[stack, receiver] = await Promise.all([
-      startLocalStack(),
+      sharedStack(),
       startReceiver(() =>
         healthy
           ? { status: 200, body: 'ok' }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Frame, Page } from 'playwright-core'
-import { launchChromium, screenshots, startLocalStack, type LocalStack } from './support.ts'
+import { sharedChromium, screenshots, sharedStack, type LocalStack } from './support.ts'
 
 const DASHBOARD = 'https://dashboard.example'
 const ELSEWHERE = 'https://elsewhere.example'
@@ -15,7 +15,7 @@ const ELSEWHERE = 'https://elsewhere.example'
  */
 describe('the portal embedded in a dashboard, in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   /** Chromium's console reports of frames refused by a policy */
   const refusals: string[] = []
@@ -44,7 +44,7 @@ describe('the portal embedded in a dashboard, in Chromium', { timeout: 120_000 }
   }
 
   beforeAll(async () => {
-    ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
+    ;[chromium, stack] = await Promise.all([sharedChromium(), sharedStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     // Chromium asks before a public site's page loads a loopback one (Local Network Access); a
     // real dashboard and portal are both public, so the test grants what the tenant would

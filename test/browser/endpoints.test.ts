@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { eventually, sharedChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 import { startReceiver } from '../outbound/harness.ts'
 
 /**
@@ -12,12 +12,12 @@ import { startReceiver } from '../outbound/harness.ts'
  */
 describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   let page: Page
 
   beforeAll(async () => {
-    ;[chromium, stack, receiver] = await Promise.all([launchChromium(), startLocalStack(), startReceiver()])
+    ;[chromium, stack, receiver] = await Promise.all([sharedChromium(), sharedStack(), startReceiver()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     await signInPage(page, stack)
   }, 180_000)

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { startReceiver } from '../outbound/harness.ts'
-import { allViolations, eventually, launchChromium, screenshots, startLocalStack, type LocalStack, signInPage } from './support.ts'
+import { allViolations, eventually, sharedChromium, screenshots, sharedStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 29, D11 and D12, in Debian's Chromium against `npm start`'s stack: where focus is when a
@@ -27,14 +27,14 @@ const activeId = (page: Page) => page.evaluate(() => document.activeElement?.id 
 
 describe('the portal in Chromium: focus after a form (issue 29, D11 and D12)', { timeout: 180_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   let webhookUrl: string
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    ;[stack, receiver] = await Promise.all([startLocalStack(), startReceiver()])
+    chromium = await sharedChromium()
+    ;[stack, receiver] = await Promise.all([sharedStack(), startReceiver()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     // a webhook with a delivery in its log (the log's Debug links are what D12 counts Tabs to)
     const res = await fetch(`${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}/integrations`, {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
+import { launchChromium, screenshots, seriousViolations, sharedStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, jobs 7 and 9 in Chromium against `npm start`'s stack. Come back: a portal page opened
@@ -16,7 +16,7 @@ describe('coming back to a deep link, and how to send, in Chromium', { timeout: 
   const webhookId = () => new URL(stack.credentials.webhook_url).pathname.split('/').pop()!
 
   beforeAll(async () => {
-    ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
+    ;[chromium, stack] = await Promise.all([launchChromium(), sharedStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     await chromium.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.portal })
   }, 120_000)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { edgePush, eventually, sharedChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 6 ("see why a push failed") in Debian's Chromium against `npm start`'s stack:
@@ -11,13 +11,13 @@ import { edgePush, eventually, launchChromium, screenshots, sidewaysScroll, star
  */
 describe('the inbound debugger in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
   const admin = (path: string) => `${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}${path}`
 
   beforeAll(async () => {
-    ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
+    ;[chromium, stack] = await Promise.all([sharedChromium(), sharedStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
   }, 120_000)
   afterAll(async () => {

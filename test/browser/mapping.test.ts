@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { edgePush, eventually, launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
+import { edgePush, eventually, sharedChromium, screenshots, seriousViolations, sharedStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, defect 1, as a tenant walks it in Chromium against `npm start`'s stack: a push on the
@@ -13,14 +13,14 @@ import { edgePush, eventually, launchChromium, screenshots, seriousViolations, s
  */
 describe('field mapping review in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}`, 'content-type': 'application/json' })
   const admin = (path: string) => `${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}${path}`
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    stack = await startLocalStack()
+    chromium = await sharedChromium()
+    stack = await sharedStack()
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
   }, 120_000)
   afterAll(async () => {

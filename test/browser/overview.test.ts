@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, sidewaysScroll, startLocalStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { sharedChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 
 /**
  * Issue 22, job 8 ("Start") in Debian's Chromium against `npm start`'s stack: signing in lands
@@ -11,12 +11,12 @@ import { launchChromium, screenshots, sidewaysScroll, startLocalStack, type Loca
  */
 describe('the portal in Chromium: the overview', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    stack = await startLocalStack()
+    chromium = await sharedChromium()
+    stack = await sharedStack()
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     await signInPage(page, stack)
   }, 120_000)

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BrowserContext, Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
+import { sharedChromium, screenshots, seriousViolations, sharedStack, type LocalStack, signInPage, takingScreenshots } from './support.ts'
 
 /**
  * Issue 22, defect 3 ("smaller defects"), where they show: in Debian's Chromium against
@@ -27,7 +27,7 @@ function contrast(a: string, b: string): number {
 // each test starts from the stack, signs in once, and checks a screen or two with axe
 describe('the portal in Chromium: the smaller defects of issue 22', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let context: BrowserContext
   let page: Page
   let apiConnectionId: string
@@ -35,8 +35,8 @@ describe('the portal in Chromium: the smaller defects of issue 22', { timeout: 1
   const admin = (path: string) => `${stack.portal}/api/v1/admin/accounts/${stack.credentials.account_id}${path}`
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    stack = await startLocalStack()
+    chromium = await sharedChromium()
+    stack = await sharedStack()
     context = chromium.context
     page = context.pages()[0] ?? (await context.newPage())
     await signInPage(page, stack)
@@ -158,7 +158,8 @@ describe('the portal in Chromium: the smaller defects of issue 22', { timeout: 1
       }
       expect(reached, 'Tab reaches the audit table').toBe(true)
       expect(await seriousViolations(page), 'axe at 390 px, audit').toEqual([])
-      await page.screenshot({ path: join(import.meta.dirname, '..', '..', '.tmp', 'screenshots', 'small-defects-audit-390-stacked.png'), fullPage: true })
+      if (takingScreenshots())
+        await page.screenshot({ path: join(import.meta.dirname, '..', '..', '.tmp', 'screenshots', 'small-defects-audit-390-stacked.png'), fullPage: true })
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 })
     }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { BrowserContext, Page } from 'playwright-core'
 import { startReceiver } from '../outbound/harness.ts'
-import { edgePush, eventually, launchChromium, screenshots, seriousViolations, sidewaysScroll, startLocalStack, type LocalStack } from './support.ts'
+import { edgePush, eventually, sharedChromium, screenshots, seriousViolations, sidewaysScroll, sharedStack, type LocalStack } from './support.ts'
 
 /**
  * The portal in a real browser (Debian's Chromium through playwright-core) against `npm start`'s
@@ -20,7 +20,7 @@ const SCREENS = ['home', 'connections', 'connection', 'mapping-preview', 'webhoo
 // loaded 2-core machine a test visiting four screens outgrew the 30 s default
 describe('the portal in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let context: BrowserContext
   let page: Page
   let receiver: Awaited<ReturnType<typeof startReceiver>>
@@ -42,8 +42,8 @@ describe('the portal in Chromium', { timeout: 120_000 }, () => {
   }
 
   beforeAll(async () => {
-    chromium = await launchChromium()
-    ;[stack, receiver] = await Promise.all([startLocalStack(), startReceiver()])
+    chromium = await sharedChromium()
+    ;[stack, receiver] = await Promise.all([sharedStack(), startReceiver()])
     context = chromium.context
     page = context.pages()[0] ?? (await context.newPage())
   }, 120_000)

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, screenshots, seriousViolations, startLocalStack, type LocalStack, signInPage } from './support.ts'
+import { sharedChromium, screenshots, seriousViolations, sharedStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 22, defect 2 in Chromium against `npm start`'s stack: the browser's own reload after
@@ -16,7 +16,7 @@ import { launchChromium, screenshots, seriousViolations, startLocalStack, type L
  */
 describe('reloading after a form in Chromium repeats nothing', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   const operator = () => ({ authorization: `Bearer ${stack.credentials.operator_token}` })
   const admin = async <T>(path: string): Promise<T> => {
@@ -35,7 +35,7 @@ describe('reloading after a form in Chromium repeats nothing', { timeout: 120_00
   }
 
   beforeAll(async () => {
-    ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
+    ;[chromium, stack] = await Promise.all([sharedChromium(), sharedStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     await signInPage(page, stack)
     await page.waitForURL((u) => u.pathname === '/portal/')

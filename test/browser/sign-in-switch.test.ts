@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { launchChromium, seriousViolations, startLocalStack, type LocalStack, mintPortalLink } from './support.ts'
+import { sharedChromium, seriousViolations, sharedStack, type LocalStack, mintPortalLink } from './support.ts'
 
 /**
  * Issue 21, 8d in Chromium against `npm start`'s stack: a sign-in link of another account, opened
@@ -11,7 +11,7 @@ import { launchChromium, seriousViolations, startLocalStack, type LocalStack, mi
  */
 describe('a sign-in link opened while signed in, in Chromium', { timeout: 120_000 }, () => {
   let stack: LocalStack
-  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let chromium: Awaited<ReturnType<typeof sharedChromium>>
   let page: Page
   const otherPublicId = `t-${randomBytes(5).toString('hex')}`
   let otherAccountId: string
@@ -19,7 +19,7 @@ describe('a sign-in link opened while signed in, in Chromium', { timeout: 120_00
   const mint = (accountId: string) => mintPortalLink(stack, accountId)
 
   beforeAll(async () => {
-    ;[chromium, stack] = await Promise.all([launchChromium(), startLocalStack()])
+    ;[chromium, stack] = await Promise.all([sharedChromium(), sharedStack()])
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage())
     const res = await fetch(`${stack.portal}/api/v1/admin/accounts`, {
       method: 'POST',

@@ -1,44 +1,39 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { AxeBuilder } from '@axe-core/playwright'
-import { freePort } from '../../scripts/lib/free-port.ts'
-import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
+import { fromHub } from './hub-client.ts'
+import { managementApp } from '../blackbox/client.ts'
+import { createTestTenant } from '../helpers/tenant.ts'
+import { assertChromium, CHROMIUM_LAUNCH, type LocalStack } from './local-stack.ts'
+
+export { startLocalStack, type LocalStack } from './local-stack.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const CHROMIUM = '/usr/bin/chromium'
-/** Screenshots of every screen, each run (not committed: .tmp/ is ignored); docs/portal/ holds copies. */
+/** Screenshots of the screens, when asked for (not committed: .tmp/ is ignored); docs/portal/ holds copies. */
 const SCREENSHOTS = join(ROOT, '.tmp', 'screenshots')
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const VIEWPORT = { width: 1280, height: 900 }
 
 /**
- * Debian's Chromium, never a browser playwright would download. Missing: the suite fails (never
- * skips) and says how to install it (.ci/run does it before `npm test`).
+ * Whether this run takes screenshots: `SCREENSHOTS=1`, or `UPDATE_DOCS_SCREENSHOTS=1` (`npm run
+ * screenshots`, which copies them to docs/portal/). Nothing in a test run reads them, and a
+ * full-page PNG costs about as much CPU as an axe run: a plain `npm test` takes none.
+ */
+export const takingScreenshots = () => process.env.SCREENSHOTS === '1' || process.env.UPDATE_DOCS_SCREENSHOTS === '1'
+
+/**
+ * A Chromium of this file's own (a fresh profile, launched and closed here), for a file that must
+ * not share the browser: the system clipboard is one per browser, so the files that copy and read
+ * it back have their own. Missing Chromium: the suite fails (never skips) and says how to install it.
  */
 export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: the portal's browser tests need Debian's Chromium. Install it with: apt-get update && apt-get install -y chromium`)
-  }
+  assertChromium()
   const userDataDir = mkdtempSync(join(tmpdir(), 'lsv-chromium-'))
   // a fresh profile each run (playwright passes it as --user-data-dir)
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  const context = await chromium.launchPersistentContext(userDataDir, { ...CHROMIUM_LAUNCH, viewport: VIEWPORT })
   return {
     context,
     async close() {
@@ -48,56 +43,62 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
   }
 }
 
-export interface LocalStack {
-  ports: { edge: number; portal: number; worker: number; dispatcher: number }
-  credentials: DemoCredentials
-  portal: string
-  /** the stack's DATA_DIR (its alert emails are files in `alert-mail/` there) */
-  dataDir: string
-  output(): string
-  stop(): Promise<void>
+/**
+ * The suite's shared Chromium (started once for the run by test/setup/browser-hub.ts), in a
+ * browser context of this file's own: its own cookies, storage and permissions, 1280×900 as the
+ * file's own browser would be. `close()` closes the context and this file's connection only.
+ */
+export async function sharedChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  const { wsEndpoint } = await fromHub('/chromium')
+  const browser = await chromium.connect(wsEndpoint)
+  const context = await browser.newContext({ viewport: VIEWPORT })
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {})
+      await browser.close().catch(() => {})
+    },
+  }
 }
 
-/** `npm start`'s script on free ports and a fresh data folder; resolves once every service answers. */
-export async function startLocalStack(): Promise<LocalStack> {
-  const ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
-  const dataDir = mkdtempSync(join(tmpdir(), 'lsv-browser-data-'))
-  const child: ChildProcess = spawn(process.execPath, ['scripts/start-local.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
+/**
+ * The suite's shared `npm start` stack (test/setup/browser-hub.ts) with a tenant of this file's
+ * own, made through the management API with random ids (test/helpers/tenant.ts) in the shape of
+ * the stack's demo tenant (scripts/lib/demo-tenant.ts): example.com authorized, an api connection
+ * with one key holding the three scopes, a webhook connection with its token. `stop()` leaves the
+ * stack running (the hub stops it after the run).
+ */
+export async function sharedStack(): Promise<LocalStack> {
+  const shared = await fromHub('/stack')
+  const tenant = await createTestTenant(
+    { managementApi: managementApp(shared.portal), operatorToken: shared.operatorToken },
+    {
+      name: 'Demo',
+      api: { source: 'demo-api', key: { scopes: ['contacts:write', 'contacts:links:write', 'contacts:read'], name: 'demo key' } },
+      webhook: { source: 'demo-webhook' },
+      partner: false,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  })
-  let output = ''
-  child.stdout!.on('data', (d) => (output += d))
-  child.stderr!.on('data', (d) => (output += d))
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-  const stop = async () => {
-    if (child.exitCode === null && child.pid) {
-      process.kill(-child.pid, 'SIGTERM')
-      const done = await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)])
-      if (!done && child.exitCode === null) process.kill(-child.pid, 'SIGKILL')
-    }
-    rmSync(dataDir, { recursive: true, force: true })
+  )
+  const edgeUrl = shared.edgeUrlTemplate.replace('{public_id}', tenant.publicId)
+  return {
+    ports: shared.ports,
+    portal: shared.portal,
+    dataDir: shared.dataDir,
+    credentials: {
+      public_id: tenant.publicId,
+      account_id: tenant.accountId,
+      api_key: tenant.key,
+      webhook_url: tenant.webhookUrl,
+      webhook_token: tenant.sourceToken,
+      operator_token: shared.operatorToken,
+      edge_url: edgeUrl,
+      portal_url: shared.portal,
+      api_source: tenant.apiSource,
+      webhook_source: 'demo-webhook',
+    },
+    output: () => '',
+    stop: async () => {},
   }
-  for (let i = 0; i < 600 && child.exitCode === null; i++) {
-    if (output.includes('Stop with Ctrl-C.') && existsSync(join(dataDir, 'demo-credentials.json'))) {
-      const credentials = JSON.parse(readFileSync(join(dataDir, 'demo-credentials.json'), 'utf8')) as DemoCredentials
-      return { ports, credentials, portal: `http://localhost:${ports.portal}`, dataDir, output: () => output, stop }
-    }
-    await sleep(100)
-  }
-  await stop()
-  throw new Error(`the local stack did not start:\n${output}`)
 }
 
 /** A POST to the edge over node:http, with the tenant's edge Host header (the name need not resolve). */
@@ -124,9 +125,26 @@ export function edgePush(stack: LocalStack, path: string, headers: Record<string
   })
 }
 
+type AxeResults = Awaited<ReturnType<AxeBuilder['analyze']>>
+
+/**
+ * axe-core on the page as it is, with AxeBuilder's defaults (every rule, the whole document).
+ * AxeBuilder's analyze() injects axe's 500 kB source into the page on every run and opens a blank
+ * page to merge the results: measured on the portal's screens (docs/testing.md) 3.3–3.7 s a run
+ * on a loaded machine, of which `axe.run` itself is 0.5 s. On a page without frames the first run
+ * of a document goes through AxeBuilder's legacy mode (axe injected into the page and run there,
+ * no blank page: 1.5 s), and the next runs on the same document (a navigation drops axe) call the
+ * `axe.run` already in it. A page with frames goes through AxeBuilder's default.
+ */
+async function axeRun(page: Page): Promise<AxeResults> {
+  if (page.frames().length > 1) return new AxeBuilder({ page }).analyze()
+  if (!(await page.evaluate('typeof window.axe?.run === "function"'))) return new AxeBuilder({ page }).setLegacyMode().analyze()
+  return page.evaluate(() => (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResults> } }).axe.run(document, {}))
+}
+
 /** Every axe violation of the page as it is, whatever its impact (a screen must have none). */
 export async function allViolations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
+  const result = await axeRun(page)
   return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
 }
 
@@ -148,7 +166,7 @@ export async function signInPage(page: Page, stack: LocalStack, accountId?: stri
 
 /** axe-core on the page as it is: no serious or critical violation. Returns them for the assertion. */
 export async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string | null | undefined; help: string; nodes: string[] }>> {
-  const result = await new AxeBuilder({ page }).analyze()
+  const result = await axeRun(page)
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) }))
@@ -179,8 +197,9 @@ export async function sidewaysScroll(page: Page, width: number): Promise<{ scrol
   }
 }
 
-/** Full-page screenshots at 1280 px and 360 px wide, into SCREENSHOTS. */
+/** Full-page screenshots at 1280 px and 360 px wide, into SCREENSHOTS, when this run takes them (takingScreenshots). */
 export async function screenshots(page: Page, name: string): Promise<void> {
+  if (!takingScreenshots()) return
   mkdirSync(SCREENSHOTS, { recursive: true })
   for (const width of [1280, 360]) {
     await page.setViewportSize({ width, height: 900 })

@@ -14,14 +14,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { emulators } from '../helpers/embedded.ts'
 import { createTestTenant, type ManagedTenantIds } from '../helpers/tenant.ts'
 import { http, managementApp } from '../blackbox/client.ts'
-import { cleanUpStacks, startCloudStack, startLocalStack, type Stack } from '../blackbox/stacks.ts'
+import { cleanUpStacks, startCloudStack, type Stack } from '../blackbox/stacks.ts'
+import { fromHub } from '../browser/hub-client.ts'
 import { OPERATOR } from '../management/harness.ts'
 import { ACCESS_CHANGES, type Admin, type CaseTenant, type Push } from './cases.ts'
 
 afterAll(cleanUpStacks, 60_000)
 
+/**
+ * `npm start`'s stack of the run, shared with the browser files (test/setup/browser-hub.ts; its
+ * operator token is OPERATOR's): this file's tenants are its own, with random ids. The hub stops it.
+ */
+async function sharedLocalStack(): Promise<Stack> {
+  const shared = await fromHub('/stack')
+  return { edgeTemplate: shared.edgeUrlTemplate, portalUrl: shared.portal, output: () => '', stop: async () => ({ code: null, leftovers: [] }) }
+}
+
 const stacks = [
-  { name: 'npm start (embedded adapters)', start: startLocalStack, skip: false },
+  { name: 'npm start (embedded adapters)', start: sharedLocalStack, skip: false },
   { name: 'npm run start:cloud (the deployed shape)', start: startCloudStack, skip: !emulators.firestore || !emulators.pubsub },
 ]
 
