@@ -68,11 +68,7 @@ export interface EmbeddedDb {
 export interface EmbeddedDbOptions {
   /** how often the WAL size is checked for a checkpoint (default 200 ms) */
   maintenanceIntervalMs?: number
-  /**
-   * the WAL is checkpointed once larger than this (default 4 MiB, SQLite's own default), and the
-   * next commit trims it back to this size; past four times this (one big transaction) it is
-   * truncated as soon as it is checkpointed
-   */
+  /** the WAL is checkpointed once larger than this (default 4 MiB, SQLite's own default) */
   checkpointBytes?: number
   /** free pages kept for reuse before any is given back (default 2048, 8 MiB) */
   slackPages?: number
@@ -109,15 +105,11 @@ export function retryWhileBusy<T>(fn: () => T, timeoutMs = OPEN_TIMEOUT_MS): T {
   }
 }
 
-/** the WAL is checkpointed once larger than this, and trimmed back to it (EmbeddedDbOptions.checkpointBytes) */
-const CHECKPOINT_BYTES = 4 * 1024 * 1024
-
 /**
  * Opens the connection and sets it up: WAL, busy timeout, no automatic checkpoints (the
- * maintenance thread runs them), the WAL's size limit, a larger page cache. Returns it with its
- * journal mode.
+ * maintenance thread runs them), a larger page cache. Returns it with its journal mode.
  */
-function connect(path: string, walLimitBytes: number): { db: DatabaseSync; wal: boolean } {
+function connect(path: string): { db: DatabaseSync; wal: boolean } {
   const db = new DatabaseSync(path)
   // busy_timeout first: switching to WAL takes a lock, and processes opening one file at once must wait, not fail
   db.exec(`PRAGMA busy_timeout = ${OPEN_TIMEOUT_MS}`)
@@ -128,10 +120,8 @@ function connect(path: string, walLimitBytes: number): { db: DatabaseSync; wal: 
   db.exec('PRAGMA foreign_keys = ON')
   // checkpoints run on the maintenance thread (startMaintenance), not inside a commit on the event loop
   db.exec('PRAGMA wal_autocheckpoint = 0')
-  // the first commit after a checkpoint that copied the whole WAL starts it over and trims the
-  // file back to this size (an ftruncate, no lock held): the maintenance thread need not
-  // TRUNCATE-checkpoint under steady traffic (maintenance-thread.ts says why it no longer does)
-  db.exec(`PRAGMA journal_size_limit = ${walLimitBytes}`)
+  // a WAL that grew for one big transaction shrinks back once checkpointed
+  db.exec(`PRAGMA journal_size_limit = ${16 * 1024 * 1024}`)
   // 32 MiB of page cache instead of 2: a batch's 5,000 point reads hit memory instead of read()
   // calls (about 15 % less CPU per batch upserted, measured)
   db.exec('PRAGMA cache_size = -32768')
@@ -157,7 +147,7 @@ function statsOf(db: DatabaseSync): ReturnType<EmbeddedDb['stats']> {
 export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: EmbeddedDbOptions = {}): EmbeddedDb {
   mkdirSync(dataDir, { recursive: true })
   const path = join(dataDir, file)
-  const { db, wal } = connect(path, options.checkpointBytes ?? CHECKPOINT_BYTES)
+  const { db, wal } = connect(path)
   let closed = false
   let closing: Promise<void> = Promise.resolve()
   const gate = gateTurns(options.writeGate)
@@ -216,7 +206,7 @@ interface Maintenance {
  * automatic checkpoints come back.
  */
 function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions): Maintenance {
-  const checkpointBytes = options.checkpointBytes ?? CHECKPOINT_BYTES
+  const checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024
   const slackPages = options.slackPages ?? 2048
   let worker: Worker | null = null
   let busy: Promise<void> | null = null
@@ -235,7 +225,7 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
     if (worker || stopped) return worker
     try {
       worker = new Worker(new URL('./maintenance-thread.ts', import.meta.url), {
-        workerData: { path, checkpointBytes, truncateBytes: 4 * checkpointBytes, slackPages, stepPages: 256 },
+        workerData: { path, checkpointBytes, slackPages, stepPages: 256 },
       })
       worker.unref()
       worker.on('error', () => {

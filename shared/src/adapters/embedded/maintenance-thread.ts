@@ -6,8 +6,6 @@
  *   the WAL into the database file and fsyncs it; run by SQLite after a commit it took 30–180 ms of
  *   the event loop per big commit under load (measured: most of the time /healthz waited).
  *   PASSIVE never waits for other connections: frames still read by someone are copied next time.
- *   The WAL file is then trimmed by the serving connection's next commit (journal_size_limit),
- *   and truncated here only when one big transaction grew it far past that, or on a forced run.
  * - Free pages: with auto_vacuum=INCREMENTAL, pages freed by deleted rows (acked messages) beyond
  *   a slack are given back to the file system in small steps (`incremental_vacuum`), each a short
  *   write transaction, so writers on other connections wait at most one step.
@@ -22,8 +20,6 @@ interface Data {
   path: string
   /** checkpoint once the WAL file is larger than this */
   checkpointBytes: number
-  /** a WAL larger than this (one big transaction grew it) is truncated once checkpointed */
-  truncateBytes: number
   /** free pages kept for reuse before any is given back */
   slackPages: number
   /** pages given back per step */
@@ -47,13 +43,9 @@ const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
 function tick(walBytes: number, force: boolean): void {
   if (force || walBytes > data.checkpointBytes) {
     const done = checkpoint.get() as { busy: number; log: number; checkpointed: number }
-    // Everything copied and the file grown far past its limit (one big transaction grew it), or a
-    // forced run: shrink it now rather than at the next write. Not under steady traffic: a
-    // TRUNCATE checkpoint holds the write lock, and every commit of the serving thread meanwhile
-    // slept in SQLite's busy handler (1, 2, 5 … ms: BEGIN IMMEDIATE waited up to 25–130 ms in
-    // bench:dispatch, docs/performance.md "Fifth pass"); there the next commit trims the file back
-    // to journal_size_limit (db.ts) on its own. If someone is writing, next time.
-    if (done.busy === 0 && done.log === done.checkpointed && walBytes > (force ? data.checkpointBytes : data.truncateBytes)) {
+    // everything copied and the file still large (one big transaction grew it): while nothing is
+    // written, shrink it now rather than at the next write; if someone is writing, next time
+    if (done.busy === 0 && done.log === done.checkpointed && walBytes > data.checkpointBytes) {
       try {
         truncate.get()
       } catch {
