@@ -80,7 +80,6 @@ const QUICK_LEAVES_OUT = [
   'test/cloud/**',
   'test/blackbox/**',
   'test/local/**',
-  'test/deactivation/stacks-in-force.test.ts',
   'test/portal/start-banner.test.ts',
   'test/infra/docs-commands.test.ts',
 ]

@@ -79,7 +79,8 @@ export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, proje
           out[kind] = given
           return
         }
-        const emulator = await startEmulator(kind, logDir, project)
+        // the JVM's defaults (C2 included): figures comparable with earlier runs (scripts/lib/emulators.ts)
+        const emulator = await startEmulator(kind, logDir, project, { jvmDefaults: true })
         running.push(emulator)
         out[kind] = emulator.hostPort
         out.started.push(`${kind} ${emulator.hostPort} (pid ${emulator.child.pid})`)

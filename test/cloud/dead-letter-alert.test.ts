@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks'
 import { publishMessage } from '../../scripts/lib/cloud/pubsub-setup.ts'
 import { emulators, randomSuffix } from '../helpers/embedded.ts'
 import { startReceiver } from '../outbound/harness.ts'
-import { cleanUp, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed } from './support.ts'
+import { cleanUp, pubsubNames, relayLog, sleep, startCloud, stopCloud, waitForBanner, waitForRelayed } from './support.ts'
 
 afterAll(cleanUp, 60_000)
 
@@ -48,9 +48,12 @@ describe.skipIf(skip)('start:cloud: a dead-lettered batch reaches the operator',
       expect(String(event.data.reason)).toMatch(/\S/)
       // one dead letter, one push of the alerts subscription acked, one POST
       expect(relayLog(run).filter((l) => l.subscription === 'contact-batches-dead-letter-alerts')).toHaveLength(1)
+      expect(await pubsubNames(run.project, 'subscriptions')).not.toEqual([])
       const stopped = await stopCloud(run)
       expect(stopped.code, run.output()).toBe(0)
       expect(operator.requests).toHaveLength(1)
+      // the stopped run's topics and subscriptions are gone from the shared emulator (support.ts)
+      expect([...(await pubsubNames(run.project, 'subscriptions')), ...(await pubsubNames(run.project, 'topics'))]).toEqual([])
     } finally {
       await operator.close()
     }

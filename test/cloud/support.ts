@@ -38,6 +38,27 @@ export interface CloudRun {
 
 const runs = new Set<CloudRun>()
 const temps: string[] = []
+/** each run's Pub/Sub topics and subscriptions being deleted once it has exited */
+const forgetting = new Map<CloudRun, Promise<void>>()
+
+/** the names of `kind` (topics, subscriptions) the shared Pub/Sub emulator holds for `project` */
+export async function pubsubNames(project: string, kind: 'topics' | 'subscriptions'): Promise<string[]> {
+  const res = await fetch(`http://${process.env.PUBSUB_EMULATOR_HOST}/v1/projects/${project}/${kind}?pageSize=1000`)
+  const body = (await res.json()) as Record<string, Array<{ name: string }> | undefined>
+  return (body[kind] ?? []).map((x) => x.name)
+}
+
+/**
+ * Deletes a stopped run's subscriptions and topics from the emulator the whole test run shares:
+ * each subscription that has carried messages keeps an emulator thread waking for the rest of the
+ * run (measured: about 0.016 s of CPU a minute each, nine per stack), and nothing reads a stopped
+ * run's project again (it is the run's own).
+ */
+async function forgetPubsub(project: string): Promise<void> {
+  if (!process.env.PUBSUB_EMULATOR_HOST) return
+  for (const kind of ['subscriptions', 'topics'] as const)
+    for (const name of await pubsubNames(project, kind)) await fetch(`http://${process.env.PUBSUB_EMULATOR_HOST}/v1/${name}`, { method: 'DELETE' })
+}
 
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
@@ -104,10 +125,14 @@ export async function startCloud(options: { infraDir?: string; env?: Record<stri
     },
   }
   runs.add(run)
-  void exited.then(() => {
-    clearInterval(sampler)
-    runs.delete(run)
-  })
+  forgetting.set(
+    run,
+    exited.then(async () => {
+      clearInterval(sampler)
+      runs.delete(run)
+      await forgetPubsub(project).catch(() => {})
+    }),
+  )
   return run
 }
 
@@ -141,6 +166,7 @@ export async function stopCloud(run: CloudRun, timeoutMs = 40_000): Promise<{ co
   const code = await Promise.race([run.exited, sleep(timeoutMs).then(() => 'timeout' as const)])
   if (code === 'timeout' && run.child.pid) await killTree(run.child.pid)
   await sleep(200)
+  await forgetting.get(run)
   return { code, leftovers: tree.filter(alive) }
 }
 
@@ -151,6 +177,7 @@ export async function cleanUp(): Promise<void> {
     if (run.child.pid && run.child.exitCode === null) await killTree(run.child.pid, 15_000)
     for (const pid of tree) if (alive(pid)) process.kill(pid, 'SIGKILL')
   }
+  await Promise.all(forgetting.values())
   for (const dir of temps) rmSync(dir, { recursive: true, force: true })
 }
 

@@ -1,8 +1,9 @@
 /**
  * The access changes that must be in force on every instance when the management call returns
  * (issue 20 item 6), as calls and pushes any client can make: the in-process two-instance test
- * (in-force-on-return.test.ts) drives them with `inject`, the black-box one (stacks-in-force.test.ts)
- * over HTTP. Each removal has its restore counterpart (a restore undoes what `setup` removed,
+ * (in-force-on-return.test.ts) drives them with `inject`, the black-box suite on both stacks
+ * (test/blackbox/stacks.test.ts) over HTTP. Each removal has its restore counterpart (a restore
+ * undoes what `setup` removed,
  * through the same management API, before the instance under test reads it into its cache).
  */
 import { randomSuffix } from '../helpers/embedded.ts'

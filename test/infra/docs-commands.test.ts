@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { spawn, spawnSync } from 'node:child_process'
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { CHECK_ROOT, ROOT } from './hcl.ts'
 
 /**
  * Every command docs/deploy.md and docs/operations.md tell an operator to run exists, with the
- * flags they give it: gcloud, bq and terraform are asked for their own help, the CLI for its own.
+ * flags they give it: gcloud's commands and flags are read from the command tree the installed
+ * Cloud SDK ships (one real help page proves the tree is gcloud's; gcloud is asked itself only for
+ * what the tree does not list), bq's commands from its tree and their flags from bq's own help,
+ * terraform's and the CLI's from their own help.
  */
 const DOCS = ['docs/deploy.md', 'docs/operations.md']
 
@@ -35,72 +38,113 @@ function tokens(command: string): string[] {
 
 const flagNames = (ts: string[]) => ts.filter((t) => /^--?[a-z]/.test(t)).map((t) => t.split('=')[0]!)
 
-const help = new Map<string, Promise<{ ok: boolean; text: string }>>()
-function gcloudHelp(path: string[]): Promise<{ ok: boolean; text: string }> {
-  const key = path.join(' ')
-  if (!help.has(key)) {
-    help.set(
-      key,
-      new Promise((resolve, reject) => {
-        const child = spawn('gcloud', [...path, '--help'], { env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', PAGER: 'cat' } })
-        let text = ''
-        child.stdout.on('data', (d: Buffer) => (text += d.toString()))
-        child.on('error', () => reject(new Error('gcloud not found: the test suite needs the Google Cloud CLI')))
-        // biome-ignore lint/suspicious/noControlCharactersInRegex: strips gcloud's ANSI colour codes
-        child.on('close', (code) => resolve({ ok: code === 0, text: text.replace(/\x1b\[[0-9;]*m/g, '') }))
-      }),
-    )
+/** the installed Cloud SDK's directory (<sdk>/bin/gcloud is on PATH, often through a symlink) */
+const sdkDir = (() => {
+  const gcloud = (process.env.PATH ?? '')
+    .split(':')
+    .map((dir) => join(dir, 'gcloud'))
+    .find((file) => existsSync(file))
+  if (!gcloud) throw new Error('gcloud not found: the test suite needs the Google Cloud CLI')
+  return join(realpathSync(gcloud), '..', '..')
+})()
+
+/** runs a CLI to its end (without holding up the other tests' processes): exit code and stdout */
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1', PAGER: 'cat', ...env } })
+    let stdout = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.on('error', () => reject(new Error(`${command} not found: it ships with the Google Cloud CLI, which the test suite needs`)))
+    child.on('close', (code) => resolve({ code, stdout }))
+  })
+}
+
+/** one promise per page: a page asked for twice is read once */
+function cached<T>(compute: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const pages = new Map<string, Promise<T>>()
+  return (key) => {
+    if (!pages.has(key)) pages.set(key, compute(key))
+    return pages.get(key)!
   }
-  return help.get(key)!
 }
 
 /**
- * How many of `words` name a gcloud command (the rest are positionals), from the command tree the
- * installed Cloud SDK ships for shell completion (<sdk>/data/cli/gcloud_completions.py, a JSON
- * literal); null when the tree is not there or does not list them (hidden commands). It only
- * says which help page to ask for first: each group on the way needs no page of its own (~2.5 s
- * of CPU each), because gcloud refuses the command's page when a group in it does not exist.
+ * gcloud's help page for a command path ("run services update"). Each page is a Python process
+ * with ~2–4 s of CPU, so pages are asked for only where the command tree below cannot answer
+ * (commands it does not list) and to prove the tree matches the installed gcloud.
  */
-const completionTree = (() => {
-  let tree: { commands: Record<string, CommandNode> } | null = null
-  return () => {
-    if (tree) return tree
-    const gcloud = (process.env.PATH ?? '')
-      .split(':')
-      .map((dir) => join(dir, 'gcloud'))
-      .find((file) => existsSync(file))
-    const file = gcloud && join(realpathSync(gcloud), '..', '..', 'data', 'cli', 'gcloud_completions.py')
-    if (!file || !existsSync(file)) return null
-    const text = readFileSync(file, 'utf8')
-    tree = JSON.parse(text.slice(text.indexOf('{'))) as { commands: Record<string, CommandNode> }
-    return tree
-  }
-})()
+const gcloudHelp = cached(async (path) => {
+  const { code, stdout } = await run('gcloud', [...path.split(' '), '--help'])
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips gcloud's ANSI colour codes
+  return { ok: code === 0, text: stdout.replace(/\x1b\[[0-9;]*m/g, '') }
+})
+
 interface CommandNode {
   commands: Record<string, CommandNode>
+  /** flag name → "bool", "value", "dynamic" or the list of values it takes */
+  flags: Record<string, unknown>
 }
-function commandDepth(words: string[]): number | null {
-  let node = completionTree()
-  for (let n = 1; node && n <= words.length; n++) {
-    node = node.commands[words[n - 1]!] ?? null
-    if (node && Object.keys(node.commands).length === 0) return n
-  }
-  return null
+/**
+ * The command tree, with each command's flags, that the installed Cloud SDK ships for shell
+ * completion (<sdk>/data/cli/gcloud_completions.py, a JSON literal after a Python assignment).
+ * Its root's flags are the gcloud-wide ones (--project, --format, --quiet, ...), which every
+ * command takes. Hidden commands (`gcloud meta ...`) are not in it.
+ */
+const gcloudTree = (() => {
+  const text = readFileSync(join(sdkDir, 'data', 'cli', 'gcloud_completions.py'), 'utf8')
+  return JSON.parse(text.slice(text.indexOf('{'))) as CommandNode
+})()
+
+/** the flags a gcloud help page lists in its SYNOPSIS (a boolean's --[no-]name as --name), gcloud-wide flags aside */
+function synopsisFlags(page: string): string[] {
+  const synopsis = page.slice(page.indexOf('\nSYNOPSIS\n'), page.indexOf('\nDESCRIPTION\n'))
+  return [...new Set([...synopsis.matchAll(/--(?:\[no-\])?([a-z0-9-]+)/g)].map((m) => `--${m[1]}`))].sort()
 }
 
 /**
- * `bq help <command>`: bq exits 1 for every help page, so whether the command exists is read from
- * the page itself (a known command lists "Flags for <command>:", an unknown one the command list).
+ * What is wrong with a gcloud command line of the docs (nothing: []), and the command it names.
+ * The command and its flags are looked up in the SDK's command tree. A path the tree does not
+ * list (a hidden command, or a misspelt one) is asked of gcloud itself, in one page: gcloud
+ * refuses an unknown group or command, but prints a command's help whatever positionals follow.
  */
-const bqPages = new Map<string, { known: boolean; text: string }>()
-function bqHelp(command: string): { known: boolean; text: string } {
-  const page = bqPages.get(command)
-  if (page) return page
-  const res = spawnSync('bq', ['help', command], { encoding: 'utf8', env: { ...process.env, CLOUDSDK_CORE_DISABLE_PROMPTS: '1' } })
-  if (res.error) throw new Error('bq not found: it ships with the Google Cloud CLI, which the test suite needs')
-  bqPages.set(command, { known: res.stdout.includes(`Flags for ${command}:`), text: res.stdout })
-  return bqPages.get(command)!
+async function gcloudProblems(c: string): Promise<{ path: string; problems: string[] }> {
+  const ts = tokens(c).slice(1)
+  const firstFlag = ts.findIndex((t) => t.startsWith('-'))
+  const words = firstFlag === -1 ? ts : ts.slice(0, firstFlag)
+  const flags = flagNames(ts)
+  let node = gcloudTree
+  let depth = 0
+  while (depth < words.length && node.commands[words[depth]!]) node = node.commands[words[depth++]!]!
+  const isGroup = (n: CommandNode) => Object.keys(n.commands).length > 0
+  if (!isGroup(node)) {
+    const path = words.slice(0, depth).join(' ')
+    const unknown = flags.filter((f) => !(f in node.flags) && !(f in gcloudTree.flags))
+    return { path, problems: unknown.map((f) => `gcloud ${path} has no ${f}`) }
+  }
+  const path = words.join(' ')
+  if (depth === words.length) return { path, problems: ['it names a group, not a command'] }
+  // the tree does not list it: gcloud's own page decides
+  const h = await gcloudHelp(path)
+  if (!h.ok) return { path, problems: [`"gcloud ${path}" does not exist`] }
+  if (/\n(GROUPS|COMMANDS)\n/.test(h.text)) return { path, problems: ['it names a group, not a command'] }
+  return { path, problems: flags.filter((f) => !h.text.includes(f)).map((f) => `gcloud ${path} has no ${f}`) }
 }
+
+/** bq's command tree (<sdk>/data/cli/bq.json): its commands, but not their flags (the tree lists none) */
+const bqCommands = (() => {
+  const tree = JSON.parse(readFileSync(join(sdkDir, 'data', 'cli', 'bq.json'), 'utf8')) as { commands: Record<string, unknown> }
+  return new Set(Object.keys(tree.commands))
+})()
+
+/**
+ * `bq help <command>`, for the command's flags: bq exits 1 for every help page, so whether the
+ * command exists is read from the page itself (a known command lists "Flags for <command>:", an
+ * unknown one the command list).
+ */
+const bqHelp = cached(async (command) => {
+  const { stdout } = await run('bq', ['help', command])
+  return { known: stdout.includes(`Flags for ${command}:`), text: stdout }
+})
 
 /** bq lists a boolean flag as --[no]name and takes --name and --noname */
 const bqHasFlag = (help: string, flag: string) => {
@@ -120,53 +164,58 @@ describe('commands in the deployment and operations docs', () => {
     expect(commandLines('```sh\ngcloud run services update x \\\n  --image=y | cat\n```')).toEqual(['gcloud run services update x --image=y'])
   })
 
+  it("the SDK's command tree is the installed gcloud's, and refuses what gcloud refuses (control)", async () => {
+    // one real help page, read against the tree: the same flags, and the same gcloud-wide ones
+    const page = await gcloudHelp('run services update')
+    expect(page.ok).toBe(true)
+    const update = gcloudTree.commands.run!.commands.services!.commands.update!
+    expect(synopsisFlags(page.text)).toEqual(Object.keys(update.flags).sort())
+    expect(synopsisFlags(page.text).length).toBeGreaterThan(20)
+    const wide = page.text
+      .slice(page.text.indexOf('\nGCLOUD WIDE FLAGS\n'))
+      .split('\n\n')[0]!
+      .match(/--[a-z-]+/g)
+    expect(wide?.length).toBeGreaterThan(5)
+    expect(Object.keys(gcloudTree.flags)).toEqual(expect.arrayContaining(wide!))
+    // the reading accepts a right command line and refuses a misspelt flag and a group
+    expect(await gcloudProblems('gcloud run services update x --image=y --project=p')).toEqual({ path: 'run services update', problems: [] })
+    expect((await gcloudProblems('gcloud run services update x --imagee=y')).problems).toEqual(['gcloud run services update has no --imagee'])
+    expect((await gcloudProblems('gcloud run services')).problems).toEqual(['it names a group, not a command'])
+  }, 300_000)
+
   it('every gcloud command exists and accepts the flags it is given', async () => {
     const gcloud = all.filter(({ c }) => c.startsWith('gcloud '))
-    // one path at a time per command, commands checked four at a time (gcloud is slow to start)
-    const check = async ({ file, c }: { file: string; c: string }) => {
-      const ts = tokens(c).slice(1)
-      const firstFlag = ts.findIndex((t) => t.startsWith('-'))
-      const words = firstFlag === -1 ? ts : ts.slice(0, firstFlag)
-      // walk down the groups until a command (its help lists no further GROUP or COMMAND);
-      // gcloud refuses an unknown group or command, but prints help whatever positionals follow
-      // (from where the command tree says the command ends: the groups before it need no page)
-      let path: string[] = []
-      let text = ''
-      for (let n = commandDepth(words) ?? 1; n <= words.length; n++) {
-        const h = await gcloudHelp(words.slice(0, n))
-        expect(h.ok, `${file}: "gcloud ${words.slice(0, n).join(' ')}" does not exist (${c})`).toBe(true)
-        if (!/\n(GROUPS|COMMANDS)\n/.test(h.text)) {
-          path = words.slice(0, n)
-          text = h.text
-          break
-        }
-      }
-      expect(path.length, `${file}: ${c} names a group, not a command`).toBeGreaterThan(0)
-      for (const flag of flagNames(ts)) expect(text, `${file}: gcloud ${path.join(' ')} has no ${flag}`).toContain(flag)
+    const checked = await Promise.all(gcloud.map(async ({ file, c }) => ({ file, c, ...(await gcloudProblems(c)) })))
+    // every command line's problems at once
+    expect(checked.flatMap(({ file, c, problems }) => problems.map((p) => `${file}: ${c}: ${p}`))).toEqual([])
+    for (const { file, c, path } of checked) {
       // an update that changes nothing fails ("No configuration change requested")
-      if (path.join(' ') === 'run services update') {
+      if (path === 'run services update') {
         expect(
-          flagNames(ts).filter((f) => !NON_CHANGING.has(f)),
+          flagNames(tokens(c)).filter((f) => !NON_CHANGING.has(f)),
           `${file}: ${c} changes nothing`,
         ).not.toEqual([])
       }
     }
-    const queue = [...gcloud]
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (queue.length > 0) await check(queue.shift()!)
-      }),
-    )
-    // a cap, not a measurement: ~25 gcloud help pages took 183 s alone at load average 15-17 on
-    // 2 cores (2026-11-27) and over 240 s beside the other infra files
-  }, 600_000)
+    // a cap, not a measurement: the commands the tree does not list are asked of gcloud, a
+    // help page ~2–4 s of CPU each (~25 pages took 183 s at load average 15-17 on 2 cores)
+  }, 300_000)
 
-  it('every bq command exists and accepts the flags it is given', () => {
+  it('every bq command exists and accepts the flags it is given', async () => {
     const bq = all.filter(({ c }) => c.startsWith('bq '))
     expect(bq.map(({ c }) => c.split(' ')[1]).sort()).toEqual(expect.arrayContaining(['load', 'query']))
+    const commands = bq.map(
+      ({ c }) =>
+        tokens(c)
+          .slice(1)
+          .find((t) => !t.startsWith('-'))!,
+    )
+    // the pages of the commands the docs use, read at once (each a Python process)
+    const pages = new Map(await Promise.all([...new Set(commands)].map(async (command) => [command, await bqHelp(command)] as const)))
     // control: the same reading refuses a command and a flag bq does not have
-    expect(bqHelp('loadd').known).toBe(false)
-    const load = bqHelp('load')
+    expect(bqCommands.has('load')).toBe(true)
+    expect(bqCommands.has('loadd')).toBe(false)
+    const load = pages.get('load')!
     expect(load.known).toBe(true)
     expect(bqHasFlag(load.text, '--source_format')).toBe(true)
     expect(bqHasFlag(load.text, '--source_formats')).toBe(false)
@@ -176,8 +225,8 @@ describe('commands in the deployment and operations docs', () => {
       // flags before the command are global (bq --help lists them), after it the command's own
       const globals = flagNames(ts.slice(0, ts.indexOf(command)))
       expect(globals, `${file}: ${c}: global flags are not checked here`).toEqual([])
-      const help = bqHelp(command)
-      expect(help.known, `${file}: "bq ${command}" does not exist (${c})`).toBe(true)
+      const help = pages.get(command)!
+      expect(bqCommands.has(command) && help.known, `${file}: "bq ${command}" does not exist (${c})`).toBe(true)
       for (const flag of flagNames(ts.slice(ts.indexOf(command) + 1))) expect(bqHasFlag(help.text, flag), `${file}: bq ${command} has no ${flag}`).toBe(true)
     }
   }, 120_000)
@@ -199,6 +248,13 @@ describe('commands in the deployment and operations docs', () => {
   }, 120_000)
 
   it('every terraform command exists with its flags, and the scripts named exist', () => {
+    // one page per distinct subcommand (`terraform apply` is in the docs ten times)
+    const pages = new Map<string, SpawnSyncReturns<string>>()
+    const terraformHelp = (words: string[]) => {
+      const key = words.join(' ')
+      if (!pages.has(key)) pages.set(key, spawnSync('terraform', [...words, '-help'], { encoding: 'utf8' }))
+      return pages.get(key)!
+    }
     for (const { file, c } of all.filter(({ c }) => c.startsWith('terraform '))) {
       const all = tokens(c).slice(1)
       // global options (-chdir=...) come before the subcommand and are listed by `terraform -help`
@@ -208,11 +264,11 @@ describe('commands in the deployment and operations docs', () => {
         .filter((t) => !t.startsWith('-'))
         .slice(0, 2)
         .filter((w) => /^[a-z]+$/.test(w))
-      let res = spawnSync('terraform', [...words, '-help'], { encoding: 'utf8' })
-      if (res.status !== 0 && words.length === 2) res = spawnSync('terraform', [words[0]!, '-help'], { encoding: 'utf8' })
+      let res = terraformHelp(words)
+      if (res.status !== 0 && words.length === 2) res = terraformHelp([words[0]!])
       expect(res.status, `${file}: ${c}`).toBe(0)
       for (const flag of flagNames(ts)) expect(res.stdout, `${file}: ${c}: ${flag}`).toContain(flag.replace(/^--/, '-'))
-      const main = spawnSync('terraform', ['-help'], { encoding: 'utf8' }).stdout
+      const main = terraformHelp([]).stdout
       for (const flag of flagNames(globals)) expect(main, `${file}: ${c}: ${flag}`).toContain(flag)
     }
     for (const { file, c } of all.filter(({ c }) => c.startsWith('deploy/'))) expect(existsSync(join(CHECK_ROOT, c.split(' ')[0]!)), `${file}: ${c}`).toBe(true)

@@ -11,7 +11,7 @@
  * tenant with random ids on the shared stack (test/helpers/tenant.ts), and its own browser
  * context (cookies, permissions) in the shared Chromium. The stack's operator token is the
  * tests' own (TEST_OPERATOR_TOKEN), so a black-box file that drives the management API with the
- * management harness's OPERATOR shares it too (test/deactivation/stacks-in-force.test.ts).
+ * management harness's OPERATOR can share it too.
  *
  * A start that fails (Chromium missing, a stack that does not come up) answers 500 with the
  * reason to every file that asks: their set-up throws it, and the run counts them as failed.

@@ -8,7 +8,10 @@ import { relative } from 'node:path'
  * stack, an account, a browser: about 15 s), so about 110 s each; start-cloud's broken-wiring
  * stacks now start together: 131 s before and 94 s after on a loaded machine (load 10–20), so
  * about 70 s of its 99 s; webhook-receivers' three 15 s waits run together (46 s before, 16 s
- * after at load 9–10).
+ * after at load 9–10); the black-box suite now also runs the access-change cases of
+ * stacks-in-force (38 s then, most of it its own two stacks' start) on its stacks: about 50 s;
+ * docs-commands (56 s then) reads gcloud's command tree instead of ~25 help pages: 110 s → 28 s
+ * at load 2 and 8, so no longer among them.
  * They start first: with two files at a time, a slow file started last leaves one worker idle
  * while it ends, and on a clean clone vitest has no duration cache to order by (it falls back to
  * file size, which says little: a short file can start a whole stack and a browser).
@@ -19,15 +22,13 @@ export const SLOW_FILES: Readonly<Record<string, number>> = {
   'test/browser/axe-every-screen-first-half.test.ts': 110,
   'test/browser/axe-every-screen-second-half.test.ts': 108,
   'test/cloud/start-cloud.test.ts': 70,
-  'test/infra/docs-commands.test.ts': 56,
   'test/cloud/worker-kill.test.ts': 55,
   'test/browser/portal.test.ts': 53,
+  'test/blackbox/stacks.test.ts': 50,
   'test/browser/branding.test.ts': 44,
   'test/local/start-local.test.ts': 43,
   'test/browser/endpoints.test.ts': 41,
-  'test/deactivation/stacks-in-force.test.ts': 38,
   'test/browser/delivery-debugger.test.ts': 35,
-  'test/blackbox/stacks.test.ts': 32,
   'test/reliability/dependency-stall.test.ts': 30,
   'test/local/background-threads.test.ts': 30,
   'test/browser/mapping.test.ts': 29,
