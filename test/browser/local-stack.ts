@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '../../scripts/lib/free-port.ts'
+import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -35,7 +35,7 @@ export const CHROMIUM_LAUNCH = {
 }
 
 export interface LocalStack {
-  ports: { edge: number; portal: number; worker: number; dispatcher: number }
+  ports: LocalStackPorts
   /** the tenant this file uses: the stack's demo tenant, or one of its own on the shared stack */
   credentials: DemoCredentials
   portal: string
@@ -51,21 +51,11 @@ export interface LocalStack {
  * `operatorToken`: the stack's OPERATOR_TOKEN (else it generates one into its data folder).
  */
 export async function startLocalStack(options: { operatorToken?: string } = {}): Promise<LocalStack> {
-  const ports = { edge: await freePort(), portal: await freePort(), worker: await freePort(), dispatcher: await freePort() }
+  const ports = await freeLocalStackPorts()
   const dataDir = mkdtempSync(join(tmpdir(), 'lsv-browser-data-'))
   const child: ChildProcess = spawn(process.execPath, ['scripts/start-local.ts'], {
     cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      EDGE_PORT: String(ports.edge),
-      PORTAL_PORT: String(ports.portal),
-      UPSERT_WORKER_PORT: String(ports.worker),
-      WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
-      ...(options.operatorToken ? { OPERATOR_TOKEN: options.operatorToken } : {}),
-    },
+    env: { ...localStackEnv(dataDir, ports), ...(options.operatorToken ? { OPERATOR_TOKEN: options.operatorToken } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   })
