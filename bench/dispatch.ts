@@ -43,6 +43,7 @@ import { startTelemetry, stopTelemetry } from '../shared/src/platform/telemetry.
 import { untraced } from '../shared/src/logging/trace-propagation.ts'
 import type { TaskScheduler } from '../shared/src/ports/task-scheduler.ts'
 import { benchEmulators } from './lib/emulators.ts'
+import { makeBenchAccount } from './lib/bench-tenant.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -123,17 +124,7 @@ async function main() {
   const deps = await createPlatformDeps(config, pino({ level: 'silent' }), captured ? { tasks: captured } : {})
   const now = new Date().toISOString()
   const accountId = randomUUID()
-  await deps.tenants.createAccount({
-    id: accountId,
-    public_id: 'bench',
-    name: null,
-    active: true,
-    api_access: true,
-    permitted_tiers: [1, 2, 3],
-    authorized_domains: [],
-    created_at: now,
-    updated_at: now,
-  })
+  await makeBenchAccount(deps, accountId, now)
   const secret = generateSigningSecret()
   const integrationId = `int_bench_${Date.now()}`
   await deps.tenants.createIntegration({

@@ -5,16 +5,8 @@ import { generateApiKey, hashSecret } from '../../shared/src/domain/auth/hashing
 /** The pepper every bench's platform is configured with (KEY_PEPPER). */
 export const BENCH_PEPPER = 'bench-pepper'
 
-/**
- * An account with one API connection and a `contacts:write` key, through the tenant store of
- * `deps` (bench/push-ab.ts passes the deps of another checkout: the store's methods are the same,
- * and the key's hash is the same HMAC in both trees). Returns the edge's Host and the key.
- */
-export async function makeBenchTenant(
-  deps: Pick<PlatformDeps, 'tenants' | 'config'>,
-): Promise<{ host: string; key: string; accountId: string; connectionId: string }> {
-  const now = new Date().toISOString()
-  const accountId = randomUUID()
+/** An active account with API access and every tier, through the tenant store of `deps`; returns its public id. */
+export async function makeBenchAccount(deps: Pick<PlatformDeps, 'tenants'>, accountId: string, now: string): Promise<string> {
   const publicId = `bench-${accountId.slice(0, 8)}`
   await deps.tenants.createAccount({
     id: accountId,
@@ -27,6 +19,20 @@ export async function makeBenchTenant(
     created_at: now,
     updated_at: now,
   })
+  return publicId
+}
+
+/**
+ * An account with one API connection and a `contacts:write` key, through the tenant store of
+ * `deps` (bench/push-ab.ts passes the deps of another checkout: the store's methods are the same,
+ * and the key's hash is the same HMAC in both trees). Returns the edge's Host and the key.
+ */
+export async function makeBenchTenant(
+  deps: Pick<PlatformDeps, 'tenants' | 'config'>,
+): Promise<{ host: string; key: string; accountId: string; connectionId: string }> {
+  const now = new Date().toISOString()
+  const accountId = randomUUID()
+  const publicId = await makeBenchAccount(deps, accountId, now)
   const connectionId = `con_${accountId.slice(0, 12)}`
   await deps.tenants.createConnection({
     id: connectionId,
