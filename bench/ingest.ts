@@ -73,6 +73,7 @@ import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.t
 import { benchEmulators } from './lib/emulators.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
+import { bigBatchRecords } from './lib/big-batch.ts'
 
 interface AutocannonResult {
   requests: { average: number; total: number }
@@ -144,15 +145,7 @@ function control() {
 
 /** ~8 MiB, 10,000 records, under the 8388608-byte cap. */
 function bigBody(): Buffer {
-  const records = Array.from({ length: 10_000 }, (_, i) => ({
-    external_id: `big-${i}`,
-    email: `person.${i}@example.com`,
-    first_name: `First${i}`,
-    last_name: `Last${i}`,
-    company: `Company ${i % 977}`,
-    title: 'Head of Things',
-    notes: 'n'.repeat(640),
-  }))
+  const records = bigBatchRecords()
   const buf = Buffer.from(JSON.stringify({ contacts: records }))
   if (buf.length > 8_388_608) throw new Error(`bench body too large: ${buf.length}`)
   return buf

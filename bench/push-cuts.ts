@@ -36,6 +36,7 @@ import { wake } from '../shared/src/adapters/embedded/queue-wakeups.ts'
 import { createEmbeddedRateLimiter } from '../shared/src/adapters/embedded/rate-limiter.ts'
 import { systemClock } from '../shared/src/model/clock.ts'
 import { parseJsonBody } from '../shared/src/lib/json.ts'
+import { bigBatchRecords } from './lib/big-batch.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
@@ -243,17 +244,7 @@ compare(
 )
 
 // 6. the prototype-key check of an 8 MiB batch: walked (a body the byte search cannot clear) vs cleared by the search
-const batch = JSON.stringify({
-  contacts: Array.from({ length: 10_000 }, (_, i) => ({
-    external_id: `big-${i}`,
-    email: `person.${i}@example.com`,
-    first_name: `First${i}`,
-    last_name: `Last${i}`,
-    company: `Company ${i % 977}`,
-    title: 'Head of Things',
-    notes: 'n'.repeat(640),
-  })),
-})
+const batch = JSON.stringify({ contacts: bigBatchRecords() })
 const cleared = Buffer.from(batch)
 const walked = Buffer.from(batch.replace('Head of Things', 'Head of \\u0054hings'))
 compare(
