@@ -138,15 +138,53 @@ describe('embedded db: housekeeping off the event loop', () => {
       if (i % 8 === 7) delete_.run()
       await new Promise((r) => setTimeout(r, 10))
     }
-    // without anyone calling for it, the thread checkpoints and the WAL shrinks back (automatic
-    // checkpoints being off, without the thread it would hold all 64 MiB for good)
-    await waitFor(
-      () => {
-        insert.run(Buffer.alloc(16))
-        return walBytes() < 8 * 1024 * 1024
-      },
-      'the WAL checkpointed and truncated',
-      30_000,
-    )
+    // without anyone calling for it, the thread checkpoints and, once the writes pause, the WAL
+    // shrinks back (automatic checkpoints being off, without the thread it would hold all 64 MiB
+    // for good)
+    await waitFor(() => walBytes() < 8 * 1024 * 1024, 'the WAL checkpointed and truncated', 30_000)
+  })
+
+  it('never shrinks the WAL under a stream of writes (TRUNCATE holds the write lock), only once the writers pause', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20, checkpointBytes: 1024 * 1024 })
+    cleanups.unshift(() => edb.close())
+    edb.db.exec('CREATE TABLE t (v BLOB)')
+    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
+    const walBytes = () => statSync(join(dir, 'platform.db-wal')).size
+    // one large commit grows the WAL past the threshold; then small commits a few ms apart, as a
+    // stream of deliveries writes them, for 60 of the watch's intervals
+    insert.run(Buffer.alloc(3 * 1024 * 1024, 1))
+    const sizes: number[] = []
+    const until = Date.now() + 1200
+    while (Date.now() < until) {
+      insert.run(Buffer.alloc(64, 2))
+      sizes.push(walBytes())
+      await new Promise((r) => setTimeout(r, 2))
+    }
+    // meanwhile the thread checkpointed (PASSIVE) and the commits started the WAL over from its
+    // beginning: the file keeps its size instead of being truncated under the writer
+    expect(Math.min(...sizes), 'the WAL file was truncated while commits kept coming').toBeGreaterThan(1024 * 1024)
+    // the pause: the next look finds the WAL unwritten, and the thread shrinks it
+    await waitFor(() => walBytes() < 64 * 1024, 'the WAL truncated once the writes paused', 10_000)
+  })
+
+  it('shrinks a WAL past its hard bound (16 checkpoint sizes) even while the writes go on', async () => {
+    const { dir, cleanup } = tempDataDir()
+    cleanups.push(cleanup)
+    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20, checkpointBytes: 256 * 1024 })
+    cleanups.unshift(() => edb.close())
+    edb.db.exec('CREATE TABLE t (v BLOB)')
+    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
+    const walBytes = () => statSync(join(dir, 'platform.db-wal')).size
+    insert.run(Buffer.alloc(6 * 1024 * 1024, 1)) // past the bound of 4 MiB
+    let shrunk = false
+    const until = Date.now() + 10_000
+    while (!shrunk && Date.now() < until) {
+      insert.run(Buffer.alloc(64, 2))
+      shrunk = walBytes() < 1024 * 1024
+      await new Promise((r) => setTimeout(r, 2))
+    }
+    expect(shrunk, 'the WAL was still past its bound after 10 s of writes').toBe(true)
   })
 })

@@ -44,9 +44,11 @@ export interface EmbeddedDb {
    * Runs fn with the other writes queued in the same turn of the event loop, in one transaction
    * (one commit, not one each), and resolves with fn's result once that commit is done. A write
    * that throws rejects alone; a failed commit rejects them all. For hot paths whose callers
-   * await the write anyway.
+   * await the write anyway. `lingerMs`: the write may wait that long for others to share its
+   * commit (writes that arrive one per turn, as the answers of many receivers do); a write
+   * without it still commits at the end of its turn, taking the lingering ones along.
    */
-  groupCommit<T>(fn: () => T): Promise<T>
+  groupCommit<T>(fn: () => T, options?: { lingerMs?: number }): Promise<T>
   /** pages of the file, free pages among them, and the page size */
   stats(): { pageSize: number; pages: number; freePages: number; autoVacuum: 'none' | 'full' | 'incremental' }
   /**
@@ -200,10 +202,11 @@ interface Maintenance {
 
 /**
  * Watches the WAL file from the event loop (a stat every interval, microseconds) and hands the
- * work to the maintenance thread once it was written to: at once when it passed the checkpoint
- * threshold, else every few seconds (deleted rows leave free pages). The thread starts on first
- * need, so a process that never writes never starts it. If it cannot start, SQLite's own
- * automatic checkpoints come back.
+ * work to the maintenance thread: while it is being written, a PASSIVE checkpoint each time it
+ * passed the threshold; once the writes pause (a whole interval without one), one run that may
+ * also shrink the file and give free pages back, the steps that take the write lock. The thread
+ * starts on first need, so a process that never writes never starts it. If it cannot start,
+ * SQLite's own automatic checkpoints come back.
  */
 function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions): Maintenance {
   const checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024
@@ -211,8 +214,6 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
   let worker: Worker | null = null
   let busy: Promise<void> | null = null
   let stopped = false
-  let seenMtime = -1
-  let lastTick = 0
   const walStat = () => {
     try {
       return wal ? statSync(`${path}-wal`) : null
@@ -239,7 +240,8 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
     }
     return worker
   }
-  const run = (force = false): Promise<void> => {
+  /** `quiet`: the WAL went unwritten for a whole interval, so the thread may shrink it (TRUNCATE) */
+  const run = (force = false, quiet = force): Promise<void> => {
     if (busy) return busy
     const w = ensureWorker()
     if (!w) return Promise.resolve()
@@ -252,21 +254,30 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
       }
       w.on('message', done)
       w.on('exit', done)
-      w.postMessage({ kind: 'tick', walBytes: walBytes(), force })
+      w.postMessage({ kind: 'tick', walBytes: walBytes(), force, quiet })
     })
     return busy
   }
+  /** the WAL's mtime at the previous look, and at the last pause the thread was run for */
+  let lastLookMtime = -1
+  let pauseRunMtime = walStat()?.mtimeMs ?? -1
   const timer = setInterval(() => {
     if (busy) return
-    // only when the WAL was written since the last look: an idle database costs a stat per tick
     const st = walStat()
-    if (!st || st.mtimeMs === seenMtime) return
-    // a large WAL at once; free pages (deleted rows) every few seconds
-    const now = Date.now()
-    if (st.size > checkpointBytes || now - lastTick > 5000) {
-      seenMtime = st.mtimeMs
-      lastTick = now
-      void run()
+    if (!st) return
+    // unwritten since the previous look: the writers paused (an idle database costs a stat per tick)
+    const quiet = st.mtimeMs === lastLookMtime
+    lastLookMtime = st.mtimeMs
+    if (!quiet) {
+      // writes under way: a large WAL is checkpointed at once (PASSIVE never holds up a writer)
+      if (st.size > checkpointBytes) void run(false, false)
+      return
+    }
+    // once per pause after writes: a WAL the burst grew is shrunk and free pages (deleted rows)
+    // are given back, the steps that take the write lock, now that they hold up no writer
+    if (st.mtimeMs !== pauseRunMtime) {
+      pauseRunMtime = st.mtimeMs
+      void run(false, true)
     }
   }, options.maintenanceIntervalMs ?? 200)
   timer.unref()

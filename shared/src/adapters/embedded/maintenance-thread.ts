@@ -9,8 +9,13 @@
  * - Free pages: with auto_vacuum=INCREMENTAL, pages freed by deleted rows (acked messages) beyond
  *   a slack are given back to the file system in small steps (`incremental_vacuum`), each a short
  *   write transaction, so writers on other connections wait at most one step.
+ * - Both steps that take the write lock (TRUNCATE and the vacuum) run only once the writers are
+ *   quiet (`quiet`: the WAL went unwritten for a whole interval of the serving side's watch), so a
+ *   stream of writes does not wait for them in SQLite's busy handler; a WAL file past a hard bound
+ *   (16 checkpoint sizes) is truncated anyway.
  *
- * Messages in: `{ kind: 'tick', walBytes, force }` (do what is due; force: checkpoint whatever the size) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
+ * Messages in: `{ kind: 'tick', walBytes, force, quiet }` (do what is due; force: checkpoint whatever
+ * the size; quiet: nobody wrote for a while, so a large WAL may be truncated) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
  * after each tick, `{ kind: 'error', message }` when a step failed (the next tick tries again).
  */
 import { parentPort, workerData } from 'node:worker_threads'
@@ -39,13 +44,20 @@ const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)')
 const num = (row: unknown) => Number(Object.values(row as Record<string, unknown>)[0])
 
 const truncate = db.prepare('PRAGMA wal_checkpoint(TRUNCATE)')
+/** a WAL file past this many checkpoint sizes is shrunk even while writes go on (64 MiB by default) */
+const HARD_BOUND_CHECKPOINTS = 16
 
-function tick(walBytes: number, force: boolean): void {
+function tick(walBytes: number, force: boolean, quiet: boolean): void {
   if (force || walBytes > data.checkpointBytes) {
     const done = checkpoint.get() as { busy: number; log: number; checkpointed: number }
-    // everything copied and the file still large (one big transaction grew it): while nothing is
-    // written, shrink it now rather than at the next write; if someone is writing, next time
-    if (done.busy === 0 && done.log === done.checkpointed && walBytes > data.checkpointBytes) {
+    // everything copied and the file still large (one big transaction grew it): shrink it, but
+    // only once the writers are quiet, or when it grew past the hard bound. TRUNCATE holds the
+    // write lock until it has copied what was appended meanwhile and synced the file: under a
+    // stream of deliveries each one held the serving thread asleep in SQLite's busy handler for
+    // 100–190 ms (docs/performance.md, "Sixth pass"). Meanwhile a complete checkpoint lets the
+    // next commit start the WAL over, and journal_size_limit caps what the file keeps.
+    const shrink = quiet || walBytes > HARD_BOUND_CHECKPOINTS * data.checkpointBytes
+    if (shrink && done.busy === 0 && done.log === done.checkpointed && walBytes > data.checkpointBytes) {
       try {
         truncate.get()
       } catch {
@@ -53,7 +65,9 @@ function tick(walBytes: number, force: boolean): void {
       }
     }
   }
-  if (num(autoVacuum.get()) !== 2) return
+  // giving pages back is a write transaction per step, with the same cost to a writer waiting for
+  // the lock: left to a pause too (until then new rows reuse the free pages)
+  if (!quiet || num(autoVacuum.get()) !== 2) return
   // give back what exceeds the slack (at least 10 % of the file stays reusable), in steps
   let released = false
   for (let step = 0; step < 64; step++) {
@@ -67,7 +81,7 @@ function tick(walBytes: number, force: boolean): void {
   if (released) checkpoint.get()
 }
 
-port.on('message', (message: { kind: 'tick'; walBytes: number; force: boolean } | { kind: 'close' }) => {
+port.on('message', (message: { kind: 'tick'; walBytes: number; force: boolean; quiet: boolean } | { kind: 'close' }) => {
   if (message.kind === 'close') {
     try {
       db.close() // the last connection to close checkpoints and removes the WAL
@@ -78,7 +92,7 @@ port.on('message', (message: { kind: 'tick'; walBytes: number; force: boolean } 
     return
   }
   try {
-    tick(message.walBytes, message.force)
+    tick(message.walBytes, message.force, message.quiet)
     port.postMessage({ kind: 'done' })
   } catch (err) {
     port.postMessage({ kind: 'error', message: (err as Error).message })
