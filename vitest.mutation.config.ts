@@ -24,6 +24,8 @@ const config = mergeConfig(
     },
   }),
 )
-// replaced, not merged (mergeConfig would append to the main suite's include)
+// replaced, not merged (mergeConfig would append to the main suite's include); one project, a
+// process per file as Stryker's runner expects
 config.test!.include = module.tests
+delete config.test!.projects
 export default config
