@@ -8,7 +8,8 @@ import SlowFilesFirst from './test/setup/slow-files-first.ts'
  * worker"). These change what every later file in the process would see:
  * - OpenTelemetry's global providers and instrumentations (startTelemetry);
  * - vitest's module mocks, stubbed env or timers, and process-wide env or signal handlers;
- * - the emulator files whose Pub/Sub client hung when a traced file had run before them.
+ * - two emulator files whose set-up waited out its 60 s for a Pub/Sub client in a shared process
+ *   (after other files had run there; which one left what behind is not found yet).
  * test/setup/own-process-files.test.ts checks each exists and that no other file does these things.
  */
 export const OWN_PROCESS_FILES = [

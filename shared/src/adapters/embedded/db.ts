@@ -44,11 +44,9 @@ export interface EmbeddedDb {
    * Runs fn with the other writes queued in the same turn of the event loop, in one transaction
    * (one commit, not one each), and resolves with fn's result once that commit is done. A write
    * that throws rejects alone; a failed commit rejects them all. For hot paths whose callers
-   * await the write anyway. `lingerMs`: the write may wait that long for others to share its
-   * commit (writes that arrive one per turn, as the answers of many receivers do); a write
-   * without it still commits at the end of its turn, taking the lingering ones along.
+   * await the write anyway.
    */
-  groupCommit<T>(fn: () => T, options?: { lingerMs?: number }): Promise<T>
+  groupCommit<T>(fn: () => T): Promise<T>
   /** pages of the file, free pages among them, and the page size */
   stats(): { pageSize: number; pages: number; freePages: number; autoVacuum: 'none' | 'full' | 'incremental' }
   /**

@@ -54,7 +54,7 @@ function tick(walBytes: number, force: boolean, quiet: boolean): void {
     // only once the writers are quiet, or when it grew past the hard bound. TRUNCATE holds the
     // write lock until it has copied what was appended meanwhile and synced the file: under a
     // stream of deliveries each one held the serving thread asleep in SQLite's busy handler for
-    // 100–190 ms (docs/performance.md, "Sixth pass"). Meanwhile a complete checkpoint lets the
+    // 100–230 ms (docs/performance.md, "Sixth pass"). Meanwhile a complete checkpoint lets the
     // next commit start the WAL over, and journal_size_limit caps what the file keeps.
     const shrink = quiet || walBytes > HARD_BOUND_CHECKPOINTS * data.checkpointBytes
     if (shrink && done.busy === 0 && done.log === done.checkpointed && walBytes > data.checkpointBytes) {
