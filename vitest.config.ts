@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config'
 import SlowFilesFirst from './test/setup/slow-files-first.ts'
+import { leftOut } from './scripts/lib/left-out.ts'
 
 /**
  * The files that need a process of their own. Every other file shares its worker's process with
@@ -26,6 +27,9 @@ export const OWN_PROCESS_FILES = [
   'test/outbound/dead-letter-events.test.ts',
 ]
 
+/** what this run leaves out of both projects (`npm run test:quick`): scripts/lib/left-out.ts */
+const LEFT_OUT = leftOut()
+
 export default defineConfig({
   test: {
     setupFiles: ['test/setup/node-version.ts', 'test/setup/loopback-only.ts'],
@@ -44,9 +48,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/reliability/**', 'node_modules/**', ...OWN_PROCESS_FILES], isolate: false },
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/reliability/**', 'node_modules/**', ...OWN_PROCESS_FILES, ...LEFT_OUT],
+          isolate: false,
+        },
       },
-      { extends: true, test: { name: 'main-own-process', include: [...OWN_PROCESS_FILES] } },
+      { extends: true, test: { name: 'main-own-process', include: [...OWN_PROCESS_FILES], exclude: [...LEFT_OUT] } },
     ],
   },
 })
