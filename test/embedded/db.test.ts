@@ -122,16 +122,21 @@ describe('embedded db: groupCommit', () => {
 })
 
 describe('embedded db: housekeeping off the event loop', () => {
-  it('checkpoints the WAL on the maintenance thread: the serving connection has automatic checkpoints off, and the WAL stays bounded', async () => {
+  /** a database of one blob table, its maintenance watching every 20 ms; the WAL file's size */
+  function blobTable(options: { checkpointBytes?: number } = {}) {
     const { dir, cleanup } = tempDataDir()
     cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20 })
+    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20, ...options })
     cleanups.unshift(() => edb.close())
-    expect(edb.db.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0 })
     edb.db.exec('CREATE TABLE t (v BLOB)')
     const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
+    return { edb, insert, walBytes: () => statSync(join(dir, 'platform.db-wal')).size }
+  }
+
+  it('checkpoints the WAL on the maintenance thread: the serving connection has automatic checkpoints off, and the WAL stays bounded', async () => {
+    const { edb, insert, walBytes } = blobTable()
+    expect(edb.db.prepare('PRAGMA wal_autocheckpoint').get()).toEqual({ wal_autocheckpoint: 0 })
     const delete_ = edb.db.prepare('DELETE FROM t')
-    const walBytes = () => statSync(join(dir, 'platform.db-wal')).size
     // 64 MiB written in 1 MiB commits; the event loop turns between them, as under real traffic
     for (let i = 0; i < 64; i++) {
       insert.run(Buffer.alloc(1024 * 1024, i))
@@ -145,13 +150,7 @@ describe('embedded db: housekeeping off the event loop', () => {
   })
 
   it('never shrinks the WAL under a stream of writes (TRUNCATE holds the write lock), only once the writers pause', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20, checkpointBytes: 1024 * 1024 })
-    cleanups.unshift(() => edb.close())
-    edb.db.exec('CREATE TABLE t (v BLOB)')
-    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
-    const walBytes = () => statSync(join(dir, 'platform.db-wal')).size
+    const { insert, walBytes } = blobTable({ checkpointBytes: 1024 * 1024 })
     // one large commit grows the WAL past the threshold; then small commits a few ms apart, as a
     // stream of deliveries writes them, for 60 of the watch's intervals
     insert.run(Buffer.alloc(3 * 1024 * 1024, 1))
@@ -170,13 +169,7 @@ describe('embedded db: housekeeping off the event loop', () => {
   })
 
   it('shrinks a WAL past its hard bound (16 checkpoint sizes) even while the writes go on', async () => {
-    const { dir, cleanup } = tempDataDir()
-    cleanups.push(cleanup)
-    const edb = openEmbeddedDb(dir, 'platform.db', { maintenanceIntervalMs: 20, checkpointBytes: 256 * 1024 })
-    cleanups.unshift(() => edb.close())
-    edb.db.exec('CREATE TABLE t (v BLOB)')
-    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
-    const walBytes = () => statSync(join(dir, 'platform.db-wal')).size
+    const { insert, walBytes } = blobTable({ checkpointBytes: 256 * 1024 })
     insert.run(Buffer.alloc(6 * 1024 * 1024, 1)) // past the bound of 4 MiB
     let shrunk = false
     const until = Date.now() + 10_000
