@@ -10,7 +10,8 @@ import SlowFilesFirst from './test/setup/slow-files-first.ts'
  *   (the slowest, test/setup/slow-files-first.ts);
  * - `reliability-serial`: files that measure time against a bound (shutdown within 10 s, a stall
  *   answered within the deadline, a receiver timed out within the send bound, recovery before a
- *   lease ends, 600 requests each under the dependency deadline): one at a time, after the others,
+ *   lease ends, 600 requests each under the dependency deadline, a peak of RSS under whole bodies
+ *   to unrouted requests): one at a time, after the others,
  *   with nothing else of the suite beside them. scripts/run-tests.ts gives `--maxWorkers` to the
  *   main suites only: a CLI value would override this group's one at a time.
  */
@@ -19,6 +20,7 @@ const SERIAL = [
   'test/reliability/dependency-stall.test.ts',
   'test/reliability/graceful-shutdown.test.ts',
   'test/reliability/rate-limits.test.ts',
+  'test/reliability/unrouted-body-memory.test.ts',
   'test/reliability/webhook-receivers.test.ts',
 ]
 

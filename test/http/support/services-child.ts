@@ -12,7 +12,7 @@ import { recordingQueue } from '../../ingest/support/harness.ts'
 
 /**
  * The four services in a process of their own, for the memory part of
- * test/http/anonymous-routes.test.ts: what a load makes them hold is read from this process alone
+ * test/reliability/unrouted-body-memory.test.ts: what a load makes them hold is read from this process alone
  * (its RSS), not from the test runner that sends the load. Embedded adapters, the internal routes
  * with their production identities (a token required, as in Google Cloud), listening on loopback.
  *
