@@ -4,6 +4,7 @@ import { request } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { PRE_AUTH_LIMITS } from '@lsv/shared/domain/ingest/preauth-budget.ts'
 import { firstResponse, rawConnect, within, type RawConnection } from './support/raw.ts'
+import { askChild } from './support/ask-child.ts'
 
 /**
  * Issue 12, item 9, the reported case: 8 concurrent anonymous partner CRM bodies of 8 MiB each
@@ -52,16 +53,7 @@ describe('partner CRM: 8 concurrent anonymous 8 MiB bodies (issue 12, item 9)', 
   let tenants: Tenant[] = []
   const open: RawConnection[] = []
 
-  const ask = <T>(type: string, answer: string): Promise<T> =>
-    new Promise((resolve) => {
-      const onMessage = (m: { type: string }) => {
-        if (m.type !== answer) return
-        child.off('message', onMessage)
-        resolve(m as T)
-      }
-      child.on('message', onMessage)
-      child.send({ type })
-    })
+  const ask = <T>(type: string, answer: string): Promise<T> => askChild<T>(child, type, answer)
 
   beforeAll(async () => {
     child = fork(CHILD, [], {

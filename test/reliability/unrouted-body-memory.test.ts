@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { firstResponse, rawConnect, within } from '../http/support/raw.ts'
+import { askChild } from '../http/support/ask-child.ts'
 
 /**
  * Issue 28, item 4: requests no route serves, each sending a whole 8 MiB body, are answered at
@@ -27,16 +28,7 @@ describe('requests no route serves, sending whole bodies: memory stays bounded',
   let child: ChildProcess
   let services: Array<{ name: string; port: number; host: string }> = []
 
-  const ask = <T>(type: string, answer: string): Promise<T> =>
-    new Promise((resolve) => {
-      const onMessage = (m: { type: string }) => {
-        if (m.type !== answer) return
-        child.off('message', onMessage)
-        resolve(m as T)
-      }
-      child.on('message', onMessage)
-      child.send({ type })
-    })
+  const ask = <T>(type: string, answer: string): Promise<T> => askChild<T>(child, type, answer)
 
   beforeAll(async () => {
     child = fork(CHILD, [], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
