@@ -168,6 +168,27 @@ describe('embedded db: housekeeping off the event loop', () => {
     await waitFor(() => walBytes() < 64 * 1024, 'the WAL truncated once the writes paused', 10_000)
   })
 
+  it('a stream of writes does not outrun the checkpoints: the WAL starts over from its beginning instead of growing to its hard bound', async () => {
+    const checkpointBytes = 512 * 1024
+    const { edb, insert, walBytes } = blobTable({ checkpointBytes })
+    // 32 KiB every 2 ms or so for 1.5 s (about 15 MiB), half of it in grouped commits (the gate's
+    // writers) and half in autocommit statements (writers outside the gate), never pausing for a
+    // whole interval of the watch
+    let largest = 0
+    const until = Date.now() + 1500
+    for (let i = 0; Date.now() < until; i++) {
+      const blob = Buffer.alloc(32 * 1024, i)
+      if (i % 2 === 0) await edb.groupCommit(() => insert.run(blob))
+      else insert.run(blob)
+      largest = Math.max(largest, walBytes())
+      await new Promise((r) => setTimeout(r, 2))
+    }
+    // each look of the watch (every 20 ms) copies the WAL and lets the next commit start it over.
+    // Before, the copy stayed a few commits behind, the WAL never started over, and it grew until
+    // the hard bound (16 checkpoint sizes, 8 MiB here) had it truncated under the writers
+    expect(largest, `the WAL file reached ${(largest / 1048576).toFixed(1)} MiB`).toBeLessThan(16 * checkpointBytes)
+  })
+
   it('shrinks a WAL past its hard bound (16 checkpoint sizes) even while the writes go on', async () => {
     const { insert, walBytes } = blobTable({ checkpointBytes: 256 * 1024 })
     insert.run(Buffer.alloc(6 * 1024 * 1024, 1)) // past the bound of 4 MiB

@@ -70,6 +70,34 @@ describe('write gate: turns between a serving and a background thread', () => {
     serving.done()
   })
 
+  it('an exclusive background turn waits out the serving transaction under way, and the serving side waits for the turn', () => {
+    const buffer = createWriteGateBuffer()
+    const serving = gateTurns({ buffer, role: 'serving' })
+    const background = gateTurns({ buffer, role: 'background' })
+    // nobody in a transaction: the turn runs at once, and meanwhile grouped writes wait for it
+    let started = performance.now()
+    const waitedDuring = background.exclusive(() => serving.clear() !== null)
+    expect(performance.now() - started).toBeLessThan(40)
+    expect(waitedDuring).toBe(true)
+    expect(serving.clear()).toBeNull()
+    // a serving transaction under way: the turn waits for its end (bounded, MAX_EXCLUSIVE_WAIT_MS
+    // 100, since this one thread cannot end it meanwhile), where a plain background turn would step back
+    serving.enter()
+    started = performance.now()
+    background.exclusive(() => {})
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95)
+    serving.leave()
+    // during a turn, a serving transaction waits for its end (bounded, MAX_SERVING_WAIT_MS 250)
+    const waited = background.exclusive(() => {
+      const at = performance.now()
+      serving.enter()
+      const ms = performance.now() - at
+      serving.leave()
+      return ms
+    })
+    expect(waited).toBeGreaterThanOrEqual(245)
+  })
+
   it("two threads on one file: the main thread's grouped writes get in while another thread upserts a batch", async () => {
     const { dir, cleanup } = tempDataDir()
     cleanups.push(cleanup)

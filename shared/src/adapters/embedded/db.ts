@@ -2,7 +2,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { gateTurns, type WriteGate } from './write-gate.ts'
+import { createWriteGateBuffer, gateTurns, type WriteGate } from './write-gate.ts'
 import { groupCommits, transactions, walSyncer } from './db-commits.ts'
 
 /**
@@ -150,9 +150,12 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   const { db, wal } = connect(path)
   let closed = false
   let closing: Promise<void> = Promise.resolve()
-  const gate = gateTurns(options.writeGate)
+  // a gate of its own when no thread shares one: the maintenance thread takes its turns there too
+  const writeGate = options.writeGate ?? { buffer: createWriteGateBuffer(), role: 'serving' }
+  const gate = gateTurns(writeGate)
   // a background thread's connection: the main thread's connection owns checkpoints and vacuum
-  const maintenance = options.writeGate?.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, wal, db, options)
+  const maintenance =
+    writeGate.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, wal, db, options, writeGate.buffer)
   const { transaction, inTransaction } = transactions(db, gate)
   const grouped = groupCommits(gate, transaction, () => closed)
   // without WAL (a filesystem without shared memory) a commit writes the database file itself
@@ -206,7 +209,7 @@ interface Maintenance {
  * starts on first need, so a process that never writes never starts it. If it cannot start,
  * SQLite's own automatic checkpoints come back.
  */
-function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions): Maintenance {
+function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options: EmbeddedDbOptions, gate: SharedArrayBuffer): Maintenance {
   const checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024
   const slackPages = options.slackPages ?? 2048
   let worker: Worker | null = null
@@ -224,7 +227,7 @@ function startMaintenance(path: string, wal: boolean, db: DatabaseSync, options:
     if (worker || stopped) return worker
     try {
       worker = new Worker(new URL('./maintenance-thread.ts', import.meta.url), {
-        workerData: { path, checkpointBytes, slackPages, stepPages: 256 },
+        workerData: { path, checkpointBytes, slackPages, stepPages: 256, gate },
       })
       worker.unref()
       worker.on('error', () => {

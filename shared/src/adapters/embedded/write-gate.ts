@@ -29,6 +29,10 @@
 const WANT = 0
 /** background transactions under way */
 const HELD = 1
+/** serving transactions under way (0 or 1: one connection), what an exclusive turn waits out */
+const IN_TX = 2
+/** an exclusive background turn waits at most this long for the serving transaction under way */
+const MAX_EXCLUSIVE_WAIT_MS = 100
 /** a background writer waits at most this long for the serving side per transaction */
 const MAX_YIELD_MS = 50
 /** a background transaction commits early for the serving side only after holding the lock this long (progress) */
@@ -47,7 +51,7 @@ export interface WriteGate {
 }
 
 export function createWriteGateBuffer(): SharedArrayBuffer {
-  return new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT)
+  return new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
 }
 
 export interface GateTurns {
@@ -62,9 +66,16 @@ export interface GateTurns {
   clear(): Promise<void> | null
   /** background: the serving side waits for the transaction under way, which held the lock long enough to commit early */
   yieldRequested(): boolean
+  /**
+   * background: runs fn once the serving transaction under way (if any) has ended, with the
+   * serving side's new transactions and grouped writes waiting for its end, not stepping back for
+   * them. For short steps that must see no serving commit meanwhile (the maintenance thread's
+   * last checkpoint pass); the wait for the serving side is bounded like every other in the gate.
+   */
+  exclusive<T>(fn: () => T): T
 }
 
-const NO_GATE: GateTurns = { enter() {}, leave() {}, want() {}, done() {}, clear: () => null, yieldRequested: () => false }
+const NO_GATE: GateTurns = { enter() {}, leave() {}, want() {}, done() {}, clear: () => null, yieldRequested: () => false, exclusive: (fn) => fn() }
 
 export function gateTurns(gate: WriteGate | undefined): GateTurns {
   if (!gate) return NO_GATE
@@ -93,6 +104,22 @@ export function gateTurns(gate: WriteGate | undefined): GateTurns {
         Atomics.notify(cells, HELD)
       },
       yieldRequested: () => Atomics.load(cells, WANT) > 0 && performance.now() - heldSince >= MIN_HOLD_MS,
+      exclusive(fn) {
+        // held first, then look: a serving transaction starting now sees it and waits (enter)
+        Atomics.add(cells, HELD, 1)
+        try {
+          const deadline = performance.now() + MAX_EXCLUSIVE_WAIT_MS
+          for (let inTx = Atomics.load(cells, IN_TX); inTx > 0; inTx = Atomics.load(cells, IN_TX)) {
+            const left = deadline - performance.now()
+            if (left <= 0) break
+            Atomics.wait(cells, IN_TX, inTx, left)
+          }
+          return fn()
+        } finally {
+          Atomics.sub(cells, HELD, 1)
+          Atomics.notify(cells, HELD)
+        }
+      },
     }
   }
   const want = () => {
@@ -105,18 +132,30 @@ export function gateTurns(gate: WriteGate | undefined): GateTurns {
   return {
     enter() {
       want()
-      // a background transaction under way: wait for its end here rather than in SQLite's busy handler
+      // a background transaction under way: wait for its end here rather than in SQLite's busy
+      // handler. Marked under way first, then look: an exclusive turn arriving at the same moment
+      // either is seen here (and this side steps back and waits) or sees this transaction and
+      // waits for its end
       const deadline = performance.now() + MAX_SERVING_WAIT_MS
-      for (let held = Atomics.load(cells, HELD); held > 0; held = Atomics.load(cells, HELD)) {
+      for (;;) {
+        Atomics.add(cells, IN_TX, 1)
+        const held = Atomics.load(cells, HELD)
         const left = deadline - performance.now()
-        if (left <= 0) return
+        if (held === 0 || left <= 0) return
+        Atomics.sub(cells, IN_TX, 1)
+        Atomics.notify(cells, IN_TX)
         Atomics.wait(cells, HELD, held, left)
       }
     },
-    leave: done,
+    leave() {
+      Atomics.sub(cells, IN_TX, 1)
+      Atomics.notify(cells, IN_TX)
+      done()
+    },
     want,
     done,
     yieldRequested: () => false,
+    exclusive: (fn) => fn(),
     clear() {
       if (Atomics.load(cells, HELD) === 0) return null
       return (async () => {
