@@ -14,7 +14,9 @@
  *  B. a 10,000-record ~8 MiB batch: process CPU per batch (app.inject, no client sockets) of the
  *     edge vs a bare fastify route that reads and parses the same body, and vs JSON.parse alone.
  *     Twice: with the embedded queue (a durable SQLite write of 8 MiB) and with a queue whose
- *     publish is free (the edge's own work; Pub/Sub hands the bytes to its client).
+ *     publish is free (the edge's own work; Pub/Sub hands the bytes to its client). Each run
+ *     (BENCH_ROUNDS of each, 3 batches a run) is charged for collecting its own garbage and for
+ *     the work it leaves behind (until the process is idle again, bench/lib/quiet.ts).
  *  C. memory retained per in-flight 8 MiB batch (after a GC, four batches held at publish; each body
  *     sent in 64 KiB chunks, as a socket delivers it, so the edge holds a copy of its own).
  *  D. upsert worker records/s into the Firestore emulator against raw loops doing what the store
@@ -71,6 +73,7 @@ import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts
 import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
 import { benchEmulators } from './lib/emulators.ts'
+import { quietFrom } from './lib/quiet.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
@@ -228,11 +231,25 @@ async function bigBatch(): Promise<void> {
   const bare = control()
   await bare.ready()
   const PER_ROUND = 3
-  const measure = async (run: () => Promise<unknown>) => {
+  // each run pays for collecting its own garbage: a full collection after its batches is counted,
+  // less what one costs with nothing new to collect. Before, whichever run a major collection
+  // happened to fall in paid for it: the same code swung 40–83 ms per batch between rounds
+  const collection = () => {
     gc()
     const start = cpuMs()
+    gc()
+    return cpuMs() - start
+  }
+  const measure = async (run: () => Promise<unknown>) => {
+    const idle = collection()
+    const start = cpuMs()
     for (let i = 0; i < PER_ROUND; i++) await run()
-    return (cpuMs() - start) / PER_ROUND
+    gc()
+    // and for the work it left behind (the durable queue's WAL checkpoints on the maintenance
+    // thread, its WAL syncs): before, the run after the durable one paid for it, and the edge's
+    // figure alternated between about 45 and 95 ms per batch with the order of the runs
+    const end = (await quietFrom()) / 1000
+    return (end - start - idle) / PER_ROUND
   }
   const post = (app: typeof bare | typeof edges.durable, host?: { host: string; key: string }) => async () => {
     const res = await app.inject({
