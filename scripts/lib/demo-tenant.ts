@@ -209,7 +209,8 @@ export function demoBanner(
     `    -H 'Authorization: Bearer ${key}' -H 'content-type: application/json' \\`,
     `    -d '{"contacts":[{"external_id":"ada-1","email":"ada@example.com","first_name":"Ada","last_name":"Lovelace"}]}'`,
     '',
-    '2. Mint a tracked link for that contact:',
+    // the 202 of step 1 means queued: pasted at once, this call can arrive before the worker stored the contact
+    '2. Mint a tracked link for that contact (once step 1 is applied, a moment after its 202; before, 404 "contact not found"):',
     `  curl -sS ${c.portal_url}/api/contacts/links \\`,
     `    -H 'Authorization: Bearer ${key}' -H 'content-type: application/json' \\`,
     `    -d '{"source":"${c.api_source}","externalId":"ada-1","destinationUrl":"https://example.com/pricing"}'`,
