@@ -5,14 +5,16 @@
  * - WAL checkpoints: the serving connection has automatic checkpoints off. A checkpoint copies
  *   the WAL into the database file and fsyncs it; run by SQLite after a commit it took 30–180 ms of
  *   the event loop per big commit under load (measured: most of the time /healthz waited).
- *   PASSIVE never waits for other connections: frames still read by someone are copied next time.
+ *   PASSIVE copies the bulk without waiting for other connections; the rest is copied in an
+ *   exclusive turn at the write gate (write-gate.ts) with RESTART, so that the next commit starts
+ *   the WAL over even under a stream of writes.
  * - Free pages: with auto_vacuum=INCREMENTAL, pages freed by deleted rows (acked messages) beyond
  *   a slack are given back to the file system in small steps (`incremental_vacuum`), each a short
- *   write transaction, so writers on other connections wait at most one step.
- * - Both steps that take the write lock (TRUNCATE and the vacuum) run only once the writers are
- *   quiet (`quiet`: the WAL went unwritten for a whole interval of the serving side's watch), so a
- *   stream of writes does not wait for them in SQLite's busy handler; a WAL file past a hard bound
- *   (16 checkpoint sizes) is truncated anyway.
+ *   write transaction in a turn of its own, so writers on other connections wait at most one step.
+ * - The steps that hold the lock longer (TRUNCATE, which also syncs and shrinks the file, and the
+ *   vacuum) run only once the writers are quiet (`quiet`: the WAL went unwritten for a whole
+ *   interval of the serving side's watch); a WAL file past a hard bound (16 checkpoint sizes) is
+ *   truncated anyway.
  *
  * Messages in: `{ kind: 'tick', walBytes, force, quiet }` (do what is due; force: checkpoint whatever
  * the size; quiet: nobody wrote for a while, so a large WAL may be truncated) and `{ kind: 'close' }`; out: `{ kind: 'done' }`
@@ -35,13 +37,13 @@ interface Data {
 }
 
 const data = workerData as Data
-const gate = gateTurns({ buffer: data.gate, role: 'background' })
 /**
- * Runs `fn` in an exclusive turn at the write gate: after the serving thread's transaction under
- * way, with its next writes waiting for the end (woken the moment it ends, grouped writes off the
- * event loop) instead of appending meanwhile or sleeping in SQLite's busy handler.
+ * Steps that must see no commit meanwhile, or that take the write lock, run in exclusive turns
+ * here (`gate.exclusive`): after the serving thread's transaction under way, with its next writes
+ * waiting for the end (woken the moment it ends, grouped writes off the event loop) instead of
+ * appending meanwhile or sleeping in SQLite's busy handler.
  */
-const inTurn = <T>(fn: () => T): T => gate.exclusive(fn)
+const gate = gateTurns({ buffer: data.gate, role: 'background' })
 const port = parentPort!
 const db = new DatabaseSync(data.path)
 // short waits only: this connection is never in a hurry, the serving one is
@@ -88,7 +90,7 @@ function tick(walBytes: number, force: boolean, quiet: boolean): void {
       // a restarted WAL keeps its file's size: what it holds is what counts, and a WAL holding
       // little is left to grow until the next look rather than holding the writers up for it
       if (!force && !shrink && bulk.log * pageSize < data.checkpointBytes) return
-      inTurn(() => {
+      gate.exclusive(() => {
         try {
           ;(shrink ? truncate : restart).get()
         } catch {
@@ -107,7 +109,7 @@ function tick(walBytes: number, force: boolean, quiet: boolean): void {
     const free = num(freelist.get())
     const excess = free - Math.max(data.slackPages, Math.floor(num(pageCount.get()) / 10))
     if (excess <= 0) break
-    inTurn(() => db.exec(`PRAGMA incremental_vacuum(${Math.min(excess, data.stepPages)})`))
+    gate.exclusive(() => db.exec(`PRAGMA incremental_vacuum(${Math.min(excess, data.stepPages)})`))
     released = true
   }
   // the file shrinks when the shortened database is checkpointed

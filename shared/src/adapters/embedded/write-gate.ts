@@ -75,15 +75,15 @@ export interface GateTurns {
   exclusive<T>(fn: () => T): T
 }
 
-const NO_GATE: GateTurns = { enter() {}, leave() {}, want() {}, done() {}, clear: () => null, yieldRequested: () => false, exclusive: (fn) => fn() }
+/** what a side does for the calls that belong to the other one: nothing */
+const NOTHING: GateTurns = { enter() {}, leave() {}, want() {}, done() {}, clear: () => null, yieldRequested: () => false, exclusive: (fn) => fn() }
 
-export function gateTurns(gate: WriteGate | undefined): GateTurns {
-  if (!gate) return NO_GATE
+export function gateTurns(gate: WriteGate): GateTurns {
   const cells = new Int32Array(gate.buffer)
   if (gate.role === 'background') {
     let heldSince = 0
     return {
-      ...NO_GATE,
+      ...NOTHING,
       enter() {
         const deadline = performance.now() + MAX_YIELD_MS
         for (;;) {
