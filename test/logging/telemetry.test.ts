@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createRequire, Module } from 'node:module'
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api'
 import { startTelemetry, stopTelemetry, traceExporterKind } from '@lsv/shared/platform/telemetry.ts'
 import { CloudTracePropagator } from '@lsv/shared/platform/telemetry-propagator.ts'
@@ -19,9 +18,6 @@ import { setTraceProject, traceMixin } from '@lsv/shared/logging/trace-scope.ts'
 const dataDir = mkdtempSync(join(tmpdir(), 'lsv-telemetry-'))
 const headerGetter = { keys: (c: Record<string, string>) => Object.keys(c), get: (c: Record<string, string>, k: string) => c[k] }
 
-/** `require` as node has it, before the instrumentations hooked it */
-const plainRequire = Module.prototype.require
-
 beforeAll(async () => {
   await startTelemetry('unit-test', { TRACE_EXPORTER: 'file', DATA_DIR: dataDir })
   setTraceProject('demo-project')
@@ -29,20 +25,6 @@ beforeAll(async () => {
 afterAll(() => {
   setTraceProject(null)
   rmSync(dataDir, { recursive: true, force: true })
-})
-
-describe('the instrumentations in place', () => {
-  it('patch http and https, then leave `require` as node has it (each hook resolved every later require of a package)', () => {
-    // mutation: without takeRequireHooksOff, require is the last hook's wrapper
-    expect(Module.prototype.require).toBe(plainRequire)
-    const required = createRequire(import.meta.url)
-    for (const name of ['node:http', 'node:https']) {
-      const mod = required(name) as { request: { __wrapped?: boolean }; get: { __wrapped?: boolean } }
-      // mutation: the hooks taken off before http and https were required through them leaves them unpatched
-      expect(mod.request.__wrapped, `${name} request`).toBe(true)
-      expect(mod.get.__wrapped, `${name} get`).toBe(true)
-    }
-  })
 })
 
 describe('trace context across a queue hop, in one process', () => {

@@ -1,5 +1,4 @@
 import { join } from 'node:path'
-import { createRequire, Module } from 'node:module'
 import { diag, DiagLogLevel, type Span } from '@opentelemetry/api'
 import type { FastifyRequest } from 'fastify'
 import { FastifyOtelInstrumentation } from '@fastify/otel'
@@ -118,7 +117,6 @@ export async function startTelemetry(processName: string, env: Record<string, st
   })
   // the global tracer provider, the AsyncLocalStorage context manager and our propagator
   provider.register({ propagator: new CloudTracePropagator() })
-  const plainRequire = Module.prototype.require
   const unregister = registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
@@ -128,25 +126,7 @@ export async function startTelemetry(processName: string, env: Record<string, st
       new FastifyOtelInstrumentation({ registerOnInitialization: true, lifecycleHook: nameHandlerSpanAfterRoute }),
     ],
   })
-  takeRequireHooksOff(plainRequire)
   sdk = { provider, unregister }
-}
-
-/**
- * The instrumentations see modules through `require` hooks (require-in-the-middle, one per copy
- * of @opentelemetry/instrumentation: three here), yet the only modules they patch through them are
- * node's own `http` and `https`: undici and fastify are traced through diagnostics channels. Each
- * hook resolved the file name of every later `require` of a package, and the Firestore client
- * requires `google-gax/fallback` on every call: 2.4 µs a call without the hooks, 111–144 µs with
- * them (docs/performance.md, "Seventh pass"). So both modules are required through the hooks now,
- * which patch their exports in place (every later `require` or `import` gets the patched object),
- * and `require` is given back as it was.
- */
-function takeRequireHooksOff(plainRequire: typeof Module.prototype.require): void {
-  const hooked = createRequire(import.meta.url)
-  hooked('node:http')
-  hooked('node:https')
-  Module.prototype.require = plainRequire
 }
 
 /** Ends the SDK, exporting what it holds (the SIGTERM drain: platform/serve.ts). */
