@@ -77,8 +77,6 @@ function capturingTasks(): TaskScheduler & { taken(): Buffer[] } {
 const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-/** process CPU time (user + system) in µs: on a shared machine it moves less than wall-clock rates */
-const cpuUs = processCpuUs
 /** CPU µs per delivery of each side's last timed run, up to the process being idle again (quietFrom) */
 const cpuPer = { platform: 0, bare: 0 }
 
@@ -199,7 +197,7 @@ async function main() {
       return section(`dispatch-platform-round-${round}`, async () => {
         let next = 0
         const started = performance.now()
-        const cpuStart = cpuUs()
+        const cpuStart = processCpuUs()
         await Promise.all(
           Array.from({ length: IN_FLIGHT }, async () => {
             while (next < payloads.length) {
@@ -219,7 +217,7 @@ async function main() {
       let resolveAll!: () => void
       const all = new Promise<void>((r) => (resolveAll = r))
       const started = performance.now()
-      const cpuStart = cpuUs()
+      const cpuStart = processCpuUs()
       const runner = await deps.tasks.start(async (payload) => {
         await handler(payload)
         if (++done === N) resolveAll()
@@ -240,7 +238,7 @@ async function main() {
     let next = 0
     await quietFrom()
     const started = performance.now()
-    const cpuStart = cpuUs()
+    const cpuStart = processCpuUs()
     // untraced whether or not tracing is on: the control is bare undici
     await untraced(() =>
       Promise.all(

@@ -73,7 +73,7 @@ import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts
 import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
 import { benchEmulators } from './lib/emulators.ts'
-import { quietFrom } from './lib/quiet.ts'
+import { processCpuUs, quietFrom } from './lib/quiet.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
@@ -102,10 +102,8 @@ const section = sectionProfiler()
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`
-const cpuMs = () => {
-  const u = process.cpuUsage()
-  return (u.user + u.system) / 1000
-}
+/** process CPU time (every thread) in ms */
+const cpuMs = () => processCpuUs() / 1000
 const line = (label: string, value: string, goal: string, ok: boolean) =>
   console.log(`${label.padEnd(58)} ${value.padStart(10)}   goal ${goal.padEnd(8)} ${ok ? 'met' : 'NOT MET'}`)
 
