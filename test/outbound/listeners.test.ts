@@ -3,6 +3,9 @@ import { createDelivery } from '@lsv/shared/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '@lsv/shared/domain/webhooks/deliver.ts'
 import { readEndpointHealth } from '@lsv/shared/domain/webhooks/endpoint-health.ts'
 import { LATENCY_BOUNDS_MS, latencyHistogramListener, readLatencyHistogram } from '@lsv/shared/domain/webhooks/listeners/latency-histogram.ts'
+import { healthCountersListener } from '@lsv/shared/domain/webhooks/listeners/health-counters.ts'
+import { EXPIRY_GRAIN_MS } from '@lsv/shared/domain/outcomes/counter-buffer.ts'
+import type { Counters } from '@lsv/shared/ports/counters.ts'
 import type { DeliveryAttempted, DeliveryListener } from '@lsv/shared/ports/listeners.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { createTestDeps } from '../helpers/deps.ts'
@@ -95,6 +98,50 @@ describe('delivery outcomes and their listeners', () => {
     await listener.flush()
     // 300 ms is in the (250, 500] bucket; 20 s past the last bound; 0 (nothing sent) nowhere
     expect(await readLatencyHistogram(deps, 'int_latency_unit')).toEqual([0, 0, 2, 0, 0, 0, 0, 1])
+  })
+
+  it('the health listener writes its counters once a flush, not once an attempt, and keeps the latest instants', async () => {
+    // every store write the listener makes, with the expiry it asked for
+    const writes: Array<{ keys: number; expireAtMs: number }> = []
+    const counting: Counters = {
+      ...deps.counters,
+      apply: (changes, expireAtMs) => {
+        writes.push({ keys: changes.length, expireAtMs })
+        return deps.counters.apply(changes, expireAtMs)
+      },
+    }
+    const listener = healthCountersListener({ counters: counting, logger: deps.logger })
+    const integrationId = `int_health_unit_${Math.random().toString(36).slice(2)}`
+    // 60 attempts, each at its own millisecond, inside one minute (as a busy endpoint's come);
+    // every fifth one failed
+    const minute = Date.now() - (Date.now() % EXPIRY_GRAIN_MS)
+    const at = (i: number) => minute + 1_000 + i * 7
+    const told = (i: number): DeliveryAttempted => ({
+      outcome: i % 5 === 0 ? 'retrying' : 'succeeded',
+      delivery: {
+        id: `dlv_h${i}`,
+        account_id: 'acc',
+        integration_id: integrationId,
+        event_id: `e${i}`,
+        status: i % 5 === 0 ? 'retrying' : 'succeeded',
+        attempts: [],
+        body: '{}',
+        next_attempt_at: null,
+        created_at: '',
+        updated_at: '',
+      },
+      attempt: { attempt: 1, at: new Date(at(i)).toISOString(), status_code: i % 5 === 0 ? 500 : 200, error: null, latency_ms: 5, response_excerpt: null },
+      target: null,
+      maxAttempts: 8,
+    })
+    for (let i = 0; i < 60; i++) listener.onDeliveryAttempted(told(i), deps)
+    await listener.flush()
+    // mutation: expiries not rounded (counter-buffer.ts) -> 61 writes, one per attempt's latest instant
+    expect(writes.length).toBeLessThanOrEqual(2)
+    expect(writes.reduce((n, w) => n + w.keys, 0)).toBe(4) // the hour's two counts, the two latest instants
+    const health = await readEndpointHealth(deps, integrationId)
+    expect([health.succeeded, health.failed]).toEqual([48, 12])
+    expect([health.lastSuccess, health.lastFailure]).toEqual([new Date(at(59)).toISOString(), new Date(at(55)).toISOString()])
   })
 
   it('a listener that throws fails neither the attempt nor the listeners after it', async () => {
