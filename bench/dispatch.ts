@@ -41,7 +41,8 @@ import { createDelivery } from '../shared/src/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
 import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
-import { processCpuUs, quietFrom } from './lib/quiet.ts'
+import { fullGc, processCpuUs, quietFrom } from './lib/quiet.ts'
+import { mainThreadMeter, noUse, type MainThreadUse } from './lib/main-thread.ts'
 import { startTelemetry, stopTelemetry } from '../shared/src/platform/telemetry.ts'
 import { untraced } from '../shared/src/logging/trace-propagation.ts'
 import type { TaskScheduler } from '../shared/src/ports/task-scheduler.ts'
@@ -79,6 +80,8 @@ const section = sectionProfiler()
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 /** CPU µs per delivery of each side's last timed run, up to the process being idle again (quietFrom) */
 const cpuPer = { platform: 0, bare: 0 }
+/** the main thread's event-loop utilization in each side's last timed run: near 1, the side is bound by the main thread's CPU */
+const mainThread: Record<'platform' | 'bare', MainThreadUse> = { platform: noUse, bare: noUse }
 
 async function main() {
   console.log(
@@ -98,8 +101,9 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-'))
   const traceExporter = process.env.BENCH_TRACE_EXPORTER
   if (traceExporter) {
-    await startTelemetry('bench-dispatch', { TRACE_EXPORTER: traceExporter, DATA_DIR: dir })
-    console.log(`tracing on: every platform delivery sampled, spans exported by ${traceExporter}`)
+    const ratio = process.env.BENCH_TRACE_SAMPLE_RATIO ?? '1'
+    await startTelemetry('bench-dispatch', { TRACE_EXPORTER: traceExporter, DATA_DIR: dir, TRACE_SAMPLE_RATIO: ratio })
+    console.log(`tracing on: platform deliveries sampled at TRACE_SAMPLE_RATIO ${ratio}, spans exported by ${traceExporter}`)
   }
   const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'
   const emulators = DEPLOYED ? await benchEmulators(['firestore'], project) : null
@@ -193,11 +197,13 @@ async function main() {
     }
     if (captured) {
       const payloads = captured.taken()
+      fullGc() // the last runs' garbage collected now, not during this one
       await quietFrom() // the set-up's writes settled first: they are not this run's
       return section(`dispatch-platform-round-${round}`, async () => {
         let next = 0
         const started = performance.now()
         const cpuStart = processCpuUs()
+        const meter = mainThreadMeter()
         await Promise.all(
           Array.from({ length: IN_FLIGHT }, async () => {
             while (next < payloads.length) {
@@ -207,10 +213,12 @@ async function main() {
           }),
         )
         const rate = (N * 1000) / (performance.now() - started)
+        mainThread.platform = meter.per(N)
         cpuPer.platform = ((await quietFrom()) - cpuStart) / N
         return rate
       })
     }
+    fullGc() // the last runs' garbage collected now, not during this one
     await quietFrom() // the set-up's writes settled first (their WAL checkpoints): they are not this run's
     return section(`dispatch-platform-round-${round}`, async () => {
       let done = 0
@@ -218,12 +226,14 @@ async function main() {
       const all = new Promise<void>((r) => (resolveAll = r))
       const started = performance.now()
       const cpuStart = processCpuUs()
+      const meter = mainThreadMeter()
       const runner = await deps.tasks.start(async (payload) => {
         await handler(payload)
         if (++done === N) resolveAll()
       })
       await all
       const elapsed = performance.now() - started
+      mainThread.platform = meter.per(N)
       await runner.close()
       // charged until the process is idle again: its checkpoints and spans still to export are its own
       cpuPer.platform = ((await quietFrom()) - cpuStart) / N
@@ -235,10 +245,15 @@ async function main() {
   async function bareRound(): Promise<number> {
     round++
     const bodies = Array.from({ length: N }, (_, i) => ({ id: `evt_${round}_${i}`, body: Buffer.from(bodyFor(`evt_${round}_${i}`)) }))
-    let next = 0
+    fullGc()
     await quietFrom()
+    return section(`dispatch-bare-round-${round}`, () => bareTimed(bodies))
+  }
+  async function bareTimed(bodies: Array<{ id: string; body: Buffer }>): Promise<number> {
+    let next = 0
     const started = performance.now()
     const cpuStart = processCpuUs()
+    const meter = mainThreadMeter()
     // untraced whether or not tracing is on: the control is bare undici
     await untraced(() =>
       Promise.all(
@@ -253,6 +268,7 @@ async function main() {
       ),
     )
     const rate = (N * 1000) / (performance.now() - started)
+    mainThread.bare = meter.per(N)
     cpuPer.bare = ((await quietFrom()) - cpuStart) / N
     return rate
   }
@@ -286,7 +302,7 @@ async function main() {
     cpu.push(cpuPer.bare / cpuPer.platform)
     bare.push(b)
     console.log(
-      `round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${((100 * p) / b).toFixed(1)}%; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs`,
+      `round ${r + 1} (${platformFirst ? 'platform first' : 'bare first'}): platform ${p.toFixed(0)}/s, bare ${b.toFixed(0)}/s, ratio ${((100 * p) / b).toFixed(1)}%; CPU per delivery platform ${cpuPer.platform.toFixed(0)} µs, bare ${cpuPer.bare.toFixed(0)} µs; main thread per delivery: platform ${mainThread.platform.text}, bare ${mainThread.bare.text}`,
     )
   }
   const p = median(platform)

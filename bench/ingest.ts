@@ -49,8 +49,6 @@ import { Readable } from 'node:stream'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
 import type { AddressInfo } from 'node:net'
 import Fastify from 'fastify'
 import type { DocumentSnapshot } from '@google-cloud/firestore'
@@ -73,7 +71,7 @@ import { decodeBatchMessage } from '../shared/src/domain/ingest/batch-message.ts
 import { buildApp as buildEdge } from '../services/edge-ingest/src/app.ts'
 import { handleBatchMessage } from '../services/upsert-worker/src/handle-batch.ts'
 import { benchEmulators } from './lib/emulators.ts'
-import { processCpuUs, quietFrom } from './lib/quiet.ts'
+import { fullGc, processCpuUs, quietFrom } from './lib/quiet.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
@@ -88,8 +86,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (options: obj
 
 const execFileAsync = promisify(execFile)
 
-setFlagsFromString('--expose-gc')
-const gc = runInNewContext('gc') as () => void
+const gc = fullGc
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)

@@ -19,7 +19,9 @@ describe('bench:dispatch --deployed, tiny size', () => {
     })
     expect(stdout).toMatch(/deployed shape: the stores on the Firestore emulator \S+\n/)
     // mutation, tried: a deployed round whose attempts do not succeed throws, and prints no round
-    expect(stdout).toMatch(/round 1 \(platform first\): platform \d+\/s, bare \d+\/s, ratio [\d.]+%; CPU per delivery platform \d+ µs, bare \d+ µs\n/)
+    expect(stdout).toMatch(
+      /round 1 \(platform first\): platform \d+\/s, bare \d+\/s, ratio [\d.]+%; CPU per delivery platform \d+ µs, bare \d+ µs; main thread per delivery: platform CPU\/wall \d+\/\d+ µs, loop busy \d+%, bare CPU\/wall \d+\/\d+ µs, loop busy \d+%\n/,
+    )
     expect(stdout).toMatch(/dispatch, CPU time: bare CPU per delivery \/ platform CPU per delivery [\d.]+%/)
   }, 180_000)
 })
