@@ -8,7 +8,7 @@
  * the minute) against its control in this same process (the same buffer keeping each expiry to
  * the millisecond, as it did before: the latest-success instant, kept 400 days after the attempt,
  * then had an expiry per attempt, and each expiry is a store write). Alternating rounds
- * (BENCH_ROUNDS, 3); per side the Firestore commits and this process's CPU per attempt
+ * (BENCH_ROUNDS, 3; BENCH_ATTEMPTS, 200, per run); per side the Firestore commits and this process's CPU per attempt
  * (the Firestore client's work; the emulator runs in its own process and is not counted).
  */
 import { Firestore } from '@google-cloud/firestore'
@@ -22,7 +22,7 @@ import { healthChanges } from '../shared/src/domain/webhooks/endpoint-health.ts'
 import type { Counters } from '../shared/src/ports/counters.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
-const ATTEMPTS = 200
+const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? 200)
 const ENDPOINTS = 20
 const SPACING_MS = 10
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!

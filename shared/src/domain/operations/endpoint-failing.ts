@@ -98,6 +98,9 @@ export async function noteEndpointOutcome(deps: HealthDeps, integration: Integra
 
 /** Writes the endpoint's mark and sends the operational events; returns the change of state, if any. */
 async function noteAndEmit(deps: HealthDeps, integration: IntegrationRecord, outcome: EndpointOutcome): Promise<EndpointHealthChanged | null> {
+  // a success on an endpoint that was not failing (almost every attempt) changes nothing: no work
+  // at all, not even the host's URL parse below (the check inside the try narrows the type)
+  if (outcome.kind === 'succeeded' && !integration.failing) return null
   const endpoint = { account_id: integration.account_id, integration_id: integration.id, host: hostOf(integration.url), name: integration.name ?? null }
   const now = new Date(deps.clock.now()).toISOString()
   let changed: EndpointHealthChanged | null = null
