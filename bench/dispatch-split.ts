@@ -27,8 +27,6 @@
  * shared 2-core machine one run of the same code moves by ±15 %. Sizes: BENCH_DELIVERIES (1000)
  * per run, BENCH_ROUNDS (15).
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -41,12 +39,12 @@ import { createPlatformDeps } from '../shared/src/platform/deps.ts'
 import type { PlatformDeps } from '../shared/src/ports/deps.ts'
 import type { DeliveryLog } from '../shared/src/ports/delivery-log.ts'
 import type { WebhookSender } from '../shared/src/ports/webhook-sender.ts'
-import type { TaskScheduler } from '../shared/src/ports/task-scheduler.ts'
 import type { DeliveryRecord } from '../shared/src/model/records.ts'
 import { createDelivery, readDeliveryTask } from '../shared/src/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
-import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
+import { signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 import { makeBenchAccount } from './lib/bench-tenant.ts'
+import { capturingTasks, eachInFlight, makeBenchIntegration, startBenchReceiver } from './lib/delivery-bench.ts'
 import { fullGc, quietFrom } from './lib/quiet.ts'
 import { mainThreadMeter } from './lib/main-thread.ts'
 
@@ -54,24 +52,6 @@ const N = Number(process.env.BENCH_DELIVERIES ?? 1000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
 const IN_FLIGHT = 50
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-/** A scheduler that keeps what is enqueued and runs nothing: the handler-only variants run the payloads themselves. */
-function capturingTasks(): TaskScheduler & { taken(): Buffer[] } {
-  let payloads: Buffer[] = []
-  return {
-    ensureQueue: async () => {},
-    enqueue: async (task) => {
-      payloads.push(task.payload)
-    },
-    start: async () => ({ close: async () => {} }),
-    close: async () => {},
-    taken() {
-      const out = payloads
-      payloads = []
-      return out
-    },
-  }
-}
 
 /** The delivery log in memory: each read a shallow copy (the handler makes new records, it changes none). */
 function memoryDeliveryLog(): DeliveryLog {
@@ -98,16 +78,8 @@ async function main() {
       .map((x) => x.toFixed(1))
       .join(' ')})`,
   )
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'))
-  })
-  server.keepAliveTimeout = 30_000
-  let connections = 0
-  server.on('connection', () => connections++)
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const url = `${origin}/hook`
+  const receiver = await startBenchReceiver()
+  const { origin, url } = receiver
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-split-'))
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -125,20 +97,7 @@ async function main() {
   const now = new Date().toISOString()
   const accountId = randomUUID()
   await makeBenchAccount(deps, accountId, now)
-  const secret = generateSigningSecret()
-  const integrationId = `int_split_${Date.now()}`
-  await deps.tenants.createIntegration({
-    id: integrationId,
-    account_id: accountId,
-    url,
-    payload_version: 2,
-    tiers: { contact_handles: true, sensitive_traits: false },
-    active: true,
-    disabled_reason: null,
-    signing_secrets: [{ secret, created_at: now, expires_at: null }],
-    created_at: now,
-    updated_at: now,
-  })
+  const { integrationId, secret } = await makeBenchIntegration(deps, accountId, url, now)
   // a webhook body of the size bench:dispatch sends (a V2 event: about 2 KB)
   const bodyOf = (id: string) =>
     JSON.stringify({
@@ -180,15 +139,10 @@ async function main() {
     fullGc()
     await quietFrom()
     const meter = mainThreadMeter()
-    let next = 0
-    await Promise.all(
-      Array.from({ length: IN_FLIGHT }, async () => {
-        while (next < payloads.length) {
-          const outcome = await handler(payloads[next++]!, { queue: 'split' })
-          if (outcome !== 'succeeded') throw new Error(`a delivery ended ${outcome}`)
-        }
-      }),
-    )
+    await eachInFlight(payloads, IN_FLIGHT, async (payload) => {
+      const outcome = await handler(payload, { queue: 'split' })
+      if (outcome !== 'succeeded') throw new Error(`a delivery ended ${outcome}`)
+    })
     return meter.per(N).cpuUs
   }
   const memoryLog = memoryDeliveryLog()
@@ -230,15 +184,7 @@ async function main() {
       fullGc()
       await quietFrom()
       const meter = mainThreadMeter()
-      let next = 0
-      await Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next < bodies.length) {
-            const b = bodies[next++]!
-            await bareSend(b.id, b.body)
-          }
-        }),
-      )
+      await eachInFlight(bodies, IN_FLIGHT, (b) => bareSend(b.id, b.body))
       return meter.per(N).cpuUs
     },
   }
@@ -250,9 +196,9 @@ async function main() {
     const got: Record<string, number> = {}
     const opened: string[] = []
     for (const name of order) {
-      const before = connections
+      const before = receiver.connections()
       got[name] = await variants[name]!()
-      if (r >= 0 && connections > before) opened.push(`${name} ${connections - before}`)
+      if (r >= 0 && receiver.connections() > before) opened.push(`${name} ${receiver.connections() - before}`)
     }
     // every side keeps its connections between runs; a run that opened some paid for it (say so)
     if (opened.length > 0) console.log(`  connections opened in round ${r + 1}: ${opened.join(', ')}`)
@@ -274,8 +220,7 @@ async function main() {
   await pool.close()
   await deps.close()
   await scheduled.close()
-  server.closeAllConnections()
-  server.close()
+  receiver.close()
   rmSync(dir, { recursive: true, force: true })
 }
 

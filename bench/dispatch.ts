@@ -23,8 +23,6 @@
  * the route adds around the handler (fastify, the caller check) is left out on this side; the bare
  * loop is unchanged.
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,15 +37,15 @@ import { assembleContact } from '../shared/src/domain/contacts/assemble.ts'
 import { buildWebhookEventV2 } from '../shared/src/domain/webhooks/build-event.ts'
 import { createDelivery } from '../shared/src/domain/webhooks/deliveries.ts'
 import { createDeliveryTaskHandler } from '../shared/src/domain/webhooks/deliver.ts'
-import { generateSigningSecret, signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
+import { signatureHeaders } from '../shared/src/domain/webhooks/signing.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { fullGc, processCpuUs, quietFrom } from './lib/quiet.ts'
 import { mainThreadMeter, noUse, type MainThreadUse } from './lib/main-thread.ts'
 import { startTelemetry, stopTelemetry } from '../shared/src/platform/telemetry.ts'
 import { untraced } from '../shared/src/logging/trace-propagation.ts'
-import type { TaskScheduler } from '../shared/src/ports/task-scheduler.ts'
 import { benchEmulators } from './lib/emulators.ts'
 import { makeBenchAccount } from './lib/bench-tenant.ts'
+import { capturingTasks, eachInFlight, makeBenchIntegration, startBenchReceiver } from './lib/delivery-bench.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -57,23 +55,6 @@ const IN_FLIGHT = 50
 /** `--deployed`: the stores on Firestore, attempts run as Cloud Tasks' pushes run them */
 const DEPLOYED = process.argv.includes('--deployed')
 
-/** A scheduler that keeps what is enqueued (the deployed side runs the payloads itself) and runs nothing. */
-function capturingTasks(): TaskScheduler & { taken(): Buffer[] } {
-  let payloads: Buffer[] = []
-  return {
-    ensureQueue: async () => {},
-    enqueue: async (task) => {
-      payloads.push(task.payload)
-    },
-    start: async () => ({ close: async () => {} }),
-    close: async () => {},
-    taken() {
-      const out = payloads
-      payloads = []
-      return out
-    },
-  }
-}
 /** BENCH_CPU_PROFILE=<folder>: a CPU profile of each platform round's timed section (not its set-up) */
 const section = sectionProfiler()
 
@@ -89,14 +70,8 @@ async function main() {
       .map((x) => x.toFixed(1))
       .join(' ')})`,
   )
-  const server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'))
-  })
-  server.keepAliveTimeout = 30_000
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const url = `${origin}/hook`
+  const receiver = await startBenchReceiver()
+  const { origin, url } = receiver
 
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-dispatch-'))
   const traceExporter = process.env.BENCH_TRACE_EXPORTER
@@ -127,20 +102,7 @@ async function main() {
   const now = new Date().toISOString()
   const accountId = randomUUID()
   await makeBenchAccount(deps, accountId, now)
-  const secret = generateSigningSecret()
-  const integrationId = `int_bench_${Date.now()}`
-  await deps.tenants.createIntegration({
-    id: integrationId,
-    account_id: accountId,
-    url,
-    payload_version: 2,
-    tiers: { contact_handles: true, sensitive_traits: false },
-    active: true,
-    disabled_reason: null,
-    signing_secrets: [{ secret, created_at: now, expires_at: null }],
-    created_at: now,
-    updated_at: now,
-  })
+  const { integrationId, secret } = await makeBenchIntegration(deps, accountId, url, now)
 
   const record: ContactRecord = {
     id: contactIdFor(accountId, 'crm', 'bench'),
@@ -200,18 +162,13 @@ async function main() {
       fullGc() // the last runs' garbage collected now, not during this one
       await quietFrom() // the set-up's writes settled first: they are not this run's
       return section(`dispatch-platform-round-${round}`, async () => {
-        let next = 0
         const started = performance.now()
         const cpuStart = processCpuUs()
         const meter = mainThreadMeter()
-        await Promise.all(
-          Array.from({ length: IN_FLIGHT }, async () => {
-            while (next < payloads.length) {
-              const outcome = await handler(payloads[next++]!)
-              if (outcome !== 'succeeded') throw new Error(`a delivery ended ${outcome}`)
-            }
-          }),
-        )
+        await eachInFlight(payloads, IN_FLIGHT, async (payload) => {
+          const outcome = await handler(payload)
+          if (outcome !== 'succeeded') throw new Error(`a delivery ended ${outcome}`)
+        })
         const rate = (N * 1000) / (performance.now() - started)
         mainThread.platform = meter.per(N)
         cpuPer.platform = ((await quietFrom()) - cpuStart) / N
@@ -250,22 +207,16 @@ async function main() {
     return section(`dispatch-bare-round-${round}`, () => bareTimed(bodies))
   }
   async function bareTimed(bodies: Array<{ id: string; body: Buffer }>): Promise<number> {
-    let next = 0
     const started = performance.now()
     const cpuStart = processCpuUs()
     const meter = mainThreadMeter()
     // untraced whether or not tracing is on: the control is bare undici
     await untraced(() =>
-      Promise.all(
-        Array.from({ length: IN_FLIGHT }, async () => {
-          while (next < bodies.length) {
-            const b = bodies[next++]!
-            const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
-            const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
-            await res.body.text()
-          }
-        }),
-      ),
+      eachInFlight(bodies, IN_FLIGHT, async (b) => {
+        const headers = signatureHeaders([secret], b.id, Date.now(), b.body) as unknown as Record<string, string>
+        const res = await pool.request({ path: '/hook', method: 'POST', body: b.body, headers: { 'content-type': 'application/json', ...headers } })
+        await res.body.text()
+      }),
     )
     const rate = (N * 1000) / (performance.now() - started)
     mainThread.bare = meter.per(N)
@@ -320,8 +271,7 @@ async function main() {
   await deps.close()
   await emulators?.stop()
   await stopTelemetry()
-  server.closeAllConnections()
-  server.close()
+  receiver.close()
   rmSync(dir, { recursive: true, force: true })
   process.exit(0)
 }
