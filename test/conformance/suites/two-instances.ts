@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { Firestore } from '@google-cloud/firestore'
 import { openEmbeddedDb, type EmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
 import { tempDataDir } from '../../helpers/embedded.ts'
@@ -32,9 +33,15 @@ export async function twoEmbeddedInstances<S extends Closable>(make: (db: Embedd
   }
 }
 
-/** Two instances of a Firestore adapter on two clients of the emulator, as two Cloud Run instances would be. */
+/**
+ * Two instances of a Firestore adapter on two clients of the emulator, as two Cloud Run instances
+ * would be. They share a project of their own: the emulator keeps each project's data apart, and
+ * some ports keep one project-wide document (the tenant configuration version), which other test
+ * files writing to the shared project at the same time would change under the suite.
+ */
 export async function twoFirestoreInstances<S extends Closable>(make: (fs: Firestore) => S): Promise<TwoInstances<S>> {
-  const clients = [0, 1].map(() => new Firestore({ projectId: process.env.EMULATOR_PROJECT ?? 'demo-lsv-test' }))
+  const projectId = `${process.env.EMULATOR_PROJECT ?? 'demo-lsv-test'}-${randomBytes(4).toString('hex')}`
+  const clients = [0, 1].map(() => new Firestore({ projectId }))
   const [store, other] = clients.map((fs) => make(fs)) as [S, S]
   return {
     store,
