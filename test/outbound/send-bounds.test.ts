@@ -1,9 +1,10 @@
 /**
- * One send's bounds (adapters/outbound-http/send.ts), against a real loopback receiver: a send
- * that is answered leaves no deadline timer behind (AbortSignal.timeout's could not be cleared:
- * every delivery left one to fire 15 s later, thousands pending at once under load), and the
- * bounded read still keeps the first bytes of the answer and hangs up on a body past the cap. The
- * hostile receivers (hang, drip, endless body) are test/reliability/webhook-receivers.test.ts.
+ * One send's bounds (adapters/outbound-http/send.ts), against a real loopback receiver: sends
+ * share one deadline sweep instead of a timer each (AbortSignal.timeout's could not even be
+ * cleared: every delivery left one to fire 15 s later, thousands pending at once under load), and
+ * the bounded read still keeps the first bytes of the answer and hangs up on a body past the cap.
+ * The deadline itself, with a short bound, is test/outbound/send-deadline.test.ts; the hostile
+ * receivers at the real bound (hang, drip, endless body) are test/reliability/webhook-receivers.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHook } from 'node:async_hooks'
@@ -11,11 +12,15 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Agent } from 'undici'
 import { EXCERPT_BYTES, MAX_RESPONSE_BYTES, postOnce, SEND_TIMEOUT_MS, targetOf } from '@lsv/shared/adapters/outbound-http/send.ts'
+import { createDeadlines } from '@lsv/shared/adapters/outbound-http/deadlines.ts'
 
 let server: Server
 let origin: string
 const agent = new Agent({ connections: 8 })
 let bytesWritten = 0
+/** a bound of the sender's own length, with a sweep period no other timer here has */
+const SWEEP_MS = 37
+const deadlines = createDeadlines({ boundMs: SEND_TIMEOUT_MS, everyMs: SWEEP_MS })
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -47,27 +52,29 @@ afterAll(async () => {
 })
 
 describe('one send', () => {
-  it('leaves no deadline timer pending once the receiver answered', async () => {
-    const pending = new Set<number>()
+  it('sets no timer of its own: sends under way share one sweep, which stops once they are answered', async () => {
+    const timers: string[] = []
     const hook = createHook({
-      // the timers of the send bound's duration (the sockets' own keep-alive timers are others)
-      init: (id, type, _trigger, resource) => {
-        if (type === 'Timeout' && (resource as { _idleTimeout?: number })._idleTimeout === SEND_TIMEOUT_MS) pending.add(id)
-      },
-      destroy: (id) => {
-        pending.delete(id)
+      init: (_id, type, _trigger, resource) => {
+        // the sockets' own keep-alive and undici's fast timers are others: count timers of the
+        // send bound's duration (a timer per send) and of the shared sweep's period
+        const ms = (resource as { _idleTimeout?: number })._idleTimeout
+        if (type === 'Timeout' && (ms === SEND_TIMEOUT_MS || ms === SWEEP_MS)) timers.push(`${ms} ms`)
       },
     }).enable()
     let answers: Awaited<ReturnType<typeof postOnce>>[]
     try {
-      answers = await Promise.all(Array.from({ length: 10 }, (_, i) => postOnce(agent, `${origin}/hook-${i}`, Buffer.from('{}'), {})))
-      // destroy hooks run after the turn that cleared the timer
-      await new Promise((r) => setImmediate(r))
+      answers = await Promise.all(Array.from({ length: 10 }, (_, i) => postOnce(agent, `${origin}/hook-${i}`, Buffer.from('{}'), {}, deadlines)))
     } finally {
       hook.disable()
     }
     expect(answers.map((a) => a.statusCode)).toEqual(Array(10).fill(202))
-    expect(pending.size).toBe(0)
+    // the old sender set one 15 s timer per send (ten here)
+    expect(timers).toEqual([`${SWEEP_MS} ms`])
+    expect(deadlines.size).toBe(0)
+    // the sweep notices nothing is under way at its next turn, and clears its interval
+    await new Promise((r) => setTimeout(r, SWEEP_MS * 3))
+    expect(deadlines.sweeping).toBe(false)
   })
 
   it('keeps the answer’s first bytes and headers', async () => {
@@ -96,7 +103,7 @@ describe('where a send goes', () => {
     expect(targetOf('http://hooks.example')).toEqual({ origin: 'http://hooks.example', path: '/' })
   })
 
-  it('leaves a URL undici refuses to request(url), which fails it as before', async () => {
+  it('fails a URL undici refuses with undici’s own code, and sends nothing', async () => {
     expect(targetOf('ftp://hooks.example/in')).toBeNull()
     expect(targetOf('not a url')).toBeNull()
     const answer = await postOnce(agent, 'ftp://hooks.example/in', Buffer.from('{}'), {})
