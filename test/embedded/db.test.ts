@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { open } from 'node:fs/promises'
-import { statSync } from 'node:fs'
+import { readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { DatabaseSync } from 'node:sqlite'
 import { join } from 'node:path'
 import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
@@ -24,6 +24,15 @@ function freshDb(table = 'CREATE TABLE t (v INTEGER)') {
   cleanups.unshift(() => edb.close())
   if (table) edb.db.exec(table)
   return { dir, edb }
+}
+
+/** where a descriptor of /proc/self/fd points ('' for one closed while listing) */
+function readlinkOr(path: string): string {
+  try {
+    return readlinkSync(path)
+  } catch {
+    return ''
+  }
 }
 
 /** the prototype of node's FileHandle (not exported), to count datasync calls */
@@ -56,9 +65,17 @@ describe('embedded db: syncWal (group commit)', () => {
     const { dir, edb } = freshDb()
     const proto = await fileHandlePrototype(join(dir, 'probe'))
     const datasync = vi.spyOn(proto, 'datasync').mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }))
+    // descriptors of this process open on the WAL: SQLite's own, plus the syncer's handle
+    const wal = join(realpathSync(dir), 'platform.db-wal')
+    const onWal = () => readdirSync('/proc/self/fd').filter((fd) => readlinkOr(`/proc/self/fd/${fd}`) === wal).length
+    const sqliteOwn = onWal()
     await expect(edb.syncWal()).rejects.toThrow('EIO')
+    // the failed sync's handle is closed, not left for a garbage collection to close (with
+    // node's warning; the old syncer kept it open: one descriptor more per failed sync)
+    await vi.waitFor(() => expect(onWal()).toBe(sqliteOwn))
     await expect(edb.syncWal()).resolves.toBeUndefined()
     expect(datasync).toHaveBeenCalledTimes(2)
+    expect(onWal()).toBe(sqliteOwn + 1)
   })
 
   it('rejects after close', async () => {

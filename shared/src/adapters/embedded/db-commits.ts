@@ -110,11 +110,15 @@ export function walSyncer(file: string, closed: () => boolean): { sync(): Promis
   let running: Promise<void> | null = null
   let queued: Promise<void> | null = null
   async function syncOnce(): Promise<void> {
-    wal ??= open(file, 'r+')
+    const handle = (wal ??= open(file, 'r+'))
     try {
-      await (await wal).datasync()
+      await (await handle).datasync()
     } catch (err) {
-      wal = null // a failed open or sync is not cached: the next call opens the file again
+      // a failed open or sync is not cached: the next call opens the file again. The handle of a
+      // failed sync is closed here: dropped, it held its descriptor until a garbage collection
+      // closed it (with node's warning, an error in a later node)
+      if (wal === handle) wal = null
+      void handle.then((h) => h.close()).catch(() => {})
       throw err
     }
   }
