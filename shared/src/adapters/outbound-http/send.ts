@@ -39,8 +39,8 @@ export function targetOf(url: string): Target | null {
 
 /**
  * The whole-exchange bound every send shares: one sweep for all sends under way, not a timer and
- * an AbortController per send (together they cost a delivery about 50 µs of main-thread CPU,
- * measured in docs/performance.md, "Ninth pass").
+ * an AbortController per send (that deadline alone cost a delivery about 50 µs of main-thread CPU:
+ * docs/performance.md, "Eighth pass" and "Ninth pass").
  */
 const sendDeadlines: Deadlines = createDeadlines({ boundMs: SEND_TIMEOUT_MS })
 
