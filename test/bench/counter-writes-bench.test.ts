@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { runBench } from './support/run-bench.ts'
 
 /**
  * bench:counter-writes (bench/counter-writes.ts) with one round: the endpoint health counters of
@@ -12,11 +9,7 @@ const run = promisify(execFile)
  */
 describe('bench:counter-writes, one round', () => {
   it('counts the store writes of both sides: a few for the buffer, one per attempt for the control', async () => {
-    const { stdout } = await run(process.execPath, ['bench/counter-writes.ts'], {
-      env: { ...process.env, BENCH_ROUNDS: '1', BENCH_ATTEMPTS: '60' },
-      timeout: 150_000,
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    const stdout = await runBench(['bench/counter-writes.ts'], { BENCH_ROUNDS: '1', BENCH_ATTEMPTS: '60' })
     const m = /counter writes: (\d+) commits for 60 attempts against (\d+) \(control\)/.exec(stdout)
     expect(m, stdout).not.toBeNull()
     // mutation: expiries not rounded in counter-buffer.ts -> both sides about 60

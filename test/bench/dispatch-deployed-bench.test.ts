@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { runBench } from './support/run-bench.ts'
 
 /**
  * bench:dispatch `--deployed` (bench/dispatch.ts: the delivery log and tenant store on Firestore,
@@ -12,11 +9,7 @@ const run = promisify(execFile)
  */
 describe('bench:dispatch --deployed, tiny size', () => {
   it('delivers every attempt through the Firestore stores and prints the CPU per delivery of both sides', async () => {
-    const { stdout } = await run(process.execPath, ['bench/dispatch.ts', '--deployed'], {
-      env: { ...process.env, BENCH_DELIVERIES: '20', BENCH_ROUNDS: '1', BENCH_WARMUP_ROUNDS: '0' },
-      timeout: 150_000,
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    const stdout = await runBench(['bench/dispatch.ts', '--deployed'], { BENCH_DELIVERIES: '20', BENCH_ROUNDS: '1', BENCH_WARMUP_ROUNDS: '0' })
     expect(stdout).toMatch(/deployed shape: the stores on the Firestore emulator \S+\n/)
     // mutation, tried: a deployed round whose attempts do not succeed throws, and prints no round
     expect(stdout).toMatch(

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { runBench } from './support/run-bench.ts'
 
 /**
  * bench:dispatch-split (bench/dispatch-split.ts: a delivery's main-thread time taken apart, each
@@ -12,11 +9,7 @@ const run = promisify(execFile)
  */
 describe('bench:dispatch-split, tiny size', () => {
   it('runs every variant and prints its main-thread CPU per delivery', async () => {
-    const { stdout } = await run(process.execPath, ['bench/dispatch-split.ts'], {
-      env: { ...process.env, BENCH_DELIVERIES: '20', BENCH_ROUNDS: '1' },
-      timeout: 150_000,
-      maxBuffer: 16 * 1024 * 1024,
-    })
+    const stdout = await runBench(['bench/dispatch-split.ts'], { BENCH_DELIVERIES: '20', BENCH_ROUNDS: '1' })
     for (const variant of ['platform', 'memory log', 'lean sender', 'pooled sender', 'no listeners', 'scheduler', 'bare'])
       expect(stdout).toMatch(new RegExp(`\\n  ${variant} +\\d+ `))
   }, 180_000)

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { runBench } from './support/run-bench.ts'
 
 /**
  * bench:ingest part E (`--deployed`: the edge on the Firestore and Pub/Sub adapters against the
@@ -12,10 +9,11 @@ const run = promisify(execFile)
  */
 describe('bench:ingest --deployed, tiny size', () => {
   it('answers every push and batch with 202 on both sides and prints the CPU figures and the ratios', async () => {
-    const { stdout } = await run(process.execPath, ['bench/ingest.ts', '--deployed'], {
-      env: { ...process.env, BENCH_ROUNDS: '1', BENCH_DEPLOYED_PUSHES: '24', BENCH_DEPLOYED_CONNECTIONS: '8', BENCH_DEPLOYED_BATCHES: '1' },
-      timeout: 150_000,
-      maxBuffer: 16 * 1024 * 1024,
+    const stdout = await runBench(['bench/ingest.ts', '--deployed'], {
+      BENCH_ROUNDS: '1',
+      BENCH_DEPLOYED_PUSHES: '24',
+      BENCH_DEPLOYED_CONNECTIONS: '8',
+      BENCH_DEPLOYED_BATCHES: '1',
     })
     // per round: CPU µs per push and ms per batch, edge/bare, and the requests/s of each side
     expect(stdout).toMatch(

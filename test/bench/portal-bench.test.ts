@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-
-const run = promisify(execFile)
+import { runBench } from './support/run-bench.ts'
 
 /**
  * bench:portal (bench/portal.ts) at a small scale (BENCH_SMALL=1: 120 contacts, deliveries and
@@ -11,11 +8,7 @@ const run = promisify(execFile)
  */
 describe('bench:portal, small scale', () => {
   it('fills the account, walks every GET screen of the route table and its later pages, and gives each a verdict', async () => {
-    const { stdout } = await run(process.execPath, ['bench/portal.ts'], {
-      env: { ...process.env, BENCH_SMALL: '1' },
-      timeout: 120_000,
-      maxBuffer: 64 * 1024 * 1024,
-    })
+    const stdout = await runBench(['bench/portal.ts'], { BENCH_SMALL: '1' }, { timeoutMs: 120_000, maxBufferBytes: 64 * 1024 * 1024 })
     const rows = stdout.split('\n').filter((l) => / (PASS|FAIL)$/.test(l))
     const timed = (label: string) => rows.some((l) => l.startsWith(`${label} `))
     // screens from the route table, parameters filled (mutation, tried: isScreen matching
