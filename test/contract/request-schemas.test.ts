@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { TSchema } from 'typebox'
-import { createValidatorCompiler } from '@lsv/shared/http/validation.ts'
+import { createValidatorCompiler } from '@lsv/shared/http/route-schema-compilers.ts'
 import { MintLinkBody, MintLinkResponse } from '@lsv/shared/contract/links.ts'
 import { ContactsPushBodyDocumented, PartnerCrmContactBody, PushAccepted } from '@lsv/shared/contract/push.ts'
 import { IncludeQuery } from '@lsv/shared/contract/read.ts'

@@ -76,13 +76,16 @@ it('a message held by a consumer that is SIGKILLed goes to another consumer once
 it('a handler that works longer than the lease keeps the message: the heartbeat renews the lease, no one else gets it', async () => {
   const { dir, cleanup } = tempDataDir()
   cleanups.push(cleanup)
-  const a = adapter(dir, { leaseMs: 300 })
-  const b = adapter(dir, { leaseMs: 300 })
+  // a lease of 1 s: the renewal every third of it is a timer on the event loop and a commit under
+  // the database's write lock. With 300 ms, a full `npm test` at load 20 delayed one renewal past
+  // the 200 ms left and b took the message although the heartbeat ran
+  const a = adapter(dir, { leaseMs: 1000 })
+  const b = adapter(dir, { leaseMs: 1000 })
   const deliveries: Array<{ by: string; attempt: number }> = []
   let finished = 0
   const slow = (by: string) => async (m: QueueMessage) => {
     deliveries.push({ by, attempt: m.deliveryAttempt })
-    await sleep(2000) // more than six leases
+    await sleep(3500) // three and a half leases
     finished++
     return 'ack' as const
   }
@@ -90,7 +93,7 @@ it('a handler that works longer than the lease keeps the message: the heartbeat 
   const subB = await b.subscribe('contact-batches', slow('b'))
   await a.publish('contact-batches', Buffer.from('a long batch'))
   await waitFor(() => finished === 1, 'the slow handler', 30_000)
-  await sleep(400) // a redelivery after the ack would show up here
+  await sleep(1200) // a redelivery after the ack would show up here (more than a lease)
   await subA.close()
   await subB.close()
   expect(deliveries).toHaveLength(1)

@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { registerJsonBodyParser } from './json-body.ts'
 import { registerErrorHandling, sendError, toAppError } from './error-handler.ts'
-import { createValidatorCompiler, formatSchemaErrors } from './validation.ts'
+import { formatSchemaErrors } from './validation.ts'
+import { createSerializerCompiler, createValidatorCompiler } from './route-schema-compilers.ts'
 import { traceLogFields } from '../logging/trace.ts'
 import { requestTraceContext } from '../logging/trace-propagation.ts'
 import { REQUEST_SCOPED_LOGGER, withTraceFields } from '../logging/trace-scope.ts'
@@ -115,7 +116,9 @@ export function buildBaseApp(options: BaseAppOptions): App {
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors, dataVar),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // compiled once per schema for the process, whichever route or app declares it again
   app.setValidatorCompiler(createValidatorCompiler())
+  app.setSerializerCompiler(createSerializerCompiler())
   registerJsonBodyParser(app)
   registerErrorHandling(app)
 

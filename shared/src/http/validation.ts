@@ -1,21 +1,5 @@
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js'
-import type { FastifySchemaCompiler } from 'fastify'
+import type { ErrorObject } from 'ajv/dist/2020.js'
 import type { ValidationIssue } from '../errors/app-error.ts'
-import { createAjv } from '../contract/ajv.ts'
-
-/**
- * Route validation: bodies are validated strictly (no type coercion: `"5"` is not `5`);
- * querystring, params and headers are coerced, as they only ever arrive as strings.
- */
-export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  // every problem is reported as an issue; schema defaults are filled in (MintLinkBody `type`)
-  const forBodies = createAjv({ allErrors: true, useDefaults: true })
-  const forStrings = createAjv({ allErrors: true, useDefaults: true, coerceTypes: 'array' })
-  return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? forBodies : forStrings
-    return ajv.compile(schema as object) as ValidateFunction
-  }
-}
 
 /**
  * The most issues a validation error lists (in `issues`, and in the message of a portal page).
