@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { freePort } from './free-port.ts'
 
 /**
@@ -31,4 +33,17 @@ export function localStackEnv(dataDir: string, ports: LocalStackPorts): Record<s
     UPSERT_WORKER_PORT: String(ports.worker),
     WEBHOOK_DISPATCHER_PORT: String(ports.dispatcher),
   }
+}
+
+/**
+ * The arguments `npm start` gives node (package.json's `start` after `node`: its preloads, the
+ * module compile cache's among them, then scripts/start-local.ts), so a test or bench that starts
+ * the stack as a child runs what a user runs, from the repository's root.
+ */
+export function npmStartArgs(): string[] {
+  const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const [program, ...args] = pkg.scripts.start.trim().split(/\s+/)
+  if (program !== 'node' || args.at(-1) !== 'scripts/start-local.ts')
+    throw new Error(`package.json's start is not \`node … scripts/start-local.ts\`: ${pkg.scripts.start}`)
+  return args
 }

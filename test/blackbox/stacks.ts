@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { freePort } from '../../scripts/lib/free-port.ts'
+import { npmStartArgs } from '../../scripts/lib/local-stack.ts'
 import { descendantsOf, killTree } from '../../scripts/lib/process-tree.ts'
 import { OPERATOR_TOKEN } from '../management/harness.ts'
 import { alive, cleanUp as cleanUpCloud, ROOT, sleep, startCloud, stopCloud, tempDir, waitForBanner } from '../cloud/support.ts'
@@ -44,7 +45,7 @@ export async function startLocalStack(): Promise<Stack> {
   // embedded adapters: no emulator, whatever the test command's environment holds
   delete env.FIRESTORE_EMULATOR_HOST
   delete env.PUBSUB_EMULATOR_HOST
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, npmStartArgs(), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   locals.add(child)
   let output = ''
   child.stdout!.on('data', (d) => (output += d))

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
+import { freeLocalStackPorts, localStackEnv, npmStartArgs, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
 import type { DemoCredentials } from '../../scripts/lib/demo-tenant.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -53,7 +53,7 @@ export interface LocalStack {
 export async function startLocalStack(options: { operatorToken?: string } = {}): Promise<LocalStack> {
   const ports = await freeLocalStackPorts()
   const dataDir = mkdtempSync(join(tmpdir(), 'lsv-browser-data-'))
-  const child: ChildProcess = spawn(process.execPath, ['scripts/start-local.ts'], {
+  const child: ChildProcess = spawn(process.execPath, npmStartArgs(), {
     cwd: ROOT,
     env: { ...localStackEnv(dataDir, ports), ...(options.operatorToken ? { OPERATOR_TOKEN: options.operatorToken } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@
 import { afterAll } from 'vitest'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
-import { localStackEnv, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
+import { localStackEnv, npmStartArgs, type LocalStackPorts } from '../../scripts/lib/local-stack.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -27,7 +27,7 @@ afterAll(() => {
 })
 
 export function spawnLocalStack(dataDir: string, ports: LocalStackPorts, env: Record<string, string> = {}): LocalStackProcess {
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     cwd: ROOT,
     env: { ...localStackEnv(dataDir, ports), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
@@ -194,9 +194,14 @@ for (const variant of variants)
       expect(await stop(stack), stack.output()).toBe(0)
     }, 90_000)
 
-    it('keeps the demo tenant across restarts and drains again on SIGTERM', async () => {
+    it('keeps the demo tenant across restarts and drains again on SIGTERM; a start keeps its compiled modules', async () => {
       expect(first, 'the first test must have run').toBeTruthy()
-      const stack = startStack(data, ports, env)
+      // a temp folder of its own: npm start's compile cache (scripts/lib/compile-cache.ts) goes
+      // to <tmpdir>/node-compile-cache, and nothing in the stack's clean environment turns it on
+      // otherwise (the preload left out of package.json's start leaves the folder empty)
+      const tmp = tempDataDir('lsv-local-tmpdir-')
+      dataDirs.push(tmp)
+      const stack = startStack(data, ports, { ...env, TMPDIR: tmp.dir })
       await waitReady(stack, ports)
       expect(stack.output()).toContain('Demo tenant loaded')
       expect(stack.output()).not.toContain('Demo tenant created')
@@ -205,6 +210,8 @@ for (const variant of variants)
       await waitForContact(first, contactIdFor(first.account_id, first.api_source, 'ada-1'))
       expect(await connectionSources(first, ports)).toEqual(sourcesAfterFirstRun)
       expect(await stop(stack), stack.output()).toBe(0)
+      const cache = join(tmp.dir, 'node-compile-cache')
+      expect(existsSync(cache) ? readdirSync(cache, { recursive: true }).length : 0, 'compiled modules kept for the next start').toBeGreaterThan(10)
     }, 60_000)
   })
 

@@ -3,6 +3,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { freePort } from '../../scripts/lib/free-port.ts'
+import { npmStartArgs } from '../../scripts/lib/local-stack.ts'
 import { tempDataDir } from '../helpers/embedded.ts'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -21,7 +22,7 @@ async function startAndStop(
   ports: { edge: number; portal: number; worker: number; dispatcher: number },
   check: (banner: string) => Promise<void>,
 ): Promise<void> {
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -13,9 +13,9 @@ export interface Spawned {
   exitedAt(): number | null
 }
 
-/** Starts `node <script>` from the repo root with `env` on top of a minimal environment. */
-export function startNode(script: string, env: Record<string, string>): Spawned {
-  const child = spawn(NODE, [script], {
+/** Starts `node <script>` (or `node <args>`) from the repo root with `env` on top of a minimal environment. */
+export function startNode(script: string | string[], env: Record<string, string>): Spawned {
+  const child = spawn(NODE, [script].flat(), {
     cwd: REPO,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

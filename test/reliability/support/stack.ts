@@ -1,4 +1,5 @@
 import { readDemoCredentials as readStackCredentials, type DemoCredentials } from '../../../scripts/lib/demo-tenant.ts'
+import { npmStartArgs } from '../../../scripts/lib/local-stack.ts'
 import { descendantsOf } from '../../../scripts/lib/process-tree.ts'
 import { freePort, startNode, waitHealthy, type Spawned } from './processes.ts'
 
@@ -28,7 +29,7 @@ function stackEnv(dataDir: string, ports: StackPorts): Record<string, string> {
 }
 
 export async function startStack(dataDir: string, ports: StackPorts): Promise<Spawned> {
-  const p = startNode('scripts/start-local.ts', stackEnv(dataDir, ports))
+  const p = startNode(npmStartArgs(), stackEnv(dataDir, ports))
   await waitHealthy(p, [ports.edge, ports.portal], 120_000)
   return p
 }
