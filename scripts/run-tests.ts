@@ -120,13 +120,14 @@ const passes: Pass[] =
 const passName = (p: Pass) => `vitest --config ${p.config}${p.project ? ` --project ${p.project}` : ''}`
 const tmp = join(process.cwd(), '.tmp')
 /**
- * Every node process the run starts (vitest's workers, and the stacks, services and CLI calls
- * the tests spawn: about 80 of them) keeps V8's compiled code of the modules it loads in one
- * folder, and the next process that loads the same files takes it from there (node's module
- * compile cache, keyed by each file's content and node's version: an edited file is compiled
- * again). A spawned stack or service spends most of its start loading modules: a start-local
- * and CLI subset of the suite took 45 instead of 54 CPU s (docs/performance.md, "Start-up").
- * A caller's own NODE_COMPILE_CACHE (or NODE_DISABLE_COMPILE_CACHE=1) is kept.
+ * Every node process the run starts with its environment (vitest's workers, the static checks,
+ * the CLI calls of the tests) keeps V8's compiled code of the modules it loads in one folder, and
+ * the next process that loads the same files takes it from there (node's module compile cache,
+ * keyed by each file's content and node's version: an edited file is compiled again). The stacks
+ * the tests start in a clean environment use npm start's own cache (scripts/lib/compile-cache.ts);
+ * the deployed shape's services use none, as on Cloud Run. A start-local and CLI subset of the
+ * suite took 45 instead of 54 CPU s (docs/performance.md, "Start-up"). A caller's own
+ * NODE_COMPILE_CACHE (or NODE_DISABLE_COMPILE_CACHE=1) is kept.
  */
 process.env.NODE_COMPILE_CACHE ??= join(tmp, 'node-compile-cache')
 mkdirSync(tmp, { recursive: true })
