@@ -29,7 +29,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import http from 'node:http'
-import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
+import { freeLocalStackPorts, localStackEnv, npmStartArgs, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
 import { readDemoCredentials, type DemoCredentials } from '../scripts/lib/demo-tenant.ts'
 
 const ROOT = join(import.meta.dirname, '..')
@@ -52,7 +52,7 @@ interface Stack {
 /** `npm start` on `dir`, exactly as a developer runs it (its own process, its own ports); `turns`: where bench/turn-cpu.ts writes */
 function startStack(dir: string, ports: Ports, turns?: string): Stack {
   const nodeOptions = [process.env.BENCH_NODE_OPTIONS, turns ? `--import ${join(ROOT, 'bench', 'turn-cpu.ts')}` : undefined].filter(Boolean).join(' ')
-  const child = spawn(process.execPath, ['scripts/start-local.ts'], {
+  const child = spawn(process.execPath, npmStartArgs(), {
     cwd: ROOT,
     env: {
       ...localStackEnv(dir, ports),

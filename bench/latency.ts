@@ -46,7 +46,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { freeLocalStackPorts, localStackEnv, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
+import { freeLocalStackPorts, localStackEnv, npmStartArgs, type LocalStackPorts } from '../scripts/lib/local-stack.ts'
 import { killTree } from '../scripts/lib/process-tree.ts'
 import { readDemoCredentials, type DemoCredentials } from '../scripts/lib/demo-tenant.ts'
 import type { RelayLogLine } from '../scripts/lib/cloud/push-relay.ts'
@@ -128,8 +128,8 @@ interface Stack {
   stop(): Promise<void>
 }
 
-function spawnStack(script: string, env: Record<string, string | undefined>): { child: ChildProcess; output(): string; exited: Promise<void> } {
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+function spawnStack(args: string[], env: Record<string, string | undefined>): { child: ChildProcess; output(): string; exited: Promise<void> } {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (d) => (output += d))
   child.stderr!.on('data', (d) => {
@@ -162,7 +162,7 @@ async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: nu
 async function startEmbedded(): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-latency-'))
   const ports = await freeLocalStackPorts()
-  const run = spawnStack('scripts/start-local.ts', {
+  const run = spawnStack(npmStartArgs(), {
     ...localStackEnv(dir, ports),
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   })
@@ -199,7 +199,7 @@ async function startCloud(): Promise<Stack> {
     else rmSync(dir, { recursive: true, force: true })
   }
   try {
-    run = spawnStack('scripts/start-cloud.ts', {
+    run = spawnStack(['scripts/start-cloud.ts'], {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       FIRESTORE_EMULATOR_HOST: emulators.firestore,

@@ -38,7 +38,8 @@ export function localStackEnv(dataDir: string, ports: LocalStackPorts): Record<s
 /**
  * The arguments `npm start` gives node (package.json's `start` after `node`: its preloads, the
  * module compile cache's among them, then scripts/start-local.ts), so a test or bench that starts
- * the stack as a child runs what a user runs, from the repository's root.
+ * the stack as a child (test/local, test/browser, test/blackbox, the reliability suite,
+ * bench/embedded.ts, bench/latency.ts) runs what a user runs, from the repository's root.
  */
 export function npmStartArgs(): string[] {
   const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: { start: string } }
