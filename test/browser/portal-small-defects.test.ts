@@ -101,6 +101,9 @@ describe('the portal in Chromium: the smaller defects of issue 22', { timeout: 1
     try {
       await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
       await page.getByRole('button', { name: 'Create key' }).click()
+      // the form's 303 lands on the reveal page; a goto before that navigation ends could cut the
+      // POST short or be interrupted by it (the class of race CI met at stop 39)
+      await page.waitForURL(/\/portal\/reveal\//)
       await page.goto(`${stack.portal}/portal/connections/${apiConnectionId}`)
       const revoke = page.getByRole('button', { name: 'Revoke' }).first()
       const colours = await revoke.evaluate((e) => {
