@@ -96,8 +96,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 /**
  * Part A's rounds: 7 unless BENCH_ROUNDS says. On this 2-core machine two identical bare routes,
  * run as part A runs them, read 0.74–1.21 of each other from one pair of runs to the next, and
- * part A's 3-round median moved between 54 % and 69 % in four runs of the same tree within two
- * minutes (docs/performance.md, "Part A's rounds"); its median of 9 rounds read 59.4 % and 59.8 %.
+ * part A's 3-round median moved between 54 % and 69 % in five runs of the same tree within five
+ * minutes (docs/performance.md, "Part A's rounds, and the dispatch's"); its median of 9 rounds
+ * read 59.4 % and 59.8 %.
  */
 const ROUNDS_A = Number(process.env.BENCH_ROUNDS ?? 7)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
