@@ -76,7 +76,7 @@ describe('delivery outcomes and their listeners', () => {
 
   it('puts an attempt in the bucket of its latency, and ignores attempts that sent nothing', async () => {
     const listener = latencyHistogramListener(deps)
-    const told = (latency_ms: number): DeliveryAttempted => ({
+    const told = (latency_ms: number, status_code: number | null = 200): DeliveryAttempted => ({
       outcome: 'succeeded',
       delivery: {
         id: 'dlv_x',
@@ -90,14 +90,25 @@ describe('delivery outcomes and their listeners', () => {
         created_at: '',
         updated_at: '',
       },
-      attempt: { attempt: 1, at: new Date().toISOString(), status_code: 200, error: null, latency_ms, response_excerpt: null },
+      attempt: {
+        attempt: 1,
+        at: new Date().toISOString(),
+        status_code,
+        error: status_code !== null ? null : latency_ms > 0 ? 'ECONNRESET' : 'no signing secret',
+        latency_ms,
+        response_excerpt: null,
+      },
       target: null,
       maxAttempts: 8,
     })
-    for (const ms of [300, 300, 20_000, 0]) listener.onDeliveryAttempted(told(ms), deps)
+    for (const ms of [300, 300, 20_000]) listener.onDeliveryAttempted(told(ms), deps)
+    // an answer within the millisecond (a near receiver) measures 0 and counts; no answer in no time sent nothing
+    listener.onDeliveryAttempted(told(0), deps)
+    listener.onDeliveryAttempted(told(0, null), deps)
+    listener.onDeliveryAttempted(told(40, null), deps)
     await listener.flush()
-    // 300 ms is in the (250, 500] bucket; 20 s past the last bound; 0 (nothing sent) nowhere
-    expect(await readLatencyHistogram(deps, 'int_latency_unit')).toEqual([0, 0, 2, 0, 0, 0, 0, 1])
+    // 0 and 40 ms in the first bucket (up to 100); 300 ms in (250, 500]; 20 s past the last bound
+    expect(await readLatencyHistogram(deps, 'int_latency_unit')).toEqual([2, 0, 2, 0, 0, 0, 0, 1])
   })
 
   it('the health listener writes its counters once a flush, not once an attempt, and keeps the latest instants', async () => {

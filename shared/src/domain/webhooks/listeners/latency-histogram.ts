@@ -4,7 +4,9 @@ import { counterBuffer } from '../../outcomes/counter-buffer.ts'
 
 /**
  * How fast each endpoint answers: a histogram of its attempts' latency per clock hour (UTC), in
- * the counters port, for the attempts that reached the network (latency 0: nothing was sent).
+ * the counters port, for the attempts that reached the network: those answered (a near receiver
+ * can answer within the millisecond: latency 0), and those that failed after a measurable time.
+ * No answer in no time is an attempt that sent nothing (no secret, a refused address).
  * Upper bounds in ms; the last bucket holds the rest (the sender gives up at 15 s).
  */
 export const LATENCY_BOUNDS_MS = [100, 250, 500, 1_000, 2_500, 5_000, 10_000] as const
@@ -28,7 +30,7 @@ export function latencyHistogramListener(deps: Pick<PlatformDeps, 'counters' | '
   return {
     name: 'delivery latency histogram',
     onDeliveryAttempted(o: DeliveryAttempted) {
-      if (o.attempt.latency_ms <= 0) return
+      if (o.attempt.status_code === null && o.attempt.latency_ms <= 0) return
       const atMs = Date.parse(o.attempt.at)
       const hour = atMs - (atMs % HOUR_MS)
       buffer.gather({ key: bucketKey(o.delivery.integration_id, hour, bucketOf(o.attempt.latency_ms)), add: 1 }, hour + KEPT_MS)
