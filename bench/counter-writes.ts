@@ -20,12 +20,12 @@ import { createFirestoreCounters } from '../shared/src/adapters/google/firestore
 import { counterBuffer } from '../shared/src/domain/outcomes/counter-buffer.ts'
 import { healthChanges } from '../shared/src/domain/webhooks/endpoint-health.ts'
 import type { Counters } from '../shared/src/ports/counters.ts'
+import { median } from './lib/rounds.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? 200)
 const ENDPOINTS = 20
 const SPACING_MS = 10
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const project = process.env.EMULATOR_PROJECT ?? 'demo-lsv-bench'
 console.log(

@@ -47,11 +47,11 @@ import { makeBenchAccount } from './lib/bench-tenant.ts'
 import { capturingTasks, eachInFlight, makeBenchIntegration, startBenchReceiver } from './lib/delivery-bench.ts'
 import { fullGc, quietFrom } from './lib/quiet.ts'
 import { mainThreadMeter } from './lib/main-thread.ts'
+import { median } from './lib/rounds.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15)
 const IN_FLIGHT = 50
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 /** The delivery log in memory: each read a shallow copy (the handler makes new records, it changes none). */
 function memoryDeliveryLog(): DeliveryLog {

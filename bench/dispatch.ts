@@ -46,6 +46,7 @@ import { untraced } from '../shared/src/logging/trace-propagation.ts'
 import { benchEmulators } from './lib/emulators.ts'
 import { makeBenchAccount } from './lib/bench-tenant.ts'
 import { capturingTasks, eachInFlight, makeBenchIntegration, startBenchReceiver } from './lib/delivery-bench.ts'
+import { median, range } from './lib/rounds.ts'
 
 const N = Number(process.env.BENCH_DELIVERIES ?? 1500)
 /**
@@ -63,7 +64,6 @@ const DEPLOYED = process.argv.includes('--deployed')
 /** BENCH_CPU_PROFILE=<folder>: a CPU profile of each platform round's timed section (not its set-up) */
 const section = sectionProfiler()
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 /** CPU µs per delivery of each side's last timed run, up to the process being idle again (quietFrom) */
 const cpuPer = { platform: 0, bare: 0 }
 /** the main thread's event-loop utilization in each side's last timed run: near 1, the side is bound by the main thread's CPU */
@@ -267,7 +267,7 @@ async function main() {
   const ratios = platform.map((x, i) => x / bare[i]!)
   const ratio = median(ratios)
   console.log(
-    `dispatch: platform median ${p.toFixed(0)} deliveries/s, bare undici median ${b.toFixed(0)}/s, ratio ${(100 * ratio).toFixed(1)}% (median of per-round ratios; ${DEPLOYED ? 'deployed shape: information, the goal is for the embedded one' : `goal >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT MET'}`}; rounds ${(100 * Math.min(...ratios)).toFixed(1)}–${(100 * Math.max(...ratios)).toFixed(1)}%), ${N} deliveries x ${platform.length} rounds, ${IN_FLIGHT} in flight`,
+    `dispatch: platform median ${p.toFixed(0)} deliveries/s, bare undici median ${b.toFixed(0)}/s, ratio ${(100 * ratio).toFixed(1)}% (median of per-round ratios; ${DEPLOYED ? 'deployed shape: information, the goal is for the embedded one' : `goal >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT MET'}`}; ${range(ratios, (x) => (100 * x).toFixed(1))}%), ${N} deliveries x ${platform.length} rounds, ${IN_FLIGHT} in flight`,
   )
   console.log(
     `dispatch, CPU time: bare CPU per delivery / platform CPU per delivery ${(100 * median(cpu)).toFixed(1)}% (median of per-round ratios; information: the process's CPU time, receiver included, moves less with the machine's load than rates do)`,

@@ -79,6 +79,7 @@ import { fullGc, processCpuUs, quietFrom } from './lib/quiet.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
+import { median, spread } from './lib/rounds.ts'
 
 interface AutocannonResult {
   requests: { average: number; total: number }
@@ -109,12 +110,9 @@ const GOAL_CONNECTIONS = 100
 /** BENCH_CPU_PROFILE=<folder>: a CPU profile of each timed edge run of part A (autocannon shares the process) */
 const section = sectionProfiler()
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const pct = (x: number) => `${(x * 100).toFixed(0)}%`
 const pct1 = (x: number) => `${(x * 100).toFixed(1)}%`
 const times = (x: number) => `${x.toFixed(2)}x`
-/** the median of per-round figures, with their range: how far one round can move from it */
-const spread = (xs: number[], show: (x: number) => string) => `median ${show(median(xs))} (rounds ${show(Math.min(...xs))}–${show(Math.max(...xs))})`
 /** process CPU time (every thread) in ms */
 const cpuMs = () => processCpuUs() / 1000
 const line = (label: string, value: string, goal: string, ok: boolean) =>

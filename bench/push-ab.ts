@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url'
 import pino from 'pino'
 import Fastify from 'fastify'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
+import { median } from './lib/rounds.ts'
 
 const BEFORE = process.env.BENCH_AB_BEFORE
 if (!BEFORE) throw new Error('BENCH_AB_BEFORE: the folder of the other checkout (see the comment at the top)')
@@ -102,7 +103,6 @@ async function run(side: Side, seconds: number): Promise<{ cpu: number; rps: num
   return { cpu: (used.user + used.system) / Math.max(1, result.requests.total), rps: result.requests.average }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const sides: Record<'before' | 'after' | 'bare', Side> = { before: await edgeOf(resolve(BEFORE)), after: await edgeOf(AFTER), bare: await bareSide() }
 const names = Object.keys(sides) as Array<keyof typeof sides>
 try {

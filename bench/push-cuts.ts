@@ -37,9 +37,9 @@ import { createEmbeddedRateLimiter } from '../shared/src/adapters/embedded/rate-
 import { systemClock } from '../shared/src/model/clock.ts'
 import { parseJsonBody } from '../shared/src/lib/json.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
+import { median } from './lib/rounds.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const cpuUs = () => {
   const u = process.cpuUsage()
   return u.user + u.system
