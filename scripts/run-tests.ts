@@ -39,10 +39,12 @@
  * selects no test file in any config that ran is a failure (a mistyped path is not a green run).
  */
 import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
+import { descendantsOf, killAll, processesMarked } from './lib/process-tree.ts'
 import { cpuSnapshot, cpuUseSince, formatCpuUse } from './lib/run-cpu.ts'
 import type { RunSummary } from './lib/vitest-summary-reporter.ts'
 import { LEFT_OUT_ENV } from './lib/left-out.ts'
@@ -208,12 +210,41 @@ async function staticChecks(): Promise<string[]> {
   return failed
 }
 
+/**
+ * Every process this run starts, however far down, carries this mark in its environment, so the
+ * run can stop what it started by pid even where no parent is left to ask: an emulator a test
+ * file started in its own session, whose test worker a Ctrl-C killed before its afterAll ran.
+ */
+const RUN_MARK_ENV = 'LSV_TEST_RUN'
+const runMark = `${process.pid}-${randomUUID()}`
+process.env[RUN_MARK_ENV] = runMark
+
 const emulators: RunningEmulator[] = []
 let stopping = false
+/** the run's own emulators, then whatever else still carries the run's mark */
 async function stopAll(): Promise<void> {
   if (stopping) return
   stopping = true
   await Promise.all(emulators.map((e) => e.stop()))
+  await killAll(processesMarked(RUN_MARK_ENV, runMark))
+}
+/**
+ * Once every pass has ended: what the tests started and left running (the run's emulators
+ * aside), stopped by pid and named, so a leak is seen instead of outliving the run.
+ */
+async function stopLeftovers(): Promise<void> {
+  const own = new Set(emulators.flatMap((e) => (e.child.pid ? [e.child.pid, ...descendantsOf(e.child.pid)] : [])))
+  const left = processesMarked(RUN_MARK_ENV, runMark).filter((pid) => !own.has(pid))
+  if (left.length === 0) return
+  const named = left.map((pid) => {
+    try {
+      return `${pid} ${readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').join(' ').trim().slice(0, 80)}`
+    } catch {
+      return String(pid)
+    }
+  })
+  console.log(`> left running by the tests, now stopped (${left.length}):\n${named.map((n) => `  ${n}`).join('\n')}`)
+  await killAll(left)
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
@@ -350,6 +381,7 @@ try {
     exitCode = exitCode || 1
   }
   const checksFailed = await checks
+  await stopLeftovers()
   if (checksFailed.length > 0) {
     failures.unshift(...checksFailed.map((c) => `static check: ${c}`))
     totals.failed += checksFailed.length

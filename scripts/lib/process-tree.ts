@@ -41,8 +41,12 @@ function alive(pid: number): boolean {
  * Stops a process and its whole chain by pid: the gcloud wrapper starts java children that
  * outlive it (and `timeout`), so the tree is collected first and every member signalled.
  */
-export async function killTree(root: number, graceMs = 3000): Promise<void> {
-  const pids = [root, ...descendantsOf(root)]
+export function killTree(root: number, graceMs = 3000): Promise<void> {
+  return killAll([root, ...descendantsOf(root)], graceMs)
+}
+
+/** SIGTERM to each pid, then SIGKILL to those still alive after `graceMs`. */
+export async function killAll(pids: readonly number[], graceMs = 3000): Promise<void> {
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGTERM')
@@ -61,4 +65,24 @@ export async function killTree(root: number, graceMs = 3000): Promise<void> {
       }
     }
   }
+}
+
+/**
+ * The processes whose environment holds `name=value`, this one excepted: what a run started,
+ * however far down, also once its parent died and it was handed to init. A process that starts
+ * its own session, as gcloud's emulators do, escapes the run's process group (a Ctrl-C), and a
+ * tree walk once its parent is gone (a test worker that was killed), not its inherited environment.
+ */
+export function processesMarked(name: string, value: string): number[] {
+  const entry = `${name}=${value}`
+  const out: number[] = []
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(entry)) out.push(Number(pid))
+    } catch {
+      // another user's process, or one that ended while we looked
+    }
+  }
+  return out
 }
