@@ -28,7 +28,8 @@ export function descendantsOf(root: number): number[] {
   return out
 }
 
-function alive(pid: number): boolean {
+/** whether a process of that pid exists (signal 0) */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { alive } from '../../scripts/lib/process-tree.ts'
 
 /**
  * The test command stops what its tests started and left running, by pid (scripts/run-tests.ts,
@@ -14,15 +15,6 @@ import { join } from 'node:path'
 
 const dir = mkdtempSync(join(tmpdir(), 'lsv-leftovers-'))
 const started: number[] = []
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 async function waitFor<T>(what: string, probe: () => T | undefined, ms: number): Promise<T> {
   const deadline = Date.now() + ms
