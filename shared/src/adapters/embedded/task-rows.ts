@@ -178,8 +178,10 @@ export function taskRows(edb: EmbeddedDb, logger: Logger): TaskRows {
       insertTask.run(task.queue, task.name, task.payload, runAt, traceparent)
     },
     claim(now, budget) {
-      const rates = ratesByQueue()
       return withFinished(() => {
+        // the rates in the claim's own snapshot: read before it, they took a read lock of their
+        // own, 2.6-3.4 µs a tick (docs/performance.md, "Eleventh pass")
+        const rates = ratesByQueue()
         const claimed: TaskRow[] = []
         if (Date.now() - lastReap >= REAP_EVERY_MS) rows.reapDeadOwners()
         const dueQueues = selectDueQueues.all(now, now) as Array<{ queue: string }>
