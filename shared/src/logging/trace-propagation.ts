@@ -1,4 +1,4 @@
-import { context, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api'
+import { context, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context } from '@opentelemetry/api'
 import { suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core'
 import { traceContextOf, type TraceContext } from './trace.ts'
 
@@ -82,17 +82,37 @@ function contextOfAttributes(attributes: Readonly<Record<string, string>> | unde
   return contextOfTraceparent(attributes?.[CLIENT_TRACE_ATTRIBUTE] ?? attributes?.[TRACE_ATTRIBUTE])
 }
 
+/** the API's own no-op provider: what the global proxy delegates to until an SDK registers one */
+const NO_SDK = new ProxyTracerProvider().getDelegate()
+/** whether an SDK's tracer provider is registered (platform/telemetry.ts) */
+function spansRecorded(): boolean {
+  const provider = trace.getTracerProvider()
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK
+}
+
 /**
- * Runs `fn` in a new span that continues the trace of `parent` (a message's or a task's), or in
- * a span of its own trace when the parent names none. The span ends when `fn` settles; a throw
- * marks it as an error. A message handled inside an HTTP request (a Pub/Sub push) gets the
- * publisher's trace, not the push request's: the push carries none of the publisher's headers.
+ * Runs `fn` in a new span that continues the trace `parentOf` names (a message's or a task's), or
+ * in a span of its own trace when it names none. The span ends when `fn` settles; a throw marks
+ * it as an error. A message handled inside an HTTP request (a Pub/Sub push) gets the publisher's
+ * trace, not the push request's: the push carries none of the publisher's headers.
+ *
+ * Where no SDK is registered, `fn` runs as it is (a synchronous throw still comes back as a
+ * rejection): the API's no-op tracer would have the parent parsed, make a span that records
+ * nothing and run fn in a context nothing reads: 1.16 against 0.12 µs a task or message
+ * (docs/performance.md, "Eleventh pass"). Hence the parent as a function.
  */
-function inSpanOf<T>(parent: Context, name: string, kind: SpanKind, attributes: Record<string, string | number>, fn: (span: Span) => Promise<T>): Promise<T> {
-  const tracer = trace.getTracer('lsv-platform')
-  return tracer.startActiveSpan(name, { kind, attributes }, parent, async (span) => {
+function inSpanOf<T>(parentOf: () => Context, name: string, kind: SpanKind, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+  if (!spansRecorded()) {
     try {
-      return await fn(span)
+      return fn()
+    } catch (err) {
+      return Promise.reject(err)
+    }
+  }
+  const tracer = trace.getTracer('lsv-platform')
+  return tracer.startActiveSpan(name, { kind, attributes }, parentOf(), async (span) => {
+    try {
+      return await fn()
     } catch (err) {
       span.recordException(err as Error)
       span.setStatus({ code: SpanStatusCode.ERROR })
@@ -103,37 +123,21 @@ function inSpanOf<T>(parent: Context, name: string, kind: SpanKind, attributes: 
   })
 }
 
-/** the API's own no-op provider: what the global proxy delegates to until an SDK registers one */
-const NO_SDK = new ProxyTracerProvider().getDelegate()
-/** whether an SDK's tracer provider is registered (platform/telemetry.ts) */
-function spansRecorded(): boolean {
-  const provider = trace.getTracerProvider()
-  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK
-}
-
-/**
- * `fn` as it is, where no SDK is registered: the API's no-op tracer would parse the parent's
- * traceparent, make a span that records nothing and run fn in a context nothing reads: 1.16
- * against 0.12 µs a task or message (docs/performance.md, "Eleventh pass").
- */
-function unrecorded<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return fn()
-  } catch (err) {
-    return Promise.reject(err) // as the span's async callback would: a rejection, never a throw
-  }
-}
-
 /** Runs a queue message's handler in a consumer span continuing the publisher's trace. */
 export function inMessageSpan<T>(topic: string, message: { id: string; attributes?: Record<string, string> }, fn: () => Promise<T>): Promise<T> {
-  if (!spansRecorded()) return unrecorded(fn)
   return inSpanOf(
-    contextOfAttributes(message.attributes),
+    () => contextOfAttributes(message.attributes),
     `${topic} process`,
     SpanKind.CONSUMER,
     { 'messaging.system': 'gcp_pubsub', 'messaging.destination.name': topic, 'messaging.message.id': message.id },
-    () => fn(),
+    fn,
   )
+}
+
+/** The context a task's stored `traceparent` names, else the root: never the context of whoever woke the scheduler. */
+function contextOfTask(traceparent: string | null): Context {
+  const stored = traceparent ? w3c.extract(ROOT_CONTEXT, { traceparent }, headerGetter) : ROOT_CONTEXT
+  return trace.getSpanContext(stored) ? stored : ROOT_CONTEXT
 }
 
 /**
@@ -142,10 +146,7 @@ export function inMessageSpan<T>(topic: string, message: { id: string; attribute
  * scheduler, which is another request's (a test event's delivery ran in a visit's trace).
  */
 export function inTaskSpan<T>(queue: string, traceparent: string | null, fn: () => Promise<T>): Promise<T> {
-  if (!spansRecorded()) return unrecorded(fn)
-  const stored = traceparent ? w3c.extract(ROOT_CONTEXT, { traceparent }, headerGetter) : ROOT_CONTEXT
-  const parent = trace.getSpanContext(stored) ? stored : ROOT_CONTEXT
-  return inSpanOf(parent, 'task run', SpanKind.CONSUMER, { 'lsv.task.queue': queue }, () => fn())
+  return inSpanOf(() => contextOfTask(traceparent), 'task run', SpanKind.CONSUMER, { 'lsv.task.queue': queue }, fn)
 }
 
 /**
