@@ -44,12 +44,13 @@ async function fileHandlePrototype(path: string): Promise<{ datasync(): Promise<
 }
 
 describe('embedded db: syncWal (group commit)', () => {
-  it('shares syncs between concurrent callers: 50 calls at once cost at most two fdatasyncs', async () => {
+  it('shares syncs between concurrent callers: 50 commits and calls at once cost at most two fdatasyncs', async () => {
     const { dir, edb } = freshDb()
     const proto = await fileHandlePrototype(join(dir, 'probe'))
     const datasync = vi.spyOn(proto, 'datasync')
+    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
     const calls = Array.from({ length: 50 }, (_, i) => {
-      edb.db.prepare('INSERT INTO t (v) VALUES (?)').run(i)
+      edb.transaction(() => insert.run(i))
       return edb.syncWal()
     })
     await Promise.all(calls)
@@ -59,6 +60,50 @@ describe('embedded db: syncWal (group commit)', () => {
     await edb.syncWal()
     expect(datasync.mock.calls.length).toBeLessThanOrEqual(3)
     expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(2)
+  })
+
+  it("a group commit's writers share the sync started after their commit (one fdatasync, not two)", async () => {
+    const { dir, edb } = freshDb()
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    const datasync = vi.spyOn(proto, 'datasync')
+    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
+    // as the queue's publishers do: each write of one turn in the group's commit, then the sync
+    // mutation: a sync under way taken as started before every caller's commit -> 2 fdatasyncs
+    const writers = Array.from({ length: 20 }, async (_, i) => {
+      await edb.groupCommit(() => insert.run(i))
+      await edb.syncWal()
+    })
+    await Promise.all(writers)
+    expect(datasync).toHaveBeenCalledTimes(1)
+    expect(edb.db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 20 })
+  })
+
+  it('a commit made after the sync under way started waits for a sync of its own, started after that one', async () => {
+    const { dir, edb } = freshDb()
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    // each fdatasync ends when the test says so
+    const started: Array<() => void> = []
+    vi.spyOn(proto, 'datasync').mockImplementation(() => new Promise<void>((resolve) => started.push(resolve)))
+    const insert = edb.db.prepare('INSERT INTO t (v) VALUES (?)')
+    edb.transaction(() => insert.run(1))
+    const first = edb.syncWal()
+    await vi.waitFor(() => expect(started).toHaveLength(1))
+    edb.transaction(() => insert.run(2))
+    let secondDone = false
+    const second = edb.syncWal().then(() => {
+      secondDone = true
+    })
+    // no commit since the second call: the same wait as the second's
+    const third = edb.syncWal()
+    started[0]!()
+    await first
+    await new Promise((resolve) => setImmediate(resolve))
+    // mutation: a caller whose commit came after the running sync started shares it -> done here
+    expect(secondDone).toBe(false)
+    await vi.waitFor(() => expect(started).toHaveLength(2))
+    started[1]!()
+    await Promise.all([second, third])
+    expect(started).toHaveLength(2)
   })
 
   it('a failed sync rejects its callers and the next call syncs again', async () => {

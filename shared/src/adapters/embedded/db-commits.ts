@@ -2,9 +2,13 @@ import type { DatabaseSync } from 'node:sqlite'
 import { open, type FileHandle } from 'node:fs/promises'
 import type { GateTurns } from './write-gate.ts'
 
-/** BEGIN IMMEDIATE … COMMIT on `db` (ROLLBACK on throw); nested calls join the outer one; each takes its turn at the write gate. */
-export function transactions(db: DatabaseSync, gate: GateTurns): { transaction<T>(fn: () => T): T; inTransaction(): boolean } {
+/**
+ * BEGIN IMMEDIATE … COMMIT on `db` (ROLLBACK on throw); nested calls join the outer one; each takes
+ * its turn at the write gate. `commits` counts the transactions committed so far (walSyncer).
+ */
+export function transactions(db: DatabaseSync, gate: GateTurns): { transaction<T>(fn: () => T): T; inTransaction(): boolean; commits(): number } {
   let depth = 0
+  let committed = 0
   return {
     transaction<T>(fn: () => T): T {
       if (depth > 0) return fn()
@@ -15,6 +19,7 @@ export function transactions(db: DatabaseSync, gate: GateTurns): { transaction<T
         try {
           const result = fn()
           db.exec('COMMIT')
+          committed++
           return result
         } catch (err) {
           db.exec('ROLLBACK')
@@ -27,6 +32,7 @@ export function transactions(db: DatabaseSync, gate: GateTurns): { transaction<T
       }
     },
     inTransaction: () => depth > 0,
+    commits: () => committed,
   }
 }
 
@@ -101,13 +107,22 @@ export function groupCommits(
 
 /**
  * fdatasync of `file` (the WAL; the database file itself without WAL) on libuv's thread pool:
- * EmbeddedDb.syncWal. Concurrent calls share syncs: at most one runs, and one more queues behind
- * it. `release` closes the file handle once the syncs under way are done.
+ * EmbeddedDb.syncWal. A sync covers every commit made before it started. `commits` counts the
+ * connection's commits (transactions().commits): a caller who committed before the sync under way
+ * started (no commit since) shares it; one who committed after it started gets the next one, which
+ * starts when it ends; at most one runs and one more waits. `release` closes the file handle once
+ * the syncs under way are done.
+ *
+ * A group commit's writers each ask for the sync after the same commit: the first starts one, and
+ * the others share it. They used to wait for the one after it instead (a sync under way was taken
+ * as started before their commit), twice a sync's time for all but one push of a group
+ * (docs/performance.md, "Twelfth pass").
  */
-export function walSyncer(file: string, closed: () => boolean): { sync(): Promise<void>; release(): Promise<void> } {
+export function walSyncer(file: string, closed: () => boolean, commits: () => number): { sync(): Promise<void>; release(): Promise<void> } {
   // the WAL file stays in place while the connection is open (SQLite removes it on the last close)
   let wal: Promise<FileHandle> | null = null
-  let running: Promise<void> | null = null
+  /** the sync under way, and the connection's commit count when it started (every commit up to it is covered) */
+  let running: { promise: Promise<void>; covers: number } | null = null
   let queued: Promise<void> | null = null
   async function syncOnce(): Promise<void> {
     const handle = (wal ??= open(file, 'r+'))
@@ -125,13 +140,19 @@ export function walSyncer(file: string, closed: () => boolean): { sync(): Promis
   function sync(): Promise<void> {
     if (closed()) return Promise.reject(new Error('database closed'))
     if (!running) {
-      running = syncOnce().finally(() => {
-        running = null
-      })
-      return running
+      const started = { covers: commits(), promise: syncOnce() }
+      running = started
+      started.promise
+        .finally(() => {
+          if (running === started) running = null
+        })
+        .catch(() => {})
+      return started.promise
     }
-    // a sync already under way may have started before the caller's commit: queue one more
-    queued ??= running
+    // no commit since the sync under way started: it covers the caller's
+    if (running.covers >= commits()) return running.promise
+    // it may have started before the caller's commit: queue one more
+    queued ??= running.promise
       .catch(() => {})
       .then(() => {
         queued = null

@@ -36,8 +36,10 @@ export interface EmbeddedDb {
    */
   yieldRequested(): boolean
   /**
-   * Resolves once every commit made before the call is on disk (WAL fdatasync off the event
-   * loop). Concurrent calls share syncs: at most one runs, and one more queues behind it.
+   * Resolves once every commit made before the call through `transaction` or `groupCommit` is on
+   * disk (WAL fdatasync off the event loop; a statement run outside them is not counted). Calls
+   * share syncs: one with no commit since the sync under way started shares it; otherwise it
+   * waits for the next, and at most one runs while one more waits (db-commits.ts walSyncer).
    */
   syncWal(): Promise<void>
   /**
@@ -156,10 +158,10 @@ export function openEmbeddedDb(dataDir: string, file = 'platform.db', options: E
   // a background thread's connection: the main thread's connection owns checkpoints and vacuum
   const maintenance =
     writeGate.role === 'background' ? { now: async () => {}, stop: async () => {} } : startMaintenance(path, wal, db, options, writeGate.buffer)
-  const { transaction, inTransaction } = transactions(db, gate)
+  const { transaction, inTransaction, commits } = transactions(db, gate)
   const grouped = groupCommits(gate, transaction, () => closed)
   // without WAL (a filesystem without shared memory) a commit writes the database file itself
-  const syncer = walSyncer(wal ? `${path}-wal` : path, () => closed)
+  const syncer = walSyncer(wal ? `${path}-wal` : path, () => closed, commits)
 
   return {
     db,
