@@ -79,6 +79,7 @@ import { fullGc, processCpuUs, quietFrom } from './lib/quiet.ts'
 import { sectionProfiler } from './lib/section-profile.ts'
 import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
 import { bigBatchRecords } from './lib/big-batch.ts'
+import { bareApp, embeddedBenchEnv, SMALL_PUSH_BODY } from './lib/push-sides.ts'
 import { median, spread } from './lib/rounds.ts'
 
 interface AutocannonResult {
@@ -132,28 +133,14 @@ const nullQueue = (): Queue => ({
 })
 
 async function makeDeps(dir: string, overrides: { clock?: Clock; queue?: Queue } = {}): Promise<PlatformDeps> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dir,
-    STORE_BACKEND: 'embedded',
-    QUEUE_BACKEND: 'embedded',
-    KEY_PEPPER: BENCH_PEPPER,
-    OPERATOR_TOKEN: 'bench',
-  })
+  const config = loadConfig(embeddedBenchEnv(dir))
   return createPlatformDeps(config, pino({ level: 'silent' }), overrides)
 }
 
 const makeTenant = makeBenchTenant
 
 /** A bare fastify app: the default JSON parser (reads and parses), 202 with a constant body. */
-function control() {
-  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 })
-  app.post('/v1/contacts', async (request, reply) => {
-    const contacts = (request.body as { contacts?: unknown[] }).contacts
-    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
-  })
-  return app
-}
+const control = bareApp
 
 /** ~8 MiB, 10,000 records, under the 8388608-byte cap. */
 function bigBody(): Buffer {
@@ -188,7 +175,7 @@ async function smallPushes(): Promise<void> {
     await bare.listen({ port: 0, host: '127.0.0.1' })
     const edgeUrl = `http://127.0.0.1:${(edge.server.address() as AddressInfo).port}/v1/contacts`
     const bareUrl = `http://127.0.0.1:${(bare.server.address() as AddressInfo).port}/v1/contacts`
-    const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
+    const body = SMALL_PUSH_BODY
     const headers = { host: t.host, authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }
     for (const connections of CONNECTIONS) {
       const ratios: number[] = []

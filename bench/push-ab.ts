@@ -21,12 +21,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
-import Fastify from 'fastify'
-import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
+import { makeBenchTenant } from './lib/bench-tenant.ts'
+import { bareSide, edgeAsSide, embeddedBenchEnv, PUSH_CONNECTIONS, type PushSide, runSmallPushes } from './lib/push-sides.ts'
 import { median } from './lib/rounds.ts'
 
 const BEFORE = process.env.BENCH_AB_BEFORE
@@ -34,88 +32,35 @@ if (!BEFORE) throw new Error('BENCH_AB_BEFORE: the folder of the other checkout 
 const AFTER = resolve(fileURLToPath(new URL('..', import.meta.url)))
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
-const CONNECTIONS = 100
-// autocannon is CommonJS without type declarations
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{
-  requests: { average: number; total: number }
-  non2xx: number
-  errors: number
-}>
-
-interface Side {
-  url: string
-  headers: Record<string, string>
-  close(): Promise<void>
-}
-
 /** An edge of the tree at `root`, its tenant and key (made through that tree's tenant store), on a data folder of its own; its clock a minute later per call (bench/ingest.ts part A). */
-async function edgeOf(root: string): Promise<Side> {
+async function edgeOf(root: string): Promise<PushSide> {
   const { loadConfig } = await import(`${root}/shared/src/config/config.ts`)
   const { createPlatformDeps } = await import(`${root}/shared/src/platform/deps.ts`)
   const { buildApp } = await import(`${root}/services/edge-ingest/src/app.ts`)
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-ab-'))
   let t = Date.now()
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dir,
-    STORE_BACKEND: 'embedded',
-    QUEUE_BACKEND: 'embedded',
-    KEY_PEPPER: BENCH_PEPPER,
-    OPERATOR_TOKEN: 'bench',
-  })
+  const config = loadConfig(embeddedBenchEnv(dir))
   const deps = await createPlatformDeps(config, pino({ level: 'silent' }), { clock: { now: () => (t += 61_000) } })
-  const { host, key } = await makeBenchTenant(deps)
-  const app = await buildApp(deps)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
-    headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    async close() {
-      await app.close()
-      await deps.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
-
-async function bareSide(): Promise<Side> {
-  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 })
-  app.post('/v1/contacts', async (request, reply) => {
-    const contacts = (request.body as { contacts?: unknown[] }).contacts
-    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
+  const tenant = await makeBenchTenant(deps)
+  return edgeAsSide(await buildApp(deps), tenant, async () => {
+    await deps.close()
+    rmSync(dir, { recursive: true, force: true })
   })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
-    headers: { 'content-type': 'application/json' },
-    close: async () => {
-      await app.close()
-    },
-  }
 }
 
-const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
-async function run(side: Side, seconds: number): Promise<{ cpu: number; rps: number }> {
-  const start = process.cpuUsage()
-  const result = await autocannon({ url: side.url, method: 'POST', headers: side.headers, body, connections: CONNECTIONS, duration: seconds })
-  const used = process.cpuUsage(start)
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${side.url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return { cpu: (used.user + used.system) / Math.max(1, result.requests.total), rps: result.requests.average }
-}
-
-const sides: Record<'before' | 'after' | 'bare', Side> = { before: await edgeOf(resolve(BEFORE)), after: await edgeOf(AFTER), bare: await bareSide() }
+const sides: Record<'before' | 'after' | 'bare', PushSide> = { before: await edgeOf(resolve(BEFORE)), after: await edgeOf(AFTER), bare: await bareSide() }
 const names = Object.keys(sides) as Array<keyof typeof sides>
 try {
-  for (const name of names) await run(sides[name], 1) // warm-up: JIT, SQLite page cache, connections
+  for (const name of names) await runSmallPushes(sides[name], 1) // warm-up: JIT, SQLite page cache, connections
   console.log(
-    `bench:push-ab (${ROUNDS} rounds, ${SECONDS} s per run, ${CONNECTIONS} connections; load average ${loadavg()
+    `bench:push-ab (${ROUNDS} rounds, ${SECONDS} s per run, ${PUSH_CONNECTIONS} connections; load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')})`,
   )
   const got: Record<string, Array<{ cpu: number; rps: number }>> = { before: [], after: [], bare: [] }
   for (let r = 0; r < ROUNDS; r++) {
     const order = [...names].sort(() => Math.random() - 0.5)
-    for (const name of order) got[name]!.push(await run(sides[name], SECONDS))
+    for (const name of order) got[name]!.push(await runSmallPushes(sides[name], SECONDS))
     const last = (name: string) => got[name]!.at(-1)!
     console.log(
       `  round ${r + 1} (${order.join(', ')}): CPU µs per request before ${last('before').cpu.toFixed(0)}, after ${last('after').cpu.toFixed(0)}, bare ${last('bare').cpu.toFixed(0)}; req/s ${last('before').rps.toFixed(0)} / ${last('after').rps.toFixed(0)} / ${last('bare').rps.toFixed(0)}`,

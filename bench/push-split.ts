@@ -22,10 +22,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createRequire } from 'node:module'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
-import Fastify from 'fastify'
 import { loadConfig } from '../shared/src/config/config.ts'
 import { createPlatformDeps } from '../shared/src/platform/deps.ts'
 import { openEmbeddedDb } from '../shared/src/adapters/embedded/db.ts'
@@ -33,51 +30,23 @@ import type { PlatformDeps } from '../shared/src/ports/deps.ts'
 import type { Queue } from '../shared/src/ports/queue.ts'
 import type { RateLimiter } from '../shared/src/ports/rate-limiter.ts'
 import { buildApp } from '../services/edge-ingest/src/app.ts'
-import { BENCH_PEPPER, makeBenchTenant } from './lib/bench-tenant.ts'
+import { makeBenchTenant } from './lib/bench-tenant.ts'
+import { bareSide, edgeAsSide, embeddedBenchEnv, PUSH_CONNECTIONS, type PushSide, runSmallPushes } from './lib/push-sides.ts'
 import { median } from './lib/rounds.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3)
-const CONNECTIONS = 100
-// autocannon is CommonJS without type declarations
-const autocannon = createRequire(import.meta.url)('autocannon') as (options: object) => Promise<{
-  requests: { average: number; total: number }
-  non2xx: number
-  errors: number
-}>
-
-interface Side {
-  url: string
-  headers: Record<string, string>
-  close(): Promise<void>
-}
-
 /** the edge app on `deps` changed by `variant`, listening on a free loopback port */
-async function edgeSide(variant: (deps: PlatformDeps, dir: string) => PlatformDeps): Promise<Side> {
+async function edgeSide(variant: (deps: PlatformDeps, dir: string) => PlatformDeps): Promise<PushSide> {
   const dir = mkdtempSync(join(tmpdir(), 'lsv-bench-split-'))
   let t = Date.now()
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    DATA_DIR: dir,
-    STORE_BACKEND: 'embedded',
-    QUEUE_BACKEND: 'embedded',
-    KEY_PEPPER: BENCH_PEPPER,
-    OPERATOR_TOKEN: 'bench',
-  })
+  const config = loadConfig(embeddedBenchEnv(dir))
   const built = await createPlatformDeps(config, pino({ level: 'silent' }), { clock: { now: () => (t += 61_000) } })
-  const { host, key } = await makeBenchTenant(built)
-  const deps = variant(built, dir)
-  const app = await buildApp(deps)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
-    headers: { host, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    async close() {
-      await app.close()
-      await built.close()
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+  const tenant = await makeBenchTenant(built)
+  return edgeAsSide(await buildApp(variant(built, dir)), tenant, async () => {
+    await built.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
 }
 
 /** `no store`: admits without the store; publishes nothing and waits for a WAL sync of a database of its own */
@@ -101,32 +70,7 @@ function storeFree(deps: PlatformDeps, dir: string): PlatformDeps {
   return { ...deps, rateLimiter, queue }
 }
 
-async function bareSide(): Promise<Side> {
-  const app = Fastify({ bodyLimit: 8 * 1024 * 1024 })
-  app.post('/v1/contacts', async (request, reply) => {
-    const contacts = (request.body as { contacts?: unknown[] }).contacts
-    return reply.code(202).send({ ok: true, accepted: contacts?.length ?? 0, queued: true })
-  })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}/v1/contacts`,
-    headers: { 'content-type': 'application/json' },
-    close: async () => {
-      await app.close()
-    },
-  }
-}
-
-const body = JSON.stringify({ contacts: [{ external_id: 'one', email: 'one@example.com', first_name: 'One' }] })
-async function run(side: Side, seconds: number): Promise<{ cpu: number; rps: number }> {
-  const start = process.cpuUsage()
-  const result = await autocannon({ url: side.url, method: 'POST', headers: side.headers, body, connections: CONNECTIONS, duration: seconds })
-  const used = process.cpuUsage(start)
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${side.url}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return { cpu: (used.user + used.system) / Math.max(1, result.requests.total), rps: result.requests.average }
-}
-
-const sides: Record<string, Side> = {
+const sides: Record<string, PushSide> = {
   edge: await edgeSide((d) => d),
   'no store': await edgeSide(storeFree),
   'no push listeners': await edgeSide((d) => ({ ...d, listeners: { ...d.listeners, push: [] } })),
@@ -134,16 +78,16 @@ const sides: Record<string, Side> = {
 }
 const names = Object.keys(sides)
 try {
-  for (const name of names) await run(sides[name]!, 1) // warm-up: JIT, SQLite page cache, connections
+  for (const name of names) await runSmallPushes(sides[name]!, 1) // warm-up: JIT, SQLite page cache, connections
   console.log(
-    `bench:push-split (${ROUNDS} rounds, ${SECONDS} s per run, ${CONNECTIONS} connections, node ${process.version}; load average ${loadavg()
+    `bench:push-split (${ROUNDS} rounds, ${SECONDS} s per run, ${PUSH_CONNECTIONS} connections, node ${process.version}; load average ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')})`,
   )
   const got: Record<string, Array<{ cpu: number; rps: number }>> = Object.fromEntries(names.map((n) => [n, []]))
   for (let r = 0; r < ROUNDS; r++) {
     const order = [...names].sort(() => Math.random() - 0.5)
-    for (const name of order) got[name]!.push(await run(sides[name]!, SECONDS))
+    for (const name of order) got[name]!.push(await runSmallPushes(sides[name]!, SECONDS))
     console.log(`  round ${r + 1}: ${names.map((n) => `${n} ${got[n]!.at(-1)!.rps.toFixed(0)}/s ${got[n]!.at(-1)!.cpu.toFixed(0)} µs`).join(', ')}`)
   }
   console.log("medians of the rounds' ratios to bare: req/s, and CPU µs per request (autocannon included on every side)")
