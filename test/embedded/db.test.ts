@@ -4,6 +4,7 @@ import { readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs'
 import { DatabaseSync } from 'node:sqlite'
 import { join } from 'node:path'
 import { openEmbeddedDb } from '@lsv/shared/adapters/embedded/db.ts'
+import { walSyncer } from '@lsv/shared/adapters/embedded/db-commits.ts'
 import { createEmbeddedQueue } from '@lsv/shared/adapters/embedded/queue.ts'
 import { systemClock } from '@lsv/shared/model/clock.ts'
 import pino from 'pino'
@@ -104,6 +105,33 @@ describe('embedded db: syncWal (group commit)', () => {
     started[1]!()
     await Promise.all([second, third])
     expect(started).toHaveLength(2)
+  })
+
+  it('release waits for the sync under way before it closes the WAL handle', async () => {
+    const { dir } = freshDb()
+    const file = join(dir, 'wal-like')
+    await (await open(file, 'w')).close()
+    const proto = await fileHandlePrototype(join(dir, 'probe'))
+    const started: Array<() => void> = []
+    vi.spyOn(proto, 'datasync').mockImplementation(() => new Promise<void>((resolve) => started.push(resolve)))
+    const syncer = walSyncer(
+      file,
+      () => false,
+      () => 0,
+    )
+    const synced = syncer.sync()
+    await vi.waitFor(() => expect(started).toHaveLength(1))
+    let released = false
+    const release = syncer.release().then(() => {
+      released = true
+    })
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    // mutation: release not waiting for the running sync -> the handle closed under it
+    expect(released).toBe(false)
+    started[0]!()
+    await synced
+    await release
+    expect(released).toBe(true)
   })
 
   it('a failed sync rejects its callers and the next call syncs again', async () => {

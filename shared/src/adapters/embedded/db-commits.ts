@@ -166,7 +166,7 @@ export function walSyncer(file: string, closed: () => boolean, commits: () => nu
       const handle = wal
       wal = null
       // after any sync still running; the handle is not needed by SQLite
-      return Promise.allSettled([running, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
+      return Promise.allSettled([running?.promise, queued]).then(() => handle?.then((h) => h.close()).catch(() => {}))
     },
   }
 }
