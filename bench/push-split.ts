@@ -43,7 +43,10 @@ async function edgeSide(variant: (deps: PlatformDeps, dir: string) => PlatformDe
   const config = loadConfig(embeddedBenchEnv(dir))
   const built = await createPlatformDeps(config, pino({ level: 'silent' }), { clock: { now: () => (t += 61_000) } })
   const tenant = await makeBenchTenant(built)
-  return edgeAsSide(await buildApp(variant(built, dir)), tenant, async () => {
+  const deps = variant(built, dir)
+  return edgeAsSide(await buildApp(deps), tenant, async () => {
+    // a variant's own queue (storeFree's) is closed here; the built one with the rest
+    if (deps.queue !== built.queue) await deps.queue.close()
     await built.close()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -62,10 +65,7 @@ function storeFree(deps: PlatformDeps, dir: string): PlatformDeps {
       await syncOnly.syncWal()
       return `m${n++}`
     },
-    async close() {
-      await syncOnly.close()
-      await deps.queue.close()
-    },
+    close: () => syncOnly.close(),
   }
   return { ...deps, rateLimiter, queue }
 }
