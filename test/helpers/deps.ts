@@ -16,17 +16,18 @@ export interface TestDepsOptions extends DepsOverrides {
 
 /**
  * Platform deps for one test file: embedded adapters in a fresh temp folder, or the
- * emulator-backed ones. `cleanup()` closes adapters and removes the folder.
+ * emulator-backed ones. `cleanup()` closes adapters and removes the folder. A caller that gives
+ * its own DATA_DIR (`env`) owns it: no folder is made, and cleanup() leaves that one in place.
  */
 export async function createTestDeps(options: TestDepsOptions = {}): Promise<PlatformDeps & { cleanup(): Promise<void> }> {
-  const data = tempDataDir()
+  const data = options.env?.DATA_DIR === undefined ? tempDataDir() : null
   const backend = options.backend ?? 'embedded'
   if (backend === 'emulators' && (!emulators.firestore || !emulators.pubsub)) {
     throw new Error('emulators not running: use `npm test` (it starts them) or set FIRESTORE_EMULATOR_HOST and PUBSUB_EMULATOR_HOST')
   }
   const env: Record<string, string> = {
     NODE_ENV: 'test',
-    DATA_DIR: data.dir,
+    ...(data ? { DATA_DIR: data.dir } : {}),
     OPERATOR_TOKEN: TEST_OPERATOR_TOKEN,
     KEY_PEPPER: TEST_PEPPER,
     ALLOW_LOOPBACK_WEBHOOKS: 'true',
@@ -47,7 +48,7 @@ export async function createTestDeps(options: TestDepsOptions = {}): Promise<Pla
   return Object.assign(deps, {
     async cleanup() {
       await deps.close()
-      data.cleanup()
+      data?.cleanup()
     },
   })
 }

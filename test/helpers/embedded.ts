@@ -3,9 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 
+let made = 0
+/** how many folders tempDataDir made in this process (test/setup/test-deps-folders.test.ts) */
+export const tempDataDirsMade = () => made
+
 /** A fresh data folder for one test file; removed by the returned cleanup. */
 export function tempDataDir(prefix = 'lsv-test-'): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix))
+  made++
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) }
 }
 

@@ -105,7 +105,7 @@ describe.skipIf(!emulators.firestore || !emulators.pubsub)('ingestion against th
       expect(first).toMatchObject({ business_email: 'person7@example.com', name_source: 'manual' })
     } finally {
       await app.close()
-      await producer.close()
+      await producer.cleanup()
     }
   })
 })
