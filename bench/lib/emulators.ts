@@ -44,7 +44,8 @@ export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, proje
   const logDir = mkdtempSync(join(tmpdir(), 'lsv-bench-emulators-'))
   const running: RunningEmulator[] = []
   // a bench that dies before stop() (an unhandled rejection of a client library) must not leave
-  // its emulators behind: on exit, however it comes, each started one's chain gets SIGTERM by pid
+  // its emulators behind: on exit, however it comes, each started one's chain gets SIGTERM by pid,
+  // and their logs' folder goes too
   const stopOnExit = () => {
     for (const e of running) {
       for (const pid of e.child.pid ? [e.child.pid, ...descendantsOf(e.child.pid)] : []) {
@@ -55,6 +56,7 @@ export async function benchEmulators(kinds: Array<'firestore' | 'pubsub'>, proje
         }
       }
     }
+    rmSync(logDir, { recursive: true, force: true })
   }
   process.once('exit', stopOnExit)
   const out: BenchEmulators = {

@@ -1,4 +1,7 @@
 import { execFile } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 
@@ -18,10 +21,15 @@ const alive = (pid: number) => {
  * library did, twice) must not leave the java emulators it started running on the machine.
  */
 describe('bench emulators', () => {
-  it('are stopped by pid, the whole chain, when the bench process dies of an uncaught exception', async () => {
-    const result = await run(process.execPath, ['test/bench/fixtures/crash-after-emulator.ts'], { timeout: 120_000 }).catch(
-      (err: { stdout: string; code: number }) => err,
-    )
+  it('are stopped by pid, the whole chain, when the bench process dies of an uncaught exception; their logs go too', async () => {
+    // the fixture's temporary folder, of its own: what it leaves there is seen
+    const scratch = mkdtempSync(join(tmpdir(), 'lsv-emulators-exit-'))
+    const result = await run(process.execPath, ['test/bench/fixtures/crash-after-emulator.ts'], {
+      timeout: 120_000,
+      env: { ...process.env, TMPDIR: scratch },
+    }).catch((err: { stdout: string; code: number }) => err)
+    const logFolders = readdirSync(scratch).filter((name) => name.startsWith('lsv-bench-emulators-'))
+    rmSync(scratch, { recursive: true, force: true })
     const stdout = String(result.stdout)
     const chain = (/CHAIN ([\d ]+)/.exec(stdout)?.[1] ?? '').trim().split(' ').map(Number)
     expect(chain.length, stdout).toBeGreaterThan(1)
@@ -37,5 +45,7 @@ describe('bench emulators', () => {
     for (const p of left) process.kill(p, 'SIGKILL')
     // mutation: no exit handler in benchEmulators → the wrapper and its java child stay
     expect(left).toEqual([])
+    // mutation: the exit handler without its rmSync → the emulators' logs folder stays (one a crash, found on 2026-11-29)
+    expect(logFolders).toEqual([])
   }, 150_000)
 })
