@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { eventually, sharedChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
+import { autofocusRun, eventually, sharedChromium, screenshots, sidewaysScroll, sharedStack, type LocalStack, signInPage, allViolations } from './support.ts'
 import { startReceiver } from '../outbound/harness.ts'
 
 /**
@@ -86,6 +86,7 @@ describe('the portal in Chromium: endpoints like a product', { timeout: 180_000 
     const top = await page.locator('#sent-note').evaluate((e) => e.getBoundingClientRect().top)
     expect(top).toBeGreaterThan(-1)
     expect(top).toBeLessThan(await page.evaluate(() => window.innerHeight))
+    await autofocusRun(page)
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('delivery-log')
     // a keyboard goes on from the log: Tab until the first Debug link (46 Tabs from the page's top
     // before; mutation: a redirect without #delivery-log starts from the top again)

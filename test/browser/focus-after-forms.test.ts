@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { startReceiver } from '../outbound/harness.ts'
-import { allViolations, eventually, sharedChromium, screenshots, sharedStack, type LocalStack, signInPage } from './support.ts'
+import { allViolations, autofocusRun, eventually, sharedChromium, screenshots, sharedStack, type LocalStack, signInPage } from './support.ts'
 
 /**
  * Issue 29, D11 and D12, in Debian's Chromium against `npm start`'s stack: where focus is when a
@@ -63,6 +63,7 @@ describe('the portal in Chromium: focus after a form (issue 29, D11 and D12)', {
       await page.getByLabel('Label').fill('Plan')
       await page.getByRole('button', { name: 'Create custom field' }).click()
       await page.waitForURL(/\/portal\/settings\/custom-fields$/)
+      await autofocusRun(page)
       expect(await activeId(page)).toBe('error-summary')
       const summary = page.locator('#error-summary')
       expect(await summary.getByRole('heading', { level: 2 }).textContent()).toBe('There is a problem')
@@ -98,6 +99,7 @@ describe('the portal in Chromium: focus after a form (issue 29, D11 and D12)', {
     await page.getByLabel('Accent colour').fill('#ffff66')
     await page.getByRole('button', { name: 'Save branding' }).click()
     await page.waitForURL(/\/portal\/settings\/branding$/)
+    await autofocusRun(page)
     expect(await activeId(page)).toBe('error-summary')
     const accent = page.getByLabel('Accent colour')
     await page.locator('#error-summary').getByRole('link').first().click()
@@ -120,12 +122,14 @@ describe('the portal in Chromium: focus after a form (issue 29, D11 and D12)', {
     await page.getByRole('button', { name: 'Save', exact: true }).click()
     await page.waitForURL(/flash=/)
     const landed = page.url()
+    await autofocusRun(page)
     expect(await page.evaluate(() => document.activeElement?.classList.contains('flash') ?? false)).toBe(true)
     const flash = (await page.locator('.flash').textContent())!.trim()
     expect(flash.length).toBeGreaterThan(0)
     const fromResult = await tabsTo(page, 'a[href*="/deliveries/"]')
     // the same page without a post before it: Tab starts at the top
     await page.goto(webhookUrl)
+    await autofocusRun(page)
     expect(await page.evaluate(() => document.activeElement === document.body)).toBe(true)
     const fromTop = await tabsTo(page, 'a[href*="/deliveries/"]')
     console.log(`Tabs to the first Debug link: ${fromResult} after a post (from the confirmation), ${fromTop} from the top of the page`)

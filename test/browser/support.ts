@@ -208,6 +208,16 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   await page.setViewportSize({ width: 1280, height: 900 })
 }
 
+/**
+ * Once the browser has run the page's `autofocus`: it does so in its next rendering update (the
+ * HTML standard's "flush autofocus candidates", before that update's animation frame callbacks),
+ * which can come after the load event a navigation waits for. Reading the focus right after the
+ * navigation read it before the portal's focus on the confirmation, once in a run (2026-11-29).
+ */
+export async function autofocusRun(page: Page): Promise<void> {
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => resolve())))
+}
+
 /** Polls until `check` returns a value (not undefined); fails with `what` after ~20 s. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, tries = 100, everyMs = 200): Promise<T> {
   for (let i = 0; i < tries; i++) {
