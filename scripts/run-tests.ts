@@ -32,6 +32,10 @@
  * process may install packages (root, with apt-get); otherwise the run stops at once, naming the
  * one command that installs it.
  *
+ * Every process the run starts gets the run's own temporary folder as TMPDIR; at the end what the
+ * tests left in it is named and it is removed whole (`sweepRunTmp`), as what they left running is
+ * stopped and named (`stopLeftovers`).
+ *
  * Flags: --no-emulators (embedded only), --no-typecheck (skips the static checks), --quick (main suites only,
  * without the whole-stack ones and the docs' CLI check unless a filter names files),
  * --reliability (reliability suite only), --config <file> (that vitest config only), and any further args go to vitest
@@ -40,10 +44,11 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { availableParallelism, loadavg } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { startEmulator, type RunningEmulator } from './lib/emulators.ts'
+import { CLAIMS, PORT_CLAIMS_ENV } from './lib/free-port.ts'
 import { descendantsOf, killAll, processesMarked } from './lib/process-tree.ts'
 import { cpuSnapshot, cpuUseSince, formatCpuUse } from './lib/run-cpu.ts'
 import type { RunSummary } from './lib/vitest-summary-reporter.ts'
@@ -219,14 +224,41 @@ const RUN_MARK_ENV = 'LSV_TEST_RUN'
 const runMark = `${process.pid}-${randomUUID()}`
 process.env[RUN_MARK_ENV] = runMark
 
+/**
+ * The run's own temporary folder: every process the run starts gets it as TMPDIR, so what the
+ * tests make with `os.tmpdir()` (data folders, Chromium's profiles, emulator logs) lands in it.
+ * At the end, once nothing the run started is left running, what is still in it is named (a test
+ * that does not clean up is seen, by its folder's prefix) and the folder goes, whole: a test whose
+ * clean-up lost a race (a connection's file made again after its folder was emptied) or a run cut
+ * short by Ctrl-C leaves nothing in the machine's temporary folder. The port claims stay
+ * machine-wide (scripts/lib/free-port.ts).
+ */
+process.env[PORT_CLAIMS_ENV] = CLAIMS
+const runTmp = mkdtempSync(join(tmpdir(), 'lsv-run-'))
+process.env.TMPDIR = runTmp
+// every way out, `stop()`'s early exits too (a no-op once stopAll has swept it)
+process.on('exit', () => sweepRunTmp())
+
 const emulators: RunningEmulator[] = []
 let stopping = false
-/** the run's own emulators, then whatever else still carries the run's mark */
+/** the run's own emulators, then whatever else still carries the run's mark, then the run's temporary folder */
 async function stopAll(): Promise<void> {
   if (stopping) return
   stopping = true
   await Promise.all(emulators.map((e) => e.stop()))
   await killAll(processesMarked(RUN_MARK_ENV, runMark))
+  sweepRunTmp()
+}
+/** What the tests left in the run's temporary folder: named, then removed with the folder. */
+function sweepRunTmp(): void {
+  let left: string[]
+  try {
+    left = readdirSync(runTmp).sort()
+  } catch {
+    return
+  }
+  if (left.length > 0) console.log(`> left in the run's temporary folder by the tests, now removed (${left.length}):\n${left.map((n) => `  ${n}`).join('\n')}`)
+  rmSync(runTmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
 }
 /**
  * Once every pass has ended: what the tests started and left running (the run's emulators
@@ -382,6 +414,8 @@ try {
   }
   const checksFailed = await checks
   await stopLeftovers()
+  // the emulators too, now, so that what is left in the run's temporary folder is named above the figures
+  await stopAll()
   if (checksFailed.length > 0) {
     failures.unshift(...checksFailed.map((c) => `static check: ${c}`))
     totals.failed += checksFailed.length

@@ -24,7 +24,13 @@ import { join } from 'node:path'
 
 /** ports handed out per worker block before the next block begins (the scan goes on past it) */
 const BLOCK = 500
-const CLAIMS = join(tmpdir(), `lsv-ports-${process.getuid?.() ?? 'user'}`)
+/**
+ * Machine-wide, whatever TMPDIR says: `npm test` gives each run a temporary folder of its own
+ * (scripts/run-tests.ts) and names this one in PORT_CLAIMS_ENV, so the run's processes, the
+ * stacks its tests start and any other run on the machine all claim ports in one place.
+ */
+export const PORT_CLAIMS_ENV = 'LSV_PORT_CLAIMS_DIR'
+export const CLAIMS = process.env[PORT_CLAIMS_ENV] || join(tmpdir(), `lsv-ports-${process.getuid?.() ?? 'user'}`)
 const claimed = new Set<number>()
 let cursor: number | undefined
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 
@@ -34,13 +34,16 @@ describe('npm test without Chromium', () => {
   it('cannot install it (no apt-get on PATH, or not root): stops at once with the command that installs it', async () => {
     const chromium = join(dir, 'missing', 'chromium')
     // only node's own folder on PATH: no apt-get
-    const r = await runTests({ CHROMIUM_PATH: chromium, PATH: dirname(process.execPath) })
+    const tmp = mkdtempSync(join(dir, 'tmp-'))
+    const r = await runTests({ CHROMIUM_PATH: chromium, PATH: dirname(process.execPath), TMPDIR: tmp })
     expect(r.code, r.out).toBe(1)
     expect(r.out).toContain(`${chromium} is missing`)
     expect(r.out).toContain('sudo apt-get update && sudo apt-get install -y chromium')
     expect(r.out).toMatch(/^tests: 0 passed, 1 failed$/m)
     // stopped before anything else: no vitest pass began
     expect(r.out).not.toContain('> vitest')
+    // and the run's own temporary folder went with it (an exit before the tests too)
+    expect(readdirSync(tmp)).toEqual([])
   }, 60_000)
 
   it('may install packages (root with apt-get): installs it through .ci/install-chromium, then runs the tests', async () => {

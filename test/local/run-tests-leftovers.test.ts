@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { alive } from '../../scripts/lib/process-tree.ts'
 
 /**
@@ -11,6 +11,8 @@ import { alive } from '../../scripts/lib/process-tree.ts'
  * gcloud starts an emulator, and never stops it. At the run's end the process is stopped and
  * named; on Ctrl-C (SIGINT to the run's process group, as a terminal sends it) it is stopped too,
  * though its test worker died before any afterAll. Without the sweep the process outlives the run.
+ * The fixture also leaves a folder in its temporary folder: the run's own (TMPDIR), named at the
+ * end and removed whole, on Ctrl-C too, so the machine's temporary folder keeps nothing of it.
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'lsv-leftovers-'))
@@ -40,7 +42,11 @@ function runTests(mode: 'leave' | 'hang', pidFile: string) {
   return { child, exited, out: () => out }
 }
 
-const pidIn = (file: string) => (existsSync(file) && readFileSync(file, 'utf8') !== '' ? Number(readFileSync(file, 'utf8')) : undefined)
+/** the fixture's pid file: the process's pid, then the folder it left */
+const leftIn = (file: string) => {
+  const [pid, folder] = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []
+  return pid && folder ? { pid: Number(pid), folder } : undefined
+}
 
 afterAll(() => {
   // a failing case must not leave its sleep behind either
@@ -53,22 +59,28 @@ describe('npm test stops what its tests left running', () => {
     const pidFile = join(dir, 'leave.pid')
     const run = runTests('leave', pidFile)
     const code = await run.exited
-    const pid = await waitFor('the fixture to write its pid', () => pidIn(pidFile), 1000)
+    const { pid, folder } = await waitFor('the fixture to write its pid', () => leftIn(pidFile), 1000)
     started.push(pid)
     expect(code, run.out()).toBe(0)
     expect(run.out()).toMatch(new RegExp(`^> left running by the tests, now stopped \\(1\\):\\n  ${pid} sleep 300$`, 'm'))
     expect(alive(pid)).toBe(false)
+    // the folder was made in the run's own temporary folder, named at the end, and removed with it
+    expect(dirname(dirname(folder))).toBe(tmpdir())
+    expect(basename(dirname(folder))).toMatch(/^lsv-run-/)
+    expect(run.out()).toMatch(new RegExp(`^> left in the run's temporary folder by the tests, now removed \\(1\\):\\n  ${basename(folder)}$`, 'm'))
+    expect(existsSync(dirname(folder))).toBe(false)
   }, 120_000)
 
   it('on Ctrl-C: stopped although its test worker died before any clean-up', async () => {
     const pidFile = join(dir, 'hang.pid')
     const run = runTests('hang', pidFile)
-    const pid = await waitFor('the fixture to start its process', () => pidIn(pidFile), 60_000)
+    const { pid, folder } = await waitFor('the fixture to start its process', () => leftIn(pidFile), 60_000)
     started.push(pid)
     expect(alive(pid)).toBe(true)
     process.kill(-run.child.pid!, 'SIGINT')
     const code = await run.exited
     expect(code, run.out()).toBe(130)
     await waitFor('the left process to be stopped', () => (alive(pid) ? undefined : true), 5000)
+    expect(existsSync(dirname(folder))).toBe(false)
   }, 120_000)
 })
