@@ -63,6 +63,8 @@ describe('mergeContact: every part of the patch lands, under its own version', (
       'custom_fields.plan',
       'emails',
       'identity.first_name',
+      // derived from the names (deriveFullName), under the newest name's version
+      'identity.full_name',
       'location.city',
       'location.state',
       'phones',
@@ -146,7 +148,7 @@ describe('mergeContact: null and undefined never erase', () => {
         custom_fields: { plan: cf(null), tier: cf(undefined) },
       }),
     )
-    expect(after.identity).toEqual({ first_name: 'Ada', title: 'CEO' })
+    expect(after.identity).toEqual({ first_name: 'Ada', full_name: 'Ada', title: 'CEO' })
     expect(after.custom_fields).toEqual({ plan: cf('gold'), tier: cf('a') })
     expect(after.versions['identity.first_name']).toBe(r.versions['identity.first_name'])
     expect(after.versions['custom_fields.plan']).toBe(r.versions['custom_fields.plan'])
@@ -209,5 +211,33 @@ describe('mergeContact: ties and row-level members', () => {
     expect(r.first_seen_at).toBe('2026-09-01T00:00:00.000Z')
     const later = apply(r, input('manual', 2, { identity: { title: 'B' } }, { at: '2026-09-02T00:00:00+00:00' }))
     expect(later.identity.title).toBe('B')
+  })
+})
+
+describe('mergeContact: full_name is joined from the names the record holds (contract 2.1)', () => {
+  it('a write of the last name alone joins it with the stored first name', () => {
+    // the outside probe of 2026-11-30: full_name was "Murray", joined from the second write alone
+    const r = create(input('provider', 1, { identity: { first_name: 'Grace', last_name: 'Hopper', full_name: 'Grace Hopper' } }))
+    const after = apply(r, input('provider', 2, { identity: { last_name: 'Murray', full_name: 'Murray' } }))
+    expect(after.identity).toEqual({ first_name: 'Grace', full_name: 'Grace Murray', last_name: 'Murray' })
+    expect(after.versions['identity.full_name']).toBe(after.versions['identity.last_name'])
+  })
+
+  it('a name a higher writer holds stays in the join, and name_source is that writer', () => {
+    const r = create(input('form', 1, { identity: { first_name: 'Ann' } }))
+    const after = apply(r, input('provider', 2, { identity: { first_name: 'Anna', last_name: 'Lee' } }))
+    expect(after.identity).toEqual({ first_name: 'Ann', full_name: 'Ann Lee', last_name: 'Lee' })
+    expect(after.name_source).toBe('form')
+  })
+
+  it('converges: the same writes in either order give the same record', () => {
+    const a = input('provider', 1, { identity: { first_name: 'Grace' } })
+    const b = input('manual', 2, { identity: { last_name: 'Hopper' } })
+    expect(apply(create(a), b)).toEqual(apply(create(b), a))
+    expect(apply(create(a), b).identity.full_name).toBe('Grace Hopper')
+  })
+
+  it('a record with no name has no full_name', () => {
+    expect(create(input('provider', 1, { identity: { title: 'CEO' } })).identity).toEqual({ title: 'CEO' })
   })
 })

@@ -155,6 +155,15 @@ describe('upsert worker: handleBatchMessage', () => {
     expect(form!.resolved_by).toBe('vendor-x')
   })
 
+  it('full_name joins the names the contact holds: a later push of the last name alone keeps the first (contract 2.1)', async () => {
+    // an outside probe (2026-11-30) found full_name "Murray" next to first_name "Grace"
+    expect(await handleBatchMessage(h.deps, await pushed([{ external_id: 'fn-1', first_name: 'Grace', last_name: 'Hopper' }]))).toBe('ack')
+    clock.advance(1000)
+    expect(await handleBatchMessage(h.deps, await pushed([{ external_id: 'fn-1', last_name: 'Murray' }]))).toBe('ack')
+    const c = await h.deps.contacts.getByAnchor(t.account.id, 'crm', 'fn-1')
+    expect(c?.identity).toMatchObject({ first_name: 'Grace', last_name: 'Murray', full_name: 'Grace Murray' })
+  })
+
   it('publishes one change row per changed contact to contact-changes, none for an unchanged redelivery of attempt 1', async () => {
     const message = await pushed([record(40), record(41)])
     const before = h.q.changes().length

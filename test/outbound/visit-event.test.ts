@@ -3,6 +3,7 @@ import { InvalidVisitEvent, parseVisitMessage, validateVisitEvent } from '@lsv/s
 import { buildWebhookEventV2 } from '@lsv/shared/domain/webhooks/build-event.ts'
 import { assembleContact } from '@lsv/shared/domain/contacts/assemble.ts'
 import { patchFromResolution, resolutionExternalId } from '@lsv/shared/domain/visits/resolution-patch.ts'
+import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
 import { baseRecord } from './records.ts'
 import { VisitResolution } from '@lsv/shared/contract/visit-event.ts'
 import { ContactCompany, ContactIdentity, ContactLocation, EmailHandle, PhoneHandle, Trait } from '@lsv/shared/contract/contact.ts'
@@ -61,7 +62,7 @@ describe("resolution members have the Contact's own shapes (management-api.md)",
     expect(validateVisitEvent({ ...base, resolution }).resolution).toEqual(resolution)
   })
 
-  it('recomputes derived members: full_name from first and last name; callable is not stored', () => {
+  it('recomputes derived members: full_name from first and last name (by the merge); callable is not stored', () => {
     const patch = patchFromResolution(
       {
         identity: { first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Lord Byron' },
@@ -70,7 +71,10 @@ describe("resolution members have the Contact's own shapes (management-api.md)",
       },
       null,
     )
-    expect(patch.identity).toEqual({ first_name: ' Ada ', last_name: 'Lovelace', full_name: 'Ada Lovelace' })
+    // the provider's full_name is dropped; the merge joins the names the contact holds
+    expect(patch.identity).toEqual({ first_name: ' Ada ', last_name: 'Lovelace' })
+    const merged = mergeContact(null, { source: 'visits', external_id: 'x', writer: 'provider', at: '2026-09-04T12:00:00.000Z', origin: 'o', patch }, 'acct')
+    expect(merged!.identity.full_name).toBe('Ada Lovelace')
     expect(patch.phones).toEqual([{ value: '+1', kind: null, dnc: true, dnc_known: true }])
     expect(patchFromResolution({ identity: { full_name: 'Only Full' }, resolved_by: 'v' }, null).identity).toEqual({})
   })
@@ -85,7 +89,7 @@ describe('resolution -> provider patch', () => {
     }
     const existing = baseRecord({ identity: { network_url: 'https://n.example/in/old' } })
     const patch = patchFromResolution(resolution, existing)
-    expect(patch.identity).toEqual({ first_name: 'A', full_name: 'A' })
+    expect(patch.identity).toEqual({ first_name: 'A' })
     expect(patch.business_email).toBe('a@acme.example')
     expect(patchFromResolution(resolution, null).identity!.network_url).toBe('https://n.example/in/new')
   })

@@ -96,6 +96,16 @@ describe('portal branding: display name and accent colour', () => {
     expect(shown.body).not.toContain('/portal/assets/brand/')
     expect(shown.body).toContain(`<span class="account">${operatorName}</span>`)
   })
+
+  // Mutation: branding.ts back to `name.length > MAX_DISPLAY_NAME` -> 80 emoji (160 UTF-16 units) are refused
+  it('the 80 characters of a display name are code points: 80 emoji are saved, 81 refused', async () => {
+    const emoji = (n: number) => '😀'.repeat(n)
+    expect((await formPost(h.portal, '/portal/settings/branding', cookie, { display_name: emoji(80), accent: '' })).statusCode).toBe(303)
+    expect((await page(h.portal, '/portal/settings', cookie)).body).toContain(`<span class="account">${emoji(80)}</span>`)
+    const refused = await formPost(h.portal, '/portal/settings/branding', cookie, { display_name: emoji(81), accent: '' })
+    expect(refused.statusCode).toBe(400)
+    expect(refused.body).toContain('80 characters or fewer')
+  })
 })
 
 // the record as both tenant-store adapters keep it: the branding survives a write and a read on

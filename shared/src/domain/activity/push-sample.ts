@@ -1,6 +1,7 @@
 import type { PlatformDeps } from '../../ports/deps.ts'
 import type { InboundRecord } from '../ingest/mapping.ts'
 import { LISTENED_RECORDS, type BatchShape } from '../ingest/push-body.ts'
+import { atMostCodePoints } from '../../lib/code-points.ts'
 
 /**
  * What the portal's mapping screens know of a connection's recent pushes (docs/portal.md, "Field
@@ -17,7 +18,10 @@ import { LISTENED_RECORDS, type BatchShape } from '../ingest/push-body.ts'
 export const MAX_SAMPLE_BYTES = 16 * 1024
 /** distinct keys counted per connection: the most frequent ones are kept */
 const MAX_KEYS = 100
-/** a key longer than this is counted under `other_keys` only */
+/**
+ * a key longer than this (in characters: code points, as a mapping's `from` is bounded, so every
+ * key a mapping can name is counted by name) is counted under `other_keys` only
+ */
 const MAX_KEY_LENGTH = 128
 /** records of one push whose keys are counted (the first ones, all the edge tells): bounded work after a 10,000-record push */
 const COUNTED_RECORDS_PER_PUSH = LISTENED_RECORDS
@@ -83,7 +87,7 @@ export function addPush(pending: SampleDelta | undefined, atMs: number, shape: B
 }
 
 function countKey(keys: Map<string, number>, key: string, by: number, into: { other_keys: number }, limit = MAX_PENDING_KEYS): void {
-  if (key.length > MAX_KEY_LENGTH || (keys.size >= limit && !keys.has(key))) {
+  if (!atMostCodePoints(key, MAX_KEY_LENGTH) || (keys.size >= limit && !keys.has(key))) {
     into.other_keys += by
     return
   }

@@ -86,6 +86,25 @@ function mergeGroup<K extends 'identity' | 'company' | 'location'>(record: Conta
   }
 }
 
+/**
+ * `identity.full_name` is derived, not merged: "joined from first and last name at ingest"
+ * (contract 2.1), from the names the record holds once this write is merged. Joining only the
+ * names one write carried left `{first_name: "Grace", last_name: "Murray", full_name: "Murray"}`
+ * after a write of the last name alone (an outside probe, 2026-11-30). Its version is the newer
+ * of the two names', so `name_source` reads as before. A record with neither name keeps what it
+ * has (no writer sends a full name without one).
+ */
+function deriveFullName(record: ContactRecord): void {
+  const { first_name: first, last_name: last } = record.identity
+  const parts = [first, last].flatMap((x) => (typeof x === 'string' && x.trim() !== '' ? [x.trim()] : []))
+  if (parts.length === 0) return
+  record.identity.full_name = parts.join(' ')
+  // versions compare as strings (fieldVersion): the newer is the later in sorted order
+  const versions = [record.versions['identity.first_name'], record.versions['identity.last_name']].filter((x): x is string => x !== undefined)
+  const newest = versions.sort().at(-1)
+  if (newest !== undefined) record.versions['identity.full_name'] = newest
+}
+
 /** The highest writer rank that set any name, as the contract's `name_source`. */
 function nameSourceOf(record: ContactRecord): NameSource {
   let best = 0
@@ -148,6 +167,7 @@ export function mergeContact(existing: ContactRecord | null, input: ContactUpser
       record.resolved_by = input.resolved_by
     }
   }
+  deriveFullName(record)
   record.name_source = nameSourceOf(record)
   if (at < record.first_seen_at) record.first_seen_at = at
   if (at > record.last_seen_at) record.last_seen_at = at

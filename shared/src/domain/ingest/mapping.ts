@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { ConnectionType, ContactPatch, CustomFieldDefinition, CustomFieldType, FieldMapping, StoredCustomField } from '../../model/records.ts'
+import { atMostCodePoints } from '../../lib/code-points.ts'
 
 /**
  * Field mapping of one inbound contact record (contract 2.5; docs/ingestion.md).
@@ -21,7 +22,10 @@ export const CORE_TARGETS = ['email', 'first_name', 'last_name', 'company', 'tit
 /** the fallback extraction: exactly the six fields, each from its own key */
 export const FALLBACK_MAPPINGS: readonly FieldMapping[] = CORE_TARGETS.map((t) => ({ from: t, to: t }))
 
-/** An external id longer than this could never be named by link minting (contract 4.2): no anchor. */
+/**
+ * An external id longer than this could never be named by link minting (contract 4.2): no anchor.
+ * Characters are code points, as minting's schema counts them, so the two agree on every id.
+ */
 const MAX_EXTERNAL_ID_LENGTH = 256
 
 /** Custom field types whose value is stored as JSON; the other nine are stored as text (contract 2.1). */
@@ -105,12 +109,12 @@ function textOf(value: unknown): string | null {
   return JSON.stringify(value)
 }
 
-/** The anchor value: a non-blank string of at most 256 characters, or a finite number. */
+/** The anchor value: a non-blank string of at most 256 characters (code points), or a finite number. */
 function anchorValue(value: unknown): string | null {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null
   if (typeof value !== 'string') return null
   const t = value.trim()
-  return t.length > 0 && t.length <= MAX_EXTERNAL_ID_LENGTH ? t : null
+  return t.length > 0 && atMostCodePoints(t, MAX_EXTERNAL_ID_LENGTH) ? t : null
 }
 
 /** Loose but safe: one @, no whitespace, a dot in the domain. Anything else is not a business email. */
@@ -237,7 +241,8 @@ export function createRecordMapper(fieldMappings: readonly FieldMapping[], defin
         patch.identity = {}
         if (first !== undefined) patch.identity.first_name = first
         if (last !== undefined) patch.identity.last_name = last
-        // joined at ingest from the names this record carries
+        // the record's own join, which the mapping review compares; the merge joins again with
+        // the names the contact already holds (domain/contacts/merge.ts, deriveFullName)
         if (first !== undefined || last !== undefined) patch.identity.full_name = [first, last].filter((x) => x !== undefined).join(' ')
         if (title !== undefined) patch.identity.title = title
       }

@@ -1,5 +1,6 @@
 import type { AccountRecord, PortalBranding } from '../../model/records.ts'
 import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from './common.ts'
+import { atMostCodePoints } from '../../lib/code-points.ts'
 
 /**
  * Light branding of an account's portal (issue 22, job 9; docs/portal.md, "Branding"): a display
@@ -17,6 +18,7 @@ import { invalidPayload, issue, nowIso, requireAccount, type TenantDeps } from '
 const PAGE_BACKGROUNDS = { light: '#ffffff', dark: '#121212' } as const
 const TEXT_CONTRAST = 4.5
 const BAND_CONTRAST = 3
+/** in characters (docs/portal.md: "at most 80"): code points, as the schemas count every stated limit (lib/code-points.ts) */
 const MAX_DISPLAY_NAME = 80
 const HEX = /^#[0-9a-f]{6}$/
 
@@ -79,7 +81,7 @@ export async function setPortalBranding(deps: TenantDeps, accountId: string, raw
   const name = raw.display_name.trim()
   const accent = normalizedAccent(raw.accent)
   const issues = []
-  if (name.length > MAX_DISPLAY_NAME) issues.push(issue('/display_name', 'length', `Keep the name to ${MAX_DISPLAY_NAME} characters or fewer.`))
+  if (!atMostCodePoints(name, MAX_DISPLAY_NAME)) issues.push(issue('/display_name', 'length', `Keep the name to ${MAX_DISPLAY_NAME} characters or fewer.`))
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
   else if (/[\u0000-\u001f\u007f]/.test(name)) issues.push(issue('/display_name', 'characters', 'The name cannot contain line breaks or control characters.'))
   const problem = accent === null ? null : accentProblem(accent)

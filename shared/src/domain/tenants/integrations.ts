@@ -1,4 +1,5 @@
 import { AppError, type ValidationIssue } from '../../errors/app-error.ts'
+import { atMostCodePoints } from '../../lib/code-points.ts'
 import {
   INTEGRATION_DESCRIPTION_MAX,
   INTEGRATION_NAME_MAX,
@@ -46,13 +47,14 @@ async function requireIntegration(deps: TenantDeps, accountId: string, integrati
 
 /**
  * A label or note as stored: trimmed, an empty one is none (null). Bounded here too, not only by
- * the API's schema: the portal's forms call these functions directly.
+ * the API's schema: the portal's forms call these functions directly. Characters are code points,
+ * as the schema's `maxLength` counts them: a name the schema lets through is not refused here.
  */
 function words(value: string | null | undefined, field: 'name' | 'description'): string | null {
   const trimmed = value?.trim()
   if (!trimmed) return null
   const max = field === 'name' ? INTEGRATION_NAME_MAX : INTEGRATION_DESCRIPTION_MAX
-  if (trimmed.length > max) throw invalidPayload(issue(`/${field}`, 'too_long', `the ${field} has at most ${max} characters`))
+  if (!atMostCodePoints(trimmed, max)) throw invalidPayload(issue(`/${field}`, 'too_long', `the ${field} has at most ${max} characters`))
   return trimmed
 }
 

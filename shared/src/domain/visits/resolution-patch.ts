@@ -27,17 +27,9 @@ export function resolutionExternalId(resolution: VisitResolution, eventId: strin
 }
 
 /**
- * `identity.full_name` as the contract defines it: joined from first and last name (contract
- * 2.1), the same rule as an inbound push (domain/ingest/mapping.ts). Null when neither is given.
- */
-function joinedFullName(first: string | null | undefined, last: string | null | undefined): string | null {
-  const parts = [first, last].filter((x): x is string => typeof x === 'string' && x.trim() !== '').map((x) => x.trim())
-  return parts.length === 0 ? null : parts.join(' ')
-}
-
-/**
  * Provider data -> the patch the provider writer asks the merge to apply. Derived members are
- * recomputed, never taken from the provider: `full_name` from first and last name here; a phone's
+ * never taken from the provider: `full_name` is dropped here and joined by the merge from the
+ * names the contact holds (contract 2.1; domain/contacts/merge.ts, deriveFullName); a phone's
  * `callable` is not stored at all (assembleContact derives it from `dnc_known` and `dnc`).
  */
 export function patchFromResolution(resolution: VisitResolution, existing: ContactRecord | null): ContactPatch {
@@ -45,10 +37,9 @@ export function patchFromResolution(resolution: VisitResolution, existing: Conta
   if (resolution.subject_type && !existing) patch.subject_type = resolution.subject_type
   if (resolution.identity) {
     const { full_name: _sent, ...identity } = resolution.identity
-    const fullName = joinedFullName(identity.first_name, identity.last_name)
     // network_url is half of the row's unique key: the provider never overwrites one
     if (existing?.identity.network_url) delete identity.network_url
-    patch.identity = fullName === null ? identity : { ...identity, full_name: fullName }
+    patch.identity = identity
   }
   if (resolution.company) patch.company = { ...resolution.company }
   if (resolution.location) patch.location = { ...resolution.location }
