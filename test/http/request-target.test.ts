@@ -5,6 +5,7 @@ import { createLogger } from '@lsv/shared/logging/logger.ts'
 import { redactUrl } from '@lsv/shared/logging/redact.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { buildApp as buildEdge } from '../../services/edge-ingest/src/app.ts'
+import { buildApp as buildPortal } from '../../services/portal-api/src/app.ts'
 import { createHarness, type Harness } from '../ingest/support/harness.ts'
 import { createTestTenant, type StoredTenant } from '../helpers/tenant.ts'
 import { firstResponse, rawConnect } from './support/raw.ts'
@@ -14,12 +15,16 @@ import { firstResponse, rawConnect } from './support/raw.ts'
  * are refused (400 `bad request`) before any route sees them, and a credential in a URL is
  * redacted wherever it sits, fragment included. Real requests, sent as raw bytes (no client
  * library sends a fragment or a second Host), reach a listening edge-ingest whose log lines are
- * captured from the services' own logger.
+ * captured from the services' own logger. And what an outside probe found on 2026-11-30: an
+ * HTTP/1.1 request without Host and a CONNECT got no envelope (an empty body; no answer at all),
+ * and a path that does not percent-decode got 400 before the subdomain's 404 and the
+ * credential's 401.
  */
 describe('request targets: fragments and repeated Host', () => {
   let h: Harness
   let t: StoredTenant
   let port = 0
+  let portalPort = 0
   const raw: string[] = []
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -35,7 +40,13 @@ describe('request targets: fragments and repeated Host', () => {
     const app = await buildEdge(deps)
     await app.listen({ port: 0, host: '127.0.0.1' })
     port = (app.server.address() as AddressInfo).port
-    return () => app.close()
+    const portal = await buildPortal(deps)
+    await portal.listen({ port: 0, host: '127.0.0.1' })
+    portalPort = (portal.server.address() as AddressInfo).port
+    return async () => {
+      await app.close()
+      await portal.close()
+    }
   })
   afterAll(async () => {
     await t?.cleanup()
@@ -43,8 +54,8 @@ describe('request targets: fragments and repeated Host', () => {
   })
 
   /** one request as raw bytes; the status and body of the answer */
-  async function send(head: string, body: string) {
-    const c = await rawConnect(port)
+  async function send(head: string, body: string, to = port) {
+    const c = await rawConnect(to)
     await c.write(`${head}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
     const { text } = await c.closed
     return firstResponse(text)!
@@ -87,5 +98,58 @@ describe('request targets: fragments and repeated Host', () => {
     }
     const ok = await send(`POST ${target} HTTP/1.1\r\nhost: ${t.host}`, partnerBody('host-2'))
     expect(ok.status).toBe(202)
+  })
+
+  it('an HTTP/1.1 request without Host gets 400 in the envelope; HTTP/1.0 needs none', async () => {
+    // mutation: node's own check (requireHostHeader back on) answers 400 with an empty chunked body
+    for (const to of [port, portalPort]) {
+      const res = await send('GET /healthz HTTP/1.1', '', to)
+      expect(res.status).toBe(400)
+      expect(res.body).toEqual({ ok: false, error: 'bad request' })
+      // HTTP/1.0 has no Host rule: the same request is served
+      const old = await send('GET /healthz HTTP/1.0', '', to)
+      expect(old.status).toBe(200)
+    }
+  })
+
+  it('a CONNECT gets 405 in the envelope and the connection closed, on every service', async () => {
+    // mutation: without the connect listener (base-app.ts) node destroys the socket: no answer
+    for (const to of [port, portalPort]) {
+      const c = await rawConnect(to)
+      await c.write(`CONNECT 127.0.0.1:${to} HTTP/1.1\r\nhost: 127.0.0.1:${to}\r\n\r\n`)
+      const { text } = await c.closed
+      const res = firstResponse(text)!
+      expect(res.status, text).toBe(405)
+      expect(res.headers.connection).toBe('close')
+      expect(res.body).toEqual({ ok: false, error: 'method not allowed' })
+    }
+  })
+
+  it('a path that does not percent-decode is answered as an unknown value would be: 404 for the subdomain, 401 for the credential', async () => {
+    const contacts = JSON.stringify({ contacts: [{ external_id: 'x' }] })
+    // mutation: without routableUrl (base-app.ts's rewriteUrl) each of these answers 400 `invalid payload`
+    for (const bad of ['%E9', 'abc%zz', '%C0%AF', '%', 'a%2']) {
+      const known = {
+        edge: await send(`POST /v1/contacts/zz-unknown HTTP/1.1\r\nhost: ${t.host}`, contacts),
+        portal: await send('GET /api/v1/contacts/zz-unknown HTTP/1.1\r\nhost: localhost', '', portalPort),
+      }
+      // the edge: an unknown subdomain first, then the source's credential
+      const unknownHost = await send(`POST /v1/contacts/${bad} HTTP/1.1\r\nhost: nope-${t.host}`, contacts)
+      expect(unknownHost.status, bad).toBe(404)
+      const noToken = await send(`POST /v1/contacts/${bad} HTTP/1.1\r\nhost: ${t.host}`, contacts)
+      expect(noToken.status, bad).toBe(known.edge.status)
+      expect(noToken.body).toEqual(known.edge.body)
+      expect(noToken.status).toBe(401)
+      // the portal's read API: the key before the id
+      const noKey = await send(`GET /api/v1/contacts/${bad} HTTP/1.1\r\nhost: localhost`, '', portalPort)
+      expect(noKey.status, bad).toBe(401)
+      expect(noKey.body).toEqual(known.portal.body)
+      // a path no route serves, with a bad encoding in it: the not-found answer
+      const unrouted = await send(`GET /no-such/${bad} HTTP/1.1\r\nhost: localhost`, '', portalPort)
+      expect(unrouted.status, bad).toBe(404)
+    }
+    // a path that decodes is routed as before: an encoded character of a source id is decoded
+    const encoded = await send(`POST /v1/contacts/%7A%7A-unknown HTTP/1.1\r\nhost: ${t.host}`, contacts)
+    expect(encoded.status).toBe(401)
   })
 })

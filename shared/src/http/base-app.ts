@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 // @fastify/swagger's types add the OpenAPI keys (tags, summary, security, operationId, hide, …)
 // to FastifySchema: a route schema carrying them type-checks as it is, and the TypeBox type
@@ -14,10 +14,10 @@ import { traceLogFields } from '../logging/trace.ts'
 import { requestTraceContext } from '../logging/trace-propagation.ts'
 import { REQUEST_SCOPED_LOGGER, withTraceFields } from '../logging/trace-scope.ts'
 import { HTTP_TIMEOUTS, type HttpTimeouts } from './timeouts.ts'
-import { handleClientError } from './client-errors.ts'
-import { beyondDrainBound, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
+import { handleClientError, refuseConnect } from './client-errors.ts'
+import { closesAfterEarlyAnswer, drainAfterAnswer, hasUnreadBody, LINGER, type LingerLimits } from './lingering-close.ts'
 import { markRepeatedCredentialHeaders } from './credential-headers.ts'
-import { refuseAmbiguousTarget } from './request-target.ts'
+import { refuseAmbiguousTarget, routableUrl } from './request-target.ts'
 import { answerUnroutedAtOnce } from './unrouted.ts'
 import { ignoreBodiesOfBodylessRoutes } from './bodyless-routes.ts'
 import { CloudRequestLogController } from './request-log.ts'
@@ -64,6 +64,24 @@ function requestIdOf(_req: IncomingMessage): string {
   return randomUUID()
 }
 
+/** where fastify keeps the headers set with reply.header() until it writes the answer (lib/symbols.js) */
+let replyHeadersKey: symbol | undefined
+
+/**
+ * Takes fastify's own `connection: close` off an early answer. fastify sets it on the answer
+ * after every body error (a 413 over the cap among them) because the client may still be sending;
+ * the drain reads what it sends, so the connection can stay usable, and node gives the answer the
+ * `Connection` and `Keep-Alive` headers it gives any other. Not reply.removeHeader: that also
+ * removes the header from node's answer, which node takes as "send no `Connection` header".
+ */
+function withoutFastifyClose(reply: FastifyReply): void {
+  replyHeadersKey ??= Object.getOwnPropertySymbols(reply).find((key) => key.description === 'fastify.reply.headers')
+  const headers = replyHeadersKey && (reply as unknown as Record<symbol, Record<string, unknown> | undefined>)[replyHeadersKey]
+  if (headers) delete headers.connection
+  // a fastify that keeps them elsewhere: the connection stays usable all the same, without the header
+  else if (reply.hasHeader('connection')) reply.removeHeader('connection')
+}
+
 /**
  * The fastify instance every service starts from: TypeBox types, strict body validation,
  * safe JSON parsing that keeps the raw bytes, the contract's error envelope (also for node's own
@@ -89,6 +107,8 @@ export function buildBaseApp(options: BaseAppOptions): App {
       requestTimeout: timeouts.requestTimeoutMs,
       connectionsCheckingInterval: timeouts.connectionsCheckingIntervalMs,
       maxHeaderSize: timeouts.maxHeaderSize,
+      // an HTTP/1.1 request without Host is refused in onRequest, in the envelope (request-target.ts)
+      requireHostHeader: false,
     },
     requestTimeout: timeouts.requestTimeoutMs,
     keepAliveTimeout: timeouts.keepAliveTimeoutMs,
@@ -107,6 +127,8 @@ export function buildBaseApp(options: BaseAppOptions): App {
     // a long path parameter (an unknown source id of 1,000 characters) reaches the route and gets
     // the route's own answer (401 for a source id) instead of the router's 414
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // a path that does not percent-decode is routed as the text it is (request-target.ts)
+    rewriteUrl: (req) => routableUrl(req.url ?? '/'),
     // errors raised before routing (bad URL encoding, …) use the contract's envelope too
     frameworkErrors: (error, request, reply) => {
       sendError(reply, toAppError(error, request))
@@ -115,6 +137,9 @@ export function buildBaseApp(options: BaseAppOptions): App {
     // a validation error's text names a bounded number of problems (http/validation.ts)
     schemaErrorFormatter: (errors, dataVar) => formatSchemaErrors(errors, dataVar),
   }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // a CONNECT gets the envelope's 405 instead of a socket destroyed unanswered (client-errors.ts)
+  app.server.on('connect', (_req: IncomingMessage, socket: import('node:net').Socket) => refuseConnect(options.logger, socket))
 
   // compiled once per schema for the process, whichever route or app declares it again
   app.setValidatorCompiler(createValidatorCompiler())
@@ -147,10 +172,13 @@ export function buildBaseApp(options: BaseAppOptions): App {
   // a route that takes no body (DELETE without a body schema) never reads one (bodyless-routes.ts)
   ignoreBodiesOfBodylessRoutes(app)
   // an answer sent before the body was read (over the cap, refused credential, …) must still
-  // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts)
+  // reach a client that is sending it: the rest is drained, within bounds (lingering-close.ts).
+  // The connection closes only for a body declared beyond the bound (or a 408); otherwise it
+  // stays usable and the answer has the headers of any other (withoutFastifyClose)
   app.addHook('onSend', (request, reply, payload, done) => {
     if (hasUnreadBody(request.raw)) {
-      if (beyondDrainBound(request.raw, linger)) reply.header('connection', 'close')
+      if (closesAfterEarlyAnswer(request.raw, reply.statusCode, linger)) reply.header('connection', 'close')
+      else withoutFastifyClose(reply)
       drainAfterAnswer(request.raw, reply.raw, linger)
     }
     done(null, payload)

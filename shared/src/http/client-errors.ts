@@ -53,8 +53,23 @@ export function handleClientError(log: FastifyBaseLogger, err: Error & { code?: 
     socket.destroy()
     return
   }
-  const code = clientErrorCode(err)
-  log.info({ code, reason: err.code ?? err.message }, 'connection refused before routing')
+  refuseConnection(log, clientErrorCode(err), err.code ?? err.message, socket)
+}
+
+/**
+ * A `CONNECT` request (a tunnel, which no service offers): node has no answer of its own for one
+ * and destroys the socket when nothing listens for `connect`, so the client got no answer at all.
+ * It gets 405 `method not allowed` in the envelope, then the connection is closed.
+ */
+export function refuseConnect(log: FastifyBaseLogger, socket: Socket): void {
+  if (handled.has(socket)) return
+  handled.add(socket)
+  refuseConnection(log, 'method_not_allowed', 'CONNECT', socket)
+}
+
+/** The envelope's answer on the bare socket, then the connection closed after the grace. */
+function refuseConnection(log: FastifyBaseLogger, code: ErrorCode, reason: string, socket: Socket): void {
+  log.info({ code, reason }, 'connection refused before routing')
   socket.end(clientErrorResponse(code))
   const timer = setTimeout(() => socket.destroy(), GRACE_MS)
   timer.unref()

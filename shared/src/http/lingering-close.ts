@@ -13,10 +13,12 @@ import type { Socket } from 'node:net'
  * is read and discarded (nothing is kept) until it has all arrived, or the client closes, or a
  * bound is reached (LINGER.maxBytes discarded, or LINGER.maxMs after the answer): only at the
  * bound is the socket destroyed. When the connection closes after the answer (`Connection:
- * close`: the client asked for it, fastify sets it after a body error, or the declared length is
- * beyond the bound) the server sends FIN after the answer and keeps reading until then. Otherwise
- * the connection stays usable once the body has been drained, so early answers carry the same
- * headers as late ones (the partner CRM's 404s must be identical, contract 7.6).
+ * close`: the client asked for it, the declared length is beyond the bound, or a 408 to a body
+ * that stopped arriving: closesAfterEarlyAnswer) the server sends FIN after the answer and keeps
+ * reading until then. Otherwise the connection stays usable once the body has been drained, so
+ * early answers carry the same headers as late ones (the partner CRM's 404s must be identical,
+ * contract 7.6): fastify's own `Connection: close` after a body error (a 413 over the cap among
+ * them: "the client may send more data") is taken off the answer, the drain reads that data.
  */
 export interface LingerLimits {
   /** bytes discarded after the answer before giving up (twice the 8 MiB cap: an over-cap body is read whole) */
@@ -43,9 +45,20 @@ export function hasUnreadBody(req: IncomingMessage): boolean {
 }
 
 /** True when the declared body is so large that draining it would give up anyway: answer with `Connection: close`. */
-export function beyondDrainBound(req: IncomingMessage, limits: LingerLimits = LINGER): boolean {
+function beyondDrainBound(req: IncomingMessage, limits: LingerLimits = LINGER): boolean {
   const length = Number(req.headers['content-length'])
   return Number.isFinite(length) && length > limits.maxBytes
+}
+
+/**
+ * Whether an answer with status `statusCode`, given while `req`'s body is unread, closes the
+ * connection (`Connection: close`): when the declared body is beyond the drain bound, and for a
+ * 408 (the body stopped arriving: a dripping client's connection is closed, docs/errors.md
+ * "Timeouts"). Any other early answer leaves the connection usable once the body is drained: a
+ * body declared within the bound, or chunked (drained within the same bound).
+ */
+export function closesAfterEarlyAnswer(req: IncomingMessage, statusCode: number, limits: LingerLimits = LINGER): boolean {
+  return statusCode === 408 || beyondDrainBound(req, limits)
 }
 
 /**
