@@ -78,13 +78,15 @@ describe('typed routes', () => {
   })
 
   it('answers what the schema declares', async () => {
-    const created = await app.inject({ method: 'POST', url: '/typed/acct-1', payload: { grace_seconds: 5 } })
+    // an account id is a uuid (AccountParams)
+    const acct = '3f1c2b8e-5d4a-4c6b-9e7f-0a1b2c3d4e5f'
+    const created = await app.inject({ method: 'POST', url: `/typed/${acct}`, payload: { grace_seconds: 5 } })
     expect(created.statusCode).toBe(201)
-    expect(created.json()).toEqual({ id: 'acct-1', grace: 5 })
-    const none = await app.inject({ method: 'POST', url: '/typed/acct-1?grace_seconds=7', payload: {} })
+    expect(created.json()).toEqual({ id: acct, grace: 5 })
+    const none = await app.inject({ method: 'POST', url: `/typed/${acct}?grace_seconds=7`, payload: {} })
     expect(none.statusCode).toBe(204)
     expect(none.body).toBe('')
-    const invalid = await app.inject({ method: 'POST', url: '/typed/acct-1', payload: { grace_seconds: 'soon' } })
+    const invalid = await app.inject({ method: 'POST', url: `/typed/${acct}`, payload: { grace_seconds: 'soon' } })
     expect(invalid.statusCode).toBe(400)
     expect(invalid.json()).toMatchObject({ ok: false, error: 'invalid payload', issues: [{ path: '/grace_seconds' }] })
   })

@@ -86,6 +86,14 @@ describe('portal screen: contacts', () => {
     expect(other.statusCode).toBe(404)
     expect(other.body).not.toContain('Grace')
     expect((await page(fixture.h.portal, '/contacts/00000000-0000-8000-8000-000000000000', cookie)).statusCode).toBe(404)
+    // an id that is not a UUID names no page either: the 404 page, not the form's "not understood"
+    const garbled = await page(fixture.h.portal, '/contacts/not-a-contact-id', cookie)
+    expect(garbled.statusCode).toBe(404)
+    expect(garbled.body).not.toContain('Not understood')
+    // the id in upper case is the same contact (UUIDs in either case, RFC 9562)
+    const upper = await page(fixture.h.portal, `/contacts/${contactId.toUpperCase()}`, cookie)
+    expect(upper.statusCode).toBe(200)
+    expect(upper.body).toContain('Grace')
   })
 
   it('lists with keyset paging and finds by email or by (source, external_id)', async () => {

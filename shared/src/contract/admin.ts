@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { IntegerEnum, Nullable, StringEnum } from './common.ts'
+import { IntegerEnum, Nullable, StringEnum, Uuid } from './common.ts'
 import { ALL_SCOPES, CONNECTION_TYPES, CUSTOM_FIELD_TYPES, TIERS } from '../model/records.ts'
 
 /**
@@ -32,6 +32,8 @@ const FRAME_ANCESTOR_PATTERN = '^https://[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[
 const MAX_FIELD_MAPPINGS = 200
 
 const Id = Type.String({ minLength: 1, maxLength: 128 })
+/** an account id is a UUID (the others are prefixed ids, `src_…`, `key_…`, `int_…`, which keep their case) */
+const AccountId = Uuid()
 const Timestamp = Type.String({ format: 'date-time' })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const TierValue = IntegerEnum(TIERS)
@@ -65,11 +67,11 @@ const IntegrationTiers = Type.Object(
 
 // ---- path parameters ------------------------------------------------------------------------
 
-export const AccountParams = Type.Object({ accountId: Id })
-export const ConnectionParams = Type.Object({ accountId: Id, connectionId: Id })
-export const KeyParams = Type.Object({ accountId: Id, connectionId: Id, keyId: Id })
-export const LocationParams = Type.Object({ accountId: Id, connectionId: Id, locationId: Type.String({ minLength: 1, maxLength: 256 }) })
-export const IntegrationParams = Type.Object({ accountId: Id, integrationId: Id })
+export const AccountParams = Type.Object({ accountId: AccountId })
+export const ConnectionParams = Type.Object({ accountId: AccountId, connectionId: Id })
+export const KeyParams = Type.Object({ accountId: AccountId, connectionId: Id, keyId: Id })
+export const LocationParams = Type.Object({ accountId: AccountId, connectionId: Id, locationId: Type.String({ minLength: 1, maxLength: 256 }) })
+export const IntegrationParams = Type.Object({ accountId: AccountId, integrationId: Id })
 
 // ---- accounts -------------------------------------------------------------------------------
 
@@ -103,7 +105,7 @@ export const UpdateAccountBody = Type.Object(
 
 export const Account = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
+    id: Uuid(),
     public_id: Type.String(),
     name: Nullable(Type.String()),
     active: Type.Boolean(),

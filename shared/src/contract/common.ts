@@ -12,6 +12,15 @@ export function NullableString(options: { format?: 'uri' | 'email' | 'date-time'
   return Type.Union([Type.String(stringOptions), Type.Null()], description ? { description } : {})
 }
 
+/**
+ * A UUID (RFC 9562). Either case is accepted, as RFC 9562 reads them; route validation hands the
+ * value on lower case, the case ids are stored and answered in (http/uuid-case.ts). Only a place
+ * declared with this format is lower-cased, so an id that is not a UUID must not use it.
+ */
+export function Uuid(options: { minLength?: number; maxLength?: number; description?: string } = {}) {
+  return Type.String({ format: 'uuid', ...options })
+}
+
 /** `boolean` or `null`. */
 export function NullableBoolean(description?: string) {
   return Type.Union([Type.Boolean(), Type.Null()], description ? { description } : {})

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { StringEnum } from './common.ts'
+import { StringEnum, Uuid } from './common.ts'
 
 /** `POST /api/contacts/links` (operation mintContactLink, contract 4.2). */
 
@@ -7,8 +7,7 @@ const LINK_TYPES = ['opaque', 'signed'] as const
 export type LinkType = (typeof LINK_TYPES)[number]
 const MAX_LINK_EXP_SECONDS = 31_536_000
 
-const ContactIdField = Type.String({
-  format: 'uuid',
+const ContactIdField = Uuid({
   minLength: 1,
   maxLength: 128,
   description: 'names the contact; takes precedence over `source`/`externalId`',
@@ -48,7 +47,7 @@ export const MintLinkBody = Type.Object(
 export const MintLinkResponse = Type.Object(
   {
     ok: Type.Literal(true),
-    contactId: Type.String({ format: 'uuid' }),
+    contactId: Uuid(),
     type: StringEnum(LINK_TYPES),
     token: Type.String({ description: '`a.<43-char base64url>` (opaque) or `s.<keyId>.<claims>.<sig>` (signed)' }),
     link: Type.String({ format: 'uri', description: 'the destination URL with the token appended as query parameter `lsv`' }),

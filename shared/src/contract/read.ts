@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { Uuid } from './common.ts'
 
 /** The read contract's `include` query parameter (contract 4.7). */
 
@@ -16,5 +17,8 @@ const IncludeParam = Type.String({
 })
 
 export const IncludeQuery = Type.Object({ include: Type.Optional(IncludeParam) }, { title: 'IncludeQuery' })
+
+/** `GET /api/v1/contacts/{id}`: the contact id (the `id` of a Contact, the `contactId` of link minting). */
+export const ContactIdParams = Type.Object({ id: Uuid({ description: 'the contact id; either case' }) })
 
 export type IncludeQuery = Static<typeof IncludeQuery>

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { SUBJECT_TYPES, TRAIT_GROUPS } from '../model/records.ts'
-import { StringEnum } from './common.ts'
+import { StringEnum, Uuid } from './common.ts'
 
 /**
  * The members of `resolution` have the shapes of the Contact's own members (contract 2.1,
@@ -147,9 +147,12 @@ export const VisitEvent = Type.Object(
 export type VisitEvent = Static<typeof VisitEvent>
 export type VisitResolution = Static<typeof VisitResolution>
 
-/** The body of `POST /api/v1/admin/accounts/{accountId}/visits`: `account_id` comes from the path. */
+/**
+ * The body of `POST /api/v1/admin/accounts/{accountId}/visits`: `account_id` comes from the path.
+ * When sent it must equal the path's, a UUID lower-cased as the path's is (common.ts, Uuid).
+ */
 export const VisitEventInput = Type.Object(
-  { ...VisitEvent.properties, account_id: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })) },
+  { ...VisitEvent.properties, account_id: Type.Optional(Uuid()) },
   { title: 'VisitEventInput', additionalProperties: false },
 )
 export type VisitEventInput = Static<typeof VisitEventInput>

@@ -2,6 +2,7 @@ import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js'
 import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify'
 import fastJsonStringify from 'fast-json-stringify'
 import { createAjv } from '../contract/ajv.ts'
+import { uuidFixFor } from './uuid-case.ts'
 
 /**
  * The compilers of route schemas, with what they compiled kept for the process.
@@ -37,9 +38,35 @@ let ajvs: { bodies: Ajv2020; strings: Ajv2020 } | undefined
 const validators = memo<ValidateFunction>()
 
 /**
+ * The validator with, once a value is valid, its UUIDs lower-cased in place (uuid-case.ts), so
+ * the handler sees ids as they are stored whatever case the caller sent. It is Ajv's function
+ * to fastify: `errors` is read through, and `schemaEnv` is kept so fastify still hands over
+ * the parent (Ajv needs it to change a root value).
+ */
+function lowerCasingUuids(validate: ValidateFunction, fix: (value: unknown) => unknown): ValidateFunction {
+  const validated = ((data: unknown, cxt?: Parameters<ValidateFunction>[1]) => {
+    const valid = validate(data, cxt)
+    if (valid === true) {
+      // Ajv may have replaced a coerced root in the parent: fix what is there now
+      if (cxt) cxt.parentData[cxt.parentDataProperty] = fix(cxt.parentData[cxt.parentDataProperty])
+      else fix(data)
+    }
+    return valid
+  }) as ValidateFunction
+  Object.defineProperties(validated, {
+    errors: { get: () => validate.errors, set: (errors: ValidateFunction['errors']) => (validate.errors = errors) },
+    schema: { value: validate.schema },
+    schemaEnv: { value: validate.schemaEnv },
+  })
+  return validated
+}
+
+/**
  * Route validation: bodies are validated strictly (no type coercion: `"5"` is not `5`);
- * querystring, params and headers are coerced, as they only ever arrive as strings. A validator
- * shared by several routes is safe: fastify reads its `errors` right after the call that set them.
+ * querystring, params and headers are coerced, as they only ever arrive as strings. Values of
+ * `format: uuid` are lower-cased once valid (lowerCasingUuids); a schema without one gets
+ * Ajv's function as it is. A validator shared by several routes is safe: fastify reads its
+ * `errors` right after the call that set them.
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // every problem is reported as an issue; schema defaults are filled in (MintLinkBody `type`)
@@ -50,7 +77,11 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const { bodies, strings } = ajvs
   return ({ schema, httpPart }) => {
     const kind = httpPart === 'body' ? 'body' : 'string'
-    return validators(`${kind}\0${JSON.stringify(schema)}`, () => (kind === 'body' ? bodies : strings).compile(schema as object) as ValidateFunction)
+    return validators(`${kind}\0${JSON.stringify(schema)}`, () => {
+      const validate = (kind === 'body' ? bodies : strings).compile(schema as object) as ValidateFunction
+      const fix = uuidFixFor(schema)
+      return fix ? lowerCasingUuids(validate, fix) : validate
+    })
   }
 }
 

@@ -59,6 +59,9 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
     scope.addHook('preHandler', loadEndpointBanner(deps))
     scope.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       if (isAppError(error) && error.status === 404) return notFound(request, reply)
+      // a path parameter that is not valid (a contact id that is not a UUID) names no page: the
+      // 404 page, as for an id no contact has, not the form's "not understood"
+      if (error.validation && error.validationContext === 'params') return notFound(request, reply)
       if (error.validation || (isAppError(error) && error.status === 400)) {
         // the message names at most MAX_ISSUES problems (http/validation.ts), so the page stays small
         return sendFrameError(

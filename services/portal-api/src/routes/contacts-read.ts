@@ -6,10 +6,12 @@ import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Contact } from '@lsv/shared/contract/contact.ts'
 import { ContactList } from '@lsv/shared/contract/contact-list.ts'
+import { ContactIdParams } from '@lsv/shared/contract/read.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey, type ApiKeyAuth } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { consumeReadQuota } from '@lsv/shared/domain/contacts/read-quota.ts'
 import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
+import { parseInclude } from '@lsv/shared/domain/contacts/include.ts'
 
 const IncludeQuery = Type.String({
   maxLength: 200,
@@ -27,7 +29,8 @@ const readers = new WeakMap<FastifyRequest, ApiKeyAuth>()
  *
  * Order of checks: key (401/403) and rate limit (429, read-quota.ts) in `onRequest`, before the
  * parameters are validated: a caller without a valid key learns nothing about the parameters
- * (anonymous `?limit=1000` is 401, not 400). Then parameters (400), then the read (404).
+ * (anonymous `?limit=1000` is 401, not 400). Then parameters (400): `include` first, then the
+ * schema; then the read (404).
  */
 export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
   const authenticated = async (request: FastifyRequest): Promise<void> => {
@@ -40,6 +43,12 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
       throw isAppError(err) ? err : new AppError('temporarily_unavailable', { cause: err })
     }
   }
+  // `include` before the schema: a repeated parameter arrives as an array, which the schema's
+  // string type would refuse as `invalid payload`; the contract answers anything but the allowed
+  // tiers with `invalid include` (contract 7.7, domain/contacts/include.ts)
+  const includeFirst = async (request: FastifyRequest): Promise<void> => {
+    parseInclude((request.query as { include?: unknown }).include)
+  }
   const readerOf = (request: FastifyRequest): ApiKeyAuth => {
     const auth = readers.get(request)
     if (!auth) throw new AppError('unauthorized')
@@ -50,12 +59,13 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
     '/api/v1/contacts/:id',
     {
       onRequest: authenticated,
+      preValidation: includeFirst,
       schema: {
         operationId: 'getContact',
         tags: ['read contract'],
         summary: 'Read one contact',
         security: SECURITY.apiKey,
-        params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: ContactIdParams,
         querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
         response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
       },
@@ -72,6 +82,7 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
     '/api/v1/contacts',
     {
       onRequest: authenticated,
+      preValidation: includeFirst,
       schema: {
         operationId: 'listContacts',
         tags: ['read contract'],

@@ -7,6 +7,7 @@ import { missingNotes } from '@lsv/shared/domain/contacts/missing-notes.ts'
 import { consumeLinkMintQuota } from '@lsv/shared/domain/links/rate-limit.ts'
 import { mintContactLink } from '@lsv/shared/domain/links/mint.ts'
 import type { LinkType } from '@lsv/shared/contract/links.ts'
+import { Uuid } from '@lsv/shared/contract/common.ts'
 import { sendPage } from '../kit/page.ts'
 import { redirectToReveal } from '../reveal.ts'
 import { sessionOf } from '../session.ts'
@@ -28,7 +29,7 @@ const ListQuery = Type.Object({
   external_id: Type.Optional(Type.String({ maxLength: 256 })),
   flash: Type.Optional(Type.String({ maxLength: 64 })),
 })
-const ContactParams = Type.Object({ contactId: Type.String({ minLength: 1, maxLength: 128 }) })
+const ContactParams = Type.Object({ contactId: Uuid() })
 
 /**
  * Contacts (docs/portal.md, "Contacts"): the list with keyset paging, lookup by email or by

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { Uuid } from '@lsv/shared/contract/common.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Account, AccountList, AccountParams, CreateAccountBody, UpdateAccountBody } from '@lsv/shared/contract/admin.ts'
 import { createAccount, getAccount, listAccounts, updateAccount } from '@lsv/shared/domain/tenants/accounts.ts'
@@ -36,7 +37,7 @@ export function registerAccountRoutes(app: App, deps: PlatformDeps): void {
         summary: 'List accounts, ordered by id',
         security: SECURITY.operator,
         querystring: Type.Object({
-          after: Type.Optional(Type.String({ maxLength: 128, description: '`next_after` of the previous page' })),
+          after: Type.Optional(Uuid({ description: '`next_after` of the previous page' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
         }),
         response: { 200: AccountList, ...errorResponsesWithIssues(400, 401) },

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponses } from '@lsv/shared/contract/errors.ts'
+import { IntegrationParams } from '@lsv/shared/contract/admin.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { listDeliveryLog, replayDeliveryFor } from '@lsv/shared/domain/webhooks/delivery-log.ts'
 import { consumeWebhookActionQuota } from '@lsv/shared/domain/webhooks/rate-limit.ts'
@@ -35,11 +36,6 @@ const DeliveryEntry = Type.Object(
   { title: 'DeliveryLogEntry', additionalProperties: false },
 )
 
-const Params = Type.Object({
-  accountId: Type.String({ minLength: 1, maxLength: 128 }),
-  integrationId: Type.String({ minLength: 1, maxLength: 128 }),
-})
-
 /** The delivery log of one integration and its replay (management-api.md). */
 export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void {
   app.get(
@@ -51,7 +47,7 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         tags: ['management'],
         summary: 'Delivery log of an integration, newest first',
         security: [{ operatorToken: [] }],
-        params: Params,
+        params: IntegrationParams,
         querystring: Type.Object({
           cursor: Type.Optional(Type.String({ maxLength: 200, description: 'opaque `next_cursor` of the previous page' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
@@ -97,7 +93,7 @@ export function registerDeliveryAdminRoutes(app: App, deps: PlatformDeps): void 
         tags: ['management'],
         summary: 'Send a kept delivery again (a new run of attempts)',
         security: [{ operatorToken: [] }],
-        params: Type.Object({ ...Params.properties, deliveryId: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: Type.Object({ ...IntegrationParams.properties, deliveryId: Type.String({ minLength: 1, maxLength: 128 }) }),
         response: {
           202: Type.Object({ ok: Type.Literal(true), id: Type.String(), status: Type.String() }, { additionalProperties: false }),
           ...errorResponses(401, 404, 409, 429),

@@ -2,6 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { errorResponsesWithIssues } from '@lsv/shared/contract/errors.ts'
+import { AccountParams } from '@lsv/shared/contract/admin.ts'
 import { VisitEventInput } from '@lsv/shared/contract/visit-event.ts'
 import { authenticateOperator } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { AppError } from '@lsv/shared/errors/app-error.ts'
@@ -32,7 +33,7 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
         tags: ['management'],
         summary: 'Inject a visit event (as the identification pipeline does)',
         security: [{ operatorToken: [] }],
-        params: Type.Object({ accountId: Type.String({ minLength: 1, maxLength: 128 }) }),
+        params: AccountParams,
         body: VisitEventInput,
         response: {
           202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
