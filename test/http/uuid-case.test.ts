@@ -72,6 +72,10 @@ describe('UUIDs in either case', () => {
     // mixed case too
     const mixed = contactId.replace(/[a-f]/, (c) => c.toUpperCase())
     expect((await mint({ contactId: mixed })).body.contactId).toBe(contactId)
+    // and the URN form `format: uuid` accepts (RFC 9562 section 4): the same contact (lib/uuid.ts)
+    const urn = await mint({ contactId: `urn:uuid:${contactId.toUpperCase()}` })
+    expect(urn.status, JSON.stringify(urn.body)).toBe(200)
+    expect(urn.body.contactId).toBe(contactId)
   })
 
   it('an external id keeps its case: minting by (source, externalId) matches it exactly', async () => {

@@ -11,6 +11,16 @@ import { ContactCompany, ContactIdentity, ContactLocation, EmailHandle, PhoneHan
 const base = { id: 'visit_1', account_id: 'acct', tier: 'person' as const }
 
 describe('visit event message', () => {
+  it("names a contact by its id in any case or URN form; other ways' values are kept as sent", () => {
+    // every visit crosses validateVisitEvent (Pub/Sub and the management API); contact ids are stored lower case
+    const id = '8864b6e5-ada8-8cb3-8568-b220ec7ec587'
+    expect(validateVisitEvent({ ...base, contact_id: id.toUpperCase() }).contact_id).toBe(id)
+    expect(validateVisitEvent({ ...base, contact_id: `urn:uuid:${id}` }).contact_id).toBe(id)
+    expect(parseVisitMessage(Buffer.from(JSON.stringify({ ...base, contact_id: id.toUpperCase() })), {}).contact_id).toBe(id)
+    expect(validateVisitEvent({ ...base, contact_id: 'Not-A-Uuid' }).contact_id).toBe('Not-A-Uuid')
+    expect(validateVisitEvent({ ...base, lsv: 'a.AbC' }).lsv).toBe('a.AbC')
+  })
+
   it('accepts exactly one of contact_id, lsv, resolution', () => {
     expect(validateVisitEvent({ ...base, contact_id: 'c' }).contact_id).toBe('c')
     expect(validateVisitEvent({ ...base, lsv: 't' }).lsv).toBe('t')

@@ -1,5 +1,7 @@
+import { canonicalUuid } from '../lib/uuid.ts'
+
 /**
- * UUIDs in either case (RFC 9562: read case-insensitively, written lower case).
+ * UUIDs in either case (RFC 9562: read case-insensitively, written lower case; lib/uuid.ts).
  *
  * Why: every UUID the platform makes is stored lower case (contact ids from `contactIdFor`,
  * account ids from `randomUUID`, shared/src/model/ids.ts) and stores compare ids exactly, while
@@ -13,15 +15,12 @@
  * keep their case: some are case-sensitive (base64url), and what they mean is not ours to change.
  */
 
-/** the syntax `format: uuid` accepts (ajv-formats), in either case */
-const UUID = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i
-
-/** Returns the value with its UUIDs lower case; objects and arrays are changed in place. */
+/** Returns the value with its UUIDs canonical (lib/uuid.ts); objects and arrays are changed in place. */
 type Fix = (value: unknown) => unknown
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-const lowerCaseUuid: Fix = (value) => (typeof value === 'string' && UUID.test(value) ? value.toLowerCase() : value)
+const lowerCaseUuid: Fix = (value) => (typeof value === 'string' ? canonicalUuid(value) : value)
 
 /** the fixes of an object's declared properties, or none */
 function propertiesFix(schema: Record<string, unknown>): Fix | undefined {

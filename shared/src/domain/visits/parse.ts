@@ -1,5 +1,6 @@
 import { createAjv } from '../../contract/ajv.ts'
 import { VISIT_EVENT_VERSION, VisitEvent } from '../../contract/visit-event.ts'
+import { canonicalUuid } from '../../lib/uuid.ts'
 
 // every problem is reported (the management API answers them as issues, the consumer logs them);
 // no coercion, no defaults: an event is checked as it came
@@ -21,6 +22,9 @@ export function validateVisitEvent(value: unknown): VisitEvent {
   }
   const ways = [value.contact_id, value.lsv, value.resolution].filter((x) => x !== undefined).length
   if (ways !== 1) throw new InvalidVisitEvent(['exactly one of contact_id, lsv, resolution is required'])
+  // every visit crosses this, from Pub/Sub and from the management API: a contact id in upper
+  // case or URN form names the contact it names in lower case (lib/uuid.ts)
+  if (value.contact_id !== undefined) value.contact_id = canonicalUuid(value.contact_id)
   return value
 }
 
