@@ -8,7 +8,7 @@ import { Uuid } from './common.ts'
  * value (`custom_fields` included) is rejected by the handler (domain/contacts/include.ts) with
  * its own 400 rather than a generic validation failure.
  */
-const IncludeParam = Type.String({
+export const IncludeParam = Type.String({
   title: 'IncludeParam',
   maxLength: 200,
   description:

@@ -6,17 +6,12 @@ import { errorResponses } from '@lsv/shared/contract/errors.ts'
 import { SECURITY } from '@lsv/shared/contract/security.ts'
 import { Contact } from '@lsv/shared/contract/contact.ts'
 import { ContactList } from '@lsv/shared/contract/contact-list.ts'
-import { ContactIdParams } from '@lsv/shared/contract/read.ts'
+import { ContactIdParams, IncludeParam, IncludeQuery } from '@lsv/shared/contract/read.ts'
 import { AppError, isAppError } from '@lsv/shared/errors/app-error.ts'
 import { authenticateApiKey, type ApiKeyAuth } from '@lsv/shared/domain/auth/authenticate-api-key.ts'
 import { consumeReadQuota } from '@lsv/shared/domain/contacts/read-quota.ts'
 import { readContact, readContactList } from '@lsv/shared/domain/contacts/read.ts'
 import { parseInclude } from '@lsv/shared/domain/contacts/include.ts'
-
-const IncludeQuery = Type.String({
-  maxLength: 200,
-  description: 'comma list of gated tiers: `contact_handles`, `sensitive_traits`; anything else (custom_fields included) answers 400',
-})
 
 /** The key each authenticated read acts for (set in onRequest, read by the handler). */
 const readers = new WeakMap<FastifyRequest, ApiKeyAuth>()
@@ -66,7 +61,7 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
         summary: 'Read one contact',
         security: SECURITY.apiKey,
         params: ContactIdParams,
-        querystring: Type.Object({ include: Type.Optional(IncludeQuery) }),
+        querystring: IncludeQuery,
         response: { 200: Contact, ...errorResponses(400, 401, 403, 404, 429, 503) },
       },
     },
@@ -89,7 +84,7 @@ export function registerContactReadRoutes(app: App, deps: PlatformDeps): void {
         summary: 'List contacts (keyset pages)',
         security: SECURITY.apiKey,
         querystring: Type.Object({
-          include: Type.Optional(IncludeQuery),
+          include: Type.Optional(IncludeParam),
           cursor: Type.Optional(Type.String({ maxLength: 400, description: 'opaque `next_cursor` of the previous page' })),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
         }),
