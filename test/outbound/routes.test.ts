@@ -146,4 +146,34 @@ describe('read contract and delivery admin routes (portal-api)', () => {
     ).toBe(401)
     expect((await app.inject({ method: 'GET', url: `/api/v1/admin/accounts/${accountId}/integrations/int_nope/deliveries`, headers: OP })).statusCode).toBe(404)
   })
+
+  it('POST …/visits refuses what the dispatcher could only skip: an lsv that is no link token (400), an inactive account (409)', async () => {
+    const visit = (body: Record<string, unknown>, account = accountId) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/accounts/${account}/visits`,
+        headers: OP,
+        payload: { id: `visit_${randomSuffix()}`, tier: 'person', ...body },
+      })
+    // an outside probe (2026-11-30): each of these answered 202 and was then dropped with a log line
+    for (const lsv of ['hello', 'a.short', 's.k1.only-three', '']) {
+      const res = await visit({ lsv })
+      expect(res.statusCode, lsv).toBe(400)
+      expect(res.json().error).toBe('invalid payload')
+      if (lsv !== '') expect(res.json().issues).toEqual([{ code: 'format', message: 'is not a link token (a.… or s.…)', path: '/lsv' }])
+    }
+    // a token of the right shape that resolves to nothing cannot be told apart here: accepted
+    expect((await visit({ lsv: `a.${'A'.repeat(43)}` })).statusCode).toBe(202)
+    const other = await createTestTenant({ managementApi: app, deps }, ACCOUNT_ONLY)
+    try {
+      expect((await visit({ contact_id: contactId }, other.accountId)).statusCode).toBe(202)
+      const off = await app.inject({ method: 'PATCH', url: `/api/v1/admin/accounts/${other.accountId}`, headers: OP, payload: { active: false } })
+      expect(off.statusCode).toBe(200)
+      const res = await visit({ contact_id: contactId }, other.accountId)
+      expect(res.statusCode).toBe(409)
+      expect(res.json()).toEqual({ ok: false, error: 'conflict' })
+    } finally {
+      await other.cleanup()
+    }
+  })
 })

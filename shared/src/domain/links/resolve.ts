@@ -35,6 +35,11 @@ async function resolveSigned(deps: PlatformDeps, token: string): Promise<Resolve
   return claims ? { accountId: claims.acc, contactId: claims.sub } : null
 }
 
+/** Whether `token` has the shape of a link token we mint (opaque `a.…` or signed `s.…`); says nothing of whether it resolves. */
+export function isLinkTokenShape(token: string): boolean {
+  return OPAQUE_TOKEN_PATTERN.test(token) || parseSignedToken(token) !== null
+}
+
 /**
  * The account and contact a link token (the `lsv` of a visit) was minted for, or null when the
  * token is malformed, unknown, tampered with, expired, signed by an unknown key, or (with

@@ -9,6 +9,7 @@ import { AppError } from '@lsv/shared/errors/app-error.ts'
 import { InvalidVisitEvent, validateVisitEvent } from '@lsv/shared/domain/visits/parse.ts'
 import { publishVisitEvent } from '@lsv/shared/domain/visits/publish.ts'
 import { futureEventTimeIssues } from '@lsv/shared/domain/visits/event-time.ts'
+import { isLinkTokenShape } from '@lsv/shared/domain/links/resolve.ts'
 import { StageDeadline } from '@lsv/shared/http/dependency-deadline.ts'
 
 /**
@@ -37,7 +38,7 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
         body: VisitEventInput,
         response: {
           202: Type.Object({ ok: Type.Literal(true), id: Type.String() }, { additionalProperties: false }),
-          ...errorResponsesWithIssues(400, 401, 404, 503),
+          ...errorResponsesWithIssues(400, 401, 404, 409, 503),
         },
       },
     },
@@ -60,8 +61,15 @@ export function registerVisitAdminRoutes(app: App, deps: PlatformDeps): void {
       // a time far past the clock would win every later merge: refused here, where the caller hears it
       const lateTimes = futureEventTimeIssues(event, deps.clock.now())
       if (lateTimes.length > 0) throw new AppError('invalid_payload', { issues: lateTimes })
+      // what the dispatcher could only skip (a log line, after this 202) is refused here, where the
+      // caller hears it: an `lsv` that is no link token at all, a visit of an inactive account
+      if (event.lsv !== undefined && !isLinkTokenShape(event.lsv)) {
+        throw new AppError('invalid_payload', { issues: [{ code: 'format', message: 'is not a link token (a.… or s.…)', path: '/lsv' }] })
+      }
       const deadlineMs = deps.config.edgeDependencyDeadlineMs
-      if (!(await new StageDeadline(deadlineMs).within(deps.tenants.getAccount(accountId)))) throw new AppError('not_found')
+      const account = await new StageDeadline(deadlineMs).within(deps.tenants.getAccount(accountId))
+      if (!account) throw new AppError('not_found')
+      if (!account.active) throw new AppError('conflict')
       try {
         await publishVisitEvent(deps, event)
       } catch (cause) {
