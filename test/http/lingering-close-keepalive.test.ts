@@ -205,6 +205,27 @@ describe('an over-cap body within the drain bound keeps the connection (every se
     expect(results).toEqual(capped.map((c) => keptAlive(c.service, keepAlive)))
   }, 120_000)
 
+  it('answers a body read whole and refused (not JSON) with the headers of any answer, and serves the next request', async () => {
+    // fastify sets `connection: close` after every body error, also once the body was read whole,
+    // when nothing is left to guard against (base-app.ts's onSend takes it off)
+    const results = []
+    for (const c of capped) {
+      const { answers, open } = await overCapThenAnother(c, 'content-length: 1\r\n', Buffer.from('{'))
+      // the first answer's status is each route's own (the worker acknowledges a body that is no push envelope)
+      results.push({ service: c.service, answers: answers.map((a, i) => ({ status: i === 0 ? 'any' : a.status, connection: a.headers.connection })), open })
+    }
+    expect(results).toEqual(
+      capped.map((c) => ({
+        service: c.service,
+        answers: [
+          { status: 'any', connection: 'keep-alive' },
+          { status: 200, connection: 'keep-alive' },
+        ],
+        open: true,
+      })),
+    )
+  }, 60_000)
+
   it('answers a body declared beyond the drain bound 413 with Connection: close before it is sent, and closes', async () => {
     for (const c of capped) {
       const conn = await rawConnect(c.port)

@@ -180,6 +180,11 @@ export function buildBaseApp(options: BaseAppOptions): App {
       if (closesAfterEarlyAnswer(request.raw, reply.statusCode, linger)) reply.header('connection', 'close')
       else withoutFastifyClose(reply)
       drainAfterAnswer(request.raw, reply.raw, linger)
+    } else if (reply.hasHeader('connection')) {
+      // the body was read whole: fastify's close after a body error (not JSON) has nothing left
+      // to guard against, so the answer keeps the connection like any other. No route sets the
+      // header itself, and a closing server's 503 is written by fastify past these hooks.
+      withoutFastifyClose(reply)
     }
     done(null, payload)
   })
