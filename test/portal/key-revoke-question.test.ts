@@ -94,6 +94,57 @@ describe('portal: revoking an API key asks first (issue 29, D7)', () => {
     expect(question.body).toContain(`<code>${old.prefix}…</code></strong> stops working at once`)
   })
 
+  // Back after "Revoke key now" used to show the same question ("stops working at once") and its
+  // form revoked again, with a second api_key.revoke entry. Mutations: the question without the
+  // already-revoked case (its form shown again), the post without its no-op (a second entry).
+  it('Back after revoking: the question says the key is already revoked; the form again records nothing', async () => {
+    const key = await issueApiKey(deps, t.account.id, t.apiConnectionId, { scopes: ['contacts:write'], name: 'Nightly sync' })
+    const revoke = `${connection()}/keys/${key.id}/revoke`
+    const audited = await revokeEntries()
+    const first = await formPost(portal, revoke, cookie, { grace_seconds: '0', confirm: 'yes' })
+    expect(first.headers.location).toBe(`${connection()}?flash=key-revoked`)
+    const stoppedAt = await revokedAt(key.id)
+    expect(await revokeEntries()).toBe(audited + 1)
+
+    const back = await page(portal, `${revoke}?grace_seconds=0`, cookie)
+    expect(back.statusCode).toBe(200)
+    expect(back.body).toContain('<title>API key already revoked')
+    expect(back.body).toContain(`<strong>API key <code>${key.prefix}…</code></strong> (Nightly sync) is already revoked`)
+    expect(back.body).not.toContain('stops working at once')
+    expect(back.body).not.toContain('name="confirm"')
+    expect(back.body).toContain(`<a href="${connection()}#keys-h">Back to the connection</a>`)
+
+    // the question's form sent again (a page kept from before, a second tab)
+    const again = await formPost(portal, revoke, cookie, { grace_seconds: '0', confirm: 'yes' })
+    expect(again.statusCode).toBe(303)
+    expect(again.headers.location).toBe(`${connection()}?flash=key-already-revoked`)
+    expect(await revokeEntries()).toBe(audited + 1)
+    expect(await revokedAt(key.id)).toBe(stoppedAt)
+    expect((await page(portal, String(again.headers.location), cookie)).body).toContain('That API key was already revoked: nothing was changed.')
+  })
+
+  it('Back after a revocation with a grace: nothing left to ask, and the form again records nothing', async () => {
+    const key = await issueApiKey(deps, t.account.id, t.apiConnectionId, { scopes: ['contacts:write'] })
+    const revoke = `${connection()}/keys/${key.id}/revoke`
+    const audited = await revokeEntries()
+    expect((await formPost(portal, revoke, cookie, { grace_seconds: '3600', confirm: 'yes' })).headers.location).toBe(
+      `${connection()}?flash=key-revoke-scheduled`,
+    )
+    const graceEnd = await revokedAt(key.id)
+    const back = await page(portal, `${revoke}?grace_seconds=3600`, cookie)
+    expect(back.body).toContain('is already set to stop working')
+    expect(back.body).not.toContain('name="confirm"')
+    const again = await formPost(portal, revoke, cookie, { grace_seconds: '3600', confirm: 'yes' })
+    expect(again.headers.location).toBe(`${connection()}?flash=key-revoke-already-scheduled`)
+    expect(await revokeEntries()).toBe(audited + 1)
+    expect(await revokedAt(key.id)).toBe(graceEnd)
+    // stopping it at once is still asked and done
+    const now = await page(portal, `${revoke}?grace_seconds=0`, cookie)
+    expect(now.body).toContain('stops working at once')
+    expect((await formPost(portal, revoke, cookie, { grace_seconds: '0', confirm: 'yes' })).headers.location).toBe(`${connection()}?flash=key-revoked`)
+    expect(await revokeEntries()).toBe(audited + 2)
+  })
+
   it("another account's key: the question and the post are 404, and nothing changes", async () => {
     const other = await createTestTenant(deps)
     try {

@@ -90,6 +90,8 @@ describe('refusals are outcomes: the debugger and the contact page name them', (
     // mutation: without the note the row says enrichment "may still fill" the email that was sent
     expect(emailRow).toMatch(/sent email (&quot;|")ann-at-example(&quot;|"), which was refused: not an email address/)
     expect(emailRow).not.toContain('may still fill')
+    // the push's time in the portal's one time format, not raw ISO (docs/portal.md, "Times and ids")
+    expect(emailRow).toMatch(/^<code>[a-z_]+<\/code>: The push of <time class="ago" datetime="[^"]+"/)
   })
 
   it('D2: a custom field pushed before its mapping existed says so, not "the sources sent no value"', async () => {
@@ -114,6 +116,9 @@ describe('refusals are outcomes: the debugger and the contact page name them', (
     expect(planRow).toContain('Sent before the mapping for this field existed')
     expect(planRow).toContain('plan → custom_fields.plan')
     expect(planRow).not.toContain('sent no value')
+    // when it was pushed and when the mappings were saved, each in the portal's one time format
+    expect(planRow).toMatch(/last pushed <time class="ago" [^>]*>[\s\S]*?<\/time>, and the mappings of .* were saved <time class="ago" /)
+    expect(planRow.replace(/ datetime="[^"]*"/g, '')).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/)
     // pushed again, the mapping reads it
     await push([{ external_id: 'd2-1', plan: 'gold' }])
     expect(await read(`/contacts/${contactIdFor(t.account.id, t.api.source, 'd2-1')}`)).toContain('gold')

@@ -5,17 +5,24 @@ import { sendTestEvent } from '@lsv/shared/domain/webhooks/test-event.ts'
 import { signIn } from './support.ts'
 import { formPost, page } from './screens-support.ts'
 import { followReveal } from './reveal-support.ts'
+import { mergeContact } from '@lsv/shared/domain/contacts/merge.ts'
+import { ADMIN, OPERATOR } from '../management/harness.ts'
 
 /**
  * The portal's one time format (docs/portal.md, "Times"): every instant a screen shows is a
  * `<time>` with the ISO instant in `datetime`, relative words from the server's clock, and the
- * exact UTC text in the title and as visually hidden text. No raw ISO timestamp anywhere else.
+ * exact UTC text in the title and as visually hidden text. No raw timestamp anywhere else: not
+ * ISO (`2026-11-30T01:31:36.399Z`) in a sentence, nor the exact text (`2026-11-30 01:31:36`)
+ * outside a `<time>`. The pages are those of a populated tenant: a delivery, a rotated API key
+ * (its audit entry's `previous_until`), a contact pushed before its mapping existed (the
+ * contact page's "Missing data, and why" sentence) and the contacts list.
  */
 describe('portal: one time format', () => {
   let fixture: IngestFixture
   let cookie: string
   let receiver: Awaited<ReturnType<typeof startReceiver>>
   let paths: string[]
+  let contactPath: string
 
   beforeAll(async () => {
     fixture = await createIngestFixture()
@@ -26,6 +33,47 @@ describe('portal: one time format', () => {
     const integrationId = /href="\/portal\/webhooks\/([^"#?/]+)"/.exec(revealed.body)![1]!
     const delivery = await sendTestEvent(fixture.h.deps, fixture.t.account.id, integrationId)
     await drainDueTasks(fixture.h.deps)
+
+    const { t } = fixture
+    // an API key rotated with a grace: the audit entry's detail `previous_until` is an instant
+    const rotated = await formPost(fixture.h.portal, `/portal/connections/${t.apiConnectionId}/keys/${t.keyId}/rotate`, cookie, { grace_seconds: '60' })
+    expect(rotated.statusCode).toBe(303)
+    // a contact pushed with `shoe_size` before the mapping shoe_size → custom_fields.shoe_size was saved
+    const field = await fixture.h.portal.inject({
+      method: 'POST',
+      url: `${ADMIN}/${t.account.id}/custom-fields`,
+      headers: OPERATOR,
+      payload: { key: 'shoe_size', label: 'Shoe size', type: 'text' },
+    })
+    expect(field.statusCode).toBe(201)
+    const [outcome] = await fixture.h.deps.contacts.upsertBatch(
+      t.account.id,
+      [
+        {
+          source: t.api.source,
+          external_id: 'times-1',
+          writer: 'manual',
+          at: new Date(Date.now() - 120_000).toISOString(),
+          origin: 'test:0',
+          patch: { identity: { first_name: 'Tim' }, business_email: 'tim@example.com' },
+        },
+      ],
+      mergeContact,
+    )
+    const mapped = await fixture.h.portal.inject({
+      method: 'PATCH',
+      url: `${ADMIN}/${t.account.id}/connections/${t.apiConnectionId}`,
+      headers: OPERATOR,
+      payload: {
+        field_mappings: [
+          { from: 'external_id', to: 'external_id' },
+          { from: 'email', to: 'email' },
+          { from: 'shoe_size', to: 'custom_fields.shoe_size' },
+        ],
+      },
+    })
+    expect(mapped.statusCode, mapped.body).toBe(200)
+    contactPath = `/contacts/${outcome!.contactId}`
     paths = [
       '/portal/',
       '/portal/webhooks',
@@ -35,6 +83,8 @@ describe('portal: one time format', () => {
       '/portal/activity',
       '/portal/settings',
       '/portal/connections',
+      '/portal/contacts',
+      contactPath,
     ]
   })
   afterAll(async () => {
@@ -55,8 +105,9 @@ describe('portal: one time format', () => {
     expect(named).toBe(title)
   })
 
-  it('shows no raw ISO timestamp outside datetime= (and form values); its times read relative, with the exact UTC text kept', async () => {
+  it('shows no raw timestamp (ISO, or the exact text outside its <time>), form values and quoted bodies aside; its times read relative, with the exact UTC text kept', async () => {
     let times = 0
+    const raw: string[] = []
     for (const path of paths) {
       const res = await page(fixture.h.portal, path, cookie)
       expect(res.statusCode, path).toBe(200)
@@ -67,7 +118,11 @@ describe('portal: one time format', () => {
         // a body shown readably (kit/json-view.ts) is data, like a <pre>
         .replace(/<figure class="json"[\s\S]*?<\/figure>/g, '')
         .replace(/<textarea[\s\S]*?<\/textarea>/g, '')
-      expect(shown.match(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}[^<"]*/g) ?? [], path).toEqual([])
+      // ISO (with T) anywhere else; the exact text (with a space, to the second) outside the <time>
+      // that carries it. A day's start written as a date ("since 2026-11-29 00:00 UTC") is a day, not an instant.
+      for (const m of shown.matchAll(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}[^<"]*/g)) raw.push(`${path}: ${m[0]}`)
+      const outsideTimes = shown.replace(/<time class="ago"[^>]*>[\s\S]*?<\/time>/g, '')
+      for (const m of outsideTimes.matchAll(/\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[^<"]*/g)) raw.push(`${path}: ${m[0]}`)
       for (const m of res.body.matchAll(
         /<time class="ago" datetime="([^"]+)" title="([^"]+)">([^<]+)<span class="visually-hidden"> \(([^)]+)\)<\/span><\/time>/g,
       )) {
@@ -78,6 +133,7 @@ describe('portal: one time format', () => {
         expect(words).toMatch(/^(just now|\d+ (min|h|days?) ago|in \d+ (min|h|days?))$/)
       }
     }
+    expect(raw).toEqual([])
     // the delivery's attempt, its creation, the audit's entries at least
     expect(times).toBeGreaterThan(3)
   })

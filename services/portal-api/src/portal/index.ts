@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { isAppError } from '@lsv/shared/errors/app-error.ts'
@@ -62,6 +62,12 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
       // a path parameter that is not valid (a contact id that is not a UUID) names no page: the
       // 404 page, as for an id no contact has, not the form's "not understood"
       if (error.validation && error.validationContext === 'params') return notFound(request, reply)
+      // an edited or cut-short address of a page (a query value no link of the portal makes): a
+      // page in words with the way back, never the schema's text (a screen that can do better,
+      // like the delivery log's filters, checks its own values and answers on its own page)
+      if (error.validation && error.validationContext === 'querystring' && (request.method === 'GET' || request.method === 'HEAD')) {
+        return badAddress(request, reply, error.validation)
+      }
       if (error.validation || (isAppError(error) && error.status === 400)) {
         // the message names at most MAX_ISSUES problems (http/validation.ts), so the page stays small
         return sendFrameError(
@@ -87,4 +93,40 @@ export function registerPortalScreens(app: App, deps: PlatformDeps): void {
     })
     for (const screen of SCREENS) screen.register?.(scope, deps)
   })
+}
+
+/**
+ * The answer to a page's address whose query the route's schema refuses (`?status=bogus`, a value
+ * past its length): 400, which values were not understood (their names, never the schema's text),
+ * and the way back: the page without its query when that is a page (its query schema requires
+ * nothing), else the screen the page belongs to.
+ */
+function badAddress(request: FastifyRequest, reply: FastifyReply, issues: readonly FastifySchemaValidationError[]): FastifyReply {
+  const names = [
+    ...new Set(
+      issues.map((i) => {
+        const missing = i.keyword === 'required' ? i.params.missingProperty : undefined
+        return typeof missing === 'string' ? missing.replace(/^\./, '') : (i.instancePath.split('/')[1] ?? '')
+      }),
+    ),
+  ].filter((n) => n !== '')
+  const path = request.url.split('?')[0] ?? '/portal/'
+  const schema = request.routeOptions.schema?.querystring as { required?: readonly string[] } | undefined
+  const back = (schema?.required?.length ?? 0) === 0 ? { path, text: 'Open this page without what was edited' } : screenBackOf(path)
+  return sendFrameError(
+    request,
+    reply,
+    400,
+    'Address not understood',
+    html`<p>This page's address was edited or cut short, so the portal cannot show what it asks for${names.length === 0 ? '' : html`: ${names.map((n, k) => html`${k === 0 ? '' : ', '}<code>${n}</code>`)} ${names.length === 1 ? 'is not a value' : 'are not values'} this page offers`}. Nothing was changed.</p>
+<p><a href="${back.path}">${back.text}</a></p>`,
+  )
+}
+
+/** The screen a path belongs to (the contact pages are the Contacts screen's), as a link back. */
+function screenBackOf(path: string): { path: string; text: string } {
+  const owner = path.startsWith('/contacts/')
+    ? contactsScreen
+    : SCREENS.filter((s) => s.nav !== undefined && path.startsWith(s.path)).sort((a, b) => b.path.length - a.path.length)[0]
+  return owner?.nav === undefined ? { path: '/portal/', text: 'Back to the overview' } : { path: owner.path, text: `Back to ${owner.nav}` }
 }

@@ -3,8 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { sessionCookieOf } from '@lsv/shared/domain/portal/cookie.ts'
-import { storeReveal, takeReveal, type RevealView } from '@lsv/shared/domain/portal/reveals.ts'
-import { html } from './kit/html.ts'
+import { openReveal, storeReveal, type RevealReceipt, type RevealView } from '@lsv/shared/domain/portal/reveals.ts'
+import { html, type SafeHtml } from './kit/html.ts'
 import { redirectTo, sendPage } from './kit/page.ts'
 import { sessionOf } from './session.ts'
 import { secretOnce } from './kit/ui.ts'
@@ -40,15 +40,14 @@ function registerRevealScreen(scope: App, deps: PlatformDeps): void {
   scope.get(`${REVEAL_PATH}/:revealId`, { exposeHeadRoute: false, schema: { hide: true, params: RevealParams } }, async (request, reply) => {
     const session = sessionOf(request)
     const cookie = sessionCookieOf(deps.config.portalBaseUrl, request.headers.cookie)
-    const view = await takeReveal(deps, cookie, session, request.params.revealId)
+    const { view, receipt } = await openReveal(deps, cookie, session, request.params.revealId)
     if (!view) {
       return sendPage(reply, {
         status: 410,
         account: session.account,
-        current: REVEAL_PATH,
+        current: receipt?.back.path ?? REVEAL_PATH,
         title: 'Shown once',
-        body: html`<p class="notice">This secret was shown once; rotate again if you lost it. Secrets are never shown twice: this page, reloaded or opened again, has nothing to show.</p>
-<p><a href="/portal/connections">Inbound connections</a> · <a href="/portal/webhooks">Webhooks</a></p>`,
+        body: shownOnceBody(receipt),
       })
     }
     return sendPage(reply, {
@@ -61,6 +60,21 @@ function registerRevealScreen(scope: App, deps: PlatformDeps): void {
 <p><a href="${view.back.path}">${view.back.text}</a></p>`,
     })
   })
+}
+
+/**
+ * The page of a reveal seen already (reloaded, the back button, another session, expired): the
+ * advice fits what was shown when the receipt says it (domain/portal/reveals.ts); without one
+ * (another session, expired unseen, an unknown id) it reads as for a credential.
+ */
+function shownOnceBody(receipt: RevealReceipt | null): SafeHtml {
+  const back = receipt ? html`<p><a href="${receipt.back.path}">${receipt.back.text}</a></p>` : null
+  if (receipt?.kind === 'tracked_link') {
+    return html`<p class="notice">This tracked link was shown once; if you lost it, make a new link from the contact's page. A link is never shown twice: this page, reloaded or opened again, has nothing to show.</p>
+${back}`
+  }
+  return html`<p class="notice">This secret was shown once; rotate again if you lost it. Secrets are never shown twice: this page, reloaded or opened again, has nothing to show.</p>
+${back ?? html`<p><a href="/portal/connections">Inbound connections</a> · <a href="/portal/webhooks">Webhooks</a></p>`}`
 }
 
 /** A secret shown once, reached from the screen that made it (no navigation entry). */

@@ -10,7 +10,17 @@ import { BUSINESS_EMAIL_KEY } from './key-set.ts'
  *   worker's refusals, kept with the push for its retention) and why it was refused.
  * - A custom field whose mapping was saved after this contact's last push: the push carried the
  *   key, but no mapping read it then, so "the sources sent no value" would be false.
+ *
+ * A note is words and instants: an instant stays an ISO string in `{ at }` so that whoever shows
+ * the note writes it in its own time format (the portal: `when`, docs/portal.md "Times and ids"),
+ * never as raw ISO inside a sentence.
  */
+
+/** One part of a note: words, or an instant (ISO 8601) to show in the reader's time format. */
+type MissingNotePart = string | { readonly at: string }
+
+/** A note on one missing key, in parts. */
+export type MissingNote = readonly MissingNotePart[]
 
 /** The target of a refused value, as the key it leaves missing. */
 const KEY_OF_FIELD: Record<string, string> = { email: BUSINESS_EMAIL_KEY }
@@ -35,11 +45,11 @@ export async function missingNotes(
   accountId: string,
   contactId: string,
   missing: Readonly<Record<string, string>>,
-): Promise<Record<string, string>> {
+): Promise<Record<string, MissingNote>> {
   const record = await deps.contacts.get(accountId, contactId)
   if (!record) return {}
   const connections = (await deps.tenants.listConnections(accountId)).filter((c) => c.source === record.source)
-  const notes: Record<string, string> = {}
+  const notes: Record<string, MissingNote> = {}
 
   // newest push first: the latest refusal of a value is the one to name
   const entries = (await Promise.all(connections.map((c) => readRecentPushes(deps, c.id)))).flat().sort((x, y) => (x.id < y.id ? 1 : -1))
@@ -47,7 +57,7 @@ export async function missingNotes(
     for (const r of e.outcome?.refused ?? []) {
       const key = r.field === null ? undefined : KEY_OF_FIELD[r.field]
       if (r.external_id !== record.external_id || key === undefined || !(key in missing) || notes[key] !== undefined) continue
-      notes[key] = `The push of ${e.at} sent ${r.field} "${r.value ?? ''}", which was refused: ${r.reason}. Push a valid value to fill it.`
+      notes[key] = ['The push of ', { at: e.at }, ` sent ${r.field} "${r.value ?? ''}", which was refused: ${r.reason}. Push a valid value to fill it.`]
     }
   }
 
@@ -59,9 +69,13 @@ export async function missingNotes(
       for (const m of c.field_mappings) {
         const key = m.to
         if (!key.startsWith('custom_fields.') || missing[key] !== 'no_source' || notes[key] !== undefined) continue
-        notes[key] =
-          `Sent before the mapping for this field existed: this contact was last pushed ${pushedAt}, and the mappings of ${c.name ?? c.id} (${m.from} → ${key}) were saved ${c.updated_at}. ` +
-          'Push the contact again to fill it.'
+        notes[key] = [
+          'Sent before the mapping for this field existed: this contact was last pushed ',
+          { at: pushedAt },
+          `, and the mappings of ${c.name ?? c.id} (${m.from} → ${key}) were saved `,
+          { at: c.updated_at },
+          '. Push the contact again to fill it.',
+        ]
       }
     }
   }

@@ -27,7 +27,31 @@ export interface RevealView {
   note: string
   /** where the tenant goes on from it (a portal path) and the link's words */
   back: { path: string; text: string }
+  /**
+   * What was shown, for the page that says it was shown once: a credential (a key, a token, a
+   * signing secret: rotate it again; the default) or a tracked link (it cannot be rotated: make a
+   * new one from the contact's page).
+   */
+  kind?: RevealKind
 }
+
+type RevealKind = 'secret' | 'tracked_link'
+
+/**
+ * What stays of a reveal once it was shown (no secret): what it was and where it led, so a reload
+ * or the back button reads the advice that fits (docs/portal.md, "Secrets are shown once").
+ */
+export interface RevealReceipt {
+  kind: RevealKind
+  back: { path: string; text: string }
+}
+
+/** How long the receipt of a shown reveal is kept (the advice on a reload, a day later still). */
+const REVEAL_RECEIPT_TTL_MS = 24 * 60 * 60 * 1000
+
+/** The sealed contents of a record: a view not shown yet, or the receipt of one shown. */
+type Sealed = RevealView | { receipt: RevealReceipt }
+const isReceipt = (s: Sealed): s is { receipt: RevealReceipt } => 'receipt' in s
 
 /** The id in the reveal page's URL: 128 random bits, base64url. */
 const REVEAL_ID_PATTERN = /^[A-Za-z0-9_-]{22}$/
@@ -40,18 +64,18 @@ const JWE_KEY_INFO = 'portal reveal jwe'
 /** direct key agreement and AES-256-GCM: the only algorithms a sealed reveal is opened with */
 const JWE_HEADER = { alg: 'dir', enc: 'A256GCM' } as const
 
-async function seal(cookieSecret: string, id: string, view: RevealView): Promise<string> {
+async function seal(cookieSecret: string, id: string, view: Sealed): Promise<string> {
   return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(view))).setProtectedHeader(JWE_HEADER).encrypt(keyOf(cookieSecret, id, JWE_KEY_INFO))
 }
 
-async function unseal(cookieSecret: string, id: string, sealed: string): Promise<RevealView | null> {
+async function unseal(cookieSecret: string, id: string, sealed: string): Promise<Sealed | null> {
   if (sealed.startsWith('v1.')) return unsealV1(cookieSecret, id, sealed)
   try {
     const { plaintext } = await compactDecrypt(sealed, keyOf(cookieSecret, id, JWE_KEY_INFO), {
       keyManagementAlgorithms: [JWE_HEADER.alg],
       contentEncryptionAlgorithms: [JWE_HEADER.enc],
     })
-    return JSON.parse(new TextDecoder().decode(plaintext)) as RevealView
+    return JSON.parse(new TextDecoder().decode(plaintext)) as Sealed
   } catch {
     // another session's key, or a record altered in the store: nothing to show
     return null
@@ -97,14 +121,42 @@ export async function storeReveal(deps: PortalDeps, cookieSecret: string, sessio
   return id
 }
 
+/** What opening a reveal gives: the view (the first time), or what stays of it, when anything does. */
+export type RevealOpening = { view: RevealView; receipt?: undefined } | { view: null; receipt: RevealReceipt | null }
+
 /**
- * The view of a reveal, once: it is deleted as it is read. Null when it was shown already, has
- * expired, belongs to another session, or never existed — the page says the same for each.
+ * The view of a reveal, once: it is deleted as it is read, and a receipt without the secret (what
+ * it was, where it led) takes its place under the same id, for REVEAL_RECEIPT_TTL_MS. Opened
+ * again, the receipt is given (and put back, so every later reload reads it too). Nothing when it
+ * expired unseen, belongs to another session, or never existed — the page says the same for each.
+ */
+export async function openReveal(deps: PortalDeps, cookieSecret: string | null, session: PortalSession, id: string): Promise<RevealOpening> {
+  const nothing = { view: null, receipt: null } as const
+  if (cookieSecret === null || !REVEAL_ID_PATTERN.test(id)) return nothing
+  const found = await deps.portalAccess.takeReveal(id, session.session.hash)
+  if (!found || found.account_id !== session.account.id) return nothing
+  const now = deps.clock.now()
+  if (now >= Date.parse(found.expires_at)) return nothing
+  const opened = await unseal(cookieSecret, id, found.sealed)
+  if (opened === null) return nothing
+  if (isReceipt(opened)) {
+    await deps.portalAccess.putReveal(found)
+    return { view: null, receipt: opened.receipt }
+  }
+  const receipt: RevealReceipt = { kind: opened.kind ?? 'secret', back: opened.back }
+  await deps.portalAccess.putReveal({
+    ...found,
+    created_at: new Date(now).toISOString(),
+    expires_at: new Date(now + REVEAL_RECEIPT_TTL_MS).toISOString(),
+    sealed: await seal(cookieSecret, id, { receipt }),
+  })
+  return { view: opened }
+}
+
+/**
+ * The view of a reveal, once (openReveal without the receipt). Null when it was shown already,
+ * has expired, belongs to another session, or never existed.
  */
 export async function takeReveal(deps: PortalDeps, cookieSecret: string | null, session: PortalSession, id: string): Promise<RevealView | null> {
-  if (cookieSecret === null || !REVEAL_ID_PATTERN.test(id)) return null
-  const found = await deps.portalAccess.takeReveal(id, session.session.hash)
-  if (!found || found.account_id !== session.account.id) return null
-  if (deps.clock.now() >= Date.parse(found.expires_at)) return null
-  return await unseal(cookieSecret, id, found.sealed)
+  return (await openReveal(deps, cookieSecret, session, id)).view
 }

@@ -3,7 +3,7 @@ import type { App } from '@lsv/shared/http/base-app.ts'
 import type { PlatformDeps } from '@lsv/shared/ports/deps.ts'
 import { listAudit } from '@lsv/shared/domain/audit/record.ts'
 import type { AuditEntry } from '@lsv/shared/ports/audit-log.ts'
-import { html } from '../kit/html.ts'
+import { html, type SafeHtml } from '../kit/html.ts'
 import { sendPage } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { scrollingTable } from '../kit/ui.ts'
@@ -17,10 +17,16 @@ const PAGE_SIZE = 50
 const ENTRY_ID = /^\d{13}-[0-9a-f]{16}$/
 const AuditQuery = Type.Object({ before: PageLinkValue, after: PageLinkValue, page: PageLinkValue })
 
-function describe(values: Record<string, unknown>): string {
-  return Object.entries(values)
-    .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : String(v)}`)
-    .join('; ')
+/** an ISO 8601 instant (a detail such as `previous_until`): shown in the portal's one time format */
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/
+
+function valueHtml(v: unknown): SafeHtml | string {
+  if (typeof v === 'string' && INSTANT.test(v) && !Number.isNaN(Date.parse(v))) return when(v)
+  return Array.isArray(v) ? v.join(', ') : String(v)
+}
+
+function describe(values: Record<string, unknown>): SafeHtml {
+  return html`${Object.entries(values).map(([k, v], i) => html`${i > 0 ? '; ' : ''}${k}: ${valueHtml(v)}`)}`
 }
 
 function row(e: AuditEntry) {

@@ -48,19 +48,31 @@ function keyActions(c: ConnectionView, k: ApiKeyRecord, now: number): SafeHtml |
       : ''
   }
   return html`<div class="actions">
-<form method="post" action="${connectionPath(c.id)}/keys/${encodeURIComponent(k.id)}/rotate">${graceField()}<button type="submit">Rotate</button></form>
+<form method="post" action="${rotatePath(c.id, k.id)}">${graceField()}<button type="submit">Rotate</button></form>
 <form method="get" action="${revoke}">${graceField(0)}<button type="submit" class="danger">Revoke</button></form>
 </div>`
 }
+
+/** What a refused "Create key" form sent, shown again as typed: its name and the scopes ticked. */
+export interface KeyFormValues {
+  name: string
+  scopes: string[]
+}
+
+/** The New key form's values before anything was typed: no name, contacts:write. */
+const NEW_KEY: KeyFormValues = { name: '', scopes: ['contacts:write'] }
 
 interface KeysSection {
   connection: ConnectionView
   keys: ApiKeyRecord[]
   errors?: FieldErrors | null
+  /** the New key form as sent, when it was refused */
+  values?: KeyFormValues | null
   now?: number
 }
 
-export function keysSection({ connection: c, keys, errors, now = Date.now() }: KeysSection): SafeHtml {
+export function keysSection({ connection: c, keys, errors, values, now = Date.now() }: KeysSection): SafeHtml {
+  const typed = values ?? NEW_KEY
   const rows = keys.map(
     (k) => html`<tr>
 <td data-label="Key"><code>${k.prefix}…</code></td><td data-label="Name">${k.name ?? '—'}</td><td data-label="Scopes">${k.scopes.join(', ')}</td><td data-label="Created">${when(k.created_at)}</td>
@@ -70,15 +82,15 @@ export function keysSection({ connection: c, keys, errors, now = Date.now() }: K
   return html`<section aria-labelledby="keys-h">
 <h2 id="keys-h">API keys</h2>
 ${keys.length ? html`<div class="table-wrap"><table class="keys"><thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table></div>` : html`<p>No keys yet.</p>`}
-${help('Rotate: a new key now, the old one keeps working for the grace period.', 'Revoke: the key stops after the grace (none = at once); you confirm on the next page. A key in its grace period can be revoked now.')}
+${help('Rotate: a new key now, the old one keeps working for the grace period.', 'Rotate with no grace stops the old key at once, so you confirm it on the next page. Revoke: the key stops after the grace (none = at once); you confirm on the next page. A key in its grace period can be revoked now.')}
 <h3>New key</h3>
 <form method="post" action="${connectionPath(c.id)}/keys">
 ${formError(errors)}
 <fieldset><legend>Scopes</legend>
 ${errorOf(errors, '/scopes') ? html`<p class="field-error">${errorOf(errors, '/scopes')}</p>` : ''}
-${ALL_SCOPES.map((s) => html`<label class="inline"><input type="checkbox" name="scopes" value="${s}"${s === 'contacts:write' ? html` checked` : ''}> <code>${s}</code></label>`)}
+${ALL_SCOPES.map((s) => html`<label class="inline"><input type="checkbox" name="scopes" value="${s}"${typed.scopes.includes(s) ? html` checked` : ''}> <code>${s}</code></label>`)}
 </fieldset>
-${textField({ label: 'Name (optional)', name: 'name', error: errorOf(errors, '/name') })}
+${textField({ label: 'Name (optional)', name: 'name', value: typed.name, error: errorOf(errors, '/name') })}
 <p><button type="submit">Create key</button></p>
 </form>
 </section>`
@@ -90,26 +102,98 @@ interface RevokeQuestion {
   graceSeconds: number
   /** when the key stops working with that grace (ISO) */
   stopsAt: string
+  now: number
 }
 
 /** The grace in words: a listed choice by its name, any other (a crafted address) in seconds. */
 const graceWords = (seconds: number) => GRACE_CHOICES.find(([s]) => s === seconds)?.[1] ?? `${seconds} seconds`
 
-/** "Revoke this API key?": names the key and when it stops; the form posts the revocation confirmed. */
-export function revokeQuestionView({ connection: c, key, graceSeconds, stopsAt }: RevokeQuestion): SafeHtml {
-  const named = html`<strong>API key <code>${key.prefix}…</code></strong>${key.name ? html` (${key.name})` : ''}`
+const keyNamed = (key: ApiKeyView): SafeHtml => html`<strong>API key <code>${key.prefix}…</code></strong>${key.name ? html` (${key.name})` : ''}`
+
+/** The way back from a question with nothing to do: the keys of the connection. */
+const backToKeys = (c: ConnectionView): SafeHtml => html`<p><a href="${connectionPath(c.id)}#keys-h">Back to the connection</a></p>`
+
+/**
+ * "Revoke this API key?": names the key and when it stops; the form posts the revocation confirmed.
+ * A key that already stops by then (revoked, or in a grace that ends sooner: Back after the
+ * revocation) is said so, with the way back and no form: there is nothing left to confirm.
+ */
+export function revokeQuestionView({ connection: c, key, graceSeconds, stopsAt, now }: RevokeQuestion): { title: string; body: SafeHtml } {
+  const named = keyNamed(key)
+  if (key.revoked_at !== null && Date.parse(key.revoked_at) <= now) {
+    return {
+      title: 'API key already revoked',
+      body: html`<div class="card" id="confirm">
+<p>${named} is already revoked: it stopped working ${when(key.revoked_at)}. Nothing to do.</p>
+${backToKeys(c)}
+</div>`,
+    }
+  }
+  if (key.revoked_at !== null && Date.parse(key.revoked_at) <= Date.parse(stopsAt)) {
+    return {
+      title: 'API key already stops working',
+      body: html`<div class="card" id="confirm">
+<p>${named} is already set to stop working ${when(key.revoked_at)} (grace period), no later than this revocation would. Nothing to do; to stop it at once, use Revoke now in its row.</p>
+${backToKeys(c)}
+</div>`,
+    }
+  }
   const stops =
     graceSeconds === 0
       ? html`<p>${named} stops working at once: pushes with it are refused (401) from now on.</p>`
       : html`<p>${named} keeps working for a grace of ${graceWords(graceSeconds)}, then stops, ${when(stopsAt)}: pushes with it are refused (401) from then on.</p>`
-  return questionView({
-    what: html`${stops}
+  return {
+    title: 'Revoke this API key?',
+    body: questionView({
+      what: html`${stops}
 <p>Connection: ${c.name ?? c.id}. Scopes: ${key.scopes.join(', ')}. The revocation is recorded in the audit log. It cannot be undone: a revoked key never works again; create a new key instead.</p>`,
-    action: revokePath(c.id, key.id),
-    fields: { grace_seconds: String(graceSeconds) },
-    button: graceSeconds === 0 ? 'Revoke key now' : 'Revoke key',
-    cancel: `${connectionPath(c.id)}#keys-h`,
-  })
+      action: revokePath(c.id, key.id),
+      fields: { grace_seconds: String(graceSeconds) },
+      button: graceSeconds === 0 ? 'Revoke key now' : 'Revoke key',
+      cancel: `${connectionPath(c.id)}#keys-h`,
+    }),
+  }
+}
+
+/** The path of a key's rotation (its POST), and of the question a rotation with no grace asks first (a GET). */
+const rotatePath = (connectionId: string, keyId: string) => `${connectionPath(connectionId)}/keys/${encodeURIComponent(keyId)}/rotate`
+export const rotateNowPath = (connectionId: string, keyId: string) => `${rotatePath(connectionId, keyId)}-now`
+
+interface RotateNowQuestion {
+  connection: ConnectionView
+  key: ApiKeyView
+  now: number
+}
+
+/**
+ * "Rotate this API key and stop the old one now?": a rotation with no grace stops the old key at
+ * once, so it asks first, as a revocation does; the form posts the rotation confirmed. A key that
+ * no longer works (rotated or revoked already: Back after the rotation) cannot be rotated: said so,
+ * with the way back and no form.
+ */
+export function rotateNowQuestionView({ connection: c, key, now }: RotateNowQuestion): { title: string; body: SafeHtml } {
+  const named = keyNamed(key)
+  const stopped = [key.revoked_at, key.expires_at].find((at) => at !== null && Date.parse(at) <= now)
+  if (stopped) {
+    return {
+      title: 'API key stopped working',
+      body: html`<div class="card" id="confirm">
+<p>${named} stopped working ${when(stopped)}, so it cannot be rotated. Nothing to do; create a new key if you need one.</p>
+${backToKeys(c)}
+</div>`,
+    }
+  }
+  return {
+    title: 'Rotate this API key and stop the old one now?',
+    body: questionView({
+      what: html`<p>A new key replaces ${named}, and the old key stops working at once: pushes with it are refused (401) from now on, so every sender still using it fails until you give it the new key. A grace period (1 hour, 24 hours or 7 days) avoids that.</p>
+<p>Connection: ${c.name ?? c.id}. Scopes: ${key.scopes.join(', ')}. The new key is shown once, on the next page. The rotation is recorded in the audit log.</p>`,
+      action: rotatePath(c.id, key.id),
+      fields: { grace_seconds: '0' },
+      button: 'Rotate and stop the old key now',
+      cancel: `${connectionPath(c.id)}#keys-h`,
+    }),
+  }
 }
 
 export function tokenSection(c: ConnectionView, errors: FieldErrors | null | undefined): SafeHtml {

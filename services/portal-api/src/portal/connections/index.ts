@@ -35,6 +35,8 @@ export const connectionsScreen: ScreenDeclaration = {
     'connection-updated': 'Connection updated.',
     'key-revoked': 'API key revoked.',
     'key-revoke-scheduled': 'API key will stop working at the end of its grace period.',
+    'key-already-revoked': 'That API key was already revoked: nothing was changed.',
+    'key-revoke-already-scheduled': 'That API key already stops working at the end of its grace period, no later: nothing was changed.',
     'mappings-saved': 'Field mappings saved.',
     'location-added': 'Location added.',
     'location-removed': 'Location removed.',

@@ -4,7 +4,7 @@ import { CreateKeyBody } from '@lsv/shared/contract/admin.ts'
 import { getConnection } from '@lsv/shared/domain/tenants/connections.ts'
 import { getApiKey, issueApiKey, revokeApiKey, rotateApiKey } from '@lsv/shared/domain/tenants/manage-api-keys.ts'
 import type { ApiKeyRecord } from '@lsv/shared/model/records.ts'
-import { checkForm, fieldErrorsOf, fieldValue, listOf } from '../kit/forms.ts'
+import { checkForm, fieldErrorsOf, fieldValue, listOf, type FieldErrors } from '../kit/forms.ts'
 import { redirectTo, sendPage } from '../kit/page.ts'
 import { FormBody } from '../kit/ui.ts'
 import { auditOf } from '../kit/audited.ts'
@@ -13,18 +13,24 @@ import { exactUtc } from '../kit/time.ts'
 import { sessionOf } from '../session.ts'
 import { redirectToReveal } from '../reveal.ts'
 import { ConnectionParams, GraceQuery, graceOf, KeyParams } from './form-values.ts'
-import { revokePath, revokeQuestionView } from './credential-views.ts'
+import { revokePath, revokeQuestionView, rotateNowPath, rotateNowQuestionView } from './credential-views.ts'
 import type { ConnectionPages } from './pages.ts'
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
-/** An api connection's keys: create (shown once), rotate with a grace (the new one shown once), revoke after a question. */
+/**
+ * An api connection's keys: create (shown once), rotate with a grace (the new one shown once; with
+ * no grace a question first), revoke after a question (a key revoked already is not revoked again).
+ */
 export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: ConnectionPages): void {
   scope.post(`${CONNECTIONS_PATH}/:connectionId/keys`, { schema: { hide: true, params: ConnectionParams, body: FormBody } }, async (request, reply) => {
     const { account } = sessionOf(request)
     const { connectionId } = request.params
-    const name = fieldValue(request.body, 'name').trim()
-    const checked = checkForm(CreateKeyBody, { scopes: listOf(request.body, 'scopes'), ...(name ? { name } : {}) })
-    if (!checked.ok) return pages.detail(request, reply, { connectionId, state: { errors: { keys: checked.errors } }, status: 400 })
+    const typed = { name: fieldValue(request.body, 'name'), scopes: listOf(request.body, 'scopes') }
+    const name = typed.name.trim()
+    const checked = checkForm(CreateKeyBody, { scopes: typed.scopes, ...(name ? { name } : {}) })
+    // a refused form comes back as it was sent: the name typed, the scopes ticked
+    const refused = (errors: FieldErrors) => pages.detail(request, reply, { connectionId, state: { errors: { keys: errors }, keyValues: typed }, status: 400 })
+    if (!checked.ok) return refused(checked.errors)
     let created
     try {
       const withEntry = auditOf(deps, request).change((k: ApiKeyRecord) => ({
@@ -34,7 +40,7 @@ export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: Connect
       }))
       created = await issueApiKey(withEntry, account.id, connectionId, checked.value)
     } catch (err) {
-      return pages.detail(request, reply, { connectionId, state: { errors: { keys: fieldErrorsOf(err) } }, status: 400 })
+      return refused(fieldErrorsOf(err))
     }
     return redirectToReveal(deps, request, reply, {
       title: 'API key created',
@@ -50,6 +56,12 @@ export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: Connect
     const { connectionId, keyId } = request.params
     const grace = graceOf(request.body)
     if (!grace.ok) return pages.detail(request, reply, { connectionId, state: { errors: { keys: grace.errors } }, status: 400 })
+    // no grace stops the old key at once: a 303 to the question first (as the webhook secret's
+    // "stop it now" does); another account's key is 404 first, as the question would answer
+    if (grace.seconds === 0 && !isConfirmed(request.body)) {
+      await getApiKey(deps, account.id, connectionId, keyId)
+      return redirectTo(reply, rotateNowPath(connectionId, keyId))
+    }
     let rotated
     try {
       rotated = await rotateApiKey(deps, account.id, connectionId, keyId, grace.seconds)
@@ -61,13 +73,25 @@ export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: Connect
       target: { connection_id: connectionId, key_id: keyId, new_key_id: rotated.id },
       details: { previous_until: rotated.previous.revoked_at },
     })
+    const until = rotated.previous.revoked_at ?? ''
+    const stopped = Date.parse(until) <= deps.clock.now()
     return redirectToReveal(deps, request, reply, {
       title: 'API key rotated',
       label: 'New API key',
       secret: rotated.key,
-      note: `copy it now: it is not shown again. The old key works until ${exactUtc(rotated.previous.revoked_at ?? '')}.`,
+      note: `copy it now: it is not shown again. ${stopped ? `The old key stopped working at once (${exactUtc(until)}).` : `The old key works until ${exactUtc(until)}.`}`,
       back: { path: connectionPath(connectionId), text: 'Back to the connection' },
     })
+  })
+
+  // A rotation with no grace asks first: the row's Rotate with "None: at once" posts without the
+  // confirmation and is sent here; only this page's form (confirm=yes) rotates.
+  scope.get(`${CONNECTIONS_PATH}/:connectionId/keys/:keyId/rotate-now`, { schema: { hide: true, params: KeyParams } }, async (request, reply) => {
+    const { account } = sessionOf(request)
+    const { connectionId, keyId } = request.params
+    const connection = await getConnection(deps, account.id, connectionId)
+    const key = await getApiKey(deps, account.id, connectionId, keyId)
+    return sendPage(reply, { account, current: CONNECTIONS_PATH, flash: null, ...rotateNowQuestionView({ connection, key, now: deps.clock.now() }) })
   })
 
   // issue 29, D7: revoking asks first. The row's Revoke (and "Revoke now" during a grace) is a GET
@@ -89,8 +113,7 @@ export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: Connect
         account,
         current: CONNECTIONS_PATH,
         flash: null,
-        title: 'Revoke this API key?',
-        body: revokeQuestionView({ connection, key, graceSeconds, stopsAt }),
+        ...revokeQuestionView({ connection, key, graceSeconds, stopsAt, now: deps.clock.now() }),
       })
     },
   )
@@ -106,6 +129,13 @@ export function registerKeyRoutes(scope: App, deps: PlatformDeps, pages: Connect
       // the question; another account's key is 404 first, as the question would answer
       await getApiKey(deps, account.id, connectionId, keyId)
       return redirectTo(reply, `${revokePath(connectionId, keyId)}?grace_seconds=${graceSeconds}`)
+    }
+    // a key that already stops by then (Back to the question and its form again, a second tab):
+    // nothing changes, so nothing is recorded; the flash says so. 404 first for another account's.
+    const current = await getApiKey(deps, account.id, connectionId, keyId)
+    const nowMs = deps.clock.now()
+    if (current.revoked_at !== null && Date.parse(current.revoked_at) <= nowMs + graceSeconds * 1000) {
+      return redirectTo(reply, connectionPath(connectionId), Date.parse(current.revoked_at) <= nowMs ? 'key-already-revoked' : 'key-revoke-already-scheduled')
     }
     const withEntry = auditOf(deps, request).change(() => ({
       action: 'api_key.revoke',

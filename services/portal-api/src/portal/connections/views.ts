@@ -7,7 +7,7 @@ import { errorOf, formError, textField } from '../kit/ui.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { howToSendSection } from './how-to-send.ts'
 import { recentPushesPath } from './recent-pushes.ts'
-import { keysSection, locationsSection, tokenSection } from './credential-views.ts'
+import { keysSection, locationsSection, tokenSection, type KeyFormValues } from './credential-views.ts'
 import { mappingsSection, type EditorState } from './mapping-editor.ts'
 import { CONNECTIONS_PATH, connectionPath } from './paths.ts'
 
@@ -61,6 +61,8 @@ ${textField({ label: 'Source (optional)', name: 'source', value: values.source, 
 /** What the connection's page shows besides the stored data: a refused form's errors, and the mapping editor's state. */
 export interface DetailState extends Omit<EditorState, 'errors'> {
   errors?: { keys?: FieldErrors | null; locations?: FieldErrors | null; mappings?: FieldErrors | null; token?: FieldErrors | null }
+  /** the New key form as sent, when it was refused (shown again as typed) */
+  keyValues?: KeyFormValues
 }
 
 /** One connection's page: its credentials (by type), how to send, the mapping editor. */
@@ -80,7 +82,7 @@ export function detailView({ connection: c, keys, locations, definitions, partne
   return html`<p><a href="${CONNECTIONS_PATH}">All connections</a></p>
 <dl><dt>Type</dt><dd>${TYPE_LABEL[c.type] ?? c.type}</dd><dt>Source</dt><dd><code>${c.source}</code></dd><dt>Id</dt><dd><code>${c.id}</code></dd><dt>State</dt><dd>${c.active ? 'active' : 'inactive'}</dd></dl>
 <p><a href="${recentPushesPath(c.id)}">Recent pushes</a>: why a push was refused, what it carried, which key or token sent it (the inbound debugger).</p>
-${c.type === 'api' ? keysSection({ connection: c, keys, errors: s.errors?.keys }) : ''}
+${c.type === 'api' ? keysSection({ connection: c, keys, errors: s.errors?.keys, values: s.keyValues ?? null }) : ''}
 ${c.type === 'webhook' ? tokenSection(c, s.errors?.token) : ''}
 ${c.type === 'partnercrm' ? locationsSection({ connection: c, locations, webhookUrl: partnerCrmUrl, errors: s.errors?.locations }) : ''}
 ${howToSendSection({ connection: c, edgeBaseUrl, locations })}

@@ -46,9 +46,17 @@ function registerContactScreens(scope: App, deps: PlatformDeps): void {
     const source = q.source?.trim() ?? ''
     const externalId = q.external_id?.trim() ?? ''
     let lookupMessage: string | null = null
+    // a lookup that cannot run as typed answers the list again with what was typed and why (4xx)
+    let lookupRefused = false
     if (email !== '' || source !== '' || externalId !== '') {
       if (email === '' && (source === '' || externalId === '')) {
         lookupMessage = 'Give an email, or both a source and an external id.'
+        lookupRefused = true
+      } else if (email !== '' && (source !== '' || externalId !== '')) {
+        // one lookup at a time: finding by the email would leave the source and external id unread
+        lookupMessage =
+          'Find by the business email or by the source and external id, not both: clear the email to find by the source and external id, or clear those to find by the email.'
+        lookupRefused = true
       } else {
         const found =
           email !== ''
@@ -81,7 +89,7 @@ function registerContactScreens(scope: App, deps: PlatformDeps): void {
       })
     }
     return sendPage(reply, {
-      status: 200,
+      status: lookupRefused ? 400 : 200,
       account,
       current: CONTACTS_PATH,
       error: lookupMessage,
@@ -123,6 +131,8 @@ function registerContactScreens(scope: App, deps: PlatformDeps): void {
         secret: result.link,
         note: 'whoever opens it is taken for this contact: give it to them only.',
         back: { path: `/contacts/${encodeURIComponent(contact.id)}`, text: 'Back to the contact' },
+        // a link cannot be rotated: once shown, the page says to make a new one (reveal.ts)
+        kind: 'tracked_link',
       })
     }
     return sendPage(reply, {

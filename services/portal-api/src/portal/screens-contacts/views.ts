@@ -1,5 +1,6 @@
 import type { AccountRecord } from '@lsv/shared/model/records.ts'
 import type { ContactTablePage, readContact } from '@lsv/shared/domain/contacts/read.ts'
+import type { MissingNote } from '@lsv/shared/domain/contacts/missing-notes.ts'
 import { html, type SafeHtml } from '../kit/page.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { when } from '../kit/time.ts'
@@ -35,7 +36,7 @@ export function contactListBody(list: ContactTablePage, lookup: { email: string;
 <td><a href="/contacts/${encodeURIComponent(c.id)}">${nameOf(c)}</a></td>
 <td>${c.handles.business_email ?? '—'}</td>
 <td>${c.company.name ?? '—'}</td>
-<td>${c.provenance.last_seen_at.slice(0, 19).replace('T', ' ')}</td>
+<td>${when(c.provenance.last_seen_at)}</td>
 </tr>`,
   )
   return html`
@@ -64,7 +65,7 @@ ${
       : html`<p>No contacts on this page.</p>`
     : html`<div class="table-wrap"><table>
 <caption class="hint">Ordered by contact id; ${CONTACTS_PAGE_SIZE} per page.</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen (UTC)</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Business email</th><th scope="col">Company</th><th scope="col">Last seen</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`
 }
@@ -83,6 +84,9 @@ ${pager({
 </section>`
 }
 
+/** A missing key's note: its words escaped, its instants in the portal's one time format. */
+const noteHtml = (note: MissingNote): SafeHtml => html`${note.map((part) => (typeof part === 'string' ? part : when(part.at)))}`
+
 function definitionList(title: string, members: Record<string, string | null | undefined>): SafeHtml {
   const entries = Object.entries(members).filter((e): e is [string, string] => typeof e[1] === 'string')
   return html`<h3>${title}</h3>${entries.length === 0 ? html`<p class="hint">Nothing known.</p>` : html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`}`
@@ -91,9 +95,14 @@ function definitionList(title: string, members: Record<string, string | null | u
 /**
  * `notes`: what is known of a missing key beyond its reason (domain/contacts/missing-notes.ts: a
  * refused value, a field pushed before its mapping existed), shown instead of the reason's
- * general words, which would then be wrong.
+ * general words, which would then be wrong. Its instants are shown as every instant is (`when`).
  */
-export function contactPageBody(contact: ContactView, account: AccountRecord, mint: MintResult | null, notes: Readonly<Record<string, string>> = {}): SafeHtml {
+export function contactPageBody(
+  contact: ContactView,
+  account: AccountRecord,
+  mint: MintResult | null,
+  notes: Readonly<Record<string, MissingNote>> = {},
+): SafeHtml {
   const missing = Object.entries(contact.missing)
   const emails = contact.handles.emails
   const phones = contact.handles.phones
@@ -132,7 +141,7 @@ ${
     ? html`<p>Nothing is missing: every key this contact can have has a value.</p>`
     : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Key</th><th scope="col">Reason</th></tr></thead>
-<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${notes[key] ?? MISSING_REASON_TEXT[reason] ?? ''}</td></tr>`)}</tbody>
+<tbody>${missing.map(([key, reason]) => html`<tr><td><code>${key}</code></td><td><code>${reason}</code>: ${notes[key] ? noteHtml(notes[key]) : (MISSING_REASON_TEXT[reason] ?? '')}</td></tr>`)}</tbody>
 </table></div>`
 }
 </section>

@@ -9,7 +9,7 @@ import { secretGraceEndOf } from '@lsv/shared/domain/webhooks/secret-rotation.ts
 import { html, redirectTo, sendPage } from '../kit/page.ts'
 import { BAD_PAGE_LINK, PageLinkValue, pageNumberOf } from '../kit/pager.ts'
 import { sessionOf } from '../session.ts'
-import { CodeInput, codeFilterOf, instantOf, TimeInput } from './delivery-filters.ts'
+import { codeFilterOf, codeFilterValueOf, FilterText, filterInstantOf } from './delivery-filters.ts'
 import { DELIVERY_KINDS, DELIVERY_LOG_ID, DELIVERY_STATUSES, type LogFilter } from './delivery-log-views.ts'
 import { endpointTitle } from './endpoint-fields.ts'
 import { IntegrationParams } from './schemas.ts'
@@ -29,9 +29,10 @@ const DetailQuery = Type.Object({
   status: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_STATUSES.map((s) => Type.Literal(s))])),
   kind: Type.Optional(Type.Union([Type.Literal(''), ...DELIVERY_KINDS.map((k) => Type.Literal(k))])),
   event_id: Type.Optional(Type.String({ maxLength: 256 })),
-  code: Type.Optional(CodeInput),
-  from: Type.Optional(TimeInput),
-  to: Type.Optional(TimeInput),
+  // checked by the page, which says what is wrong with an edited one (badFilterWords)
+  code: Type.Optional(FilterText),
+  from: Type.Optional(FilterText),
+  to: Type.Optional(FilterText),
   /** the delivery "Send test event" just made (its redirect names it): marked in the log */
   sent: Type.Optional(DeliveryIdValue),
 })
@@ -126,16 +127,41 @@ export function registerEndpointPage(scope: App, deps: PlatformDeps): void {
         body: html`<p><a href="${webhookPath(request.params.integrationId)}#deliveries">Newest deliveries</a></p>`,
       })
     }
+    // an edited filter (code=999, from=yesterday) is named in words and left out of the log shown
+    const code = codeFilterValueOf(q.code)
+    const from = filterInstantOf(q.from)
+    const to = filterInstantOf(q.to)
     const filter: LogFilter = {
       page,
       status: q.status || undefined,
       kind: q.kind || undefined,
       eventId: eventId || undefined,
       cursor: q.cursor || undefined,
-      code: q.code || undefined,
-      from: instantOf(q.from),
-      to: instantOf(q.to),
+      code: code ?? undefined,
+      from: from ?? undefined,
+      to: to ?? undefined,
     }
-    return sendDetail(deps, request, reply, request.params.integrationId, 200, { filter, ...(q.sent ? { sent: q.sent } : {}) })
+    const problems = badFilterWords({ code: code === null ? q.code : undefined, from: from === null ? q.from : undefined, to: to === null ? q.to : undefined })
+    return sendDetail(deps, request, reply, request.params.integrationId, problems === null ? 200 : 400, {
+      filter,
+      ...(problems === null ? {} : { error: problems }),
+      ...(q.sent ? { sent: q.sent } : {}),
+    })
   })
+}
+
+/**
+ * What is wrong with the log filters an address carried (each the text as typed, or undefined when
+ * it was fine), in sentences, or null when nothing is: the page then shows the log without them.
+ */
+function badFilterWords(bad: { code: string | undefined; from: string | undefined; to: string | undefined }): string | null {
+  const sentences = [
+    bad.code === undefined
+      ? null
+      : `The HTTP status “${bad.code}” is not one the log can be filtered by: choose one from the list (such as 4xx, or no answer) or give an exact code from 100 to 599, such as 404.`,
+    bad.from === undefined ? null : `The From time “${bad.from}” is not a date and time: give one such as 2026-03-01T10:00 (UTC).`,
+    bad.to === undefined ? null : `The Before time “${bad.to}” is not a date and time: give one such as 2026-03-01T10:00 (UTC).`,
+  ].filter((s): s is string => s !== null)
+  if (sentences.length === 0) return null
+  return `${sentences.join(' ')} The log below is shown without ${sentences.length === 1 ? 'that filter' : 'those filters'}.`
 }
