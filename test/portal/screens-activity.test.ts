@@ -91,6 +91,9 @@ describe('portal screen: activity', () => {
     // windows now: the key's 60 s window, the source's (untouched)
     expect(rowText(res.body, 'API key')).toMatch(/of 120/)
     expect(rowText(res.body, 'Source')).toMatch(/^Source: .* 0 of 120 .* 0 of 50000/)
+    // when each window resets: through the one time helper (docs/portal.md, "Times and ids"), not a bare clock time
+    expect(res.body).toMatch(/resets <time class="ago" datetime="\d{4}-\d\d-\d\dT[^"]+Z" title="[^"]+">/)
+    expect(res.body).not.toMatch(/resets <time datetime=/)
     const other = await page(fixture.h.portal, '/portal/activity', otherCookie)
     expect(other.body).toContain('No pushes in the last 7 days.')
   })

@@ -9,6 +9,7 @@ import { html, sendPage, type SafeHtml } from '../kit/page.ts'
 import { sessionOf } from '../session.ts'
 import { emptyState } from '../kit/empty-state.ts'
 import { help } from '../kit/ui.ts'
+import { when } from '../kit/time.ts'
 import { CONNECTIONS_PATH } from '../connections/paths.ts'
 import { recentPushesPath } from '../connections/recent-pushes.ts'
 import type { ScreenDeclaration } from '../kit/screens.ts'
@@ -123,7 +124,7 @@ function windowTable(rows: WindowRow[]): SafeHtml {
   return html`<div class="table-wrap"><table>
 <caption class="hint">Each key, source and location has its own windows, and the portal sessions share one: 120 per 60 s and 50,000 per 24 h (fixed windows, UTC-aligned).</caption>
 <thead><tr><th scope="col">Pushes through</th><th scope="col">60 s window</th><th scope="col">24 h window</th></tr></thead>
-<tbody>${rows.map((r) => html`<tr><th scope="row">${r.kind}: ${r.label}</th>${r.counts.map((c) => html`<td>${c.used} of ${c.limit}${c.used >= c.limit ? html` <strong>(full)</strong>` : ''}<br><span class="hint">resets <time datetime="${c.resetsAt}">${c.resetsAt.slice(11, 19)}</time> UTC</span></td>`)}</tr>`)}</tbody>
+<tbody>${rows.map((r) => html`<tr><th scope="row">${r.kind}: ${r.label}</th>${r.counts.map((c) => html`<td>${c.used} of ${c.limit}${c.used >= c.limit ? html` <strong>(full)</strong>` : ''}<br><span class="hint">resets ${when(c.resetsAt)}</span></td>`)}</tr>`)}</tbody>
 </table></div>`
 }
 
