@@ -24,12 +24,12 @@ export function when(iso: string | null | undefined): SafeHtml | '—' {
   return html`<time class="ago" datetime="${iso}" title="${exact}">${exact}</time>`
 }
 
-/** "just now", "3 min ago", "in 2 h", "5 days ago" */
+/** "just now", "in 30 s", "3 min ago", "in 2 h", "5 days ago" (a time soon to come in seconds: a 60 s window's reset) */
 function relativeWords(ms: number, nowMs: number): string {
   const delta = ms - nowMs
   const abs = Math.abs(delta)
   const s = Math.round(abs / 1000)
-  if (s < 45) return 'just now'
+  if (s < 45) return delta > 0 && s > 0 ? `in ${s} s` : 'just now'
   const amount = s < 3_600 ? `${Math.max(1, Math.round(s / 60))} min` : s < 86_400 ? `${Math.round(s / 3_600)} h` : `${Math.round(s / 86_400)} days`
   const fixed = amount === '1 days' ? '1 day' : amount
   return delta < 0 ? `${fixed} ago` : `in ${fixed}`
