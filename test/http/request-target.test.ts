@@ -148,6 +148,15 @@ describe('request targets: fragments and repeated Host', () => {
       const unrouted = await send(`GET /no-such/${bad} HTTP/1.1\r\nhost: localhost`, '', portalPort)
       expect(unrouted.status, bad).toBe(404)
     }
+    // the rewritten target reaches the request log redacted like any other: a token in its query
+    // (routableUrl changes only the path) is in no line, in clear or percent-encoded
+    const before = raw.length
+    await send(`POST /v1/contacts/%E9?token=${encodeURIComponent(t.locationToken)} HTTP/1.1\r\nhost: ${t.host}`, contacts)
+    const lines = raw.slice(before)
+    expect(lines.some((l) => l.includes('request completed'))).toBe(true)
+    expect(lines.filter((l) => l.includes(t.locationToken) || l.includes(encodeURIComponent(t.locationToken)))).toEqual([])
+    // and as the client sent it, not as routableUrl rewrote it for the router
+    expect(lines.find((l) => l.includes('request completed'))).toContain('/v1/contacts/%E9?token=[redacted]')
     // a path that decodes is routed as before: an encoded character of a source id is decoded
     const encoded = await send(`POST /v1/contacts/%7A%7A-unknown HTTP/1.1\r\nhost: ${t.host}`, contacts)
     expect(encoded.status).toBe(401)

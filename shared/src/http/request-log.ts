@@ -32,7 +32,8 @@ function httpRequestOf(request: FastifyRequest, reply: FastifyReply): HttpReques
   const raw = request.raw
   const log: HttpRequestLog = {
     requestMethod: request.method,
-    requestUrl: `${request.protocol}://${request.host}${redactUrl(raw.url) ?? ''}`,
+    // the target as the client sent it, before routableUrl (request-target.ts) made it routable
+    requestUrl: `${request.protocol}://${request.host}${redactUrl(request.originalUrl) ?? ''}`,
     status: reply.statusCode,
     remoteIp: request.ip,
     latency: `${(reply.elapsedTime / 1000).toFixed(3)}s`,
@@ -63,7 +64,7 @@ function logs(log: FastifyBaseLogger, level: 'debug' | 'info' | 'error'): boolea
 export class CloudRequestLogController extends LogController {
   override incomingRequest(request: FastifyRequest): void {
     if (this.isLogDisabled(request) || !logs(request.log, 'debug')) return
-    request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.raw.url) } }, 'incoming request')
+    request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.originalUrl) } }, 'incoming request')
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
@@ -77,6 +78,6 @@ export class CloudRequestLogController extends LogController {
 
   override routeNotFound(request: FastifyRequest): void {
     if (this.isLogDisabled(request) || !logs(request.log, 'debug')) return
-    request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.raw.url) } }, 'route not found')
+    request.log.debug({ httpRequest: { requestMethod: request.method, requestUrl: redactUrl(request.originalUrl) } }, 'route not found')
   }
 }

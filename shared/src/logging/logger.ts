@@ -21,8 +21,9 @@ const SEVERITY: Record<string, string> = {
 }
 
 /** fastify's request serializer, minus anything a caller can use to smuggle a credential into a log line */
-function serializeRequest(req: { method?: string; url?: string; ip?: string; host?: string; raw?: { url?: string } }) {
-  return { method: req.method, url: redactUrl(req.url ?? req.raw?.url), host: req.host, remoteIp: req.ip }
+function serializeRequest(req: { method?: string; url?: string; originalUrl?: string; ip?: string; host?: string; raw?: { url?: string } }) {
+  // originalUrl: the target as sent, before the router's rewrite (http/request-target.ts, routableUrl)
+  return { method: req.method, url: redactUrl(req.originalUrl ?? req.url ?? req.raw?.url), host: req.host, remoteIp: req.ip }
 }
 
 function loggerOptions(level: string, service: string): LoggerOptions {
